@@ -2,6 +2,9 @@ package imaging
 
 import (
 	"bufio"
+	"image"
+	"image/color"
+	"image/color/palette"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -88,4 +91,111 @@ func TestPDQReferenceVectors(t *testing.T) {
 		t.Logf("%-36s bits=%d quality=%d/%d", v.file, d, q, v.quality)
 	}
 	t.Logf("max bit difference %d, max quality difference %d over %d vectors", maxBits, maxQ, len(vectors))
+}
+
+// hidden hides the concrete type of an image, forcing PDQ's generic path.
+type hidden struct{ image.Image }
+
+// TestPDQFastPathsMatchGeneric checks every fast pixel path against the
+// generic color.NRGBAModel path, including images whose bounds do not
+// start at the origin.
+func TestPDQFastPathsMatchGeneric(t *testing.T) {
+	t.Parallel()
+	src := testImage(150, 90)
+	ycc := image.NewYCbCr(src.Bounds(), image.YCbCrSubsampleRatio420)
+	for y := range 90 {
+		for x := range 150 {
+			c := src.NRGBAAt(x, y)
+			yy, cb, cr := color.RGBToYCbCr(c.R, c.G, c.B)
+			ycc.Y[ycc.YOffset(x, y)] = yy
+			ycc.Cb[ycc.COffset(x, y)] = cb
+			ycc.Cr[ycc.COffset(x, y)] = cr
+		}
+	}
+	gray := image.NewGray(src.Bounds())
+	pal := image.NewPaletted(src.Bounds(), palette.Plan9)
+	for y := range 90 {
+		for x := range 150 {
+			gray.Set(x, y, src.At(x, y))
+			pal.Set(x, y, src.At(x, y))
+		}
+	}
+	translucent := image.NewNRGBA(src.Bounds())
+	copy(translucent.Pix, src.Pix)
+	for i := 3; i < len(translucent.Pix); i += 4 {
+		translucent.Pix[i] = uint8(i) // alpha is ignored, not premultiplied
+	}
+	images := map[string]image.Image{
+		"nrgba":       src,
+		"translucent": translucent,
+		"ycbcr420":    ycc,
+		"nycbcra":     &image.NYCbCrA{YCbCr: *ycc, A: make([]uint8, 150*90), AStride: 150},
+		"gray":        gray,
+		"paletted":    pal,
+		"subimage":    src.SubImage(image.Rect(13, 7, 140, 88)),
+		"ycc sub":     ycc.SubImage(image.Rect(13, 7, 140, 88)),
+	}
+	for name, m := range images {
+		want, wq := PDQ(hidden{m})
+		if _, ok := m.(*image.NYCbCrA); ok {
+			// The generic path premultiplies by alpha (here 0) and divides
+			// it out again, losing the colour; the fast path drops alpha.
+			want, wq = PDQ(hidden{ycc})
+		}
+		got, q := PDQ(m)
+		if got != want || q != wq {
+			t.Errorf("%s: fast path %s %d, generic %s %d", name, got, q, want, wq)
+		}
+	}
+}
+
+func TestPDQSmallAndFlat(t *testing.T) {
+	t.Parallel()
+	if h, q := PDQ(testImage(4, 100)); !h.IsZero() || q != 0 {
+		t.Errorf("4x100: %s %d, want zero hash and quality 0", h, q)
+	}
+	flat := image.NewGray(image.Rect(0, 0, 300, 200))
+	if _, q := PDQ(flat); q != 0 {
+		t.Errorf("flat image quality %d", q)
+	}
+	// 64x64 skips the blur, as in the reference; 5x5 is the smallest hashed.
+	for _, n := range []int{5, 63, 64, 65, 127, 128, 129} {
+		if _, q := PDQ(testImage(n, n)); q < 0 || q > 100 {
+			t.Errorf("%dx%d quality %d", n, n, q)
+		}
+	}
+}
+
+func TestHashHexAndDistance(t *testing.T) {
+	t.Parallel()
+	const s = "f8f8f0cee0f4a84f06370a22028f67f0b36e2ed596621e1d33e6b39c4e9c9b22"
+	h, err := ParseHash(s)
+	if err != nil || h.String() != s {
+		t.Fatalf("ParseHash = %s, %v", h, err)
+	}
+	if up, err := ParseHash(strings.ToUpper(s)); err != nil || up != h {
+		t.Errorf("upper case: %s, %v", up, err)
+	}
+	for _, bad := range []string{"", s[:63], s + "0", "g" + s[1:]} {
+		if _, err := ParseHash(bad); err == nil {
+			t.Errorf("ParseHash(%q) accepted", bad)
+		}
+	}
+	var z Hash
+	if d := h.Distance(h); d != 0 {
+		t.Errorf("self distance %d", d)
+	}
+	all := Hash{}
+	for i := range all {
+		all[i] = 0xff
+	}
+	if d := z.Distance(all); d != 256 {
+		t.Errorf("zero vs ones %d", d)
+	}
+	o := h
+	o[0] ^= 0x81
+	o[31] ^= 0x01
+	if d := h.Distance(o); d != 3 {
+		t.Errorf("distance %d, want 3", d)
+	}
 }
