@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/handlers"
+	"github.com/contenteval/contenteval/persistence"
+)
+
+// Main wires the program: configuration in, database, domain services and
+// the HTTP server out. End-to-end tests run it on 127.0.0.1:0.
+type Main struct {
+	Config Config
+	Stdout io.Writer
+	Stderr io.Writer
+	Clock  domain.Clock
+
+	Log      *slog.Logger
+	DB       *persistence.DB
+	Accounts *persistence.Accounts
+	Keys     *domain.KeyService
+	Limiter  *domain.RateLimiter
+
+	listener net.Listener
+	http     *http.Server
+	workers  sync.WaitGroup
+}
+
+// Open connects the database (migrating it unless told not to) and builds the
+// domain services. It is what every CLI command and serve share.
+func (m *Main) Open(ctx context.Context, migrate bool) error {
+	if m.Clock == nil {
+		m.Clock = domain.SystemClock{}
+	}
+	if m.Log == nil {
+		m.Log = newLogger(m.Stderr, m.Config.LogLevel)
+	}
+	db, err := persistence.Open(ctx, m.Config.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	m.DB = db
+	if migrate {
+		if err := db.Migrate(ctx); err != nil {
+			return fmt.Errorf("migrate: %w", err)
+		}
+	}
+	key, err := loadOrCreateSigningKey(m.Config.JWTKeyFile)
+	if err != nil {
+		return err
+	}
+	m.Accounts = persistence.NewAccounts(db)
+	m.Keys = domain.NewKeyService(persistence.NewKeys(db), m.Accounts, key, m.Clock, m.Config.KeyCacheTTL)
+	m.Limiter = domain.NewRateLimiter(domain.Limits{RequestsPerSecond: m.Config.RateRPS, Burst: m.Config.RateBurst}, m.Clock)
+	return nil
+}
+
+// Listen binds the HTTP listener (so tests can learn the port of :0).
+func (m *Main) Listen() error {
+	e, err := handlers.New(handlers.Config{BodyLimit: m.Config.BodyLimit}, handlers.Deps{
+		Log: m.Log, Keys: m.Keys, Limiter: m.Limiter, Ready: m.DB.Ping,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", m.Config.Addr)
+	if err != nil {
+		return err
+	}
+	m.listener = ln
+	m.http = handlers.HTTPServer(m.Config.Addr, e)
+	return nil
+}
+
+// Addr is the address the server listens on.
+func (m *Main) Addr() string { return m.listener.Addr().String() }
+
+// Serve runs until ctx is done, then drains requests and stops the workers
+// within the shutdown timeout.
+func (m *Main) Serve(ctx context.Context) error {
+	workerCtx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWorkers()
+	m.startWorkers(workerCtx)
+
+	errc := make(chan error, 1)
+	if m.http != nil {
+		go func() { errc <- m.http.Serve(m.listener) }()
+		m.Log.Info("serving", "addr", m.Addr(), "role", m.Config.Role)
+	}
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
+	defer cancel()
+	if m.http != nil {
+		if err := m.http.Shutdown(shutdownCtx); err != nil {
+			m.Log.Warn("shutdown: requests still running", "error", err.Error())
+		}
+	}
+	stopWorkers()
+	done := make(chan struct{})
+	go func() { m.workers.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-shutdownCtx.Done():
+		m.Log.Warn("shutdown: workers still running")
+	}
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	return serveErr
+}
+
+// startWorkers starts the background workers of the roles that run them.
+func (m *Main) startWorkers(ctx context.Context) {
+	if m.Config.Role == "api" {
+		return
+	}
+	_ = ctx // the job queue workers arrive with the jobs issue
+}
+
+// Close releases the database.
+func (m *Main) Close() error {
+	if m.DB != nil {
+		return m.DB.Close()
+	}
+	return nil
+}
+
+// bootstrap creates the first account and key on an empty database and
+// prints the key once: `make run` must give a usable key with no other setup.
+func (m *Main) bootstrap(ctx context.Context) error {
+	n, err := m.Accounts.CountAccounts(ctx)
+	if err != nil || n > 0 {
+		return err
+	}
+	a, err := createAccount(ctx, m, "default", domain.AccountLabelFirst)
+	if err != nil {
+		return err
+	}
+	_, token, err := m.Keys.Issue(ctx, a.ID, "bootstrap", 0)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(m.Stdout, `
+First start: created account %q (%s, id %s) and this API key. It is shown once:
+
+  %s
+
+Try:  curl -H "Authorization: Bearer <key>" http://localhost%s/v1/labels
+A policy-first account (for /v1/jobs and /v1/policies):
+  contenteval accounts create --name NAME --type policy-first
+  contenteval keys create --account ACCOUNT_ID
+
+`, a.Name, a.Type, a.ID, token, portOf(m.Config.Addr))
+	return nil
+}
+
+func portOf(addr string) string {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return ""
+	}
+	return ":" + port
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	if w == nil {
+		w = os.Stderr
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// loadOrCreateSigningKey reads the Ed25519 key (PKCS#8 PEM), creating it with
+// mode 0600 when the file does not exist yet.
+func loadOrCreateSigningKey(path string) (ed25519.PrivateKey, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		_, priv, gerr := ed25519.GenerateKey(rand.Reader)
+		if gerr != nil {
+			return nil, gerr
+		}
+		der, merr := x509.MarshalPKCS8PrivateKey(priv)
+		if merr != nil {
+			return nil, merr
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			return nil, fmt.Errorf("signing key: %w", err)
+		}
+		f, cerr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(cerr, fs.ErrExist) {
+			return loadOrCreateSigningKey(path) // another process won the race
+		}
+		if cerr != nil {
+			return nil, fmt.Errorf("signing key: %w", cerr)
+		}
+		defer f.Close()
+		if err := pem.Encode(f, &pem.Block{Type: "PRIVATE KEY", Bytes: der}); err != nil {
+			return nil, fmt.Errorf("signing key: %w", err)
+		}
+		return priv, f.Sync()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("signing key: %w", err)
+	}
+	block, _ := pem.Decode(b)
+	if block == nil {
+		return nil, fmt.Errorf("signing key %s: not PEM", path)
+	}
+	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("signing key %s: %w", path, err)
+	}
+	priv, ok := k.(ed25519.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("signing key %s: not an Ed25519 key", path)
+	}
+	return priv, nil
+}
+
+func persistenceKeys(m *Main) *persistence.Keys { return persistence.NewKeys(m.DB) }

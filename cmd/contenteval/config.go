@@ -1,0 +1,169 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of the server and the CLI. Each has an environment
+// variable and a flag; the flag wins. Defaults are what `make run` needs on a
+// fresh machine: SQLite under ./data.
+type Config struct {
+	Addr             string
+	DataDir          string
+	DatabaseURL      string
+	JWTKeyFile       string
+	AllowPrivateURLs bool
+	Role             string
+	NoMigrate        bool
+	LogLevel         string
+
+	BodyLimit       int64
+	RateRPS         float64
+	RateBurst       int
+	KeyCacheTTL     time.Duration
+	ShutdownTimeout time.Duration
+}
+
+// setting describes one configuration value for the flag set and the README.
+type setting struct {
+	flag, env, def, help string
+	set                  func(c *Config, v string) error
+	serveOnly            bool
+}
+
+var settings = []setting{
+	{"addr", "CONTENTEVAL_ADDR", ":8080", "listen address", func(c *Config, v string) error { c.Addr = v; return nil }, true},
+	{"data-dir", "CONTENTEVAL_DATA_DIR", "./data", "directory for the SQLite database, the signing key and blobs", func(c *Config, v string) error { c.DataDir = v; return nil }, false},
+	{"database-url", "CONTENTEVAL_DATABASE_URL", "", "postgres://... or sqlite:PATH (default sqlite:$DATA_DIR/contenteval.db)", func(c *Config, v string) error { c.DatabaseURL = v; return nil }, false},
+	{"jwt-key-file", "CONTENTEVAL_JWT_KEY_FILE", "", "Ed25519 private key (PEM) signing API keys (default $DATA_DIR/jwt-ed25519.pem, created on first start); share it between replicas", func(c *Config, v string) error { c.JWTKeyFile = v; return nil }, false},
+	{"allow-private-urls", "CONTENTEVAL_ALLOW_PRIVATE_URLS", "false", "allow fetching and webhooks to loopback/private addresses (local testing only)", func(c *Config, v string) error { return parseBool(&c.AllowPrivateURLs, v) }, true},
+	{"role", "CONTENTEVAL_ROLE", "all", "all (API and workers), api, or worker", func(c *Config, v string) error { c.Role = v; return nil }, true},
+	{"no-migrate", "CONTENTEVAL_NO_MIGRATE", "false", "do not apply migrations on start", func(c *Config, v string) error { return parseBool(&c.NoMigrate, v) }, true},
+	{"log-level", "CONTENTEVAL_LOG_LEVEL", "info", "debug, info, warn or error", func(c *Config, v string) error { c.LogLevel = v; return nil }, false},
+	{"body-limit", "CONTENTEVAL_BODY_LIMIT", "33554432", "largest request body in bytes", func(c *Config, v string) error { return parseInt(&c.BodyLimit, v) }, true},
+	{"rate-rps", "CONTENTEVAL_RATE_RPS", "50", "default per-account requests per second (0: unlimited)", func(c *Config, v string) error { return parseFloat(&c.RateRPS, v) }, true},
+	{"rate-burst", "CONTENTEVAL_RATE_BURST", "100", "default per-account burst", func(c *Config, v string) error { return parseIntInt(&c.RateBurst, v) }, true},
+	{"key-cache-ttl", "CONTENTEVAL_KEY_CACHE_TTL", "5s", "how long a verified API key is trusted before re-reading it (bounds how late a revocation made elsewhere applies)", func(c *Config, v string) error { return parseDuration(&c.KeyCacheTTL, v) }, true},
+	{"shutdown-timeout", "CONTENTEVAL_SHUTDOWN_TIMEOUT", "30s", "how long shutdown waits for requests and workers", func(c *Config, v string) error { return parseDuration(&c.ShutdownTimeout, v) }, true},
+}
+
+// bindConfig registers the settings on fs (only the common ones unless
+// serve) and returns a function that resolves env, defaults and flags.
+func bindConfig(fs *flag.FlagSet, serve bool, getenv func(string) string) func() (Config, error) {
+	values := map[string]*string{}
+	for _, s := range settings {
+		if s.serveOnly && !serve {
+			continue
+		}
+		v := s.def
+		if e := getenv(s.env); e != "" {
+			v = e
+		}
+		values[s.flag] = fs.String(s.flag, v, s.help+" ($"+s.env+")")
+	}
+	return func() (Config, error) {
+		var c Config
+		for _, s := range settings {
+			v := s.def
+			if p, ok := values[s.flag]; ok {
+				v = *p
+			} else if e := getenv(s.env); e != "" {
+				v = e
+			}
+			if err := s.set(&c, v); err != nil {
+				return c, fmt.Errorf("--%s: %w", s.flag, err)
+			}
+		}
+		return c, c.validate()
+	}
+}
+
+func (c *Config) validate() error {
+	if c.DataDir == "" {
+		return errors.New("--data-dir must not be empty")
+	}
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = "sqlite:" + filepath.Join(c.DataDir, "contenteval.db")
+	}
+	if !strings.HasPrefix(c.DatabaseURL, "sqlite:") && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		return errors.New("--database-url: want postgres://... or sqlite:PATH")
+	}
+	if c.JWTKeyFile == "" {
+		c.JWTKeyFile = filepath.Join(c.DataDir, "jwt-ed25519.pem")
+	}
+	switch c.Role {
+	case "all", "api", "worker":
+	default:
+		return fmt.Errorf("--role: %q is not all, api or worker", c.Role)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("--log-level: %q is not debug, info, warn or error", c.LogLevel)
+	}
+	if c.BodyLimit < 1024 {
+		return errors.New("--body-limit: must be at least 1024 bytes")
+	}
+	if c.RateRPS < 0 || c.RateBurst < 0 {
+		return errors.New("--rate-rps and --rate-burst must not be negative")
+	}
+	if c.RateRPS > 0 && c.RateBurst < 1 {
+		return errors.New("--rate-burst must be at least 1 when --rate-rps is set")
+	}
+	return nil
+}
+
+func parseBool(dst *bool, v string) error {
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return fmt.Errorf("%q is not true or false", v)
+	}
+	*dst = b
+	return nil
+}
+
+func parseInt(dst *int64, v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not an integer", v)
+	}
+	*dst = n
+	return nil
+}
+
+func parseIntInt(dst *int, v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("%q is not an integer", v)
+	}
+	*dst = n
+	return nil
+}
+
+func parseFloat(dst *float64, v string) error {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return fmt.Errorf("%q is not a number", v)
+	}
+	*dst = f
+	return nil
+}
+
+func parseDuration(dst *time.Duration, v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return fmt.Errorf("%q is not a duration such as 5s or 720h", v)
+	}
+	*dst = d
+	return nil
+}
+
+// envOS reads the real environment.
+func envOS(k string) string { return os.Getenv(k) }

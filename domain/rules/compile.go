@@ -1,0 +1,432 @@
+package rules
+
+import (
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	aho "github.com/petar-dambovaliev/aho-corasick"
+)
+
+// Limits bound what one text may ask of the compiler and evaluator. Zero fields take
+// the defaults; exceeding a limit is a compile error, not a crash or a slow request.
+type Limits struct {
+	MaxTextBytes int // default 64 KiB
+	MaxDepth     int // nesting of parentheses, lists and NOT; default 32
+	MaxRules     int // rules and exception rules; default 5,000
+	MaxSignals   int // signals as written; default 10,000
+	MaxLabels    int // LABEL/SECTION blocks; default 1,000
+}
+
+// DefaultLimits are the limits applied to zero fields of Limits.
+var DefaultLimits = Limits{MaxTextBytes: 64 << 10, MaxDepth: 32, MaxRules: 5000, MaxSignals: 10000, MaxLabels: 1000}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxTextBytes <= 0 {
+		l.MaxTextBytes = DefaultLimits.MaxTextBytes
+	}
+	if l.MaxDepth <= 0 {
+		l.MaxDepth = DefaultLimits.MaxDepth
+	}
+	if l.MaxRules <= 0 {
+		l.MaxRules = DefaultLimits.MaxRules
+	}
+	if l.MaxSignals <= 0 {
+		l.MaxSignals = DefaultLimits.MaxSignals
+	}
+	if l.MaxLabels <= 0 {
+		l.MaxLabels = DefaultLimits.MaxLabels
+	}
+	return l
+}
+
+// CompileOptions select what is compiled.
+type CompileOptions struct {
+	// LabelName, when set, compiles a label version: a list of rules for this label, or
+	// exactly one LABEL/SECTION block. When empty the text is a policy document.
+	LabelName string
+	Limits    Limits
+}
+
+// Plan is a compiled policy or label version. It is immutable and safe for concurrent
+// use.
+type Plan struct {
+	source     string
+	labels     []*labelPlan
+	docExcept  []*rulePlan
+	priorities [][]int
+	signals    []*signalPlan
+	contexts   []*contextPlan
+	written    int // signals as written, before de-duplication
+	depth      int // deepest rule
+
+	ac       *aho.AhoCorasick
+	patterns []patternRefs
+	ed       *editIndex
+	fuzzy    bool // any fuzzy phrase: build the fuzzy stream
+	phrases  bool // any exact or fuzzy phrase
+	concepts *conceptIndex
+
+	statsOnce sync.Once
+	stats     Stats
+}
+
+type labelPlan struct {
+	name, message string
+	rules         []*rulePlan
+	except        []*rulePlan
+	hasExcept     bool
+}
+
+type rulePlan struct {
+	src     string
+	root    *node
+	lexical bool // contains a concept scored by the built-in lexical matcher
+}
+
+type node struct {
+	kind exprKind
+	sig  int // signal index, or context index for exContext
+	kids []*node
+}
+
+type signalPlan struct {
+	kind      SignalKind
+	text      string
+	re        *regexp.Regexp
+	sentiment string
+	hashAlgo  string
+	hashRef   []byte
+	maxDist   int
+	concept   *conceptPlan
+}
+
+type contextPlan struct {
+	left, right int // signal indices
+	op          string
+	src         string
+}
+
+// patternRefs says which signals one automaton pattern stands for.
+type patternRefs struct {
+	exact []int32
+	fuzzy []fuzzyRef
+}
+
+type fuzzyRef struct {
+	sig   int32
+	norms []string // normalised words of the phrase, for the dictionary guard
+}
+
+// Compile compiles a policy document or, when opts.LabelName is set, a label version.
+// On failure the error is a *CompileErrors holding every error found.
+func Compile(text string, opts CompileOptions) (*Plan, error) {
+	lim := opts.Limits.withDefaults()
+	errs := &errorList{}
+	if len(text) > lim.MaxTextBytes {
+		errs.add(Pos{Line: 1, Column: 1}, "text is %d bytes, more than the limit of %d", len(text), lim.MaxTextBytes)
+		return nil, errs.result()
+	}
+	if !utf8.ValidString(text) {
+		errs.add(Pos{Line: 1, Column: 1}, "text is not valid UTF-8")
+		return nil, errs.result()
+	}
+	ps := newParser(text, errs, lim.MaxDepth)
+	doc := ps.parseDocument(opts.LabelName)
+	c := &compiler{plan: &Plan{source: text, ed: newEditIndex(), concepts: newConceptIndex()}, errs: errs, lim: lim,
+		sigIndex: map[string]int{}, patIndex: map[string]int{}}
+	c.compileDoc(doc)
+	if err := errs.result(); err != nil {
+		return nil, err
+	}
+	c.buildAutomaton()
+	return c.plan, nil
+}
+
+type compiler struct {
+	plan     *Plan
+	errs     *errorList
+	lim      Limits
+	sigIndex map[string]int
+	patIndex map[string]int
+	patterns []string
+	rules    int
+}
+
+func (c *compiler) compileDoc(doc *docAST) {
+	p := c.plan
+	if len(doc.labels) > c.lim.MaxLabels {
+		c.errs.add(doc.labels[c.lim.MaxLabels].pos, "too many labels: the limit is %d", c.lim.MaxLabels)
+	}
+	seen := map[string]int{}
+	for i, l := range doc.labels {
+		if j, dup := seen[strings.ToLower(l.name)]; dup {
+			c.errs.add(l.pos, "label %q is defined twice (first at line %d)", l.name, doc.labels[j].pos.Line)
+		}
+		seen[strings.ToLower(l.name)] = i
+		lp := &labelPlan{name: l.name, message: l.message, hasExcept: l.hasExcept}
+		for _, r := range l.rules {
+			lp.rules = append(lp.rules, c.compileRule(r))
+		}
+		for _, r := range l.excepts {
+			lp.except = append(lp.except, c.compileRule(r))
+		}
+		p.labels = append(p.labels, lp)
+	}
+	for _, r := range doc.excepts {
+		p.docExcept = append(p.docExcept, c.compileRule(r))
+	}
+	if len(doc.labels) == 0 && len(c.errs.errs) == 0 {
+		c.errs.add(Pos{Line: 1, Column: 1}, "no labels: a policy needs at least one LABEL or SECTION block")
+	}
+	for _, pr := range doc.priorities {
+		var chain []int
+		inChain := map[int]bool{}
+		for i, name := range pr.names {
+			j, ok := seen[strings.ToLower(name)]
+			if !ok {
+				c.errs.add(pr.poss[i], "PRIORITY names unknown label %q", name)
+				continue
+			}
+			if inChain[j] {
+				c.errs.add(pr.poss[i], "PRIORITY names label %q twice", name)
+				continue
+			}
+			inChain[j] = true
+			chain = append(chain, j)
+		}
+		p.priorities = append(p.priorities, chain)
+	}
+}
+
+func (c *compiler) compileRule(r ruleAST) *rulePlan {
+	c.rules++
+	if c.rules == c.lim.MaxRules+1 {
+		c.errs.add(r.pos, "too many rules: the limit is %d", c.lim.MaxRules)
+	}
+	rp := &rulePlan{src: r.src}
+	rp.root = c.compileExpr(r.e, rp, 1)
+	return rp
+}
+
+func (c *compiler) compileExpr(e *expr, rp *rulePlan, depth int) *node {
+	if depth > c.plan.depth {
+		c.plan.depth = depth
+	}
+	switch e.kind {
+	case exSignal:
+		i := c.signal(e.sig)
+		if e.sig.kind == SignalConcept {
+			rp.lexical = true
+		}
+		return &node{kind: exSignal, sig: i}
+	case exContext:
+		l, r := c.signal(e.kids[0].sig), c.signal(e.kids[1].sig)
+		if e.kids[0].sig.kind == SignalConcept || e.kids[1].sig.kind == SignalConcept {
+			rp.lexical = true
+		}
+		if e.kids[0].sig.kind == SignalHash || e.kids[1].sig.kind == SignalHash {
+			c.errs.add(e.pos, "HASH cannot take part in a context condition: it has no position in the text")
+		}
+		c.plan.contexts = append(c.plan.contexts, &contextPlan{left: l, right: r, op: e.op,
+			src: c.plan.signals[l].source() + " [" + e.op + "] " + c.plan.signals[r].source()})
+		return &node{kind: exContext, sig: len(c.plan.contexts) - 1}
+	}
+	n := &node{kind: e.kind}
+	for _, k := range e.kids {
+		n.kids = append(n.kids, c.compileExpr(k, rp, depth+1))
+	}
+	return n
+}
+
+// source renders a signal back in the rule language, for model prompts.
+func (s *signalPlan) source() string {
+	q := quoteRule(s.text)
+	switch s.kind {
+	case SignalConcept:
+		return q
+	case SignalExact:
+		return "=(" + q + ")"
+	case SignalFuzzy:
+		return "~(" + q + ")"
+	case SignalHash:
+		if s.hashAlgo == "pdq" {
+			return fmt.Sprintf("HASH(%s, %d)", q, s.maxDist)
+		}
+	}
+	return strings.ToUpper(string(s.kind)) + "(" + q + ")"
+}
+
+func quoteRule(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+func (c *compiler) signal(s *signalSpec) int {
+	c.plan.written++
+	if c.plan.written == c.lim.MaxSignals+1 {
+		c.errs.add(s.pos, "too many signals: the limit is %d", c.lim.MaxSignals)
+	}
+	key := fmt.Sprintf("%s\x00%s\x00%d\x00%t", s.kind, s.text, s.maxDist, s.hasMax)
+	if i, ok := c.sigIndex[key]; ok {
+		return i
+	}
+	sp := &signalPlan{kind: s.kind, text: s.text}
+	i := len(c.plan.signals)
+	c.plan.signals = append(c.plan.signals, sp)
+	c.sigIndex[key] = i
+	switch s.kind {
+	case SignalExact, SignalFuzzy:
+		c.phrase(sp, int32(i), s)
+	case SignalRegex:
+		re, err := regexp.Compile(s.text)
+		if err != nil {
+			msg := err.Error()
+			msg = strings.TrimPrefix(msg, "error parsing regexp: ")
+			c.errs.add(s.pos, "invalid REGEX: %s", msg)
+		}
+		sp.re = re
+	case SignalSentiment:
+		v := strings.ToLower(strings.TrimSpace(s.text))
+		switch v {
+		case "negative", "positive", "neutral":
+			sp.sentiment = v
+		default:
+			c.errs.add(s.pos, `SENTIMENT takes "negative", "positive" or "neutral", not %q`, s.text)
+		}
+	case SignalHash:
+		c.hash(sp, s)
+	case SignalConcept:
+		sp.concept = c.plan.concepts.add(int32(i), s.text)
+	}
+	return i
+}
+
+var hashLens = map[string]int{"pdq": 32, "md5": 16, "sha1": 20}
+
+func (c *compiler) hash(sp *signalPlan, s *signalSpec) {
+	algo, hexs, ok := strings.Cut(strings.TrimSpace(s.text), ":")
+	algo = strings.ToLower(algo)
+	want, known := hashLens[algo]
+	if !ok || !known {
+		c.errs.add(s.pos, `HASH takes "pdq:<64 hex digits>", "md5:<32 hex digits>" or "sha1:<40 hex digits>", not %q`, s.text)
+		return
+	}
+	b, err := hex.DecodeString(hexs)
+	if err != nil || len(b) != want {
+		c.errs.add(s.pos, "HASH %s value must be %d hex digits", algo, want*2)
+		return
+	}
+	sp.hashAlgo, sp.hashRef = algo, b
+	sp.maxDist = 31
+	if s.hasMax {
+		if algo != "pdq" {
+			c.errs.add(s.pos, "a maximum distance applies only to pdq hashes; %s hashes match exactly", algo)
+			return
+		}
+		sp.maxDist = s.maxDist
+	}
+}
+
+// phrase registers an exact or fuzzy phrase with the automaton. A phrase is analysed
+// exactly like content, so both sides agree on segmentation and normalisation.
+func (c *compiler) phrase(sp *signalPlan, sig int32, s *signalSpec) {
+	a := analyse(s.text, s.kind == SignalFuzzy, nil)
+	if len(a.units) == 0 {
+		c.errs.add(s.pos, "phrase %s has no words to match", strconvQuote(s.text))
+		return
+	}
+	c.plan.phrases = true
+	if s.kind == SignalExact {
+		ref := c.pattern(string(a.buf[:a.fuzzyBase-1]))
+		ref.exact = append(ref.exact, sig)
+		return
+	}
+	c.plan.fuzzy = true
+	if len(a.ftoks) == 0 {
+		c.errs.add(s.pos, "phrase %s has no words to match", strconvQuote(s.text))
+		return
+	}
+	norms := make([]string, len(a.ftoks))
+	forms := make([]string, len(a.ftoks))
+	variant := make([]string, len(a.ftoks))
+	for i, t := range a.ftoks {
+		norms[i] = t.norm
+		forms[i] = t.form
+		variant[i] = fuzzyForm(strings.ReplaceAll(t.form, "l", "i"))
+		c.plan.ed.addForm(t.form)
+		c.plan.ed.addForm(variant[i])
+		if letters(t.norm) >= minEditLetters {
+			c.plan.ed.addWord(t.form)
+		}
+	}
+	stream := string(a.buf[a.fuzzyBase:])
+	ref := c.pattern(stream)
+	ref.fuzzy = append(ref.fuzzy, fuzzyRef{sig: sig, norms: norms})
+	// "ki11" decodes to "kiii": a second pattern with l read as i catches the digit 1
+	// standing for l, which leetspeak uses as often as for i.
+	if v := rejoin(stream, forms, variant); v != stream {
+		ref := c.pattern(v)
+		ref.fuzzy = append(ref.fuzzy, fuzzyRef{sig: sig, norms: norms})
+	}
+}
+
+// rejoin replaces the forms in a fuzzy stream by variants, keeping the separators.
+func rejoin(stream string, forms, variant []string) string {
+	var b strings.Builder
+	rest := stream
+	for i, f := range forms {
+		j := strings.Index(rest, f)
+		if j < 0 {
+			return stream
+		}
+		b.WriteString(rest[:j])
+		b.WriteString(variant[i])
+		rest = rest[j+len(f):]
+	}
+	b.WriteString(rest)
+	return b.String()
+}
+
+func letters(s string) int {
+	n := 0
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r > utf8.RuneSelf {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *compiler) pattern(s string) *patternRefs {
+	if i, ok := c.patIndex[s]; ok {
+		return &c.plan.patterns[i]
+	}
+	c.patIndex[s] = len(c.patterns)
+	c.patterns = append(c.patterns, s)
+	c.plan.patterns = append(c.plan.patterns, patternRefs{})
+	return &c.plan.patterns[len(c.plan.patterns)-1]
+}
+
+// buildAutomaton compiles every exact and fuzzy phrase of the plan into one
+// Aho-Corasick DFA, so scanning costs one pass over the text however many phrases
+// there are.
+func (c *compiler) buildAutomaton() {
+	if len(c.patterns) == 0 {
+		return
+	}
+	b := aho.NewAhoCorasickBuilder(aho.Opts{MatchKind: aho.StandardMatch, DFA: true})
+	ac := b.Build(c.patterns)
+	c.plan.ac = &ac
+}
+
+// Labels returns the label names in document order.
+func (p *Plan) Labels() []string {
+	out := make([]string, len(p.labels))
+	for i, l := range p.labels {
+		out[i] = l.name
+	}
+	return out
+}

@@ -1,0 +1,154 @@
+package rules
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	_ "embed"
+	"sort"
+	"sync"
+	"unicode/utf8"
+)
+
+// englishWordsGz is the word list of the npm package an-array-of-english-words
+// (MIT, see data/english-words.LICENSE). Fuzzy matching consults it so that a correctly
+// spelled word is never taken for an obfuscated one ("lover" is not "loser").
+//
+//go:embed data/english-words.txt.gz
+var englishWordsGz []byte
+
+var (
+	dictOnce sync.Once
+	dict     map[string]struct{}
+)
+
+func loadDict() {
+	dict = make(map[string]struct{}, 280000)
+	zr, err := gzip.NewReader(bytes.NewReader(englishWordsGz))
+	if err != nil {
+		panic("rules: embedded word list is corrupt: " + err.Error())
+	}
+	sc := bufio.NewScanner(zr)
+	for sc.Scan() {
+		dict[sc.Text()] = struct{}{}
+	}
+	if err := sc.Err(); err != nil {
+		panic("rules: embedded word list is corrupt: " + err.Error())
+	}
+}
+
+// isDictWord reports whether a normalised word is a correctly spelled English word.
+func isDictWord(w string) bool {
+	dictOnce.Do(loadDict)
+	_, ok := dict[w]
+	return ok
+}
+
+// minEditLetters is the shortest pattern word that also matches at edit distance 1;
+// shorter words have too many innocent neighbours.
+const minEditLetters = 5
+
+// editIndex finds pattern words at edit distance 1 from a text token with the
+// symmetric-delete method: every word is indexed under itself and each of its one-rune
+// deletions, and a token is looked up the same way, so a lookup costs O(len(token))
+// hash probes whatever the number of phrases.
+type editIndex struct {
+	words []string
+	forms map[string]bool // every fuzzy pattern word form, eligible or not
+	dels  map[string][]int32
+}
+
+func newEditIndex() *editIndex {
+	return &editIndex{forms: map[string]bool{}, dels: map[string][]int32{}}
+}
+
+func (e *editIndex) addForm(form string) { e.forms[form] = true }
+
+func (e *editIndex) addWord(form string) {
+	for _, w := range e.words {
+		if w == form {
+			return
+		}
+	}
+	id := int32(len(e.words))
+	e.words = append(e.words, form)
+	e.dels[form] = append(e.dels[form], id)
+	forEachDeletion(form, func(d string) { e.dels[d] = append(e.dels[d], id) })
+}
+
+func forEachDeletion(s string, f func(string)) {
+	buf := make([]byte, 0, len(s))
+	for i, r := range s {
+		n := utf8.RuneLen(r)
+		buf = append(buf[:0], s[:i]...)
+		buf = append(buf, s[i+n:]...)
+		f(string(buf))
+	}
+}
+
+func (e *editIndex) empty() bool { return e == nil || len(e.words) == 0 }
+
+// apply replaces the form of each token that is one edit away from a pattern word by
+// that word, and marks it approximate so its matches score 0.8. Tokens that are
+// dictionary words are left alone.
+func (e *editIndex) apply(toks []ftoken) {
+	if e.empty() {
+		return
+	}
+	for i := range toks {
+		t := &toks[i]
+		if e.forms[t.form] {
+			continue
+		}
+		n := utf8.RuneCountInString(t.form)
+		if n < minEditLetters-1 {
+			continue
+		}
+		best := int32(-1)
+		consider := func(ids []int32) {
+			for _, id := range ids {
+				if (best < 0 || id < best) && withinOneEdit(t.form, e.words[id]) {
+					best = id
+				}
+			}
+		}
+		consider(e.dels[t.form])
+		forEachDeletion(t.form, func(d string) { consider(e.dels[d]) })
+		if best < 0 || isDictWord(t.norm) {
+			continue
+		}
+		t.form = e.words[best]
+		t.approx = true
+	}
+}
+
+// withinOneEdit reports whether a and b differ by at most one insertion, deletion or
+// substitution of a rune.
+func withinOneEdit(a, b string) bool {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) > len(rb) {
+		ra, rb = rb, ra
+	}
+	if len(rb)-len(ra) > 1 {
+		return false
+	}
+	i := 0
+	for i < len(ra) && ra[i] == rb[i] {
+		i++
+	}
+	if len(ra) == len(rb) {
+		i++ // substitution at i
+		return string(ra[min(i, len(ra)):]) == string(rb[min(i, len(rb)):])
+	}
+	return string(ra[i:]) == string(rb[i+1:])
+}
+
+// sortedKeys is used where map order would make output unstable.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

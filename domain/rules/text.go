@@ -1,0 +1,482 @@
+package rules
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/clipperhouse/uax29/v2/sentences"
+	"github.com/clipperhouse/uax29/v2/words"
+	"go.mau.fi/util/confusable"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+)
+
+// unit is one word of the content, as Unicode word segmentation (UAX #29) finds it:
+// letters and digits of alphabetic scripts, each CJK ideograph, each emoji.
+type unit struct {
+	start, end int    // byte offsets in the original text
+	norm       string // NFKC, case folded
+}
+
+// ftoken is one token of the fuzzy stream. It may span several units, because
+// obfuscation splits words ("k i l l", "k-i-l-l") and leetspeak symbols glue them
+// back ("sh!t").
+type ftoken struct {
+	u0, u1     int // unit range, inclusive
+	start, end int // byte offsets in the original text
+	norm       string
+	form       string // fuzzy form: no diacritics, confusables mapped, leet decoded, runs collapsed
+	approx     bool   // form was replaced by a pattern word at edit distance 1
+}
+
+// analysis is everything the built-in evaluators need from one content item. It is
+// computed once per Evaluate call and shared by every signal of the plan.
+type analysis struct {
+	text        string
+	units       []unit
+	exactStarts []int // offset of each unit in the exact stream
+	ftoks       []ftoken
+	fuzzyStarts []int // offset of each fuzzy token in the fuzzy stream
+	buf         []byte
+	fuzzyBase   int // offset of the fuzzy stream in buf
+
+	sentOnce []int    // sentence index of each unit, computed on first use
+	stems    []string // snowball stems of units, computed on first use
+}
+
+var foldPool = sync.Pool{New: func() any { c := cases.Fold(); return &c }}
+
+// normWord applies NFKC and full case folding. ASCII, the common case, is folded
+// without allocating.
+func normWord(s string) string {
+	ascii, upper := true, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+		if c >= 'A' && c <= 'Z' {
+			upper = true
+		}
+	}
+	if ascii {
+		if !upper {
+			return s
+		}
+		return strings.ToLower(s)
+	}
+	if !norm.NFKC.IsNormalString(s) {
+		s = norm.NFKC.String(s)
+	}
+	c := foldPool.Get().(*cases.Caser)
+	s = c.String(s)
+	foldPool.Put(c)
+	// Typographic apostrophes fold to the ASCII one so "you’re" and "you're" agree.
+	if strings.ContainsAny(s, "\u2019\u2018\u02bc") {
+		s = strings.NewReplacer("\u2019", "'", "\u2018", "'", "\u02bc", "'").Replace(s)
+	}
+	return s
+}
+
+type segClass int
+
+const (
+	segSpace segClass = iota
+	segPunct
+	segLeet
+	segWord
+)
+
+func isLeetSymbol(r rune) bool {
+	switch r {
+	case '@', '$', '!', '|', '+', '€', '£':
+		return true
+	}
+	return false
+}
+
+func isSeparator(r rune) bool {
+	switch r {
+	case '.', '-', '_', '*', '\'', '~', '·', '/', '\\', ',', '"', '`', '^', '=', ':':
+		return true
+	}
+	return false
+}
+
+// clauseEnd reports punctuation after which a phrase may not continue: a phrase that
+// spans "kill. You" is two sentences, not one threat.
+func clauseEnd(r rune) bool {
+	switch r {
+	case '.', '!', '?', ';', '\n', '\r', '。', '！', '？', '\u2029', '\u2028':
+		return true
+	}
+	return false
+}
+
+func classify(seg string) segClass {
+	allSpace, allLeet := true, true
+	for _, r := range seg {
+		if unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.So, r) || unicode.Is(unicode.Sk, r) && r > 0x7f {
+			return segWord
+		}
+		if !unicode.IsSpace(r) {
+			allSpace = false
+		}
+		if !isLeetSymbol(r) {
+			allLeet = false
+		}
+	}
+	switch {
+	case allSpace:
+		return segSpace
+	case allLeet:
+		return segLeet
+	}
+	return segPunct
+}
+
+// segment is a raw UAX #29 word-break segment.
+type segment struct {
+	start, end int
+	class      segClass
+}
+
+// analyse segments and normalises text. fuzzy says whether the plan has fuzzy phrases,
+// so that plans without them skip the costlier fuzzy stream.
+func analyse(text string, fuzzy bool, ed *editIndex) *analysis {
+	a := &analysis{text: text}
+	segs := make([]segment, 0, len(text)/3+1)
+	it := words.FromString(text)
+	for it.Next() {
+		segs = append(segs, segment{start: it.Start(), end: it.End(), class: classify(it.Value())})
+	}
+	a.units = make([]unit, 0, len(segs)/2+1)
+	unitOfSeg := make([]int, len(segs))
+	for i, s := range segs {
+		unitOfSeg[i] = -1
+		if s.class == segWord {
+			unitOfSeg[i] = len(a.units)
+			a.units = append(a.units, unit{start: s.start, end: s.end, norm: normWord(text[s.start:s.end])})
+		}
+	}
+	// Exact stream: unit norms separated by ' ', or '\n' where a clause ends between them.
+	buf := make([]byte, 0, len(text)*2+8)
+	a.exactStarts = make([]int, len(a.units))
+	prevEnd := -1
+	for i, u := range a.units {
+		if i > 0 {
+			buf = append(buf, separatorBetween(text[prevEnd:u.start]))
+		}
+		a.exactStarts[i] = len(buf)
+		buf = append(buf, u.norm...)
+		prevEnd = u.end
+	}
+	buf = append(buf, 0)
+	a.fuzzyBase = len(buf)
+	if fuzzy {
+		a.ftoks = buildFuzzyTokens(text, segs, unitOfSeg, a.units)
+		if ed != nil {
+			ed.apply(a.ftoks)
+		}
+		a.fuzzyStarts = make([]int, len(a.ftoks))
+		prevEnd = -1
+		for i, t := range a.ftoks {
+			if i > 0 {
+				buf = append(buf, separatorBetween(text[prevEnd:t.start]))
+			}
+			a.fuzzyStarts[i] = len(buf)
+			buf = append(buf, t.form...)
+			prevEnd = t.end
+		}
+	}
+	a.buf = buf
+	return a
+}
+
+func separatorBetween(gap string) byte {
+	for _, r := range gap {
+		if clauseEnd(r) {
+			return '\n'
+		}
+	}
+	return ' '
+}
+
+func isSpaced(r rune) bool {
+	return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai)
+}
+
+// singleChar reports whether a piece of text is one letter or digit of a spaced script,
+// the building block of "k i l l"-style obfuscation.
+func singleChar(s string) bool {
+	r, n := utf8.DecodeRuneInString(s)
+	return n == len(s) && (isSpaced(r) || isLeetSymbol(r))
+}
+
+// buildFuzzyTokens regroups segments into fuzzy tokens: leet symbols glued to a word
+// join it ("sh!t", "@ss"), single letters joined by separators join ("k-i-l-l"), and
+// runs of three or more single letters separated by spaces join ("k i l l").
+func buildFuzzyTokens(text string, segs []segment, unitOfSeg []int, units []unit) []ftoken {
+	type piece struct {
+		s0, s1     int // segment range, inclusive
+		start, end int
+		hasWord    bool
+	}
+	var pieces []piece
+	// Pass 1: within runs of segments with no whitespace between them.
+	for i := 0; i < len(segs); {
+		if segs[i].class == segSpace {
+			i++
+			continue
+		}
+		j := i
+		for j+1 < len(segs) && segs[j+1].class != segSpace {
+			j++
+		}
+		var cur *piece
+		flush := func() {
+			if cur != nil && cur.hasWord {
+				pieces = append(pieces, *cur)
+			}
+			cur = nil
+		}
+		for k := i; k <= j; k++ {
+			s := segs[k]
+			seg := text[s.start:s.end]
+			switch s.class {
+			case segWord, segLeet:
+				joins := cur != nil
+				if s.class == segLeet && cur == nil && k+1 <= j && segs[k+1].class != segWord {
+					continue // a lone symbol, not part of a word
+				}
+				if s.class == segLeet && strings.Trim(seg, "!") == "" && (k == j || segs[k+1].class != segWord) {
+					flush() // trailing "!!!" is exclamation, not leetspeak
+					continue
+				}
+				if joins && s.class == segWord && segs[k-1].class == segWord && !singleChar(text[cur.start:cur.end]) {
+					// two adjacent word segments (CJK ideographs, emoji) stay apart
+					flush()
+					joins = false
+				}
+				if !joins {
+					flush()
+					cur = &piece{s0: k, s1: k, start: s.start, end: s.end}
+				} else {
+					cur.s1, cur.end = k, s.end
+				}
+				if s.class == segWord {
+					cur.hasWord = true
+				}
+			case segPunct:
+				// A separator between single characters is obfuscation: "k-i-l-l".
+				if cur != nil && k+1 <= j && segs[k+1].class == segWord &&
+					singleChar(text[segs[k-1].start:segs[k-1].end]) && singleChar(text[segs[k+1].start:segs[k+1].end]) && allSeparators(seg) {
+					cur.s1, cur.end = k, s.end
+					continue
+				}
+				flush()
+			}
+		}
+		flush()
+		i = j + 1
+	}
+	// Pass 2: runs of >= 3 single-character pieces separated only by spaces and
+	// separators, as in "k i l l" or "k . i . l . l".
+	merged := make([]piece, 0, len(pieces))
+	for i := 0; i < len(pieces); {
+		j := i
+		for j+1 < len(pieces) && singleChar(text[pieces[j].start:pieces[j].end]) &&
+			singleChar(text[pieces[j+1].start:pieces[j+1].end]) && gapIsSeparator(text[pieces[j].end:pieces[j+1].start]) {
+			j++
+		}
+		if j-i+1 >= 3 {
+			merged = append(merged, piece{s0: pieces[i].s0, s1: pieces[j].s1, start: pieces[i].start, end: pieces[j].end, hasWord: true})
+		} else {
+			merged = append(merged, pieces[i:j+1]...)
+		}
+		i = j + 1
+	}
+	toks := make([]ftoken, 0, len(merged))
+	for _, p := range merged {
+		t := ftoken{start: p.start, end: p.end, u0: -1}
+		var nb strings.Builder
+		for k := p.s0; k <= p.s1; k++ {
+			if u := unitOfSeg[k]; u >= 0 {
+				if t.u0 < 0 {
+					t.u0 = u
+				}
+				t.u1 = u
+				nb.WriteString(units[u].norm)
+			} else if segs[k].class == segLeet {
+				nb.WriteString(text[segs[k].start:segs[k].end])
+			}
+		}
+		if t.u0 < 0 {
+			continue
+		}
+		t.norm = nb.String()
+		t.form = fuzzyForm(t.norm)
+		if t.form == "" {
+			continue
+		}
+		toks = append(toks, t)
+	}
+	return toks
+}
+
+func allSeparators(s string) bool {
+	for _, r := range s {
+		if !isSeparator(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func gapIsSeparator(s string) bool {
+	if utf8.RuneCountInString(s) > 3 {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsSpace(r) && !isSeparator(r) {
+			return false
+		}
+	}
+	return true
+}
+
+var leetDigits = [10]byte{'o', 'i', 0, 'e', 'a', 's', 0, 't', 'b', 'g'}
+
+// extraSkeleton covers confusables whose TR39 prototype is itself not Latin.
+var extraSkeleton = map[rune]rune{'ĸ': 'k', 'ı': 'i', 'ȷ': 'j', 'ɑ': 'a', 'ɡ': 'g'}
+
+// fuzzyForm maps a normalised word to the form fuzzy phrases are matched in: diacritics
+// removed, non-Latin look-alikes replaced by their TR39 prototype, leetspeak decoded in
+// words that contain a letter, separators dropped and runs of one character collapsed.
+func fuzzyForm(s string) string {
+	hasLetter := false
+	ascii := true
+	for _, r := range s {
+		if unicode.IsLetter(r) {
+			hasLetter = true
+		}
+		if r >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	if !ascii {
+		s = norm.NFD.String(s)
+	}
+	out := make([]byte, 0, len(s))
+	var last rune = -1
+	emit := func(r rune) {
+		if r == last {
+			return
+		}
+		last = r
+		out = utf8.AppendRune(out, r)
+	}
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z':
+			emit(r)
+		case r >= '0' && r <= '9':
+			if hasLetter && leetDigits[r-'0'] != 0 {
+				emit(rune(leetDigits[r-'0']))
+			} else {
+				emit(r)
+			}
+		case r < utf8.RuneSelf:
+			switch r {
+			case '@':
+				emit('a')
+			case '$':
+				emit('s')
+			case '!', '|':
+				emit('i')
+			case '+':
+				emit('t')
+			}
+		case unicode.Is(unicode.Mn, r):
+		case r == '€':
+			emit('e')
+		case r == '£':
+			emit('l')
+		default:
+			if x, ok := extraSkeleton[r]; ok {
+				emit(x)
+				continue
+			}
+			if repl := confusable.GetReplacement(r); repl != "" {
+				for _, q := range repl {
+					q = unicode.ToLower(q)
+					if x, ok := extraSkeleton[q]; ok {
+						q = x
+					}
+					if unicode.Is(unicode.Mn, q) {
+						continue
+					}
+					emit(q)
+				}
+				continue
+			}
+			if unicode.IsPunct(r) || unicode.IsSpace(r) {
+				continue
+			}
+			emit(unicode.ToLower(r))
+		}
+	}
+	return string(out)
+}
+
+// sentences returns the UAX #29 sentence index of every unit, computed on first use
+// because only context conditions and sentiment need it.
+func (a *analysis) sentenceOf() []int {
+	if a.sentOnce != nil {
+		return a.sentOnce
+	}
+	idx := make([]int, len(a.units))
+	it := sentences.FromString(a.text)
+	var bounds []int // end offsets of sentences
+	for it.Next() {
+		bounds = append(bounds, it.End())
+	}
+	for i, u := range a.units {
+		idx[i] = sort.SearchInts(bounds, u.start+1)
+	}
+	a.sentOnce = idx
+	return idx
+}
+
+// sentenceSpans returns the byte ranges of the sentences of the text.
+func sentenceSpans(text string) [][2]int {
+	var out [][2]int
+	it := sentences.FromString(text)
+	for it.Next() {
+		out = append(out, [2]int{it.Start(), it.End()})
+	}
+	return out
+}
+
+// unitAtExact maps an offset in the exact stream to a unit index.
+func (a *analysis) unitAtExact(off int) int {
+	return sort.Search(len(a.exactStarts), func(i int) bool { return a.exactStarts[i] > off }) - 1
+}
+
+func (a *analysis) tokAtFuzzy(off int) int {
+	return sort.Search(len(a.fuzzyStarts), func(i int) bool { return a.fuzzyStarts[i] > off }) - 1
+}
+
+// unitAtByte maps a byte offset of the original text to the unit containing or
+// following it, for regex matches.
+func (a *analysis) unitAtByte(off int) int {
+	i := sort.Search(len(a.units), func(i int) bool { return a.units[i].end > off })
+	if i >= len(a.units) {
+		return len(a.units) - 1
+	}
+	return i
+}

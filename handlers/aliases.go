@@ -1,0 +1,161 @@
+package handlers
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"unicode"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/labstack/echo/v4"
+)
+
+// acceptAliases rewrites the snake_case spellings of query parameters and
+// body fields to the names the spec declares (DESIGN §4: clients of
+// gRPC-gateway services send either). Body keys are renamed only where the
+// schema declares a property, so the keys of free-form maps (metadata,
+// options, extra headers) are left exactly as sent.
+func (s *Server) acceptAliases(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		o := operationOf(c)
+		if o == nil {
+			return next(c)
+		}
+		req := c.Request()
+		if len(o.queryAliases) > 0 && req.URL.RawQuery != "" {
+			q := req.URL.Query()
+			changed := false
+			for k, vs := range q {
+				if name, ok := o.queryAliases[k]; ok {
+					q[name] = append(q[name], vs...)
+					delete(q, k)
+					changed = true
+				}
+			}
+			if changed {
+				// Nothing has read the query yet (Echo caches it on first read).
+				req.URL.RawQuery = q.Encode()
+			}
+		}
+		schema := jsonBodySchema(o.spec)
+		if schema == nil || req.Body == nil || !strings.HasPrefix(req.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
+			return next(c)
+		}
+		body, err := io.ReadAll(req.Body)
+		if err != nil {
+			return err
+		}
+		if bytes.IndexByte(body, '_') >= 0 {
+			body = renameBodyKeys(body, schema)
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		return next(c)
+	}
+}
+
+func jsonBodySchema(op *openapi3.Operation) *openapi3.Schema {
+	if op.RequestBody == nil || op.RequestBody.Value == nil {
+		return nil
+	}
+	mt := op.RequestBody.Value.Content.Get(echo.MIMEApplicationJSON)
+	if mt == nil || mt.Schema == nil {
+		return nil
+	}
+	return mt.Schema.Value
+}
+
+// renameBodyKeys returns body with aliased keys renamed, or body unchanged
+// when it is not JSON (the validator then reports it) or needs no change.
+func renameBodyKeys(body []byte, schema *openapi3.Schema) []byte {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return body
+	}
+	if !renameKeys(v, schema) {
+		return body
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return body
+	}
+	return out
+}
+
+func renameKeys(v any, schema *openapi3.Schema) bool {
+	if schema == nil {
+		return false
+	}
+	changed := false
+	switch v := v.(type) {
+	case map[string]any:
+		if len(schema.Properties) > 0 {
+			for k, val := range v {
+				if _, declared := schema.Properties[k]; declared {
+					continue
+				}
+				name := camelCase(k)
+				if _, declared := schema.Properties[name]; !declared || name == k {
+					continue
+				}
+				if _, present := v[name]; present {
+					continue // the canonical spelling wins
+				}
+				v[name] = val
+				delete(v, k)
+				changed = true
+			}
+			for k, val := range v {
+				if p := schema.Properties[k]; p != nil && renameKeys(val, p.Value) {
+					changed = true
+				}
+			}
+		}
+	case []any:
+		if schema.Items != nil {
+			for _, item := range v {
+				if renameKeys(item, schema.Items.Value) {
+					changed = true
+				}
+			}
+		}
+	}
+	return changed
+}
+
+// camelCase turns page_size into pageSize (dots are kept: query.status).
+func camelCase(s string) string {
+	if !strings.Contains(s, "_") {
+		return s
+	}
+	var b strings.Builder
+	upper := false
+	for _, r := range s {
+		if r == '_' {
+			upper = true
+			continue
+		}
+		if upper {
+			r = unicode.ToUpper(r)
+			upper = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// snakeCase turns pageSize into page_size.
+func snakeCase(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsUpper(r) {
+			b.WriteByte('_')
+			r = unicode.ToLower(r)
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

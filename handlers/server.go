@@ -1,0 +1,121 @@
+package handlers
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/gen"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	echomiddleware "github.com/oapi-codegen/echo-middleware"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Config holds the HTTP settings, already validated by cmd.
+type Config struct {
+	// BodyLimit is the largest request body accepted, in bytes.
+	BodyLimit int64
+}
+
+// Deps are the domain services the handlers translate to.
+type Deps struct {
+	Log     *slog.Logger
+	Keys    *domain.KeyService
+	Limiter *domain.RateLimiter
+	// Ready reports whether the service can take traffic (database ping).
+	Ready func(ctx context.Context) error
+	// Registry receives the HTTP metrics; nil makes a private one.
+	Registry *prometheus.Registry
+}
+
+// Server implements gen.StrictServerInterface.
+type Server struct {
+	cfg     Config
+	deps    Deps
+	log     *slog.Logger
+	spec    *openapi3.T
+	ops     map[routeKey]*operation
+	metrics *httpMetrics
+}
+
+var _ gen.StrictServerInterface = (*Server)(nil)
+
+// New builds the Echo server: operational routes, then the validated,
+// authenticated API group with the generated strict handlers.
+func New(cfg Config, deps Deps) (*echo.Echo, error) {
+	spec, err := gen.GetSwagger()
+	if err != nil {
+		return nil, err
+	}
+	if deps.Log == nil {
+		deps.Log = slog.Default()
+	}
+	if deps.Registry == nil {
+		deps.Registry = prometheus.NewRegistry()
+	}
+	s := &Server{cfg: cfg, deps: deps, log: deps.Log, spec: spec, ops: operations(spec)}
+	s.metrics = newHTTPMetrics(deps.Registry)
+
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(
+		middleware.RequestID(),
+		s.requestLogger(),
+		s.metrics.middleware(s),
+		middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogErrorFunc: s.logPanic}),
+	)
+	s.registerOperational(e)
+
+	// The validator routes by host when the document has servers; clients reach
+	// us under any host name, so route by path only.
+	validated := *spec
+	validated.Servers = nil
+	api := e.Group("",
+		s.resolveOperation,
+		middleware.BodyLimit(byteSize(cfg.BodyLimit)),
+		s.authenticate,
+		s.acceptAliases,
+		echomiddleware.OapiRequestValidatorWithOptions(&validated, &echomiddleware.Options{
+			SilenceServersWarning: true,
+			Skipper:               func(c echo.Context) bool { return operationOf(c) == nil },
+			MultiErrorHandler:     validationError,
+			Options: openapi3filter.Options{
+				MultiError:         true,
+				KeepValidatedValue: true,
+				// Authentication already ran (s.authenticate): it needs the
+				// account before the body is read.
+				AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
+			},
+		}),
+	)
+	gen.RegisterHandlers(api, gen.NewStrictHandler(s, nil))
+	return e, nil
+}
+
+func byteSize(n int64) string {
+	if n <= 0 {
+		n = 32 << 20
+	}
+	return strconv.FormatInt(n, 10) + "B"
+}
+
+// HTTPServer wraps e with the server timeouts. WriteTimeout is left to each
+// handler (streams and long waits extend it), ReadTimeout bounds slow bodies.
+func HTTPServer(addr string, e *echo.Echo) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           e,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+}
