@@ -1,0 +1,146 @@
+package persistence
+
+import (
+	"context"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/contenteval/contenteval/domain"
+)
+
+// Accounts implements domain.AccountStore.
+type Accounts struct {
+	db *DB
+}
+
+var _ domain.AccountStore = (*Accounts)(nil)
+
+// NewAccounts returns the account store on db.
+func NewAccounts(db *DB) *Accounts { return &Accounts{db: db} }
+
+// accountRow is one row of accounts.
+type accountRow struct {
+	ID                string    `db:"id"`
+	Name              string    `db:"name"`
+	Type              string    `db:"type"`
+	RPS               float64   `db:"rps"`
+	Burst             int       `db:"burst"`
+	EvaluationsPerDay int64     `db:"evaluations_per_day"`
+	WebhookSecret     string    `db:"webhook_secret"`
+	Created           time.Time `db:"created"`
+	Updated           time.Time `db:"updated"`
+}
+
+const accountColumns = `id, name, type, rps, burst, evaluations_per_day, webhook_secret, created, updated`
+
+func (r *accountRow) toDomain() *domain.Account {
+	return &domain.Account{
+		ID:   r.ID,
+		Name: r.Name,
+		Type: domain.AccountType(r.Type),
+		Limits: domain.Limits{
+			RequestsPerSecond: r.RPS,
+			Burst:             r.Burst,
+			EvaluationsPerDay: r.EvaluationsPerDay,
+		},
+		WebhookSecret: r.WebhookSecret,
+		Created:       r.Created.UTC(),
+		Updated:       r.Updated.UTC(),
+	}
+}
+
+// normalizeAccount makes a's times what the database will store, so the
+// caller's struct equals what GetAccount returns afterwards.
+func normalizeAccount(a *domain.Account) {
+	a.Created = StoredTime(a.Created)
+	a.Updated = StoredTime(a.Updated)
+}
+
+// CreateAccount inserts a as given (the caller sets ID and times); a's times
+// are normalized in place to UTC microseconds. Codes: ALREADY_EXISTS when
+// the id is taken; UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+func (s *Accounts) CreateAccount(ctx context.Context, a *domain.Account) error {
+	normalizeAccount(a)
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, tx.Rebind(`
+			INSERT INTO accounts (`+accountColumns+`)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			a.ID, a.Name, string(a.Type), a.Limits.RequestsPerSecond, a.Limits.Burst,
+			a.Limits.EvaluationsPerDay, a.WebhookSecret, a.Created, a.Updated)
+		return err
+	})
+	return describe(err, domain.AlreadyExists, "account %q already exists", a.ID)
+}
+
+// GetAccount returns one account. Codes: NOT_FOUND; UNAVAILABLE, CANCELED,
+// DEADLINE_EXCEEDED.
+func (s *Accounts) GetAccount(ctx context.Context, id string) (*domain.Account, error) {
+	var r accountRow
+	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+accountColumns+` FROM accounts WHERE id = ?`), id)
+	if err != nil {
+		return nil, describe(TranslateError(err), domain.NotFound, "account %q not found", id)
+	}
+	return r.toDomain(), nil
+}
+
+// ListAccounts returns every account, oldest first (ties by id); an empty
+// slice, not nil, when there are none. Codes: UNAVAILABLE, CANCELED,
+// DEADLINE_EXCEEDED.
+func (s *Accounts) ListAccounts(ctx context.Context) ([]*domain.Account, error) {
+	var rows []accountRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT `+accountColumns+` FROM accounts ORDER BY created, id`); err != nil {
+		return nil, TranslateError(err)
+	}
+	out := make([]*domain.Account, len(rows))
+	for i := range rows {
+		out[i] = rows[i].toDomain()
+	}
+	return out, nil
+}
+
+// UpdateAccount loads the account, applies fn and saves the result in one
+// transaction: on PostgreSQL the row is locked (SELECT ... FOR UPDATE), on
+// SQLite the transaction holds the write lock, so concurrent updates never
+// lose each other's changes. fn sets Updated itself (the store has no clock);
+// changes fn makes to ID and Created are ignored. When fn returns an error
+// nothing is saved and that error is returned unchanged. Codes: NOT_FOUND;
+// whatever fn returns; ABORTED, UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+func (s *Accounts) UpdateAccount(ctx context.Context, id string, fn func(*domain.Account) error) (*domain.Account, error) {
+	var a *domain.Account
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		var r accountRow
+		err := tx.GetContext(ctx, &r, tx.Rebind(`SELECT `+accountColumns+` FROM accounts WHERE id = ?`+s.db.forUpdate()), id)
+		if err != nil {
+			return describe(TranslateError(err), domain.NotFound, "account %q not found", id)
+		}
+		a = r.toDomain()
+		if err := fn(a); err != nil {
+			return err
+		}
+		a.ID, a.Created = r.ID, r.Created.UTC()
+		normalizeAccount(a)
+		_, err = tx.ExecContext(ctx, tx.Rebind(`
+			UPDATE accounts
+			SET name = ?, type = ?, rps = ?, burst = ?, evaluations_per_day = ?,
+			    webhook_secret = ?, updated = ?
+			WHERE id = ?`),
+			a.Name, string(a.Type), a.Limits.RequestsPerSecond, a.Limits.Burst,
+			a.Limits.EvaluationsPerDay, a.WebhookSecret, a.Updated, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// CountAccounts returns how many accounts exist. Codes: UNAVAILABLE,
+// CANCELED, DEADLINE_EXCEEDED.
+func (s *Accounts) CountAccounts(ctx context.Context) (int, error) {
+	var n int
+	if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM accounts`); err != nil {
+		return 0, TranslateError(err)
+	}
+	return n, nil
+}
