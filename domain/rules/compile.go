@@ -70,8 +70,9 @@ type Plan struct {
 	phrases  bool // any exact or fuzzy phrase
 	concepts *conceptIndex
 
-	statsOnce sync.Once
-	stats     Stats
+	complexityScore float64
+	statsOnce       sync.Once
+	stats           Stats
 }
 
 type labelPlan struct {
@@ -102,6 +103,7 @@ type signalPlan struct {
 	hashRef   []byte
 	maxDist   int
 	concept   *conceptPlan
+	direct    bool // used outside a context condition: a model backend must score it alone
 }
 
 type contextPlan struct {
@@ -143,6 +145,7 @@ func Compile(text string, opts CompileOptions) (*Plan, error) {
 		return nil, err
 	}
 	c.buildAutomaton()
+	c.plan.complexityScore = c.plan.complexity()
 	return c.plan, nil
 }
 
@@ -219,6 +222,7 @@ func (c *compiler) compileExpr(e *expr, rp *rulePlan, depth int) *node {
 	switch e.kind {
 	case exSignal:
 		i := c.signal(e.sig)
+		c.plan.signals[i].direct = true
 		if e.sig.kind == SignalConcept {
 			rp.lexical = true
 		}

@@ -1,0 +1,260 @@
+package rules
+
+import (
+	_ "embed"
+	"strings"
+	"sync"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// lexiconText is the synonym lexicon the built-in concept matcher expands concept
+// words with; data/lexicon.txt documents its format.
+//
+//go:embed data/lexicon.txt
+var lexiconText string
+
+// conceptWindow is the span, in words, within which a concept's words must co-occur to
+// count together; it is the same window as a context condition's.
+const conceptWindow = 12
+
+// maxConceptWords caps the content words of one concept; coverage is kept in a bitmask.
+const maxConceptWords = 32
+
+type lexGroup struct {
+	keys  map[string]bool // stems that select the group
+	terms [][]string      // stemmed terms
+}
+
+var (
+	lexOnce   sync.Once
+	lexGroups []*lexGroup
+)
+
+func loadLexicon() {
+	for _, line := range strings.Split(lexiconText, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, list, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		g := &lexGroup{keys: map[string]bool{}}
+		for _, k := range stemPhrase(strings.ReplaceAll(name, "-", " ")) {
+			if len(stemPhrase(strings.ReplaceAll(name, "-", " "))) == 1 {
+				g.keys[k] = true
+			}
+		}
+		g.keys[stemWord(strings.ReplaceAll(name, "-", ""))] = true
+		for _, t := range strings.Split(list, ",") {
+			st := stemPhrase(t)
+			if len(st) == 0 {
+				continue
+			}
+			g.terms = append(g.terms, st)
+			if len(st) == 1 {
+				g.keys[st[0]] = true
+			}
+		}
+		lexGroups = append(lexGroups, g)
+	}
+}
+
+var stemCache sync.Map
+
+// stemWord stems one normalised word with the Snowball English stemmer. Stems are
+// cached because content repeats the same words endlessly and stemming allocates.
+func stemWord(w string) string {
+	if v, ok := stemCache.Load(w); ok {
+		return v.(string)
+	}
+	s := w
+	if len(w) > 2 && len(w) < 40 && isASCIILetters(w) {
+		s = english.Stem(w, true)
+	}
+	if len(w) < 40 {
+		stemCache.Store(w, s)
+	}
+	return s
+}
+
+func isASCIILetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < 'a' || c > 'z') && c != '\'' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func stemPhrase(s string) []string {
+	a := analyse(s, false, nil)
+	out := make([]string, 0, len(a.units))
+	for _, u := range a.units {
+		out = append(out, stemWord(u.norm))
+	}
+	return out
+}
+
+// stopwords are dropped from concepts: they carry no topic and would make every
+// concept half-covered by any English sentence.
+var stopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an the of to in on at for with about and or but is are was were be
+		been being that this these those it its by from as into onto any some content text message
+		post posts mention mentions mentioning containing contains contain describing describes
+		discussion discussing related regarding reference references referring involving
+		something anything type kind form forms use using used other others such like very
+		not no do does did has have had can could should would may might must their there what which
+		who whom whose how why when where`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// conceptPlan is the lexical form of one concept: for each content word, the stems
+// and stemmed phrases that count as covering it.
+type conceptPlan struct {
+	words []string // the content words, for explanations
+}
+
+type conceptHit struct {
+	sig  int32
+	word uint8
+	rest []string // remaining stems of a multi-word term
+}
+
+// conceptIndex maps a stem to every concept word it covers, across the whole plan, so
+// one pass over the content's stems serves all concepts.
+type conceptIndex struct {
+	byStem map[string][]conceptHit
+	sigs   []int32
+	nwords map[int32]int
+}
+
+func newConceptIndex() *conceptIndex {
+	return &conceptIndex{byStem: map[string][]conceptHit{}, nwords: map[int32]int{}}
+}
+
+func (ci *conceptIndex) add(sig int32, text string) *conceptPlan {
+	lexOnce.Do(loadLexicon)
+	a := analyse(text, false, nil)
+	var content []string
+	for _, u := range a.units {
+		if !stopwords[u.norm] {
+			content = append(content, u.norm)
+		}
+	}
+	if len(content) == 0 {
+		for _, u := range a.units {
+			content = append(content, u.norm)
+		}
+	}
+	if len(content) > maxConceptWords {
+		content = content[:maxConceptWords]
+	}
+	cp := &conceptPlan{words: content}
+	ci.sigs = append(ci.sigs, sig)
+	ci.nwords[sig] = len(content)
+	for wi, w := range content {
+		st := stemWord(w)
+		seen := map[string]bool{}
+		addTerm := func(term []string) {
+			key := strings.Join(term, " ")
+			if seen[key] {
+				return
+			}
+			seen[key] = true
+			ci.byStem[term[0]] = append(ci.byStem[term[0]], conceptHit{sig: sig, word: uint8(wi), rest: term[1:]})
+		}
+		addTerm([]string{st})
+		for _, g := range lexGroups {
+			if g.keys[st] {
+				for _, t := range g.terms {
+					addTerm(t)
+				}
+			}
+		}
+	}
+	return cp
+}
+
+// conceptOccurrences scores every concept of the plan on the analysed text: the score is
+// the largest fraction of a concept's words covered within any window of
+// conceptWindow words.
+func (ci *conceptIndex) evaluate(a *analysis) map[int32]sigResult {
+	out := make(map[int32]sigResult, len(ci.sigs))
+	if len(ci.sigs) == 0 {
+		return out
+	}
+	if a.stems == nil {
+		a.stems = make([]string, len(a.units))
+		for i, u := range a.units {
+			a.stems[i] = stemWord(u.norm)
+		}
+	}
+	type hit struct {
+		pos, end int
+		word     uint8
+	}
+	hits := map[int32][]hit{}
+	for i, st := range a.stems {
+		for _, h := range ci.byStem[st] {
+			end := i
+			if len(h.rest) > 0 {
+				if i+len(h.rest) >= len(a.stems) {
+					continue
+				}
+				ok := true
+				for k, r := range h.rest {
+					if a.stems[i+1+k] != r {
+						ok = false
+						break
+					}
+				}
+				if !ok {
+					continue
+				}
+				end = i + len(h.rest)
+			}
+			hits[h.sig] = append(hits[h.sig], hit{pos: i, end: end, word: h.word})
+		}
+	}
+	for _, sig := range ci.sigs {
+		n := ci.nwords[sig]
+		hs := hits[sig]
+		var res sigResult
+		best := 0
+		for i := range hs {
+			var mask uint32
+			last := hs[i].end
+			for j := i; j < len(hs) && hs[j].pos < hs[i].pos+conceptWindow; j++ {
+				mask |= 1 << hs[j].word
+				last = max(last, hs[j].end)
+			}
+			c := popcount(mask)
+			if c > best {
+				best = c
+				res.occ = res.occ[:0]
+			}
+			if c == best && c > 0 {
+				res.occ = append(res.occ, occurrence{u0: hs[i].pos, u1: last, start: a.units[hs[i].pos].start, end: a.units[last].end, score: float64(c) / float64(n)})
+			}
+		}
+		res.score = float64(best) / float64(n)
+		out[sig] = res
+	}
+	return out
+}
+
+func popcount(x uint32) int {
+	n := 0
+	for x != 0 {
+		x &= x - 1
+		n++
+	}
+	return n
+}

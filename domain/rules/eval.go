@@ -1,0 +1,532 @@
+package rules
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Content is one item to evaluate.
+type Content struct {
+	Text string
+	// Image carries the hashes of an image or video frame; nil for text. An image with no
+	// Text (no OCR) makes every text signal fail (-1) rather than silently score 0.
+	Image *ImageFeatures
+	// Modality is informational ("text", "image", "video", "audio") and is passed to a
+	// model backend.
+	Modality string
+}
+
+// EvalOptions tune one evaluation.
+type EvalOptions struct {
+	Threshold     float64 // 0 means 0.5
+	Expedited     bool
+	GlobalContext string
+	// Evaluator scores concept, question and context signals. Nil uses the built-in
+	// evaluators only: lexical concepts, proximity contexts, and -1 for questions.
+	Evaluator SignalEvaluator
+	// CountTokens makes a built-in-only evaluation report the BPE token count of the text
+	// as its input tokens. It is off by default because counting costs more than
+	// evaluating.
+	CountTokens bool
+}
+
+// DefaultThreshold applies when EvalOptions.Threshold is 0.
+const DefaultThreshold = 0.5
+
+// maxOccurrences bounds the positions kept per signal: enough to explain and to pair
+// for context conditions, and bounded so a hostile text cannot make pairing quadratic
+// in its size.
+const maxOccurrences = 256
+
+// proximityWords is how close, in words, two occurrences must be for a context
+// condition when they are not in the same sentence.
+const proximityWords = 12
+
+type occurrence struct {
+	u0, u1     int // unit range, inclusive
+	start, end int // bytes
+	score      float64
+}
+
+type sigResult struct {
+	score float64
+	occ   []occurrence
+}
+
+func (r *sigResult) add(o occurrence) {
+	if o.score > r.score {
+		r.score = o.score
+	}
+	if len(r.occ) < maxOccurrences {
+		r.occ = append(r.occ, o)
+	}
+}
+
+type evalState struct {
+	p       *Plan
+	t       float64
+	a       *analysis
+	sig     []sigResult
+	ctx     []sigResult
+	lexical bool // concepts were scored by the built-in lexical matcher
+}
+
+// Evaluate scores content against the plan. It returns an error only for invalid
+// options or a cancelled context; signals that cannot be evaluated score -1 and show
+// as OUTCOME_FAILED in the report.
+func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Report, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t := opts.Threshold
+	if t == 0 {
+		t = DefaultThreshold
+	}
+	if math.IsNaN(t) || t < 0 || t > 1 {
+		return nil, fmt.Errorf("rules: threshold %v is outside [0, 1]", opts.Threshold)
+	}
+	st := &evalState{p: p, t: t, sig: make([]sigResult, len(p.signals)), ctx: make([]sigResult, len(p.contexts))}
+	hasText := c.Text != "" || c.Image == nil
+	if hasText {
+		st.a = analyse(c.Text, p.fuzzy, p.ed)
+	}
+	for i, s := range p.signals {
+		r := &st.sig[i]
+		switch s.kind {
+		case SignalExact, SignalFuzzy:
+			r.score = boolScore(hasText, 0)
+		case SignalRegex:
+			if !hasText {
+				r.score = -1
+				continue
+			}
+			for _, m := range s.re.FindAllStringIndex(c.Text, maxOccurrences) {
+				if m[1] == m[0] {
+					continue // an empty match says nothing about the text
+				}
+				st.addRegexOcc(r, m)
+			}
+		case SignalHash:
+			r.score = hashScore(s, c.Image)
+		case SignalQuestion:
+			r.score = -1
+		case SignalConcept:
+			r.score = -1
+		case SignalSentiment:
+			r.score = -1
+		}
+	}
+	if hasText {
+		st.scanPhrases()
+		st.sentiment(c.Text)
+	}
+	usage := TokenUsage{Multiplier: p.multiplier(opts.Expedited)}
+	if opts.Evaluator != nil {
+		in, err := st.askEvaluator(ctx, c, opts)
+		if err != nil {
+			return nil, err
+		}
+		usage.InputTokens = in
+	} else {
+		if hasText {
+			res := p.concepts.evaluate(st.a)
+			for sig, r := range res {
+				st.sig[sig] = r
+			}
+			st.lexical = len(res) > 0
+		}
+		for i := range p.contexts {
+			st.ctx[i] = st.proximity(p.contexts[i])
+		}
+		if opts.CountTokens {
+			usage.InputTokens = int64(CountTokens(c.Text))
+		}
+	}
+	usage.BilledTokens = int64(math.Ceil(float64(usage.InputTokens) * usage.Multiplier))
+	rep := st.report()
+	rep.TokenUsage = usage
+	return rep, nil
+}
+
+func boolScore(ok bool, v float64) float64 {
+	if ok {
+		return v
+	}
+	return -1
+}
+
+func (st *evalState) addRegexOcc(r *sigResult, m []int) {
+	a := st.a
+	o := occurrence{start: m[0], end: m[1], score: 1, u0: -1, u1: -1}
+	if len(a.units) > 0 {
+		o.u0 = a.unitAtByte(m[0])
+		o.u1 = max(o.u0, a.unitAtByte(max(m[1]-1, m[0])))
+	}
+	r.add(o)
+}
+
+func isStreamSep(b byte) bool { return b == ' ' || b == '\n' || b == 0 }
+
+// scanPhrases runs the plan's single automaton over the exact and fuzzy streams and
+// turns whole-word matches into occurrences of their signals.
+func (st *evalState) scanPhrases() {
+	p, a := st.p, st.a
+	if p.ac == nil {
+		return
+	}
+	buf := a.buf
+	it := p.ac.IterOverlappingByte(buf)
+	for m := it.Next(); m != nil; m = it.Next() {
+		s, e := m.Start(), m.End()
+		// Whole words only: the Scunthorpe rule ("skill" is not "kill").
+		if (s > 0 && !isStreamSep(buf[s-1])) || (e < len(buf) && !isStreamSep(buf[e])) {
+			continue
+		}
+		refs := &p.patterns[m.Pattern()]
+		if s < a.fuzzyBase {
+			if len(refs.exact) == 0 {
+				continue
+			}
+			u0, u1 := a.unitAtExact(s), a.unitAtExact(e-1)
+			o := occurrence{u0: u0, u1: u1, start: a.units[u0].start, end: a.units[u1].end, score: 1}
+			for _, sig := range refs.exact {
+				st.sig[sig].add(o)
+			}
+			continue
+		}
+		if len(refs.fuzzy) == 0 {
+			continue
+		}
+		t0, t1 := a.tokAtFuzzy(s), a.tokAtFuzzy(e-1)
+		score := 1.0
+		for k := t0; k <= t1; k++ {
+			if a.ftoks[k].approx {
+				score = 0.8
+			}
+		}
+		o := occurrence{u0: a.ftoks[t0].u0, u1: a.ftoks[t1].u1, start: a.ftoks[t0].start, end: a.ftoks[t1].end, score: score}
+		for _, ref := range refs.fuzzy {
+			if !st.guard(ref, t0, t1) {
+				continue
+			}
+			st.sig[ref.sig].add(o)
+		}
+	}
+}
+
+// guard rejects a fuzzy match whose text word is a correctly spelled English word other
+// than the phrase's own: folding and collapsing make "looser" look like "loser", and
+// false positives are the costly failure.
+func (st *evalState) guard(ref fuzzyRef, t0, t1 int) bool {
+	if len(ref.norms) != t1-t0+1 {
+		return true
+	}
+	for k := t0; k <= t1; k++ {
+		n := st.a.ftoks[k].norm
+		if n != ref.norms[k-t0] && isDictWord(n) {
+			return false
+		}
+	}
+	return true
+}
+
+func (st *evalState) sentiment(text string) {
+	var spans [][2]int
+	for i, s := range st.p.signals {
+		if s.kind != SignalSentiment {
+			continue
+		}
+		if spans == nil {
+			spans = sentenceSpans(text)
+		}
+		r := &st.sig[i]
+		r.score = 0
+		scores := sentimentScores(text, spans, s.sentiment)
+		for k, sc := range scores {
+			if sc <= 0 {
+				continue
+			}
+			o := occurrence{start: spans[k][0], end: spans[k][1], score: sc, u0: -1, u1: -1}
+			if len(st.a.units) > 0 {
+				o.u0 = st.a.unitAtByte(spans[k][0])
+				o.u1 = max(o.u0, st.a.unitAtByte(max(spans[k][1]-1, spans[k][0])))
+				if st.a.units[o.u0].start >= spans[k][1] {
+					o.u0, o.u1 = -1, -1 // a sentence with no words
+				}
+			}
+			r.add(o)
+		}
+	}
+}
+
+// proximity is the built-in context condition: min(a, b) over occurrences of a and b
+// in the same sentence or within proximityWords words of each other. The operator is
+// not interpreted; only a model backend reads it.
+func (st *evalState) proximity(c *contextPlan) sigResult {
+	l, r := st.sig[c.left], st.sig[c.right]
+	if l.score < 0 || r.score < 0 {
+		// Three-valued like AND: a side that did not fail and is below threshold
+		// decides; otherwise the condition failed.
+		for _, x := range []sigResult{l, r} {
+			if x.score >= 0 && x.score < st.t {
+				return sigResult{score: x.score}
+			}
+		}
+		return sigResult{score: -1}
+	}
+	var res sigResult
+	if len(l.occ) == 0 || len(r.occ) == 0 {
+		return res
+	}
+	sent := st.a.sentenceOf()
+	for _, oa := range l.occ {
+		for _, ob := range r.occ {
+			if oa.u0 < 0 || ob.u0 < 0 {
+				continue
+			}
+			near := sent[oa.u0] == sent[ob.u0]
+			if !near {
+				gap := max(oa.u0, ob.u0) - min(oa.u1, ob.u1)
+				near = gap <= proximityWords
+			}
+			if !near {
+				continue
+			}
+			res.add(occurrence{u0: min(oa.u0, ob.u0), u1: max(oa.u1, ob.u1), start: min(oa.start, ob.start), end: max(oa.end, ob.end), score: min(oa.score, ob.score)})
+		}
+	}
+	return res
+}
+
+// orScore combines with OR/ANY: decided TRUE by any operand >= t (score = max),
+// otherwise -1 if any operand failed, otherwise the max.
+func orScore(vals []float64, t float64) float64 {
+	best, failed := -1.0, false
+	for _, v := range vals {
+		if v < 0 {
+			failed = true
+			continue
+		}
+		if v > best {
+			best = v
+		}
+	}
+	if best >= t || !failed {
+		return max(best, 0)
+	}
+	return -1
+}
+
+// andScore combines with AND/ALL: decided FALSE by any operand below t that did not
+// fail (score = min), otherwise -1 if any failed, otherwise the min.
+func andScore(vals []float64, t float64) float64 {
+	lo, failed := 2.0, false
+	for _, v := range vals {
+		if v < 0 {
+			failed = true
+			continue
+		}
+		if v < lo {
+			lo = v
+		}
+	}
+	if lo < t {
+		return lo
+	}
+	if failed {
+		return -1
+	}
+	return lo
+}
+
+func (st *evalState) eval(n *node) float64 {
+	switch n.kind {
+	case exSignal:
+		return st.sig[n.sig].score
+	case exContext:
+		return st.ctx[n.sig].score
+	case exNot:
+		v := st.eval(n.kids[0])
+		if v < 0 {
+			return -1
+		}
+		return 1 - v
+	}
+	vals := make([]float64, len(n.kids))
+	for i, k := range n.kids {
+		vals[i] = st.eval(k)
+	}
+	switch n.kind {
+	case exAnd, exAll:
+		return andScore(vals, st.t)
+	case exNone:
+		v := orScore(vals, st.t)
+		if v < 0 {
+			return -1
+		}
+		return 1 - v
+	}
+	return orScore(vals, st.t)
+}
+
+// spans collects the positions of the signals that made a rule fire. Signals under NOT
+// or NONE are skipped: their absence, not their presence, made the rule fire.
+func (st *evalState) spans(n *node, out []Span) []Span {
+	switch n.kind {
+	case exNot, exNone:
+		return out
+	case exSignal, exContext:
+		r := st.sig
+		if n.kind == exContext {
+			r = st.ctx
+		}
+		for _, o := range r[n.sig].occ {
+			if o.score >= st.t {
+				out = append(out, Span{Start: o.start, End: o.end})
+			}
+		}
+		return out
+	}
+	for _, k := range n.kids {
+		out = st.spans(k, out)
+	}
+	return out
+}
+
+func (st *evalState) outcome(score float64) Outcome {
+	switch {
+	case score < 0:
+		return OutcomeFailed
+	case score >= st.t:
+		return OutcomeTrue
+	}
+	return OutcomeFalse
+}
+
+// round6 keeps reports stable across platforms and readable.
+func round6(v float64) float64 {
+	if v < 0 {
+		return -1
+	}
+	return math.Round(v*1e6) / 1e6
+}
+
+func (st *evalState) assertions(rules []*rulePlan) ([]AssertionReport, []float64) {
+	out := make([]AssertionReport, len(rules))
+	scores := make([]float64, len(rules))
+	for i, r := range rules {
+		s := round6(st.eval(r.root))
+		scores[i] = s
+		msg := r.src
+		if r.lexical && st.lexical {
+			msg += " (lexical match)"
+		}
+		out[i] = AssertionReport{Result: st.outcome(s), Message: msg, Score: s}
+	}
+	return out, scores
+}
+
+func (st *evalState) exception(rules []*rulePlan) (*ExceptionReport, bool) {
+	as, scores := st.assertions(rules)
+	s := orScore(scores, st.t)
+	o := st.outcome(s)
+	return &ExceptionReport{Result: o, Assertions: as, Review: ReviewResult{Outcome: o, Score: s}}, o == OutcomeTrue
+}
+
+func (st *evalState) report() *Report {
+	p := st.p
+	rep := &Report{Threshold: st.t, LabelMatches: map[string]float64{}}
+	docFired := false
+	if len(p.docExcept) > 0 {
+		rep.Exception, docFired = st.exception(p.docExcept)
+	}
+	rep.Sections = make([]SectionReport, len(p.labels))
+	for i, l := range p.labels {
+		sec := &rep.Sections[i]
+		sec.Name, sec.Message = l.name, l.message
+		var scores []float64
+		sec.Assertions, scores = st.assertions(l.rules)
+		sec.Score = round6(orScore(scores, st.t))
+		fired := false
+		if len(l.except) > 0 {
+			sec.Exception, fired = st.exception(l.except)
+		}
+		if !fired && docFired && sec.Exception == nil {
+			sec.Exception = rep.Exception
+		}
+		switch {
+		case fired || docFired:
+			sec.Result = OutcomeFalse
+		default:
+			sec.Result = st.outcome(sec.Score)
+		}
+		if sec.Result == OutcomeTrue {
+			for k, r := range l.rules {
+				if scores[k] >= st.t {
+					sec.Matches = st.spans(r.root, sec.Matches)
+				}
+			}
+			sec.Matches = dedupeSpans(sec.Matches)
+		}
+	}
+	// PRIORITY: decided against the TRUE set before any demotion, so the order of the
+	// chains does not matter.
+	wasTrue := make([]bool, len(rep.Sections))
+	for i := range rep.Sections {
+		wasTrue[i] = rep.Sections[i].Result == OutcomeTrue
+	}
+	for _, chain := range p.priorities {
+		winner := false
+		for _, li := range chain {
+			if !wasTrue[li] {
+				continue
+			}
+			if winner {
+				rep.Sections[li].Result = OutcomeFalse
+				rep.Sections[li].Matches = nil
+			}
+			winner = true
+		}
+	}
+	rep.Result = OutcomeFalse
+	anyFailed := false
+	for i := range rep.Sections {
+		sec := &rep.Sections[i]
+		sec.Review = ReviewResult{Outcome: sec.Result, Score: sec.Score}
+		switch sec.Result {
+		case OutcomeTrue:
+			rep.Result = OutcomeTrue
+			rep.LabelMatches[sec.Name] = sec.Score
+		case OutcomeFailed:
+			anyFailed = true
+		}
+	}
+	if rep.Result != OutcomeTrue && anyFailed {
+		rep.Result = OutcomeFailed
+	}
+	return rep
+}
+
+func dedupeSpans(s []Span) []Span {
+	if len(s) < 2 {
+		return s
+	}
+	sort.Slice(s, func(i, j int) bool {
+		if s[i].Start != s[j].Start {
+			return s[i].Start < s[j].Start
+		}
+		return s[i].End < s[j].End
+	})
+	out := s[:1]
+	for _, x := range s[1:] {
+		if x != out[len(out)-1] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+var errBatchSize = errors.New("rules: evaluator returned a wrong number of scores")

@@ -1,0 +1,83 @@
+package rules
+
+// Outcome is the result of a section, an assertion, an exception or a whole evaluation.
+type Outcome string
+
+// The outcomes of DESIGN §7.
+const (
+	// OutcomeUnspecified is never produced by Evaluate; it is the zero value of the
+	// wire enum.
+	OutcomeUnspecified Outcome = "OUTCOME_UNSPECIFIED"
+	// OutcomeFalse: evaluated, and the score is below the threshold (or an exception
+	// fired, or a higher-priority label won).
+	OutcomeFalse Outcome = "OUTCOME_FALSE"
+	// OutcomeTrue: evaluated, and the score reached the threshold.
+	OutcomeTrue Outcome = "OUTCOME_TRUE"
+	// OutcomeFailed: the decision depends on a signal that could not be evaluated
+	// (score -1): never reported as a silent FALSE.
+	OutcomeFailed Outcome = "OUTCOME_FAILED"
+)
+
+// Report is the domain form of an EvaluationReport.
+type Report struct {
+	Result   Outcome
+	Sections []SectionReport // in document order
+	// Exception is the document-level exception (EXCEPT WHEN at top level), nil when
+	// the document has none.
+	Exception *ExceptionReport
+	// LabelMatches maps the name of each TRUE section to its score.
+	LabelMatches map[string]float64
+	Threshold    float64
+	TokenUsage   TokenUsage
+}
+
+// SectionReport is the evaluation of one LABEL/SECTION block.
+type SectionReport struct {
+	Name    string
+	Message string // the string after the label name
+	Result  Outcome
+	Score   float64 // max over the rules, -1 when failed
+	// Assertions has one entry per rule, in source order.
+	Assertions []AssertionReport
+	// Exception is the label's own exception; when it has none and the
+	// document-level exception fired, that one is repeated here so the section
+	// explains itself.
+	Exception *ExceptionReport
+	Review    ReviewResult
+	// Matches are the byte ranges of the text that made the section's rules fire, for
+	// hits and highlighting. Empty when nothing fired or the signals have no position.
+	Matches []Span
+}
+
+// AssertionReport is the evaluation of one rule.
+type AssertionReport struct {
+	Result  Outcome
+	Message string // the rule as written; "(lexical match)" is appended when a concept was matched lexically
+	Score   float64
+}
+
+// ExceptionReport is the evaluation of an EXCEPT WHEN / UNLESS block.
+type ExceptionReport struct {
+	Result     Outcome // TRUE when the exception fired
+	Assertions []AssertionReport
+	Review     ReviewResult
+}
+
+// ReviewResult is the outcome a reviewer is asked to confirm. The engine fills it with
+// its own decision; a human review replaces it later.
+type ReviewResult struct {
+	Outcome Outcome
+	Score   float64
+}
+
+// Span is a byte range [Start, End) of the evaluated text.
+type Span struct {
+	Start, End int
+}
+
+// TokenUsage is what an evaluation consumed, for billing.
+type TokenUsage struct {
+	InputTokens  int64
+	BilledTokens int64
+	Multiplier   float64
+}
