@@ -5675,11 +5675,11 @@ var swaggerSpec = []string{
 	"UHk+AUdO8aKRyBqEaq5QhQU/gaxTyHaz1SXIcYmDHzq+rp5Io/YmL8ZU3QWTHBOj25ahtTof4nNnUtgG",
 	"UV5eengujKhvh5JdtjFE/QyyxXpng0+CiAVZOnas/lsa2UoaWf+LGJwedxlLZRQpGnCkbUUs9MssUCr7",
 	"IZoSmfswjEnVK67ydMZBidXX0CyRmK1QE1YhkWyQO3bVaHP84Hkll5e1zRgh2WiisRDz79SZWy8vwyjj",
-	"qUJcJUtsrfXm2Fc2E362xPTv3wRmyFQZJtWxizzfwV6meLFKrNG0l/iGoCBiNsgwSRnOzsEB9Fr4POz8",
-	"rf23NqCfAr54cQsVnGWafBnEoxIUWOknrELw1DkXWplH2tzAb07Viy+ZTY4GRXpQEn++18rZdkyjf4i8",
-	"mzTs0sHCVLUX4mbqahhJSXqaVC2d4lR9HXaOpmTtq+R4usg0XxGHztTV6aTsFTrRC5aFPOM1W+otnPTa",
-	"QvlrHShixan3lFFbVkmANYQBZnwGBTcSsFP4aHjyDkVRLQCBMsK5hVRlVJjG9Z1oSZhK5YHOfYSTQh5w",
-	"GeNpYvrIGw/fHv5/AAAA//8=",
+	"qUJcJUtsrfXm2Fc2E362xPTv3wRmyFQZJtVxnCTSgPAW13ciyHICb92DW+JKsb9pL/ENQUHEbPmiCsQh",
+	"1Plb+29tkHBkkc4DQES1jOIVLtRylgnzZTiPSlVgpR+zChFUZ19oZZ5rcwPnOVVvv2ReORoUKUNJJPpe",
+	"K2flMY3+IfJu0rBLVwtTdV+Im6mwYSQq6WlSVXWKU/V1ADqakrWv0uTpctN8RRw6U5eok7Jc6JQvWJb0",
+	"jNdsqVdx0n8LhbB1yIgVJ+FT5m1ZLwHWEAaY8RmU3kjATmGm4fE7lEe1AATKCOcWUjVSYRqNW8oYfu4j",
+	"nJT0gGsZTxNTSt54+Pbw/wMAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

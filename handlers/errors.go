@@ -206,8 +206,8 @@ func validationError(me openapi3.MultiError) *echo.HTTPError {
 		var reqErr *openapi3filter.RequestError
 		var schemaErr *openapi3.SchemaError
 		switch {
-		case errors.As(err, &multi) && len(multi) > 0 && !sameError(multi, err):
-			for _, e := range multi {
+		case isMulti(err):
+			for _, e := range err.(openapi3.MultiError) {
 				collect(e)
 			}
 		case errors.As(err, &reqErr):
@@ -252,9 +252,12 @@ func validationError(me openapi3.MultiError) *echo.HTTPError {
 	}}
 }
 
-func sameError(m openapi3.MultiError, err error) bool {
-	mm, ok := err.(openapi3.MultiError)
-	return ok && len(mm) == len(m) && len(m) == 1 && m[0] == err
+// isMulti is a type check, not errors.As: a RequestError unwraps to the
+// MultiError of its schema errors, and must be read as itself to keep the
+// parameter's name.
+func isMulti(err error) bool {
+	_, ok := err.(openapi3.MultiError)
+	return ok
 }
 
 // schemaViolation names the field as a dotted path (contentData[0].text).

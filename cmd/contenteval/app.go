@@ -50,11 +50,14 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	if m.Log == nil {
 		m.Log = newLogger(m.Stderr, m.Config.LogLevel)
 	}
-	db, err := persistence.Open(ctx, m.Config.DatabaseURL)
-	if err != nil {
-		return err
+	if m.DB == nil { // tests hand in a database of their own
+		db, err := persistence.Open(ctx, m.Config.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		m.DB = db
 	}
-	m.DB = db
+	db := m.DB
 	if migrate {
 		if err := db.Migrate(ctx); err != nil {
 			return fmt.Errorf("migrate: %w", err)

@@ -1,0 +1,59 @@
+# contenteval — the two commands: `make run` and `make test`.
+GO        ?= go
+PG_URL    ?= postgres://root@127.0.0.1:5432/test?sslmode=disable
+GOTESTFLAGS ?= -race -count=1 -timeout 20m
+
+.PHONY: run test test-postgres generate verify lint lint-go lint-openapi bench fuzz docs-assets node_modules build
+
+## run: start the server on :8080 with the embedded SQLite database (./data)
+run:
+	$(GO) run ./cmd/contenteval serve
+
+## build: the contenteval binary in ./bin
+build:
+	$(GO) build -o bin/contenteval ./cmd/contenteval
+
+## test: the whole suite with -race (SQLite; PostgreSQL too when CONTENTEVAL_TEST_DATABASE_URL is set)
+test:
+	$(GO) test $(GOTESTFLAGS) ./...
+
+## test-postgres: the suite on SQLite and on the local PostgreSQL
+test-postgres:
+	CONTENTEVAL_TEST_DATABASE_URL='$(PG_URL)' $(GO) test $(GOTESTFLAGS) ./...
+
+## generate: regenerate gen/ from openapi.yaml (never edit gen/ by hand)
+generate:
+	$(GO) tool oapi-codegen -config oapi-codegen.yaml openapi.yaml
+	$(GO) tool oapi-codegen -config oapi-codegen.client.yaml openapi.yaml
+
+## verify: fail when gen/ is stale
+verify: generate
+	git diff --exit-code -- gen/ || (echo "gen/ is stale: run make generate and commit" >&2; exit 1)
+	@test -z "$$(git status --porcelain -- gen/)" || (echo "gen/ has untracked generated files" >&2; exit 1)
+
+## lint: gofmt, go vet and the OpenAPI lint (redocly)
+lint: lint-go lint-openapi
+
+lint-go:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+node_modules: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch node_modules
+
+lint-openapi: node_modules
+	npx --no-install redocly lint openapi.yaml --config redocly.yaml
+
+## docs-assets: refresh the embedded Redoc bundle served at /docs from npm
+docs-assets: node_modules
+	cp node_modules/redoc/bundles/redoc.standalone.js node_modules/redoc/bundles/redoc.standalone.js.LICENSE.txt handlers/docs/
+
+## bench: the benchmarks named by the issues (results: bench/README.md)
+bench:
+	./bench/run.sh
+
+## fuzz: every fuzz target for a short time (FUZZTIME=20s)
+FUZZTIME ?= 15s
+fuzz:
+	./scripts/fuzz.sh $(FUZZTIME)

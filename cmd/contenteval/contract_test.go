@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+
+	"sync"
+	"testing"
+
+	contenteval "github.com/contenteval/contenteval"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/stretchr/testify/require"
+)
+
+var (
+	specOnce   sync.Once
+	specDoc    *openapi3.T
+	specRouter routers.Router
+	specErr    error
+)
+
+// loadSpec loads openapi.yaml with validation on, as our users' tools do.
+func loadSpec(t *testing.T) (*openapi3.T, routers.Router) {
+	t.Helper()
+	specOnce.Do(func() {
+		l := openapi3.NewLoader()
+		specDoc, specErr = l.LoadFromData(contenteval.OpenAPIYAML)
+		if specErr != nil {
+			return
+		}
+		if specErr = specDoc.Validate(context.Background()); specErr != nil {
+			return
+		}
+		doc := *specDoc
+		doc.Servers = nil
+		specRouter, specErr = gorillamux.NewRouter(&doc)
+	})
+	require.NoError(t, specErr)
+	return specDoc, specRouter
+}
+
+// requireMatchesSpec checks a response against openapi.yaml: the documented
+// schema for its operation and status, or the Status schema for routes the
+// spec does not have.
+func requireMatchesSpec(t *testing.T, r rawResponse) {
+	t.Helper()
+	doc, router := loadSpec(t)
+	route, params, err := router.FindRoute(r.Req)
+	if err != nil {
+		schema := doc.Components.Schemas["Status"].Value
+		var v any
+		require.NoError(t, jsonUnmarshal(r.Body, &v))
+		require.NoError(t, schema.VisitJSON(v), "body %s", r.Body)
+		return
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{
+			Request: r.Req, PathParams: params, Route: route,
+			Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+		},
+		Status: r.Status,
+		Header: r.Header,
+		Body:   io.NopCloser(bytes.NewReader(r.Body)),
+		Options: &openapi3filter.Options{
+			IncludeResponseStatus: true,
+			MultiError:            true,
+		},
+	}
+	require.NoError(t, openapi3filter.ValidateResponse(context.Background(), in), "%s %s -> %d %s", r.Req.Method, r.Req.URL.Path, r.Status, r.Body)
+}
+
+func TestSpecLoadsWithValidation(t *testing.T) {
+	doc, _ := loadSpec(t)
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			require.NotEmpty(t, op.OperationID, "%s %s", method, path)
+			require.NotEmpty(t, op.Tags, "%s %s", method, path)
+			require.NotEmpty(t, op.Summary, "%s %s", method, path)
+			require.NotEmpty(t, op.Description, "%s %s", method, path)
+			require.NotNil(t, op.Responses.Value("200"), "%s %s has no 200", method, path)
+			def := op.Responses.Default()
+			require.NotNil(t, def, "%s %s has no default response", method, path)
+			require.NotNil(t, def.Value.Content.Get("application/json"), "%s %s", method, path)
+			require.Equal(t, "#/components/schemas/Status", def.Value.Content.Get("application/json").Schema.Ref, "%s %s", method, path)
+		}
+	}
+}
