@@ -41,6 +41,8 @@ type DB struct {
 	// writeSem serializes InTx on SQLite within this process; nil on
 	// PostgreSQL, where row locks do that job.
 	writeSem chan struct{}
+	// path is the SQLite database file; empty on PostgreSQL.
+	path string
 }
 
 // Open connects to url and pings it. url is postgres://... or
@@ -133,7 +135,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	sqlDB.SetMaxOpenConns(n)
 	sqlDB.SetMaxIdleConns(n)
 	// sqlx knows the '?' bindvar under the name "sqlite3", not "sqlite".
-	db := &DB{DB: sqlx.NewDb(sqlDB, "sqlite3"), Dialect: SQLite, writeSem: make(chan struct{}, 1)}
+	db := &DB{DB: sqlx.NewDb(sqlDB, "sqlite3"), Dialect: SQLite, writeSem: make(chan struct{}, 1), path: path}
 	if err := db.PingContext(ctx); err != nil {
 		sqlDB.Close()
 		return nil, fmt.Errorf("persistence: open sqlite database: %w", err)

@@ -248,3 +248,28 @@ func TestAccounts_UpdateConcurrentlyTwoSQLiteHandles(t *testing.T) {
 	require.NoError(t, stores[0].CreateAccount(t.Context(), a))
 	updateConcurrently(t, stores, a.ID, 20)
 }
+
+// Processes starting together on a fresh SQLite file (server and CLI) all
+// migrate it; none may fail with "table already exists".
+func TestMigrate_ConcurrentFreshSQLiteHandles(t *testing.T) {
+	t.Parallel()
+	for range 5 {
+		url := "sqlite:" + filepath.Join(t.TempDir(), "fresh.db")
+		var dbs []*persistence.DB
+		for range 3 {
+			db, err := persistence.Open(t.Context(), url)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = db.Close() })
+			dbs = append(dbs, db)
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, len(dbs))
+		for i, db := range dbs {
+			wg.Go(func() { errs[i] = db.Migrate(t.Context()) })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			require.NoError(t, err)
+		}
+	}
+}

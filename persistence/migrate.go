@@ -18,12 +18,16 @@ import (
 var migrations embed.FS
 
 // Migrate applies every pending migration of db's dialect in version order,
-// each in its own transaction; it does nothing when the schema is current. On
-// PostgreSQL it holds a session advisory lock keyed by the current schema, so
-// replicas starting together migrate one at a time while test schemas in one
-// database do not wait for each other. It uses a goose Provider, never
-// goose's package-level state, so concurrent calls on different databases
-// are safe.
+// each in its own transaction; it does nothing when the schema is current.
+//
+// Concurrent Migrate calls on one database take turns, because goose reads
+// the applied versions before it applies the next one (two migrators would
+// both apply version N and one would fail). On PostgreSQL it holds a session
+// advisory lock keyed by the current schema, so replicas starting together
+// migrate one at a time while test schemas in one database do not wait for
+// each other. On SQLite it holds an flock on PATH-migrate.lock (Unix only),
+// so a CLI command and the server starting on a fresh file do the same. It
+// uses a goose Provider, never goose's package-level state.
 func (db *DB) Migrate(ctx context.Context) error {
 	fsys, err := fs.Sub(migrations, "migrations/"+string(db.Dialect))
 	if err != nil {
@@ -31,6 +35,13 @@ func (db *DB) Migrate(ctx context.Context) error {
 	}
 	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
 	dialect := goose.DialectSQLite3
+	if db.Dialect == SQLite {
+		unlock, err := lockFile(ctx, db.path+"-migrate.lock")
+		if err != nil {
+			return fmt.Errorf("persistence: migrate: lock: %w", TranslateError(err))
+		}
+		defer unlock()
+	}
 	if db.Dialect == Postgres {
 		dialect = goose.DialectPostgres
 		var schema string
