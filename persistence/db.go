@@ -159,6 +159,10 @@ func (db *DB) Close() error {
 // rollback). The error of fn is returned through TranslateError, so a
 // *domain.Error from fn is returned unchanged.
 //
+// On PostgreSQL the transaction is READ COMMITTED (the server default): a
+// read-modify-write locks its rows (SELECT ... FOR UPDATE) or guards its
+// UPDATE with a WHERE on the expected state.
+//
 // On SQLite, InTx first waits (honouring ctx) for the in-process writer slot
 // and then BEGINs IMMEDIATE; so InTx must not be nested, and fn must use tx,
 // never db, for writes: a write on another connection would wait on the lock
