@@ -1,0 +1,90 @@
+package contenteval
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/contenteval/contenteval"
+
+// imports returns, for every non-test Go file under dir, the project
+// packages it imports.
+func projectImports(t *testing.T, dir string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if p == module || strings.HasPrefix(p, module+"/") {
+				out[path] = append(out[path], p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestDependenciesPointInward enforces DESIGN §1: cmd -> handlers -> domain
+// <- persistence. domain (and the packages under it) imports nothing of the
+// project outside domain; handlers never imports persistence.
+func TestDependenciesPointInward(t *testing.T) {
+	for file, imps := range projectImports(t, "domain") {
+		for _, p := range imps {
+			if p != module+"/domain" && !strings.HasPrefix(p, module+"/domain/") {
+				t.Errorf("%s imports %s: domain must not import other project packages", file, p)
+			}
+		}
+	}
+	for file, imps := range projectImports(t, "handlers") {
+		for _, p := range imps {
+			if p == module+"/persistence" || strings.HasPrefix(p, module+"/persistence/") {
+				t.Errorf("%s imports %s: handlers must not import persistence", file, p)
+			}
+		}
+	}
+	for file, imps := range projectImports(t, "persistence") {
+		for _, p := range imps {
+			if p == module+"/handlers" || strings.HasPrefix(p, module+"/gen") {
+				t.Errorf("%s imports %s: persistence must not know the API", file, p)
+			}
+		}
+	}
+}
+
+// TestArchitectureTestSeesViolations guards the test above against passing
+// because it reads nothing.
+func TestArchitectureTestSeesViolations(t *testing.T) {
+	imps := projectImports(t, "handlers")
+	found := false
+	for _, ps := range imps {
+		for _, p := range ps {
+			if p == module+"/domain" {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Fatal("the import scan found no handlers -> domain import; it is not reading the sources")
+	}
+}
