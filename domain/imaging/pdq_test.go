@@ -5,6 +5,8 @@ import (
 	"image"
 	"image/color"
 	"image/color/palette"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -197,5 +199,53 @@ func TestHashHexAndDistance(t *testing.T) {
 	o[31] ^= 0x01
 	if d := h.Distance(o); d != 3 {
 		t.Errorf("distance %d, want 3", d)
+	}
+}
+
+// TestDivIsFloat32Division backs the claim on div: multiplying by a float64
+// reciprocal and rounding gives the float32 quotient, for window sizes up
+// to far beyond any image's.
+func TestDivIsFloat32Division(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(9, 10))
+	for range 2_000_000 {
+		n := 1 + rng.IntN(1<<16)
+		var sum float32
+		switch rng.IntN(3) {
+		case 0:
+			sum = float32(rng.Float64() * 255 * float64(n)) // a window sum
+		case 1:
+			sum = math.Float32frombits(rng.Uint32() & 0x7f7fffff) // any finite non-negative
+		default:
+			sum = float32(rng.IntN(256 * n)) // exact integer sums
+		}
+		if got, want := div(sum, 1/float64(n)), sum/float32(n); got != want {
+			t.Fatalf("%g/%d: div %g, float32 division %g", sum, n, got, want)
+		}
+	}
+}
+
+func TestBox1DSampledMatchesBox1D(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{5, 20, 63, 64, 65, 200, 1000, 1601} {
+		in := make([]float32, n)
+		for i := range in {
+			in[i] = float32(rng.IntN(256)) * 0.587
+		}
+		win := jaroszWindow(n, 64)
+		full := make([]float32, n)
+		box1D(in, full, win)
+		var at [64]int
+		for j := range at {
+			at[j] = int(((float64(j) + 0.5) * float64(n)) / 64)
+		}
+		got := make([]float32, 64)
+		box1DSampled(in, win, at[:], got)
+		for j, c := range at {
+			if got[j] != full[c] {
+				t.Fatalf("n=%d column %d: sampled %g, full %g", n, c, got[j], full[c])
+			}
+		}
 	}
 }
