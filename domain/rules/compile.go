@@ -8,7 +8,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	aho "github.com/petar-dambovaliev/aho-corasick"
 )
 
 // Limits bound what one text may ask of the compiler and evaluator. Zero fields take
@@ -63,7 +62,7 @@ type Plan struct {
 	written    int // signals as written, before de-duplication
 	depth      int // deepest rule
 
-	ac       *aho.AhoCorasick
+	ac       *automaton
 	patterns []patternRefs
 	ed       *editIndex
 	fuzzy    bool // any fuzzy phrase: build the fuzzy stream
@@ -421,9 +420,7 @@ func (c *compiler) buildAutomaton() {
 	if len(c.patterns) == 0 {
 		return
 	}
-	b := aho.NewAhoCorasickBuilder(aho.Opts{MatchKind: aho.StandardMatch, DFA: true})
-	ac := b.Build(c.patterns)
-	c.plan.ac = &ac
+	c.plan.ac = newAutomaton(c.patterns)
 }
 
 // Labels returns the label names in document order.

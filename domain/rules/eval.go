@@ -178,27 +178,25 @@ func (st *evalState) scanPhrases() {
 		return
 	}
 	buf := a.buf
-	it := p.ac.IterOverlappingByte(buf)
-	for m := it.Next(); m != nil; m = it.Next() {
-		s, e := m.Start(), m.End()
+	p.ac.scan(buf, func(id, s, e int) {
 		// Whole words only: the Scunthorpe rule ("skill" is not "kill").
 		if (s > 0 && !isStreamSep(buf[s-1])) || (e < len(buf) && !isStreamSep(buf[e])) {
-			continue
+			return
 		}
-		refs := &p.patterns[m.Pattern()]
+		refs := &p.patterns[id]
 		if s < a.fuzzyBase {
 			if len(refs.exact) == 0 {
-				continue
+				return
 			}
 			u0, u1 := a.unitAtExact(s), a.unitAtExact(e-1)
 			o := occurrence{u0: u0, u1: u1, start: a.units[u0].start, end: a.units[u1].end, score: 1}
 			for _, sig := range refs.exact {
 				st.sig[sig].add(o)
 			}
-			continue
+			return
 		}
 		if len(refs.fuzzy) == 0 {
-			continue
+			return
 		}
 		t0, t1 := a.tokAtFuzzy(s), a.tokAtFuzzy(e-1)
 		score := 1.0
@@ -209,12 +207,11 @@ func (st *evalState) scanPhrases() {
 		}
 		o := occurrence{u0: a.ftoks[t0].u0, u1: a.ftoks[t1].u1, start: a.ftoks[t0].start, end: a.ftoks[t1].end, score: score}
 		for _, ref := range refs.fuzzy {
-			if !st.guard(ref, t0, t1) {
-				continue
+			if st.guard(ref, t0, t1) {
+				st.sig[ref.sig].add(o)
 			}
-			st.sig[ref.sig].add(o)
 		}
-	}
+	})
 }
 
 // guard rejects a fuzzy match whose text word is a correctly spelled English word other

@@ -73,16 +73,18 @@ func (e *editIndex) addWord(form string) {
 	id := int32(len(e.words))
 	e.words = append(e.words, form)
 	e.dels[form] = append(e.dels[form], id)
-	forEachDeletion(form, func(d string) { e.dels[d] = append(e.dels[d], id) })
+	forEachDeletion(form, func(d []byte) { e.dels[string(d)] = append(e.dels[string(d)], id) })
 }
 
-func forEachDeletion(s string, f func(string)) {
+// forEachDeletion calls f with s minus each of its runes in turn. The argument is only
+// valid during the call: it aliases a scratch buffer so that lookups do not allocate.
+func forEachDeletion(s string, f func([]byte)) {
 	buf := make([]byte, 0, len(s))
 	for i, r := range s {
 		n := utf8.RuneLen(r)
 		buf = append(buf[:0], s[:i]...)
 		buf = append(buf, s[i+n:]...)
-		f(string(buf))
+		f(buf)
 	}
 }
 
@@ -101,7 +103,7 @@ func (e *editIndex) apply(toks []ftoken) {
 			continue
 		}
 		n := utf8.RuneCountInString(t.form)
-		if n < minEditLetters-1 {
+		if n < minEditLetters-1 || isDictWord(t.norm) {
 			continue
 		}
 		best := int32(-1)
@@ -113,8 +115,8 @@ func (e *editIndex) apply(toks []ftoken) {
 			}
 		}
 		consider(e.dels[t.form])
-		forEachDeletion(t.form, func(d string) { consider(e.dels[d]) })
-		if best < 0 || isDictWord(t.norm) {
+		forEachDeletion(t.form, func(d []byte) { consider(e.dels[string(d)]) })
+		if best < 0 {
 			continue
 		}
 		t.form = e.words[best]

@@ -303,6 +303,16 @@ func buildFuzzyTokens(text string, segs []segment, unitOfSeg []int, units []unit
 	toks := make([]ftoken, 0, len(merged))
 	for _, p := range merged {
 		t := ftoken{start: p.start, end: p.end, u0: -1}
+		if p.s0 == p.s1 && unitOfSeg[p.s0] >= 0 {
+			// The common case, one plain word: no concatenation needed.
+			t.u0, t.u1 = unitOfSeg[p.s0], unitOfSeg[p.s0]
+			t.norm = units[t.u0].norm
+			t.form = fuzzyForm(t.norm)
+			if t.form != "" {
+				toks = append(toks, t)
+			}
+			continue
+		}
 		var nb strings.Builder
 		for k := p.s0; k <= p.s1; k++ {
 			if u := unitOfSeg[k]; u >= 0 {
@@ -358,6 +368,9 @@ var extraSkeleton = map[rune]rune{'ĸ': 'k', 'ı': 'i', 'ȷ': 'j', 'ɑ': 'a', '�
 // removed, non-Latin look-alikes replaced by their TR39 prototype, leetspeak decoded in
 // words that contain a letter, separators dropped and runs of one character collapsed.
 func fuzzyForm(s string) string {
+	if plainWord(s) {
+		return s
+	}
 	hasLetter := false
 	ascii := true
 	for _, r := range s {
@@ -431,6 +444,21 @@ func fuzzyForm(s string) string {
 		}
 	}
 	return string(out)
+}
+
+// plainWord reports whether s is lower-case ASCII letters with no letter repeated
+// twice in a row: its fuzzy form is itself, and most words of real text are like that.
+func plainWord(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 'a' || c > 'z' || (i > 0 && s[i-1] == c) {
+			return false
+		}
+	}
+	return true
 }
 
 // sentences returns the UAX #29 sentence index of every unit, computed on first use
