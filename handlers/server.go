@@ -28,6 +28,8 @@ type Deps struct {
 	Log     *slog.Logger
 	Keys    *domain.KeyService
 	Limiter *domain.RateLimiter
+	// Labels serves labels, label tags and label versions.
+	Labels *domain.LabelService
 	// Ready reports whether the service can take traffic (database ping).
 	Ready func(ctx context.Context) error
 	// Registry receives the HTTP metrics; nil makes a private one.

@@ -73,74 +73,9 @@ func (s *Server) ListJobLabelHits(_ context.Context, _ gen.ListJobLabelHitsReque
 	return nil, notImplemented("listJobLabelHits")
 }
 
-// ListLabelTags is not implemented yet.
-func (s *Server) ListLabelTags(_ context.Context, _ gen.ListLabelTagsRequestObject) (gen.ListLabelTagsResponseObject, error) {
-	return nil, notImplemented("listLabelTags")
-}
-
-// CreateLabelTag is not implemented yet.
-func (s *Server) CreateLabelTag(_ context.Context, _ gen.CreateLabelTagRequestObject) (gen.CreateLabelTagResponseObject, error) {
-	return nil, notImplemented("createLabelTag")
-}
-
-// ListLabels is not implemented yet.
-func (s *Server) ListLabels(_ context.Context, _ gen.ListLabelsRequestObject) (gen.ListLabelsResponseObject, error) {
-	return nil, notImplemented("listLabels")
-}
-
-// CreateLabel is not implemented yet.
-func (s *Server) CreateLabel(_ context.Context, _ gen.CreateLabelRequestObject) (gen.CreateLabelResponseObject, error) {
-	return nil, notImplemented("createLabel")
-}
-
 // EvaluateLabels is not implemented yet.
 func (s *Server) EvaluateLabels(_ context.Context, _ gen.EvaluateLabelsRequestObject) (gen.EvaluateLabelsResponseObject, error) {
 	return nil, notImplemented("evaluateLabels")
-}
-
-// DeleteLabel is not implemented yet.
-func (s *Server) DeleteLabel(_ context.Context, _ gen.DeleteLabelRequestObject) (gen.DeleteLabelResponseObject, error) {
-	return nil, notImplemented("deleteLabel")
-}
-
-// GetLabel is not implemented yet.
-func (s *Server) GetLabel(_ context.Context, _ gen.GetLabelRequestObject) (gen.GetLabelResponseObject, error) {
-	return nil, notImplemented("getLabel")
-}
-
-// UpdateLabel is not implemented yet.
-func (s *Server) UpdateLabel(_ context.Context, _ gen.UpdateLabelRequestObject) (gen.UpdateLabelResponseObject, error) {
-	return nil, notImplemented("updateLabel")
-}
-
-// ArchiveLabel is not implemented yet.
-func (s *Server) ArchiveLabel(_ context.Context, _ gen.ArchiveLabelRequestObject) (gen.ArchiveLabelResponseObject, error) {
-	return nil, notImplemented("archiveLabel")
-}
-
-// SetLabelTags is not implemented yet.
-func (s *Server) SetLabelTags(_ context.Context, _ gen.SetLabelTagsRequestObject) (gen.SetLabelTagsResponseObject, error) {
-	return nil, notImplemented("setLabelTags")
-}
-
-// UnarchiveLabel is not implemented yet.
-func (s *Server) UnarchiveLabel(_ context.Context, _ gen.UnarchiveLabelRequestObject) (gen.UnarchiveLabelResponseObject, error) {
-	return nil, notImplemented("unarchiveLabel")
-}
-
-// ListLabelVersions is not implemented yet.
-func (s *Server) ListLabelVersions(_ context.Context, _ gen.ListLabelVersionsRequestObject) (gen.ListLabelVersionsResponseObject, error) {
-	return nil, notImplemented("listLabelVersions")
-}
-
-// CreateLabelVersion is not implemented yet.
-func (s *Server) CreateLabelVersion(_ context.Context, _ gen.CreateLabelVersionRequestObject) (gen.CreateLabelVersionResponseObject, error) {
-	return nil, notImplemented("createLabelVersion")
-}
-
-// GetLabelVersion is not implemented yet.
-func (s *Server) GetLabelVersion(_ context.Context, _ gen.GetLabelVersionRequestObject) (gen.GetLabelVersionResponseObject, error) {
-	return nil, notImplemented("getLabelVersion")
 }
 
 // ListPolicies is not implemented yet.

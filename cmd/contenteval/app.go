@@ -35,6 +35,7 @@ type Main struct {
 	Accounts *persistence.Accounts
 	Keys     *domain.KeyService
 	Limiter  *domain.RateLimiter
+	Labels   *domain.LabelService
 
 	listener net.Listener
 	http     *http.Server
@@ -70,6 +71,8 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	m.Accounts = persistence.NewAccounts(db)
 	m.Keys = domain.NewKeyService(persistence.NewKeys(db), m.Accounts, key, m.Clock, m.Config.KeyCacheTTL)
 	m.Limiter = domain.NewRateLimiter(domain.Limits{RequestsPerSecond: m.Config.RateRPS, Burst: m.Config.RateBurst}, m.Clock)
+	m.Labels = domain.NewLabelService(persistence.NewLabels(db), persistence.NewLabelVersions(db), persistence.NewLabelTags(db),
+		m.Clock, domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/labels")))
 	return nil
 }
 
@@ -77,6 +80,7 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 func (m *Main) Listen() error {
 	e, err := handlers.New(handlers.Config{BodyLimit: m.Config.BodyLimit}, handlers.Deps{
 		Log: m.Log, Keys: m.Keys, Limiter: m.Limiter, Ready: m.DB.Ping,
+		Labels: m.Labels,
 	})
 	if err != nil {
 		return err

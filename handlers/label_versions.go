@@ -1,0 +1,113 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/gen"
+)
+
+// CreateLabelVersion compiles and publishes a new version of a label.
+func (s *Server) CreateLabelVersion(ctx context.Context, req gen.CreateLabelVersionRequestObject) (gen.CreateLabelVersionResponseObject, error) {
+	b := req.Body
+	account := AccountFrom(ctx)
+	in := domain.NewLabelVersion{
+		Text:                 b.Text,
+		Description:          lderef(b.Description),
+		EvalOptions:          toDomainLabelEvalOptions(b.LabelEvalOptions),
+		GlobalContext:        lderef(b.GlobalContext),
+		ParentLabelVersionID: lderef(b.ParentLabelVersionId),
+		CreatedByID:          account.ID,
+	}
+	if b.Blob != nil {
+		in.Blob = *b.Blob
+	}
+	v, err := s.deps.Labels.CreateLabelVersion(ctx, account.ID, req.LabelId, in)
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateLabelVersion200JSONResponse{LabelVersion: toAPILabelVersion(v)}, nil
+}
+
+// GetLabelVersion returns one version of a label.
+func (s *Server) GetLabelVersion(ctx context.Context, req gen.GetLabelVersionRequestObject) (gen.GetLabelVersionResponseObject, error) {
+	v, err := s.deps.Labels.GetLabelVersion(ctx, AccountFrom(ctx).ID, req.LabelId, req.LabelVersionId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetLabelVersion200JSONResponse{LabelVersion: toAPILabelVersion(v)}, nil
+}
+
+// ListLabelVersions returns a page of a label's versions, oldest first.
+func (s *Server) ListLabelVersions(ctx context.Context, req gen.ListLabelVersionsRequestObject) (gen.ListLabelVersionsResponseObject, error) {
+	page, err := s.deps.Labels.ListLabelVersions(ctx, AccountFrom(ctx).ID, req.LabelId, req.Params.PageSize, lderef(req.Params.PageToken))
+	if err != nil {
+		return nil, err
+	}
+	vs := make([]gen.LabelVersion, len(page.Versions))
+	for i, v := range page.Versions {
+		vs[i] = toAPILabelVersion(v)
+	}
+	return gen.ListLabelVersions200JSONResponse{LabelVersions: &vs, NextPageToken: tokenOrNil(page.NextPageToken)}, nil
+}
+
+// toDomainLabelEvalOptions maps API options to the domain (nil -> none).
+func toDomainLabelEvalOptions(o *gen.LabelEvalOptions) domain.LabelEvalOptions {
+	if o == nil {
+		return domain.LabelEvalOptions{}
+	}
+	out := domain.LabelEvalOptions{
+		BypassCache: o.BypassCache, Expedited: o.Expedited, BundleSize: o.BundleSize,
+		Threshold: o.Threshold, Stack: o.Stack,
+	}
+	if o.ImageDetailLevel != nil {
+		out.ImageDetailLevel = lptr(string(*o.ImageDetailLevel))
+	}
+	return out
+}
+
+// toAPILabelEvalOptions maps domain options to the API.
+func toAPILabelEvalOptions(o domain.LabelEvalOptions) *gen.LabelEvalOptions {
+	out := &gen.LabelEvalOptions{
+		BypassCache: o.BypassCache, Expedited: o.Expedited, BundleSize: o.BundleSize,
+		Threshold: o.Threshold, Stack: o.Stack,
+	}
+	if o.ImageDetailLevel != nil {
+		out.ImageDetailLevel = lptr(gen.ImageDetailLevel(*o.ImageDetailLevel))
+	}
+	return out
+}
+
+// toAPILabelVersion maps a domain version to the API.
+func toAPILabelVersion(v *domain.LabelVersion) gen.LabelVersion {
+	out := gen.LabelVersion{
+		LabelVersionId:    lptr(v.ID),
+		LabelId:           lptr(v.LabelID),
+		Text:              lptr(v.Text),
+		Description:       lptr(v.Description),
+		SignalCount:       lptr(float32(v.SignalCount)),
+		TotalSignalTokens: lptr(float32(v.TotalSignalTokens)),
+		Created:           lptr(v.Created),
+		Expunged:          lptr(false),
+		CreatedById:       lptr(v.CreatedByID),
+		SequentialVersion: lptr(float32(v.SequentialVersion)),
+		ComplexityScore:   lptr(v.ComplexityScore),
+		LabelEvalOptions:  toAPILabelEvalOptions(v.EvalOptions),
+		GlobalContext:     lptr(v.GlobalContext),
+		TokenCountsV2: &gen.TokenCounts{
+			DslTokenCount:        lptr(float32(v.TokenCounts.DSLTokenCount)),
+			GlobalContextTokens:  lptr(float32(v.TokenCounts.GlobalContextTokens)),
+			SignalTokens:         lptr(float32(v.TokenCounts.SignalTokens)),
+			SignalSpecialTokens:  lptr(float32(v.TokenCounts.SignalSpecialTokens)),
+			ContentSpecialTokens: lptr(float32(v.TokenCounts.ContentSpecialTokens)),
+		},
+	}
+	if v.Blob != nil {
+		b := v.Blob
+		out.Blob = &b
+	}
+	if v.ParentLabelVersionID != "" {
+		out.ParentLabelVersionId = lptr(v.ParentLabelVersionID)
+	}
+	return out
+}
