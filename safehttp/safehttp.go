@@ -221,7 +221,7 @@ func (c *Client) Get(ctx context.Context, raw string) (*Response, error) {
 
 // Post sends body to raw and returns the status code; the response body is
 // read (bounded) and discarded so the connection can be reused.
-func (c *Client) Post(ctx context.Context, raw string, header http.Header, body []byte) (int, error) {
+func (c *Client) Post(ctx context.Context, raw string, header map[string][]string, body []byte) (int, error) {
 	if err := c.CheckURL(raw); err != nil {
 		return 0, err
 	}

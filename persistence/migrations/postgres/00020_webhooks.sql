@@ -1,0 +1,27 @@
+-- The webhook outbox (DESIGN §6): one row per notification owed to a customer
+-- URL, written in the transaction of the state change it reports.
+
+-- +goose Up
+CREATE TABLE webhook_events (
+    id              TEXT NOT NULL PRIMARY KEY CHECK (id <> ''),
+    account_id      TEXT NOT NULL REFERENCES accounts (id),
+    url             TEXT NOT NULL,
+    headers         TEXT NOT NULL DEFAULT '{}',
+    type            TEXT NOT NULL,
+    subject_kind    TEXT NOT NULL,
+    subject_id      TEXT NOT NULL,
+    attempts        INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at TIMESTAMPTZ,
+    lease_owner     TEXT NOT NULL DEFAULT '',
+    lease_until     TIMESTAMPTZ,
+    created         TIMESTAMPTZ NOT NULL,
+    delivered_at    TIMESTAMPTZ,
+    failed_at       TIMESTAMPTZ,
+    last_error      TEXT NOT NULL DEFAULT ''
+);
+-- Only undelivered events are scanned: pending ones by due time.
+CREATE INDEX webhook_events_due_idx ON webhook_events (next_attempt_at)
+    WHERE delivered_at IS NULL AND failed_at IS NULL;
+
+-- +goose Down
+DROP TABLE webhook_events;
