@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# `make bench`: the benchmarks the issues ask for, one section each. Results
+# and how to read them: bench/README.md.
+#
+# To add yours: write a section_<name> function below and append <name> to
+# SECTIONS. `BENCH=http make bench` (comma-separated) runs only those sections.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# section_http (issue 2): the authenticated, validated cheap GET through the
+# full middleware path versus a bare Echo handler, in one process.
+#   HTTPLOAD_FLAGS  flags for bench/cmd/httpload (default: -c 16 -d 5s -rounds 5)
+#   BENCHTIME       -benchtime of the Go benchmarks (default 3s)
+section_http() {
+  # shellcheck disable=SC2086 # HTTPLOAD_FLAGS is a list of flags
+  go run ./bench/cmd/httpload ${HTTPLOAD_FLAGS:-}
+  go test -run '^$' -bench 'BenchmarkBareEcho|BenchmarkFullPathCheapGET' -benchtime "${BENCHTIME:-3s}" ./bench/
+}
+
+SECTIONS=(http)
+
+all=$(IFS=,; echo "${SECTIONS[*]}")
+IFS=, read -r -a wanted <<<"${BENCH:-$all}"
+for name in "${wanted[@]}"; do
+  if ! declare -F "section_$name" >/dev/null; then
+    echo "bench/run.sh: no section '$name' (have: ${SECTIONS[*]})" >&2
+    exit 2
+  fi
+  printf '\n=== bench: %s\n' "$name"
+  "section_$name"
+done
