@@ -71,10 +71,8 @@ func PDQ(img image.Image) (Hash, int) {
 	if rows < minHashableDim || cols < minHashableDim {
 		return Hash{}, 0
 	}
-	luma := make([]float32, rows*cols)
-	fillLuma(img, luma)
 	var buf64 [64 * 64]float32
-	downsample(luma, rows, cols, &buf64)
+	downsample(lumaRows(img), rows, cols, &buf64)
 	quality := qualityMetric(&buf64)
 	var dct [16 * 16]float32
 	dct64To16(&buf64, &dct)
@@ -106,33 +104,32 @@ func luma8(r, g, b uint8) float32 {
 	return float32(lumaLUT[0][r]+lumaLUT[1][g]) + lumaLUT[2][b]
 }
 
-// fillLuma writes the luminance of img into dst (row-major). The common
-// decoder outputs have fast paths; every path yields the same 8-bit RGB as
-// color.NRGBAModel would, except NYCbCrA, whose alpha is dropped rather than
-// premultiplied and divided out again.
-func fillLuma(img image.Image, dst []float32) {
+// lumaRows returns a function writing the luminance of row y (0-based from
+// the top of img's bounds) into dst. The common decoder outputs have fast
+// paths; every path yields the same 8-bit RGB as color.NRGBAModel would,
+// except NYCbCrA, whose alpha is dropped rather than premultiplied and
+// divided out again.
+func lumaRows(img image.Image) func(y int, dst []float32) {
 	b := img.Bounds()
 	cols := b.Dx()
 	switch m := img.(type) {
 	case *image.YCbCr:
-		fillLumaYCbCr(m, dst)
+		return lumaRowsYCbCr(m)
 	case *image.NYCbCrA:
-		fillLumaYCbCr(&m.YCbCr, dst)
+		return lumaRowsYCbCr(&m.YCbCr)
 	case *image.Gray:
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			row := m.Pix[m.PixOffset(b.Min.X, y):][:cols]
-			out := dst[(y-b.Min.Y)*cols:][:cols]
+		return func(y int, dst []float32) {
+			row := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:cols]
 			for x, v := range row {
-				out[x] = luma8(v, v, v)
+				dst[x] = luma8(v, v, v)
 			}
 		}
 	case *image.NRGBA:
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			row := m.Pix[m.PixOffset(b.Min.X, y):][:4*cols]
-			out := dst[(y-b.Min.Y)*cols:][:cols]
-			for x := range out {
+		return func(y int, dst []float32) {
+			row := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:4*cols]
+			for x := range dst[:cols] {
 				p := row[4*x : 4*x+3 : 4*x+3]
-				out[x] = luma8(p[0], p[1], p[2])
+				dst[x] = luma8(p[0], p[1], p[2])
 			}
 		}
 	case *image.Paletted:
@@ -143,27 +140,24 @@ func fillLuma(img image.Image, dst []float32) {
 				pal[i] = luma8(n.R, n.G, n.B)
 			}
 		}
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			row := m.Pix[m.PixOffset(b.Min.X, y):][:cols]
-			out := dst[(y-b.Min.Y)*cols:][:cols]
+		return func(y int, dst []float32) {
+			row := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:cols]
 			for x, v := range row {
 				// The decoders reject indices past the palette; were one
 				// to slip through it reads as black instead of panicking.
-				out[x] = pal[v]
+				dst[x] = pal[v]
 			}
 		}
-	default:
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			out := dst[(y-b.Min.Y)*cols:][:cols]
-			for x := range out {
-				n := color.NRGBAModel.Convert(img.At(b.Min.X+x, y)).(color.NRGBA)
-				out[x] = luma8(n.R, n.G, n.B)
-			}
+	}
+	return func(y int, dst []float32) {
+		for x := range dst[:cols] {
+			n := color.NRGBAModel.Convert(img.At(b.Min.X+x, b.Min.Y+y)).(color.NRGBA)
+			dst[x] = luma8(n.R, n.G, n.B)
 		}
 	}
 }
 
-func fillLumaYCbCr(m *image.YCbCr, dst []float32) {
+func lumaRowsYCbCr(m *image.YCbCr) func(y int, dst []float32) {
 	b := m.Rect
 	cols := b.Dx()
 	var hShift, vShift uint
@@ -185,21 +179,43 @@ func fillLumaYCbCr(m *image.YCbCr, dst []float32) {
 	if hShift == 99 || b.Min.X < 0 || b.Min.Y < 0 {
 		// Shifts equal COffset's divisions only for non-negative
 		// coordinates.
-		for y := b.Min.Y; y < b.Max.Y; y++ {
-			out := dst[(y-b.Min.Y)*cols:][:cols]
-			for x := range out {
-				yi, ci := m.YOffset(b.Min.X+x, y), m.COffset(b.Min.X+x, y)
+		return func(y int, dst []float32) {
+			for x := range dst[:cols] {
+				yi, ci := m.YOffset(b.Min.X+x, b.Min.Y+y), m.COffset(b.Min.X+x, b.Min.Y+y)
 				r, g, bb := color.YCbCrToRGB(m.Y[yi], m.Cb[ci], m.Cr[ci])
-				out[x] = luma8(r, g, bb)
+				dst[x] = luma8(r, g, bb)
 			}
 		}
-		return
 	}
 	// This is color.YCbCrToRGB inlined, with the chroma terms computed once
 	// per chroma sample instead of once per pixel: the conversion was
 	// about a third of the hash time of a 1024x1024 JPEG.
-	for y := b.Min.Y; y < b.Max.Y; y++ {
-		out := dst[(y-b.Min.Y)*cols:][:cols]
+	if hShift == 1 && b.Min.X%2 == 0 {
+		// 4:2:0 and 4:2:2, the usual JPEG subsamplings: two pixels per
+		// chroma sample, without per-pixel index arithmetic.
+		return func(y int, dst []float32) {
+			y += b.Min.Y
+			yrow := m.Y[m.YOffset(b.Min.X, y):][:cols]
+			c0 := ((y >> vShift) - (b.Min.Y >> vShift)) * m.CStride
+			cw := (cols + 1) / 2
+			cbRow, crRow := m.Cb[c0:][:cw], m.Cr[c0:][:cw]
+			dst = dst[:cols]
+			for cx, cbv := range cbRow {
+				cb1 := int32(cbv) - 128
+				cr1 := int32(crRow[cx]) - 128
+				rc, gc, bc := 91881*cr1, -22554*cb1-46802*cr1, 116130*cb1
+				x := 2 * cx
+				yy1 := int32(yrow[x]) * 0x10101
+				dst[x] = luma8(clamp16(yy1+rc), clamp16(yy1+gc), clamp16(yy1+bc))
+				if x+1 < len(yrow) {
+					yy1 = int32(yrow[x+1]) * 0x10101
+					dst[x+1] = luma8(clamp16(yy1+rc), clamp16(yy1+gc), clamp16(yy1+bc))
+				}
+			}
+		}
+	}
+	return func(y int, dst []float32) {
+		y += b.Min.Y
 		yrow := m.Y[m.YOffset(b.Min.X, y):][:cols]
 		cbase := ((y>>vShift)-(b.Min.Y>>vShift))*m.CStride - (b.Min.X >> hShift)
 		lastC := -1
@@ -213,7 +229,7 @@ func fillLumaYCbCr(m *image.YCbCr, dst []float32) {
 				lastC = ci
 			}
 			yy1 := int32(yv) * 0x10101
-			out[x] = luma8(clamp16(yy1+rc), clamp16(yy1+gc), clamp16(yy1+bc))
+			dst[x] = luma8(clamp16(yy1+rc), clamp16(yy1+gc), clamp16(yy1+bc))
 		}
 	}
 }
@@ -227,43 +243,102 @@ func clamp16(v int32) uint8 {
 	return uint8(^(v >> 31))
 }
 
-// downsample blurs luma (rows x cols, destroyed) with two passes of the
-// Jarosz box filter and decimates it to 64x64, as the reference does. The
-// reference uses two full-size buffers; here the row passes work in place
-// through one row of scratch and the column passes through a ring of the
-// last window+1 input rows, so a 50 MP image costs one float32 buffer, not
-// two. The second pass only computes outputs at the 64 columns the
-// decimation reads (its row sums still visit every value). The order of
-// additions along each row and column is the reference's, so the results
-// are identical.
-func downsample(luma []float32, rows, cols int, out *[64 * 64]float32) {
+// downsample blurs the luminance of a rows x cols image with two passes of
+// the Jarosz box filter and decimates it to 64x64, as the reference does.
+//
+// The reference materialises the whole image twice over as float32. Here
+// the first pass streams: each luminance row is box-filtered along the row
+// as it is produced and kept in a ring of the last window+1 rows, from
+// which the column sums slide down the image; each column-filtered row is
+// at once filtered along the row for the second pass, but only at the 64
+// columns the decimation reads (its running sum still visits every value).
+// The second column pass then runs on that rows x 64 strip. A 50 MP image
+// costs a few rows of memory instead of 400 MB, and a 1024x1024 image stays
+// in cache. The order of additions along each row and column is the
+// reference's, so the results are identical.
+func downsample(lumaRow func(y int, dst []float32), rows, cols int, out *[64 * 64]float32) {
 	if rows == 64 && cols == 64 {
 		// The reference skips the blur when the input is already 64x64
 		// (video frames scaled by ffmpeg).
-		copy(out[:], luma)
+		for y := range 64 {
+			lumaRow(y, out[y*64:][:64])
+		}
 		return
 	}
 	winRows := jaroszWindow(cols, 64) // window along each row
 	winCols := jaroszWindow(rows, 64) // window along each column
-	tmp := make([]float32, cols)
-	// Sized for the wider of the full pass and the 64-column final pass.
-	width := max(cols, 64)
-	ring := make([]float32, (winCols+1)*width)
-	sums := make([]float32, width)
-
-	// Pass 1: rows and columns in full.
-	boxRows(luma, rows, cols, winRows, tmp)
-	boxCols(luma, rows, cols, winCols, ring[:(winCols+1)*cols], sums[:cols])
-	// Pass 2: rows and columns only where the decimation samples.
 	var inj [64]int
 	for j := range inj {
 		inj[j] = int(((float64(j) + 0.5) * float64(cols)) / 64)
 	}
+
+	// Pass 1 along rows and columns, pass 2 along rows (sampled).
+	slots := winCols + 1
+	ring := make([]float32, slots*max(cols, 64))
+	line := make([]float32, cols)
+	sums := make([]float32, max(cols, 64))
 	narrow := make([]float32, rows*64)
-	for i := range rows {
-		box1DSampled(luma[i*cols:][:cols], winRows, inj[:], narrow[i*64:][:64])
+	slot := func(i int) []float32 { return ring[(i%slots)*cols:][:cols] }
+	add := func(i int) {
+		r := slot(i)
+		lumaRow(i, line)
+		box1D(line, r, winRows)
+		sums := sums[:len(r)]
+		for j, v := range r {
+			sums[j] += v
+		}
 	}
-	boxCols(narrow, rows, 64, winCols, ring[:(winCols+1)*64], sums[:64])
+	emit := func(o, cur int) {
+		inv := 1 / float64(cur)
+		sums := sums[:len(line)]
+		for j, s := range sums {
+			line[j] = div(s, inv)
+		}
+		box1DSampled(line, winRows, inj[:], narrow[o*64:][:64])
+	}
+	half := (winCols + 2) / 2
+	li, ri, oi, cur := 0, 0, 0, 0
+	for range half - 1 {
+		add(ri)
+		cur++
+		ri++
+	}
+	for range winCols - half + 1 {
+		add(ri)
+		cur++
+		emit(oi, cur)
+		ri++
+		oi++
+	}
+	for range rows - winCols {
+		// Per column: add the incoming value, then subtract the outgoing
+		// one, as the reference does. Row ri takes the slot of row
+		// li-1, which has already left the window.
+		r, old := slot(ri), slot(li)
+		lumaRow(ri, line)
+		box1D(line, r, winRows)
+		old, sums := old[:len(r)], sums[:len(r)]
+		for j, v := range r {
+			s := sums[j] + v
+			sums[j] = s - old[j]
+		}
+		emit(oi, cur)
+		li++
+		ri++
+		oi++
+	}
+	for range half - 1 {
+		for j, v := range slot(li) {
+			sums[j] -= v
+		}
+		cur--
+		emit(oi, cur)
+		li++
+		oi++
+	}
+
+	// Pass 2 along columns, on the 64 sampled columns only.
+	boxCols(narrow, rows, 64, winCols, ring[:slots*64], sums[:64])
 	for i := range 64 {
 		ini := int(((float64(i) + 0.5) * float64(rows)) / 64)
 		copy(out[i*64:][:64], narrow[ini*64:][:64])
@@ -275,15 +350,6 @@ func downsample(luma []float32, rows, cols int, out *[64 * 64]float32) {
 // tent twice as wide.
 func jaroszWindow(oldDim, newDim int) int {
 	return (oldDim + 2*newDim - 1) / (2 * newDim)
-}
-
-// boxRows box-filters every row of buf in place.
-func boxRows(buf []float32, rows, cols, win int, tmp []float32) {
-	for i := range rows {
-		row := buf[i*cols:][:cols]
-		copy(tmp, row)
-		box1D(tmp, row, win)
-	}
 }
 
 // box1D is the reference's 1-D box filter: a running sum whose window
@@ -311,13 +377,20 @@ func box1D(in, out []float32, win int) {
 		oi++
 	}
 	inv := 1 / float64(cur)
-	for range p3 {
-		sum += in[ri]
-		sum -= in[li]
-		out[oi] = div(sum, inv)
-		li++
-		ri++
-		oi++
+	if p3 > 0 {
+		// Re-sliced to equal lengths so that the loop runs without bounds
+		// checks; this is the hot loop of the hash.
+		add := in[ri:][:p3]
+		sub := in[li:][:p3]
+		o := out[oi:][:p3]
+		for k := range add {
+			sum += add[k]
+			sum -= sub[k]
+			o[k] = div(sum, inv)
+		}
+		li += p3
+		ri += p3
+		oi += p3
 	}
 	for range p4 {
 		sum -= in[li]

@@ -136,6 +136,10 @@ func TestPDQFastPathsMatchGeneric(t *testing.T) {
 		"paletted":    pal,
 		"subimage":    src.SubImage(image.Rect(13, 7, 140, 88)),
 		"ycc sub":     ycc.SubImage(image.Rect(13, 7, 140, 88)),
+		"ycc even":    ycc.SubImage(image.Rect(14, 8, 141, 89)),
+		"ycc422":      yccWithRatio(src, image.YCbCrSubsampleRatio422),
+		"ycc444":      yccWithRatio(src, image.YCbCrSubsampleRatio444),
+		"ycc411":      yccWithRatio(src, image.YCbCrSubsampleRatio411),
 	}
 	for name, m := range images {
 		want, wq := PDQ(hidden{m})
@@ -149,6 +153,21 @@ func TestPDQFastPathsMatchGeneric(t *testing.T) {
 			t.Errorf("%s: fast path %s %d, generic %s %d", name, got, q, want, wq)
 		}
 	}
+}
+
+func yccWithRatio(src *image.NRGBA, ratio image.YCbCrSubsampleRatio) *image.YCbCr {
+	m := image.NewYCbCr(src.Bounds(), ratio)
+	b := src.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := src.NRGBAAt(x, y)
+			yy, cb, cr := color.RGBToYCbCr(c.R, c.G, c.B)
+			m.Y[m.YOffset(x, y)] = yy
+			m.Cb[m.COffset(x, y)] = cb
+			m.Cr[m.COffset(x, y)] = cr
+		}
+	}
+	return m
 }
 
 func TestPDQSmallAndFlat(t *testing.T) {
