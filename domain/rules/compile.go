@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
-
 )
 
 // Limits bound what one text may ask of the compiler and evaluator. Zero fields take
@@ -60,9 +59,10 @@ type Plan struct {
 	signals    []*signalPlan
 	contexts   []*contextPlan
 	written    int // signals as written, before de-duplication
+	ruleCount  int
 	depth      int // deepest rule
 
-	ac       *automaton
+	ac       *wordAutomaton
 	patterns []patternRefs
 	ed       *editIndex
 	fuzzy    bool // any fuzzy phrase: build the fuzzy stream
@@ -145,6 +145,7 @@ func Compile(text string, opts CompileOptions) (*Plan, error) {
 	}
 	c.buildAutomaton()
 	c.plan.complexityScore = c.plan.complexity()
+	c.plan.ruleCount = c.rules
 	return c.plan, nil
 }
 
@@ -154,7 +155,7 @@ type compiler struct {
 	lim      Limits
 	sigIndex map[string]int
 	patIndex map[string]int
-	patterns []string
+	patterns [][]string
 	rules    int
 }
 
@@ -343,7 +344,7 @@ func (c *compiler) phrase(sp *signalPlan, sig int32, s *signalSpec) {
 	}
 	c.plan.phrases = true
 	if s.kind == SignalExact {
-		ref := c.pattern(string(a.buf[:a.fuzzyBase-1]))
+		ref := c.pattern(a.exactWords())
 		ref.exact = append(ref.exact, sig)
 		return
 	}
@@ -352,45 +353,32 @@ func (c *compiler) phrase(sp *signalPlan, sig int32, s *signalSpec) {
 		c.errs.add(s.pos, "phrase %s has no words to match", strconvQuote(s.text))
 		return
 	}
-	norms := make([]string, len(a.ftoks))
-	forms := make([]string, len(a.ftoks))
-	variant := make([]string, len(a.ftoks))
-	for i, t := range a.ftoks {
-		norms[i] = t.norm
-		forms[i] = t.form
-		variant[i] = fuzzyForm(strings.ReplaceAll(t.form, "l", "i"))
-		c.plan.ed.addForm(t.form)
+	var norms []string
+	words := a.fuzzyWords()
+	variant := make([]string, len(words))
+	for i, w := range words {
+		variant[i] = w
+		if w == sepWord {
+			continue
+		}
+		variant[i] = fuzzyForm(strings.ReplaceAll(w, "l", "i"))
+		c.plan.ed.addForm(w)
 		c.plan.ed.addForm(variant[i])
+	}
+	for _, t := range a.ftoks {
+		norms = append(norms, t.norm)
 		if letters(t.norm) >= minEditLetters {
 			c.plan.ed.addWord(t.form)
 		}
 	}
-	stream := string(a.buf[a.fuzzyBase:])
-	ref := c.pattern(stream)
+	ref := c.pattern(words)
 	ref.fuzzy = append(ref.fuzzy, fuzzyRef{sig: sig, norms: norms})
 	// "ki11" decodes to "kiii": a second pattern with l read as i catches the digit 1
 	// standing for l, which leetspeak uses as often as for i.
-	if v := rejoin(stream, forms, variant); v != stream {
-		ref := c.pattern(v)
+	if strings.Join(variant, " ") != strings.Join(words, " ") {
+		ref := c.pattern(variant)
 		ref.fuzzy = append(ref.fuzzy, fuzzyRef{sig: sig, norms: norms})
 	}
-}
-
-// rejoin replaces the forms in a fuzzy stream by variants, keeping the separators.
-func rejoin(stream string, forms, variant []string) string {
-	var b strings.Builder
-	rest := stream
-	for i, f := range forms {
-		j := strings.Index(rest, f)
-		if j < 0 {
-			return stream
-		}
-		b.WriteString(rest[:j])
-		b.WriteString(variant[i])
-		rest = rest[j+len(f):]
-	}
-	b.WriteString(rest)
-	return b.String()
 }
 
 func letters(s string) int {
@@ -403,12 +391,13 @@ func letters(s string) int {
 	return n
 }
 
-func (c *compiler) pattern(s string) *patternRefs {
-	if i, ok := c.patIndex[s]; ok {
+func (c *compiler) pattern(words []string) *patternRefs {
+	key := strings.Join(words, "\x00")
+	if i, ok := c.patIndex[key]; ok {
 		return &c.plan.patterns[i]
 	}
-	c.patIndex[s] = len(c.patterns)
-	c.patterns = append(c.patterns, s)
+	c.patIndex[key] = len(c.patterns)
+	c.patterns = append(c.patterns, words)
 	c.plan.patterns = append(c.plan.patterns, patternRefs{})
 	return &c.plan.patterns[len(c.plan.patterns)-1]
 }
@@ -420,7 +409,7 @@ func (c *compiler) buildAutomaton() {
 	if len(c.patterns) == 0 {
 		return
 	}
-	c.plan.ac = newAutomaton(c.patterns)
+	c.plan.ac = newWordAutomaton(c.patterns)
 }
 
 // Labels returns the label names in document order.

@@ -72,6 +72,10 @@ type evalState struct {
 	sig     []sigResult
 	ctx     []sigResult
 	lexical bool // concepts were scored by the built-in lexical matcher
+
+	asBuf    []AssertionReport
+	scoreBuf []float64
+	sc       *scratch
 }
 
 // Evaluate scores content against the plan. It returns an error only for invalid
@@ -88,10 +92,14 @@ func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Repo
 	if math.IsNaN(t) || t < 0 || t > 1 {
 		return nil, fmt.Errorf("rules: threshold %v is outside [0, 1]", opts.Threshold)
 	}
-	st := &evalState{p: p, t: t, sig: make([]sigResult, len(p.signals)), ctx: make([]sigResult, len(p.contexts))}
+	sc := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(sc)
+	sc.sig = resetResults(sc.sig, len(p.signals))
+	sc.ctx = resetResults(sc.ctx, len(p.contexts))
+	st := &evalState{p: p, t: t, sig: sc.sig, ctx: sc.ctx, sc: sc}
 	hasText := c.Text != "" || c.Image == nil
 	if hasText {
-		st.a = analyse(c.Text, p.fuzzy, p.ed)
+		st.a = analyseInto(sc, c.Text, p.fuzzy, p.ed)
 	}
 	for i, s := range p.signals {
 		r := &st.sig[i]
@@ -151,6 +159,18 @@ func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Repo
 	return rep, nil
 }
 
+// resetResults returns rs resized to n zeroed results, keeping occurrence buffers.
+func resetResults(rs []sigResult, n int) []sigResult {
+	if cap(rs) < n {
+		rs = make([]sigResult, n)
+	}
+	rs = rs[:n]
+	for i := range rs {
+		rs[i] = sigResult{occ: rs[i].occ[:0]}
+	}
+	return rs
+}
+
 func boolScore(ok bool, v float64) float64 {
 	if ok {
 		return v
@@ -168,37 +188,52 @@ func (st *evalState) addRegexOcc(r *sigResult, m []int) {
 	r.add(o)
 }
 
-func isStreamSep(b byte) bool { return b == ' ' || b == '\n' || b == 0 }
-
-// scanPhrases runs the plan's single automaton over the exact and fuzzy streams and
-// turns whole-word matches into occurrences of their signals.
+// scanPhrases runs the plan's single automaton over the exact and the fuzzy word
+// sequences and turns matches into occurrences of their signals.
 func (st *evalState) scanPhrases() {
 	p, a := st.p, st.a
 	if p.ac == nil {
 		return
 	}
-	buf := a.buf
-	p.ac.scan(buf, func(id, s, e int) {
-		// Whole words only: the Scunthorpe rule ("skill" is not "kill").
-		if (s > 0 && !isStreamSep(buf[s-1])) || (e < len(buf) && !isStreamSep(buf[e])) {
-			return
+	ids, pos := st.sc.ids[:0], st.sc.pos[:0] // word index -> unit (or token) index
+	defer func() { st.sc.ids, st.sc.pos = ids, pos }()
+	for i, u := range a.units {
+		if u.clause {
+			ids = p.ac.ids(ids, sepWord)
+			pos = append(pos, int32(i))
 		}
+		ids = p.ac.ids(ids, u.norm)
+		pos = append(pos, int32(i))
+	}
+	p.ac.scan(ids, func(id, s, e int) {
 		refs := &p.patterns[id]
-		if s < a.fuzzyBase {
-			if len(refs.exact) == 0 {
-				return
-			}
-			u0, u1 := a.unitAtExact(s), a.unitAtExact(e-1)
-			o := occurrence{u0: u0, u1: u1, start: a.units[u0].start, end: a.units[u1].end, score: 1}
-			for _, sig := range refs.exact {
-				st.sig[sig].add(o)
-			}
+		if len(refs.exact) == 0 {
 			return
 		}
+		u0, u1 := int(pos[s]), int(pos[e-1])
+		o := occurrence{u0: u0, u1: u1, start: a.units[u0].start, end: a.units[u1].end, score: 1}
+		for _, sig := range refs.exact {
+			st.sig[sig].add(o)
+		}
+	})
+	if !p.fuzzy {
+		return
+	}
+	ids, pos = ids[:0], pos[:0]
+	for i, t := range a.ftoks {
+		if t.clause {
+			ids = p.ac.ids(ids, sepWord)
+			pos = append(pos, int32(i))
+		}
+		ids = p.ac.ids(ids, t.form)
+		pos = append(pos, int32(i))
+	}
+	p.ac.scan(ids, func(id, s, e int) {
+		refs := &p.patterns[id]
 		if len(refs.fuzzy) == 0 {
 			return
 		}
-		t0, t1 := a.tokAtFuzzy(s), a.tokAtFuzzy(e-1)
+		t0, t1 := int(pos[s]), int(pos[e-1])
 		score := 1.0
 		for k := t0; k <= t1; k++ {
 			if a.ftoks[k].approx {
@@ -298,45 +333,21 @@ func (st *evalState) proximity(c *contextPlan) sigResult {
 	return res
 }
 
-// orScore combines with OR/ANY: decided TRUE by any operand >= t (score = max),
-// otherwise -1 if any operand failed, otherwise the max.
+// orScore and andScore combine a list of scores; see combiner.
 func orScore(vals []float64, t float64) float64 {
-	best, failed := -1.0, false
+	var c combiner
 	for _, v := range vals {
-		if v < 0 {
-			failed = true
-			continue
-		}
-		if v > best {
-			best = v
-		}
+		c.add(v)
 	}
-	if best >= t || !failed {
-		return max(best, 0)
-	}
-	return -1
+	return c.or(t)
 }
 
-// andScore combines with AND/ALL: decided FALSE by any operand below t that did not
-// fail (score = min), otherwise -1 if any failed, otherwise the min.
 func andScore(vals []float64, t float64) float64 {
-	lo, failed := 2.0, false
+	var c combiner
 	for _, v := range vals {
-		if v < 0 {
-			failed = true
-			continue
-		}
-		if v < lo {
-			lo = v
-		}
+		c.add(v)
 	}
-	if lo < t {
-		return lo
-	}
-	if failed {
-		return -1
-	}
-	return lo
+	return c.and(t)
 }
 
 func (st *evalState) eval(n *node) float64 {
@@ -352,21 +363,66 @@ func (st *evalState) eval(n *node) float64 {
 		}
 		return 1 - v
 	}
-	vals := make([]float64, len(n.kids))
-	for i, k := range n.kids {
-		vals[i] = st.eval(k)
+	var acc combiner
+	for _, k := range n.kids {
+		acc.add(st.eval(k))
 	}
 	switch n.kind {
 	case exAnd, exAll:
-		return andScore(vals, st.t)
+		return acc.and(st.t)
 	case exNone:
-		v := orScore(vals, st.t)
+		v := acc.or(st.t)
 		if v < 0 {
 			return -1
 		}
 		return 1 - v
 	}
-	return orScore(vals, st.t)
+	return acc.or(st.t)
+}
+
+// combiner accumulates operands for the three-valued AND and OR without a slice.
+type combiner struct {
+	hi, lo float64 // max and min over operands that did not fail
+	n      int     // operands that did not fail
+	failed bool
+}
+
+func (c *combiner) add(v float64) {
+	if v < 0 {
+		c.failed = true
+		return
+	}
+	if c.n == 0 || v > c.hi {
+		c.hi = v
+	}
+	if c.n == 0 || v < c.lo {
+		c.lo = v
+	}
+	c.n++
+}
+
+// or: decided TRUE by any operand >= t (score = max), otherwise -1 if any operand
+// failed, otherwise the max.
+func (c *combiner) or(t float64) float64 {
+	if c.n > 0 && (c.hi >= t || !c.failed) {
+		return c.hi
+	}
+	if c.failed {
+		return -1
+	}
+	return 0
+}
+
+// and: decided FALSE by any operand below t that did not fail (score = min),
+// otherwise -1 if any failed, otherwise the min.
+func (c *combiner) and(t float64) float64 {
+	if c.n > 0 && (c.lo < t || !c.failed) {
+		return c.lo
+	}
+	if c.failed {
+		return -1
+	}
+	return 0
 }
 
 // spans collects the positions of the signals that made a rule fire. Signals under NOT
@@ -412,8 +468,16 @@ func round6(v float64) float64 {
 }
 
 func (st *evalState) assertions(rules []*rulePlan) ([]AssertionReport, []float64) {
-	out := make([]AssertionReport, len(rules))
-	scores := make([]float64, len(rules))
+	// One backing array serves every section's assertions and scores: a policy with
+	// a thousand rules would otherwise allocate per section.
+	if cap(st.asBuf)-len(st.asBuf) < len(rules) {
+		st.asBuf = make([]AssertionReport, 0, max(len(rules), st.p.ruleCount))
+		st.scoreBuf = make([]float64, 0, max(len(rules), st.p.ruleCount))
+	}
+	out := st.asBuf[len(st.asBuf) : len(st.asBuf)+len(rules) : len(st.asBuf)+len(rules)]
+	st.asBuf = st.asBuf[:len(st.asBuf)+len(rules)]
+	scores := st.scoreBuf[len(st.scoreBuf) : len(st.scoreBuf)+len(rules) : len(st.scoreBuf)+len(rules)]
+	st.scoreBuf = st.scoreBuf[:len(st.scoreBuf)+len(rules)]
 	for i, r := range rules {
 		s := round6(st.eval(r.root))
 		scores[i] = s

@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"compress/gzip"
 	_ "embed"
+	"hash/maphash"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -19,28 +21,51 @@ var englishWordsGz []byte
 
 var (
 	dictOnce sync.Once
-	dict     map[string]struct{}
+	// dict holds 64-bit hashes of the words rather than the words: a map without
+	// pointers is not scanned by the garbage collector, which would otherwise walk
+	// 275,000 strings on every cycle of a busy server. A false positive needs a 64-bit
+	// collision among 275,000 words.
+	dict     map[uint64]struct{}
+	dictSeed = maphash.MakeSeed()
 )
 
+func dictHash(w string) uint64 { return maphash.String(dictSeed, w) }
+
 func loadDict() {
-	dict = make(map[string]struct{}, 280000)
+	dict = make(map[uint64]struct{}, 280000)
 	zr, err := gzip.NewReader(bytes.NewReader(englishWordsGz))
 	if err != nil {
 		panic("rules: embedded word list is corrupt: " + err.Error())
 	}
 	sc := bufio.NewScanner(zr)
 	for sc.Scan() {
-		dict[sc.Text()] = struct{}{}
+		dict[dictHash(sc.Text())] = struct{}{}
 	}
 	if err := sc.Err(); err != nil {
 		panic("rules: embedded word list is corrupt: " + err.Error())
 	}
 }
 
+// dictCache is a direct-mapped cache in front of dict: the map is megabytes, so most
+// probes miss the CPU caches, while content repeats the same few hundred words. Each
+// entry is a word hash with its lowest bit replaced by the answer; entries are read and
+// written atomically, so concurrent evaluations share it without locks.
+var dictCache [8192]atomic.Uint64
+
 // isDictWord reports whether a normalised word is a correctly spelled English word.
 func isDictWord(w string) bool {
 	dictOnce.Do(loadDict)
-	_, ok := dict[w]
+	h := dictHash(w)
+	slot := &dictCache[h%uint64(len(dictCache))]
+	if e := slot.Load(); e != 0 && e>>1 == h>>1 {
+		return e&1 == 1
+	}
+	_, ok := dict[h]
+	e := h &^ 1
+	if ok {
+		e |= 1
+	}
+	slot.Store(e)
 	return ok
 }
 

@@ -19,6 +19,7 @@ import (
 type unit struct {
 	start, end int    // byte offsets in the original text
 	norm       string // NFKC, case folded
+	clause     bool   // a clause ends between the previous unit and this one
 }
 
 // ftoken is one token of the fuzzy stream. It may span several units, because
@@ -30,20 +31,17 @@ type ftoken struct {
 	norm       string
 	form       string // fuzzy form: no diacritics, confusables mapped, leet decoded, runs collapsed
 	approx     bool   // form was replaced by a pattern word at edit distance 1
+	clause     bool   // a clause ends between the previous token and this one
 }
 
 // analysis is everything the built-in evaluators need from one content item. It is
 // computed once per Evaluate call and shared by every signal of the plan.
 type analysis struct {
-	text        string
-	units       []unit
-	exactStarts []int // offset of each unit in the exact stream
-	ftoks       []ftoken
-	fuzzyStarts []int // offset of each fuzzy token in the fuzzy stream
-	buf         []byte
-	fuzzyBase   int // offset of the fuzzy stream in buf
+	text  string
+	units []unit
+	ftoks []ftoken
 
-	sentOnce []int    // sentence index of each unit, computed on first use
+	sentOnce []int    // sentence index of each unit, computed on first use (nil until then)
 	stems    []string // snowball stems of units, computed on first use
 }
 
@@ -148,14 +146,39 @@ type segment struct {
 // analyse segments and normalises text. fuzzy says whether the plan has fuzzy phrases,
 // so that plans without them skip the costlier fuzzy stream.
 func analyse(text string, fuzzy bool, ed *editIndex) *analysis {
-	a := &analysis{text: text}
-	segs := make([]segment, 0, len(text)/3+1)
+	return analyseInto(&scratch{}, text, fuzzy, ed)
+}
+
+// scratch holds the buffers of one evaluation. Evaluate takes one from scratchPool and
+// returns it when the report is built (the report keeps none of them), so a busy
+// server does not allocate and clear them for every content item.
+type scratch struct {
+	a         analysis
+	segs      []segment
+	unitOfSeg []int
+	pieces    []piece
+	ids       []uint32
+	pos       []int32
+	sig, ctx  []sigResult
+}
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
+
+// analyseInto is analyse with buffers reused from sc.
+func analyseInto(sc *scratch, text string, fuzzy bool, ed *editIndex) *analysis {
+	a := &sc.a
+	*a = analysis{text: text, units: a.units[:0], ftoks: a.ftoks[:0]}
+	segs := sc.segs[:0]
 	it := words.FromString(text)
 	for it.Next() {
 		segs = append(segs, segment{start: it.Start(), end: it.End(), class: classify(it.Value())})
 	}
-	a.units = make([]unit, 0, len(segs)/2+1)
-	unitOfSeg := make([]int, len(segs))
+	sc.segs = segs
+	unitOfSeg := sc.unitOfSeg[:0]
+	for range segs {
+		unitOfSeg = append(unitOfSeg, -1)
+	}
+	sc.unitOfSeg = unitOfSeg
 	for i, s := range segs {
 		unitOfSeg[i] = -1
 		if s.class == segWord {
@@ -163,47 +186,52 @@ func analyse(text string, fuzzy bool, ed *editIndex) *analysis {
 			a.units = append(a.units, unit{start: s.start, end: s.end, norm: normWord(text[s.start:s.end])})
 		}
 	}
-	// Exact stream: unit norms separated by ' ', or '\n' where a clause ends between them.
-	buf := make([]byte, 0, len(text)*2+8)
-	a.exactStarts = make([]int, len(a.units))
-	prevEnd := -1
-	for i, u := range a.units {
-		if i > 0 {
-			buf = append(buf, separatorBetween(text[prevEnd:u.start]))
-		}
-		a.exactStarts[i] = len(buf)
-		buf = append(buf, u.norm...)
-		prevEnd = u.end
+	for i := 1; i < len(a.units); i++ {
+		a.units[i].clause = clauseBetween(text[a.units[i-1].end:a.units[i].start])
 	}
-	buf = append(buf, 0)
-	a.fuzzyBase = len(buf)
 	if fuzzy {
-		a.ftoks = buildFuzzyTokens(text, segs, unitOfSeg, a.units)
+		a.ftoks, sc.pieces = buildFuzzyTokens(a.ftoks, sc.pieces, text, segs, unitOfSeg, a.units)
 		if ed != nil {
 			ed.apply(a.ftoks)
 		}
-		a.fuzzyStarts = make([]int, len(a.ftoks))
-		prevEnd = -1
-		for i, t := range a.ftoks {
-			if i > 0 {
-				buf = append(buf, separatorBetween(text[prevEnd:t.start]))
-			}
-			a.fuzzyStarts[i] = len(buf)
-			buf = append(buf, t.form...)
-			prevEnd = t.end
+		for i := 1; i < len(a.ftoks); i++ {
+			a.ftoks[i].clause = clauseBetween(text[a.ftoks[i-1].end:a.ftoks[i].start])
 		}
 	}
-	a.buf = buf
 	return a
 }
 
-func separatorBetween(gap string) byte {
+// exactWords and fuzzyWords are the word sequences phrases are matched against, with
+// sepWord where a clause ends.
+func (a *analysis) exactWords() []string {
+	out := make([]string, 0, len(a.units)+4)
+	for _, u := range a.units {
+		if u.clause {
+			out = append(out, sepWord)
+		}
+		out = append(out, u.norm)
+	}
+	return out
+}
+
+func (a *analysis) fuzzyWords() []string {
+	out := make([]string, 0, len(a.ftoks)+4)
+	for _, t := range a.ftoks {
+		if t.clause {
+			out = append(out, sepWord)
+		}
+		out = append(out, t.form)
+	}
+	return out
+}
+
+func clauseBetween(gap string) bool {
 	for _, r := range gap {
 		if clauseEnd(r) {
-			return '\n'
+			return true
 		}
 	}
-	return ' '
+	return false
 }
 
 func isSpaced(r rune) bool {
@@ -220,14 +248,10 @@ func singleChar(s string) bool {
 // buildFuzzyTokens regroups segments into fuzzy tokens: leet symbols glued to a word
 // join it ("sh!t", "@ss"), single letters joined by separators join ("k-i-l-l"), and
 // runs of three or more single letters separated by spaces join ("k i l l").
-func buildFuzzyTokens(text string, segs []segment, unitOfSeg []int, units []unit) []ftoken {
-	type piece struct {
-		s0, s1     int // segment range, inclusive
-		start, end int
-		hasWord    bool
-	}
-	var pieces []piece
+func buildFuzzyTokens(toks []ftoken, pieces []piece, text string, segs []segment, unitOfSeg []int, units []unit) ([]ftoken, []piece) {
+	pieces = pieces[:0]
 	// Pass 1: within runs of segments with no whitespace between them.
+	var curv piece
 	for i := 0; i < len(segs); {
 		if segs[i].class == segSpace {
 			i++
@@ -236,6 +260,12 @@ func buildFuzzyTokens(text string, segs []segment, unitOfSeg []int, units []unit
 		j := i
 		for j+1 < len(segs) && segs[j+1].class != segSpace {
 			j++
+		}
+		if i == j && segs[i].class == segWord {
+			// The common case: a word between spaces.
+			pieces = append(pieces, piece{s0: i, s1: i, start: segs[i].start, end: segs[i].end, hasWord: true})
+			i++
+			continue
 		}
 		var cur *piece
 		flush := func() {
@@ -264,7 +294,8 @@ func buildFuzzyTokens(text string, segs []segment, unitOfSeg []int, units []unit
 				}
 				if !joins {
 					flush()
-					cur = &piece{s0: k, s1: k, start: s.start, end: s.end}
+					curv = piece{s0: k, s1: k, start: s.start, end: s.end}
+					cur = &curv
 				} else {
 					cur.s1, cur.end = k, s.end
 				}
@@ -285,8 +316,9 @@ func buildFuzzyTokens(text string, segs []segment, unitOfSeg []int, units []unit
 		i = j + 1
 	}
 	// Pass 2: runs of >= 3 single-character pieces separated only by spaces and
-	// separators, as in "k i l l" or "k . i . l . l".
-	merged := make([]piece, 0, len(pieces))
+	// separators, as in "k i l l" or "k . i . l . l". Merging happens in place: the
+	// output never runs ahead of the input.
+	merged := pieces[:0]
 	for i := 0; i < len(pieces); {
 		j := i
 		for j+1 < len(pieces) && singleChar(text[pieces[j].start:pieces[j].end]) &&
@@ -300,7 +332,6 @@ func buildFuzzyTokens(text string, segs []segment, unitOfSeg []int, units []unit
 		}
 		i = j + 1
 	}
-	toks := make([]ftoken, 0, len(merged))
 	for _, p := range merged {
 		t := ftoken{start: p.start, end: p.end, u0: -1}
 		if p.s0 == p.s1 && unitOfSeg[p.s0] >= 0 {
@@ -335,7 +366,14 @@ func buildFuzzyTokens(text string, segs []segment, unitOfSeg []int, units []unit
 		}
 		toks = append(toks, t)
 	}
-	return toks
+	return toks, merged
+}
+
+// piece is a run of segments that becomes one fuzzy token.
+type piece struct {
+	s0, s1     int // segment range, inclusive
+	start, end int
+	hasWord    bool
 }
 
 func allSeparators(s string) bool {
@@ -488,15 +526,6 @@ func sentenceSpans(text string) [][2]int {
 		out = append(out, [2]int{it.Start(), it.End()})
 	}
 	return out
-}
-
-// unitAtExact maps an offset in the exact stream to a unit index.
-func (a *analysis) unitAtExact(off int) int {
-	return sort.Search(len(a.exactStarts), func(i int) bool { return a.exactStarts[i] > off }) - 1
-}
-
-func (a *analysis) tokAtFuzzy(off int) int {
-	return sort.Search(len(a.fuzzyStarts), func(i int) bool { return a.fuzzyStarts[i] > off }) - 1
 }
 
 // unitAtByte maps a byte offset of the original text to the unit containing or
