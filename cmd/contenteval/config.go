@@ -23,12 +23,25 @@ type Config struct {
 	Role             string
 	NoMigrate        bool
 	LogLevel         string
+	// PDQHigh/Medium/Low are the precheck's PDQ distance bands.
+	PDQHigh, PDQMedium, PDQLow int
 
 	BodyLimit       int64
 	RateRPS         float64
 	RateBurst       int
 	KeyCacheTTL     time.Duration
 	ShutdownTimeout time.Duration
+
+	// Jobs and policies (DESIGN §10).
+	JobMaxItems          int
+	JobMaxTextBytes      int
+	JobWaitCap           time.Duration
+	JobExecutionDeadline time.Duration
+	JobAdmissionTimeout  time.Duration
+	JobLease             time.Duration
+	JobPollInterval      time.Duration
+	JobWorkers           int
+	PolicyMaxTextBytes   int
 }
 
 // setting describes one configuration value for the flag set and the README.
@@ -52,6 +65,16 @@ var settings = []setting{
 	{"rate-burst", "CONTENTEVAL_RATE_BURST", "100", "default per-account burst", func(c *Config, v string) error { return parseIntInt(&c.RateBurst, v) }, true},
 	{"key-cache-ttl", "CONTENTEVAL_KEY_CACHE_TTL", "5s", "how long a verified API key is trusted before re-reading it (bounds how late a revocation made elsewhere applies)", func(c *Config, v string) error { return parseDuration(&c.KeyCacheTTL, v) }, true},
 	{"shutdown-timeout", "CONTENTEVAL_SHUTDOWN_TIMEOUT", "30s", "how long shutdown waits for requests and workers", func(c *Config, v string) error { return parseDuration(&c.ShutdownTimeout, v) }, true},
+	{"job-max-items", "CONTENTEVAL_JOB_MAX_ITEMS", "100", "most contentData entries in one job", func(c *Config, v string) error { return parseIntInt(&c.JobMaxItems, v) }, true},
+	{"job-max-text-bytes", "CONTENTEVAL_JOB_MAX_TEXT_BYTES", "262144", "largest text entry of a job, in bytes", func(c *Config, v string) error { return parseIntInt(&c.JobMaxTextBytes, v) }, true},
+	{"job-wait-cap", "CONTENTEVAL_JOB_WAIT_CAP", "30s", "longest a waitForCompletion request waits before answering with the unfinished job", func(c *Config, v string) error { return parseDuration(&c.JobWaitCap, v) }, true},
+	{"job-execution-deadline", "CONTENTEVAL_JOB_EXECUTION_DEADLINE", "15m", "longest a job may run from its first start (then JOB_ERROR_REASON_EXECUTION_DEADLINE_EXCEEDED)", func(c *Config, v string) error { return parseDuration(&c.JobExecutionDeadline, v) }, true},
+	{"job-admission-timeout", "CONTENTEVAL_JOB_ADMISSION_TIMEOUT", "10m", "longest a queued job may wait to start (then JOB_ERROR_REASON_ADMISSION_QUEUE_TIMEOUT)", func(c *Config, v string) error { return parseDuration(&c.JobAdmissionTimeout, v) }, true},
+	{"job-lease", "CONTENTEVAL_JOB_LEASE", "30s", "how long a worker holds a job without renewing; a crashed worker's jobs are re-claimed after it", func(c *Config, v string) error { return parseDuration(&c.JobLease, v) }, true},
+	{"job-poll-interval", "CONTENTEVAL_JOB_POLL_INTERVAL", "250ms", "how often an idle worker looks for queued jobs", func(c *Config, v string) error { return parseDuration(&c.JobPollInterval, v) }, true},
+	{"job-workers", "CONTENTEVAL_JOB_WORKERS", "8", "queued jobs one process runs at once (roles all and worker)", func(c *Config, v string) error { return parseIntInt(&c.JobWorkers, v) }, true},
+	{"policy-max-text-bytes", "CONTENTEVAL_POLICY_MAX_TEXT_BYTES", "65536", "largest policy rule text, in bytes", func(c *Config, v string) error { return parseIntInt(&c.PolicyMaxTextBytes, v) }, true},
+	{"pdq-bands", "CONTENTEVAL_PDQ_BANDS", "10,20,31", "PDQ Hamming distances of the HIGH,MEDIUM,LOW precheck bands", parsePDQBands, false},
 }
 
 // bindConfig registers the settings on fs (only the common ones unless
@@ -117,6 +140,15 @@ func (c *Config) validate() error {
 	if c.RateRPS > 0 && c.RateBurst < 1 {
 		return errors.New("--rate-burst must be at least 1 when --rate-rps is set")
 	}
+	if c.JobMaxItems < 1 || c.JobMaxTextBytes < 1 || c.JobWorkers < 1 || c.PolicyMaxTextBytes < 1 {
+		return errors.New("--job-max-items, --job-max-text-bytes, --job-workers and --policy-max-text-bytes must be at least 1")
+	}
+	if c.JobWaitCap <= 0 || c.JobExecutionDeadline <= 0 || c.JobAdmissionTimeout <= 0 || c.JobPollInterval <= 0 {
+		return errors.New("--job-wait-cap, --job-execution-deadline, --job-admission-timeout and --job-poll-interval must be positive")
+	}
+	if c.JobLease < time.Second {
+		return errors.New("--job-lease must be at least 1s")
+	}
 	return nil
 }
 
@@ -167,3 +199,12 @@ func parseDuration(dst *time.Duration, v string) error {
 
 // envOS reads the real environment.
 func envOS(k string) string { return os.Getenv(k) }
+
+func parsePDQBands(c *Config, v string) error {
+	var h, m, l int
+	if n, err := fmt.Sscanf(v, "%d,%d,%d", &h, &m, &l); n != 3 || err != nil || h < 0 || h > m || m > l || l > 256 {
+		return fmt.Errorf("%q is not HIGH,MEDIUM,LOW with 0 <= HIGH <= MEDIUM <= LOW <= 256", v)
+	}
+	c.PDQHigh, c.PDQMedium, c.PDQLow = h, m, l
+	return nil
+}

@@ -36,7 +36,9 @@ commands:
   keys list --account ID [--json]
   keys revoke KEY_ID
   rules check FILE | rules eval FILE --text "..." [--threshold T]
-  hash FILE
+  hash FILE                  print md5, sha1 and pdq of a file (for building hash lists)
+  hashlists import --name N --kind md5|sha1|pdq FILE
+  hashlists list [--json] | hashlists delete NAME
 
 Run 'contenteval COMMAND -h' for the flags of a command.
 `
@@ -61,6 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		return runRules(ctx, rest, stdout, stderr)
 	case "hash":
 		return runHash(ctx, rest, stdout, stderr)
+	case "hashlists":
+		return runHashlists(ctx, rest, stdout, stderr, getenv)
 	case "serve":
 		return runServe(ctx, rest, stdout, stderr, getenv)
 	case "migrate", "accounts", "keys":
@@ -302,6 +306,12 @@ func runAdmin(ctx context.Context, cmd string, args []string, stdout, stderr io.
 		}
 		return nil
 	}()
+	return exitCode(stderr, name, err)
+}
+
+// exitCode prints err as one line and returns 2 for usage errors, 1 for
+// other failures, 0 for none.
+func exitCode(stderr io.Writer, name string, err error) int {
 	var ue usageError
 	switch {
 	case errors.As(err, &ue):
