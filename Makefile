@@ -3,7 +3,7 @@ GO        ?= go
 PG_URL    ?= postgres://root@127.0.0.1:5432/test?sslmode=disable
 GOTESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: run test test-postgres generate verify lint lint-go lint-openapi bench fuzz docs-assets node_modules build
+.PHONY: ocr-tools run test test-postgres generate verify lint lint-go lint-openapi bench fuzz docs-assets node_modules build
 
 ## run: start the server on :8080 with the embedded SQLite database (./data)
 run:
@@ -57,3 +57,9 @@ bench:
 FUZZTIME ?= 15s
 fuzz:
 	./scripts/fuzz.sh $(FUZZTIME)
+
+## ocr-tools: install tesseract (OCR of text in images) from Debian when missing
+ocr-tools:
+	@command -v tesseract >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tesseract-ocr tesseract-ocr-eng; }
