@@ -30,6 +30,10 @@ type Deps struct {
 	Limiter *domain.RateLimiter
 	// Labels serves labels, label tags and label versions.
 	Labels *domain.LabelService
+	// Policies serves policies and their versions (policy-first accounts).
+	Policies *domain.PolicyService
+	// Jobs submits, runs, streams and lists jobs.
+	Jobs *domain.JobService
 	// Ready reports whether the service can take traffic (database ping).
 	Ready func(ctx context.Context) error
 	// Registry receives the HTTP metrics; nil makes a private one.

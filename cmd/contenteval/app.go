@@ -36,6 +36,8 @@ type Main struct {
 	Keys     *domain.KeyService
 	Limiter  *domain.RateLimiter
 	Labels   *domain.LabelService
+	Policies *domain.PolicyService
+	Jobs     *domain.JobService
 
 	listener net.Listener
 	http     *http.Server
@@ -73,6 +75,15 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	m.Limiter = domain.NewRateLimiter(domain.Limits{RequestsPerSecond: m.Config.RateRPS, Burst: m.Config.RateBurst}, m.Clock)
 	m.Labels = domain.NewLabelService(persistence.NewLabels(db), persistence.NewLabelVersions(db), persistence.NewLabelTags(db),
 		m.Clock, domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/labels")))
+	m.Policies = domain.NewPolicyService(persistence.NewPolicies(db), m.Clock,
+		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/policies")),
+		domain.PolicyConfig{MaxTextBytes: m.Config.PolicyMaxTextBytes}, nil)
+	m.Jobs = domain.NewJobService(persistence.NewJobs(db), m.Policies, m.Accounts, m.Clock,
+		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/jobs")), domain.JobConfig{
+			MaxItems: m.Config.JobMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes, WaitCap: m.Config.JobWaitCap,
+			ExecutionDeadline: m.Config.JobExecutionDeadline, AdmissionTimeout: m.Config.JobAdmissionTimeout,
+			Lease: m.Config.JobLease, PollInterval: m.Config.JobPollInterval, Concurrency: m.Config.JobWorkers,
+		}, m.Log)
 	return nil
 }
 
@@ -80,7 +91,8 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 func (m *Main) Listen() error {
 	e, err := handlers.New(handlers.Config{BodyLimit: m.Config.BodyLimit}, handlers.Deps{
 		Log: m.Log, Keys: m.Keys, Limiter: m.Limiter, Ready: m.DB.Ping,
-		Labels: m.Labels,
+		Labels:   m.Labels,
+		Policies: m.Policies, Jobs: m.Jobs,
 	})
 	if err != nil {
 		return err
@@ -137,10 +149,24 @@ func (m *Main) Serve(ctx context.Context) error {
 
 // startWorkers starts the background workers of the roles that run them.
 func (m *Main) startWorkers(ctx context.Context) {
+	// Jobs run by requests (waitForCompletion, streams) stop with the
+	// process in every role.
+	m.workers.Add(1)
+	go func() {
+		defer m.workers.Done()
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
+		defer cancel()
+		m.Jobs.Shutdown(sctx)
+	}()
 	if m.Config.Role == "api" {
 		return
 	}
-	_ = ctx // the job queue workers arrive with the jobs issue
+	m.workers.Add(1)
+	go func() {
+		defer m.workers.Done()
+		m.Jobs.RunWorkers(ctx)
+	}()
 }
 
 // Close releases the database.

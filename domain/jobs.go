@@ -1,0 +1,375 @@
+package domain
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/url"
+	"time"
+
+	"github.com/contenteval/contenteval/domain/rules"
+)
+
+// JobStatus is where a job is in its lifecycle. Every transition is a guarded
+// update in the store (WHERE status = ... AND lease_owner = ...), so of two
+// racing transitions exactly one takes effect and the other is a no-op that
+// reports ABORTED.
+type JobStatus string
+
+const (
+	// JobPending: an asynchronous job waiting in the queue. Entered on
+	// submission (POST /v1/jobs without waitForCompletion) and when a worker
+	// shutting down gracefully releases a job it held. Left when a worker
+	// claims it (-> JobRunning).
+	JobPending JobStatus = "pending"
+	// JobRunning: a worker or the submitting request holds the job's lease and
+	// evaluates it. Entered by a claim, or directly on submission for
+	// synchronous and streamed jobs (the submitting process is the owner).
+	// Left by the lease owner only: -> JobCompleted, JobFailed or JobCanceled,
+	// or back to JobPending on graceful release. A lease that expires (the
+	// owner crashed) lets another worker claim the job again (-> JobRunning
+	// with a new owner); the old owner's late transitions are then no-ops.
+	JobRunning JobStatus = "running"
+	// JobCompleted: every entry was evaluated; results are stored. Terminal.
+	JobCompleted JobStatus = "completed"
+	// JobFailed: the job ended without results; Error says why. Terminal.
+	JobFailed JobStatus = "failed"
+	// JobCanceled: the client went away (a stream closed early). Terminal.
+	JobCanceled JobStatus = "canceled"
+)
+
+// Terminal reports whether s is a final status.
+func (s JobStatus) Terminal() bool {
+	return s == JobCompleted || s == JobFailed || s == JobCanceled
+}
+
+// JobType is the API's JobType.
+type JobType string
+
+// Job types (DESIGN §6).
+const (
+	JobTypeStandard JobType = "JOB_TYPE_STANDARD"
+	JobTypeBatch    JobType = "JOB_TYPE_BATCH"
+	JobTypeFree     JobType = "JOB_TYPE_FREE"
+	JobTypeTest     JobType = "JOB_TYPE_TEST"
+)
+
+// JobErrorReason is the API's JobErrorReason.
+type JobErrorReason string
+
+// Job error reasons (SPEC.md Errors).
+const (
+	ReasonJobFailed                 JobErrorReason = "JOB_ERROR_REASON_JOB_FAILED"
+	ReasonExecutionDeadlineExceeded JobErrorReason = "JOB_ERROR_REASON_EXECUTION_DEADLINE_EXCEEDED"
+	ReasonAdmissionQueueTimeout     JobErrorReason = "JOB_ERROR_REASON_ADMISSION_QUEUE_TIMEOUT"
+	ReasonQuotaExceeded             JobErrorReason = "JOB_ERROR_REASON_QUOTA_EXCEEDED"
+)
+
+// JobError is a terminal failure with a fixed, client-safe message.
+type JobError struct {
+	Reason  JobErrorReason
+	Message string
+}
+
+// The fixed job errors.
+var (
+	ErrJobDeadline  = JobError{ReasonExecutionDeadlineExceeded, "The job overran its execution deadline."}
+	ErrJobAdmission = JobError{ReasonAdmissionQueueTimeout, "The job timed out waiting to be admitted."}
+	ErrJobQuota     = JobError{ReasonQuotaExceeded, "The account's daily evaluation quota ran out before the job could start."}
+	ErrJobInternal  = JobError{ReasonJobFailed, "The job failed."}
+	ErrJobNoImage   = JobError{ReasonJobFailed, "Image evaluation is not available yet; this job contains an image entry."}
+	ErrJobNoMedia   = JobError{ReasonJobFailed, "Video and audio evaluation are not available yet; this job contains a video or audio entry."}
+)
+
+// ContentKind says which field of a content entry carries the content.
+type ContentKind string
+
+// Content kinds (DESIGN §5).
+const (
+	ContentText     ContentKind = "text"
+	ContentImage    ContentKind = "image"
+	ContentImageURL ContentKind = "imageUrl"
+	ContentVideoURL ContentKind = "videoUrl"
+	ContentAudioURL ContentKind = "audioUrl"
+	ContentVideo    ContentKind = "video"
+	ContentAudio    ContentKind = "audio"
+)
+
+// ContentInput is one contentData entry as the client sent it: any number of
+// fields may be set; validation requires exactly one content field.
+type ContentInput struct {
+	Text, ImageURL, VideoURL, AudioURL, Captions *string
+	Image, Video, Audio                          *[]byte
+	Metadata                                     map[string]string
+}
+
+// ContentItem is one validated content entry, as stored with the job for its
+// worker.
+type ContentItem struct {
+	Kind     ContentKind       `json:"kind"`
+	Text     string            `json:"text,omitempty"`
+	Bytes    []byte            `json:"bytes,omitempty"`
+	URL      string            `json:"url,omitempty"`
+	Captions string            `json:"captions,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// ContentSummary is what a job shows of one entry.
+type ContentSummary struct {
+	ContentHash string            `json:"contentHash,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+}
+
+// Webhook is the completion callback of a job, delivered by the webhook
+// outbox (a later issue); the job only records it.
+type Webhook struct {
+	URL          string
+	ExtraHeaders map[string]string
+}
+
+// Job is one evaluation run.
+type Job struct {
+	ID              string
+	AccountID       string
+	Type            JobType
+	Status          JobStatus
+	PolicyID        string
+	PolicyKey       string
+	PolicyVersionID string
+	LabelID         string
+	LabelVersionID  string
+	Threshold       float64
+	Expedited       bool
+	Options         map[string]string
+	Input           []ContentItem
+	Contents        []ContentSummary
+	Webhook         *Webhook
+	Error           *JobError // set when Status is JobFailed
+	LeaseOwner      string
+	LeaseExpiresAt  *time.Time
+	Attempts        int
+	Created         time.Time
+	Updated         time.Time
+	Started         *time.Time // first claim
+	Completed       *time.Time // terminal transition
+	// Results are filled by JobService.Get for completed jobs only.
+	Results []*JobResult
+}
+
+// JobResult is the evaluation of one content entry.
+type JobResult struct {
+	ID          string
+	JobID       string
+	Index       int
+	ContentHash string
+	Metadata    map[string]string
+	Report      *rules.Report
+	Error       *JobError
+	Created     time.Time
+}
+
+// Modality is the API's Modality.
+type Modality string
+
+// Modalities of label hits.
+const (
+	ModalityText  Modality = "MODALITY_TEXT"
+	ModalityImage Modality = "MODALITY_IMAGE"
+	ModalityVideo Modality = "MODALITY_VIDEO"
+	ModalityAudio Modality = "MODALITY_AUDIO"
+)
+
+// LabelHit is one occurrence of a TRUE label in a job result. Seq orders the
+// hits of a job: results in recorded order, then hits in evaluation order.
+type LabelHit struct {
+	JobID             string
+	JobResultID       string
+	Seq               int
+	Label             string
+	Modality          Modality
+	Score             float64
+	StartMs           int64
+	EndMs             *int64
+	FrameStartMs      *int64
+	FrameEndMs        *int64
+	TranscriptStartMs *int64
+	TranscriptEndMs   *int64
+}
+
+// TimeRange bounds a timestamp; a nil bound is open. Bounds are exclusive
+// unless Inclusive.
+type TimeRange struct {
+	Start     *time.Time `json:"s,omitempty"`
+	End       *time.Time `json:"e,omitempty"`
+	Inclusive bool       `json:"i,omitempty"`
+}
+
+// JobFilter selects jobs of an account; zero fields do not filter.
+type JobFilter struct {
+	Status    JobStatus `json:"st,omitempty"`
+	PolicyID  string    `json:"p,omitempty"`
+	Created   TimeRange `json:"c"`
+	Updated   TimeRange `json:"u"`
+	Completed TimeRange `json:"d"`
+}
+
+// JobCursor is the keyset position of a job listing (newest first).
+type JobCursor struct {
+	Created time.Time `json:"c"`
+	ID      string    `json:"i"`
+}
+
+// JobStore persists jobs, their results and label hits, and is the work
+// queue.
+type JobStore interface {
+	// CreateJob inserts j as given (pending, or running with a lease).
+	// Codes: ALREADY_EXISTS, NOT_FOUND (unknown account).
+	CreateJob(ctx context.Context, j *Job) error
+	// GetJob returns a job of the account, without results. Codes: NOT_FOUND
+	// (also for another account's job).
+	GetJob(ctx context.Context, accountID, id string) (*Job, error)
+	// ListJobs returns up to limit jobs of the account matching f, newest
+	// first (created, id descending), after the cursor when one is given.
+	ListJobs(ctx context.Context, accountID string, f JobFilter, after *JobCursor, limit int) ([]*Job, error)
+	// ListJobResults returns a job's results in entry order.
+	ListJobResults(ctx context.Context, jobID string) ([]*JobResult, error)
+	// ClaimJobs moves up to limit claimable jobs to JobRunning under owner's
+	// lease until leaseUntil, and returns them. Claimable: pending, or
+	// running with a lease expired at now. Expedited jobs first, then oldest.
+	// Concurrent claimers (in any process) never get the same job while its
+	// lease holds.
+	ClaimJobs(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]*Job, error)
+	// RenewLease extends owner's lease. Codes: ABORTED when owner no longer
+	// holds the job.
+	RenewLease(ctx context.Context, id, owner string, until, now time.Time) error
+	// ReleaseJob returns a running job held by owner to the queue (pending).
+	// Codes: ABORTED when owner no longer holds it.
+	ReleaseJob(ctx context.Context, id, owner string, now time.Time) error
+	// FinishJob moves a job held by owner to the terminal status to, with
+	// jobErr (for JobFailed), and stores results and hits, in one
+	// transaction. Codes: ABORTED when owner no longer holds the job (then
+	// nothing is stored); INVALID_ARGUMENT when to is not terminal.
+	FinishJob(ctx context.Context, id, owner string, to JobStatus, now time.Time, jobErr *JobError, results []*JobResult, hits []*LabelHit) error
+	// ChargeQuota charges n evaluations of the job to its account's usage of
+	// day, at most once per job, when the total stays within limit. It
+	// returns false, charging nothing, when it would not. Codes: ABORTED
+	// when owner no longer holds the job.
+	ChargeQuota(ctx context.Context, id, owner, accountID, day string, n, limit int64) (bool, error)
+	// ListLabelHits returns a job's hits with Seq > afterSeq, in Seq order,
+	// optionally of one result only.
+	ListLabelHits(ctx context.Context, jobID, jobResultID string, afterSeq, limit int) ([]*LabelHit, error)
+}
+
+// contentHash is sha256::<hex> of the content bytes.
+func contentHash(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256::" + hex.EncodeToString(sum[:])
+}
+
+// validateContent turns the request's entries into content items. Codes:
+// INVALID_ARGUMENT naming contentData[i].
+func validateContent(in []ContentInput, maxItems, maxText int) ([]ContentItem, []ContentSummary, error) {
+	if len(in) == 0 {
+		return nil, nil, InvalidField("contentData", "must have at least one entry")
+	}
+	if len(in) > maxItems {
+		return nil, nil, InvalidField("contentData", "has "+itoa(len(in))+" entries; the limit is "+itoa(maxItems))
+	}
+	items := make([]ContentItem, len(in))
+	sums := make([]ContentSummary, len(in))
+	for i, c := range in {
+		field := "contentData[" + itoa(i) + "]"
+		var set []ContentKind
+		it := ContentItem{Metadata: c.Metadata}
+		if c.Text != nil {
+			set = append(set, ContentText)
+			it.Kind, it.Text = ContentText, *c.Text
+		}
+		for _, b := range []struct {
+			k ContentKind
+			v *[]byte
+		}{{ContentImage, c.Image}, {ContentVideo, c.Video}, {ContentAudio, c.Audio}} {
+			if b.v != nil {
+				set = append(set, b.k)
+				it.Kind, it.Bytes = b.k, *b.v
+			}
+		}
+		for _, u := range []struct {
+			k ContentKind
+			v *string
+		}{{ContentImageURL, c.ImageURL}, {ContentVideoURL, c.VideoURL}, {ContentAudioURL, c.AudioURL}} {
+			if u.v != nil {
+				set = append(set, u.k)
+				it.Kind, it.URL = u.k, *u.v
+			}
+		}
+		if len(set) != 1 {
+			return nil, nil, InvalidField(field, "must carry exactly one of text, image, imageUrl, videoUrl, audioUrl, video, audio; got "+itoa(len(set)))
+		}
+		if c.Captions != nil {
+			it.Captions = *c.Captions
+		}
+		switch it.Kind {
+		case ContentText:
+			if len(it.Text) > maxText {
+				return nil, nil, InvalidField(field+".text", "is "+itoa(len(it.Text))+" bytes; the limit is "+itoa(maxText))
+			}
+			sums[i].ContentHash = contentHash([]byte(it.Text))
+		case ContentImage, ContentVideo, ContentAudio:
+			if len(it.Bytes) == 0 {
+				return nil, nil, InvalidField(field+"."+string(it.Kind), "must not be empty")
+			}
+			sums[i].ContentHash = contentHash(it.Bytes)
+		default:
+			if u, err := url.Parse(it.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return nil, nil, InvalidField(field+"."+string(it.Kind), "must be an http or https URL")
+			}
+		}
+		sums[i].Metadata = c.Metadata
+		items[i] = it
+	}
+	return items, sums, nil
+}
+
+// filterKey is the canonical form of f that page tokens are bound to.
+func (f JobFilter) key() string {
+	b, _ := json.Marshal(f)
+	return string(b)
+}
+
+// unavailableContent returns the job error for entries this build cannot
+// evaluate yet, or nil.
+func unavailableContent(items []ContentItem) *JobError {
+	for _, it := range items {
+		switch it.Kind {
+		case ContentText:
+		case ContentImage, ContentImageURL:
+			e := ErrJobNoImage
+			return &e
+		default:
+			e := ErrJobNoMedia
+			return &e
+		}
+	}
+	return nil
+}
+
+// textHits returns the label hits of one text result: one per TRUE section,
+// in report order, at startMs 0.
+func textHits(jobID, resultID string, rep *rules.Report, seq *int) []*LabelHit {
+	var hits []*LabelHit
+	for _, s := range rep.Sections {
+		if s.Result != rules.OutcomeTrue {
+			continue
+		}
+		hits = append(hits, &LabelHit{
+			JobID: jobID, JobResultID: resultID, Seq: *seq, Label: s.Name,
+			Modality: ModalityText, Score: s.Score, StartMs: 0,
+		})
+		*seq++
+	}
+	return hits
+}
+
+func parseURL(s string) (*url.URL, error) { return url.Parse(s) }

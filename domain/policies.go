@@ -1,0 +1,278 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/contenteval/contenteval/domain/rules"
+	"github.com/google/uuid"
+)
+
+// Policy is a named rule document of a policy-first account (DESIGN §9). Its
+// rules live in immutable versions; ActiveVersionID names the one jobs use.
+type Policy struct {
+	ID              string
+	AccountID       string
+	Key             string // unique per account
+	ActiveVersionID string
+	Disabled        bool
+	Created         time.Time
+	Updated         time.Time
+}
+
+// PolicyVersion is one immutable version of a policy's rule text.
+type PolicyVersion struct {
+	ID              string
+	PolicyID        string
+	Seq             int // 1, 2, ... within the policy
+	Text            string
+	TokenCounts     rules.TokenCounts
+	ComplexityScore float64
+	Created         time.Time
+}
+
+// PolicyCursor is the keyset position of a policy listing: newest first.
+type PolicyCursor struct {
+	Created time.Time `json:"c"`
+	ID      string    `json:"i"`
+}
+
+// PolicyStore persists policies and their versions.
+type PolicyStore interface {
+	// CreatePolicy inserts p and its first version v in one transaction.
+	// Codes: ALREADY_EXISTS when the account already has p.Key.
+	CreatePolicy(ctx context.Context, p *Policy, v *PolicyVersion) error
+	// GetPolicy returns a policy of the account. Codes: NOT_FOUND (also for
+	// another account's policy).
+	GetPolicy(ctx context.Context, accountID, id string) (*Policy, error)
+	// ListPolicies returns up to limit policies of the account, newest first
+	// (created, id descending), after the cursor when one is given.
+	ListPolicies(ctx context.Context, accountID string, after *PolicyCursor, limit int) ([]*Policy, error)
+	// AddPolicyVersion appends v (its Seq is assigned by the store: the next
+	// one) and makes it the active version, setting the policy's Updated to
+	// v.Created. Codes: NOT_FOUND.
+	AddPolicyVersion(ctx context.Context, accountID string, v *PolicyVersion) error
+	// GetPolicyVersion returns one version of a policy. Codes: NOT_FOUND.
+	GetPolicyVersion(ctx context.Context, policyID, versionID string) (*PolicyVersion, error)
+	// ListPolicyVersions returns up to limit versions with Seq > afterSeq,
+	// oldest first.
+	ListPolicyVersions(ctx context.Context, policyID string, afterSeq, limit int) ([]*PolicyVersion, error)
+	// SetPolicyDisabled sets the disabled flag. Codes: NOT_FOUND.
+	SetPolicyDisabled(ctx context.Context, accountID, id string, disabled bool, now time.Time) (*Policy, error)
+}
+
+// PolicyConfig are the limits of the policy service.
+type PolicyConfig struct {
+	// MaxTextBytes bounds a policy version's rule text (DESIGN §10: 64 KiB).
+	MaxTextBytes int
+}
+
+// PolicyService creates, reads and versions policies and compiles them into
+// evaluation plans (cached per version: versions are immutable).
+type PolicyService struct {
+	store  PolicyStore
+	clock  Clock
+	tokens *PageTokens
+	cfg    PolicyConfig
+	plans  *rules.Cache
+}
+
+// NewPolicyService returns the policy service.
+func NewPolicyService(store PolicyStore, clock Clock, tokens *PageTokens, cfg PolicyConfig, plans *rules.Cache) *PolicyService {
+	if cfg.MaxTextBytes <= 0 {
+		cfg.MaxTextBytes = 64 << 10
+	}
+	if plans == nil {
+		plans = rules.NewCache(1024)
+	}
+	return &PolicyService{store: store, clock: clock, tokens: tokens, cfg: cfg, plans: plans}
+}
+
+var policyKeyPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// compile checks text and returns the version fields it determines. Codes:
+// INVALID_ARGUMENT with a CompilationErrors detail.
+func (s *PolicyService) compile(text string) (*rules.Plan, error) {
+	if len(text) > s.cfg.MaxTextBytes {
+		return nil, InvalidField("text", "is longer than the limit of "+itoa(s.cfg.MaxTextBytes)+" bytes")
+	}
+	plan, err := rules.Compile(text, rules.CompileOptions{Limits: rules.Limits{MaxTextBytes: s.cfg.MaxTextBytes}})
+	if err != nil {
+		var ce *rules.CompileErrors
+		if errors.As(err, &ce) {
+			out := CompilationErrors{}
+			for _, e := range ce.Errors {
+				out.Errors = append(out.Errors, CompilationError{Message: e.Message, Line: e.Line, Column: e.Column})
+			}
+			msg := "the policy text does not compile"
+			if len(out.Errors) > 0 {
+				msg += ": line " + itoa(out.Errors[0].Line) + ", column " + itoa(out.Errors[0].Column) + ": " + out.Errors[0].Message
+			}
+			return nil, &Error{Code: InvalidArgument, Message: msg, Details: []Detail{out}}
+		}
+		return nil, err
+	}
+	return plan, nil
+}
+
+func newVersion(policyID, text string, plan *rules.Plan, now time.Time) *PolicyVersion {
+	st := plan.Stats()
+	return &PolicyVersion{
+		ID: NewID(), PolicyID: policyID, Text: text, TokenCounts: st.TokenCounts,
+		ComplexityScore: st.ComplexityScore, Created: now,
+	}
+}
+
+// Create makes a policy and its first version, which is active. Codes:
+// INVALID_ARGUMENT (bad key, compile errors), ALREADY_EXISTS.
+func (s *PolicyService) Create(ctx context.Context, account *Account, key, text string) (*Policy, *PolicyVersion, error) {
+	if !policyKeyPattern.MatchString(key) || len(key) > 128 {
+		return nil, nil, InvalidField("policyKey", "must be 1-128 characters of letters, digits, '.', '_' or '-', starting with a letter or digit")
+	}
+	plan, err := s.compile(text)
+	if err != nil {
+		return nil, nil, err
+	}
+	now := s.clock.Now()
+	p := &Policy{ID: NewID(), AccountID: account.ID, Key: key, Created: now, Updated: now}
+	v := newVersion(p.ID, text, plan, now)
+	v.Seq = 1
+	p.ActiveVersionID = v.ID
+	if err := s.store.CreatePolicy(ctx, p, v); err != nil {
+		return nil, nil, err
+	}
+	return p, v, nil
+}
+
+// Get returns a policy of the account. Codes: NOT_FOUND.
+func (s *PolicyService) Get(ctx context.Context, account *Account, id string) (*Policy, error) {
+	return s.store.GetPolicy(ctx, account.ID, id)
+}
+
+// List returns a page of the account's policies, newest first, and the token
+// of the next page ("" when there is none). Codes: INVALID_ARGUMENT (page
+// token or size).
+func (s *PolicyService) List(ctx context.Context, account *Account, pageSize *int32, pageToken string) ([]*Policy, string, error) {
+	n, err := PageSize("pageSize", pageSize, 100, 1000)
+	if err != nil {
+		return nil, "", err
+	}
+	scope := "policies|" + account.ID
+	var after *PolicyCursor
+	if pageToken != "" {
+		after = &PolicyCursor{}
+		if err := s.tokens.Decode("pageToken", pageToken, scope, after); err != nil {
+			return nil, "", err
+		}
+	}
+	ps, err := s.store.ListPolicies(ctx, account.ID, after, n+1)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(ps) > n {
+		ps = ps[:n]
+		last := ps[n-1]
+		next = s.tokens.Encode(scope, PolicyCursor{Created: last.Created, ID: last.ID})
+	}
+	return ps, next, nil
+}
+
+// AddVersion compiles text into a new version of the policy and makes it
+// active. Codes: NOT_FOUND, INVALID_ARGUMENT (compile errors).
+func (s *PolicyService) AddVersion(ctx context.Context, account *Account, policyID, text string) (*PolicyVersion, error) {
+	if _, err := s.store.GetPolicy(ctx, account.ID, policyID); err != nil {
+		return nil, err
+	}
+	plan, err := s.compile(text)
+	if err != nil {
+		return nil, err
+	}
+	v := newVersion(policyID, text, plan, s.clock.Now())
+	if err := s.store.AddPolicyVersion(ctx, account.ID, v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// ListVersions returns a page of a policy's versions, oldest first. Codes:
+// NOT_FOUND, INVALID_ARGUMENT (page token or size).
+func (s *PolicyService) ListVersions(ctx context.Context, account *Account, policyID string, pageSize *int32, pageToken string) ([]*PolicyVersion, string, error) {
+	n, err := PageSize("pageSize", pageSize, 100, 1000)
+	if err != nil {
+		return nil, "", err
+	}
+	if _, err := s.store.GetPolicy(ctx, account.ID, policyID); err != nil {
+		return nil, "", err
+	}
+	scope := "policyVersions|" + account.ID + "|" + policyID
+	var after struct {
+		Seq int `json:"s"`
+	}
+	if pageToken != "" {
+		if err := s.tokens.Decode("pageToken", pageToken, scope, &after); err != nil {
+			return nil, "", err
+		}
+	}
+	vs, err := s.store.ListPolicyVersions(ctx, policyID, after.Seq, n+1)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(vs) > n {
+		vs = vs[:n]
+		after.Seq = vs[n-1].Seq
+		next = s.tokens.Encode(scope, after)
+	}
+	return vs, next, nil
+}
+
+// SetDisabled enables or disables a policy; jobs against a disabled policy
+// are refused with FAILED_PRECONDITION. Codes: NOT_FOUND.
+func (s *PolicyService) SetDisabled(ctx context.Context, accountID, id string, disabled bool) (*Policy, error) {
+	return s.store.SetPolicyDisabled(ctx, accountID, id, disabled, s.clock.Now())
+}
+
+// activePlan returns the policy's active version and its compiled plan.
+// Codes: NOT_FOUND, FAILED_PRECONDITION (disabled policy).
+func (s *PolicyService) activePlan(ctx context.Context, accountID, policyID string) (*Policy, *PolicyVersion, *rules.Plan, error) {
+	p, err := s.store.GetPolicy(ctx, accountID, policyID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if p.Disabled {
+		return nil, nil, nil, Errorf(FailedPrecondition, "policy %q is disabled", policyID)
+	}
+	v, plan, err := s.plan(ctx, p.ID, p.ActiveVersionID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return p, v, plan, nil
+}
+
+// plan returns a version and its compiled plan (cached per version id).
+func (s *PolicyService) plan(ctx context.Context, policyID, versionID string) (*PolicyVersion, *rules.Plan, error) {
+	v, err := s.store.GetPolicyVersion(ctx, policyID, versionID)
+	if err != nil {
+		return nil, nil, err
+	}
+	plan, err := s.plans.GetOrCompile(v.ID, v.Text, rules.CompileOptions{Limits: rules.Limits{MaxTextBytes: max(s.cfg.MaxTextBytes, len(v.Text))}})
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, plan, nil
+}
+
+// NewID returns a new time-ordered unique id (UUIDv7).
+func NewID() string {
+	id, err := uuid.NewV7()
+	if err != nil {
+		return uuid.NewString()
+	}
+	return id.String()
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,290 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/rules"
+	"github.com/contenteval/contenteval/gen"
+)
+
+// CreateJob submits a job: queued (pending) by default, run at once and
+// waited for (up to the wait cap) with waitForCompletion.
+func (s *Server) CreateJob(ctx context.Context, req gen.CreateJobRequestObject) (gen.CreateJobResponseObject, error) {
+	b := req.Body
+	r := domain.JobRequest{
+		PolicyID: b.PolicyId, Content: toDomainContent(b.ContentData), Threshold: jderef(b.Threshold),
+		Expedited: jderef(b.Expedited), Options: toDomainOptions(b.Options), Wait: jderef(b.WaitForCompletion),
+	}
+	if b.Webhook != nil {
+		r.Webhook = &domain.Webhook{URL: b.Webhook.Url, ExtraHeaders: jderef(b.Webhook.ExtraHeaders)}
+	}
+	j, err := s.deps.Jobs.Submit(ctx, AccountFrom(ctx), r)
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreateJob200JSONResponse{Job: toAPIJob(j)}, nil
+}
+
+// GetJob returns one job of the account, with results when complete.
+func (s *Server) GetJob(ctx context.Context, req gen.GetJobRequestObject) (gen.GetJobResponseObject, error) {
+	j, err := s.deps.Jobs.Get(ctx, AccountFrom(ctx), req.JobUuid)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetJob200JSONResponse{Job: toAPIJob(j)}, nil
+}
+
+// ListJobs returns a page of the account's jobs, newest first.
+func (s *Server) ListJobs(ctx context.Context, req gen.ListJobsRequestObject) (gen.ListJobsResponseObject, error) {
+	p := req.Params
+	f := domain.JobFilter{
+		PolicyID:  jderef(p.QueryPolicyId),
+		Created:   domain.TimeRange{Start: p.QueryCreatedTimeRangeStart, End: p.QueryCreatedTimeRangeEnd, Inclusive: jderef(p.QueryCreatedTimeRangeInclusive)},
+		Updated:   domain.TimeRange{Start: p.QueryUpdatedTimeRangeStart, End: p.QueryUpdatedTimeRangeEnd, Inclusive: jderef(p.QueryUpdatedTimeRangeInclusive)},
+		Completed: domain.TimeRange{Start: p.QueryCompletedTimeRangeStart, End: p.QueryCompletedTimeRangeEnd, Inclusive: jderef(p.QueryCompletedTimeRangeInclusive)},
+	}
+	if p.QueryStatus != nil {
+		f.Status = toDomainJobStatus(*p.QueryStatus)
+	}
+	js, next, err := s.deps.Jobs.List(ctx, AccountFrom(ctx), f, p.PageSize, jderef(p.PageToken))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gen.Job, len(js))
+	for i, j := range js {
+		out[i] = toAPIJob(j)
+	}
+	return gen.ListJobs200JSONResponse{Jobs: &out, NextPageToken: jnonEmpty(next)}, nil
+}
+
+// StreamJobs validates the request and records its job; the entries are
+// evaluated while the response is written (streamJobsResponse).
+func (s *Server) StreamJobs(ctx context.Context, req gen.StreamJobsRequestObject) (gen.StreamJobsResponseObject, error) {
+	b := req.Body
+	st, err := s.deps.Jobs.StartStream(ctx, AccountFrom(ctx), domain.JobRequest{
+		PolicyID: b.PolicyId, Content: toDomainContent(b.ContentData), Threshold: jderef(b.Threshold),
+		Expedited: jderef(b.Expedited), Options: toDomainOptions(b.Options),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return streamJobsResponse{ctx: ctx, stream: st, log: s.log}, nil
+}
+
+// streamWriteWindow is how long writing one stream line may take; each line
+// pushes the connection's write deadline this far out, so a long stream is
+// not cut by the server's WriteTimeout while a stalled client still is.
+const streamWriteWindow = 2 * time.Minute
+
+// streamJobsResponse writes the NDJSON stream of POST /v1/jobs/stream: one
+// line per entry, flushed as soon as the entry is evaluated. The request
+// context ends when the client goes away, which cancels the remaining
+// entries (the job is recorded canceled).
+type streamJobsResponse struct {
+	ctx    context.Context
+	stream *domain.JobStream
+	log    interface {
+		Debug(msg string, args ...any)
+	}
+}
+
+// streamLine is one line: exactly one of result and error.
+type streamLine struct {
+	Result *gen.StreamResult `json:"result,omitempty"`
+	Error  *statusBody       `json:"error,omitempty"`
+}
+
+func (r streamJobsResponse) VisitStreamJobsResponse(w http.ResponseWriter) error {
+	h := w.Header()
+	h.Set("Content-Type", "application/x-ndjson")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.SetWriteDeadline(time.Now().Add(streamWriteWindow))
+	_ = rc.Flush()
+	enc := json.NewEncoder(w)
+	j := r.stream.Job
+	err := r.stream.Run(r.ctx, func(it domain.StreamItem) error {
+		var line streamLine
+		if it.Err != nil {
+			sb := errorBody(it.Err).(statusBody)
+			line.Error = &sb
+		} else {
+			res := it.Result
+			line.Result = &gen.StreamResult{
+				JobUuid: &j.ID, JobResultId: &res.ID, ContentHash: &res.ContentHash,
+				PolicyEvaluationReport: toAPIReport(j, res),
+			}
+		}
+		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteWindow))
+		if err := enc.Encode(line); err != nil {
+			return err
+		}
+		return rc.Flush()
+	})
+	if err != nil {
+		// The status line is sent; all that is left is to stop.
+		r.log.Debug("stream ended early", "job", j.ID, "error", err.Error())
+	}
+	return nil
+}
+
+func toDomainContent(in []gen.ContentData) []domain.ContentInput {
+	out := make([]domain.ContentInput, len(in))
+	for i, c := range in {
+		out[i] = domain.ContentInput{
+			Text: c.Text, ImageURL: c.ImageUrl, VideoURL: c.VideoUrl, AudioURL: c.AudioUrl, Captions: c.Captions,
+			Image: c.Image, Video: c.Video, Audio: c.Audio, Metadata: jderef(c.Metadata),
+		}
+	}
+	return out
+}
+
+func toDomainOptions(o *gen.EvaluationOptions) map[string]string {
+	if o == nil || o.Options == nil {
+		return nil
+	}
+	return *o.Options
+}
+
+// toDomainJobStatus maps JOB_STATUS_X to the domain status; UNSPECIFIED
+// (and values we do not know) filter nothing.
+func toDomainJobStatus(s gen.JobStatus) domain.JobStatus {
+	switch st := domain.JobStatus(strings.ToLower(strings.TrimPrefix(string(s), "JOB_STATUS_"))); st {
+	case domain.JobPending, domain.JobRunning, domain.JobCompleted, domain.JobFailed, domain.JobCanceled:
+		return st
+	}
+	return ""
+}
+
+func toAPIJobStatus(s domain.JobStatus) *gen.JobStatus {
+	v := gen.JobStatus("JOB_STATUS_" + strings.ToUpper(string(s)))
+	return &v
+}
+
+func toAPIJobError(e *domain.JobError) *gen.JobError {
+	if e == nil {
+		return nil
+	}
+	reason := gen.JobErrorReason(e.Reason)
+	msg := e.Message
+	return &gen.JobError{Reason: &reason, Message: &msg}
+}
+
+func toAPIJob(j *domain.Job) gen.Job {
+	jt := gen.JobType(j.Type)
+	out := gen.Job{
+		JobUuid: &j.ID, CustomerId: &j.AccountID, Status: toAPIJobStatus(j.Status),
+		Created: &j.Created, Updated: &j.Updated, Completed: j.Completed,
+		Threshold: &j.Threshold, JobType: &jt, Expedited: &j.Expedited, Error: toAPIJobError(j.Error),
+	}
+	if j.PolicyID != "" {
+		out.PolicyId, out.PolicyVersionId = &j.PolicyID, &j.PolicyVersionID
+	}
+	if j.LabelID != "" {
+		out.LabelId, out.LabelVersionId = &j.LabelID, &j.LabelVersionID
+	}
+	cs := make([]gen.ContentSummary, len(j.Contents))
+	for i, c := range j.Contents {
+		cs[i] = gen.ContentSummary{Metadata: stringMap(c.Metadata)}
+		if c.ContentHash != "" {
+			cs[i].ContentHash = &j.Contents[i].ContentHash
+		}
+	}
+	out.ContentData = &cs
+	// Results only for complete jobs (SPEC.md: an unfinished job carries
+	// basic information only).
+	if j.Status == domain.JobCompleted && j.Results != nil {
+		rs := make([]gen.JobResult, len(j.Results))
+		for i, r := range j.Results {
+			rs[i] = gen.JobResult{
+				JobUuid: &j.ID, JobResultId: &r.ID, Created: &r.Created,
+				Report: toAPIReport(j, r), Error: toAPIJobError(r.Error),
+			}
+			if r.ContentHash != "" {
+				rs[i].ContentHash = &r.ContentHash
+			}
+		}
+		out.Results = &rs
+	}
+	return out
+}
+
+func stringMap(m map[string]string) *gen.StringMap {
+	if m == nil {
+		return nil
+	}
+	sm := gen.StringMap(m)
+	return &sm
+}
+
+func toAPIReport(j *domain.Job, r *domain.JobResult) *gen.EvaluationReport {
+	rep := r.Report
+	if rep == nil {
+		return nil
+	}
+	outcome := gen.Outcome(rep.Result)
+	matches := map[string]float64{}
+	for k, v := range rep.LabelMatches {
+		matches[k] = v
+	}
+	sections := make([]gen.SectionReport, len(rep.Sections))
+	for i, sec := range rep.Sections {
+		res := gen.Outcome(sec.Result)
+		sections[i] = gen.SectionReport{
+			Name: jptr(sec.Name), Message: jptr(sec.Message), Result: &res,
+			AssertionEvaluationReports: toAPIAssertions(sec.Assertions),
+			ExceptionEvaluationReport:  toAPIException(sec.Exception),
+			ReviewResult:               toAPIReview(sec.Review),
+		}
+	}
+	in, billed := float32(rep.TokenUsage.InputTokens), float32(rep.TokenUsage.BilledTokens)
+	out := &gen.EvaluationReport{
+		PolicyId: jptr(j.PolicyID), PolicyKey: jptr(j.PolicyKey), PolicyVersionId: jptr(j.PolicyVersionID),
+		Result: &outcome, SectionEvaluationReports: &sections,
+		ExceptionEvaluationReport: toAPIException(rep.Exception),
+		ContentMetadata:           stringMap(r.Metadata),
+		Threshold:                 jptr(rep.Threshold), LabelMatches: &matches,
+		TokenUsage: &gen.TokenUsage{InputTokens: &in, BilledTokens: &billed, Multiplier: jptr(rep.TokenUsage.Multiplier)},
+	}
+	if r.ContentHash != "" {
+		out.ContentHash = jptr(r.ContentHash)
+	}
+	if j.LabelID != "" {
+		out.LabelId, out.LabelVersionId = jptr(j.LabelID), jptr(j.LabelVersionID)
+	}
+	return out
+}
+
+func toAPIAssertions(as []rules.AssertionReport) *[]gen.AssertionReport {
+	out := make([]gen.AssertionReport, len(as))
+	for i, a := range as {
+		res := gen.Outcome(a.Result)
+		out[i] = gen.AssertionReport{Result: &res, Message: jptr(a.Message), Score: jptr(a.Score)}
+	}
+	return &out
+}
+
+func toAPIException(e *rules.ExceptionReport) *gen.ExceptionReport {
+	if e == nil {
+		return nil
+	}
+	res := gen.Outcome(e.Result)
+	return &gen.ExceptionReport{Result: &res, AssertionEvaluationReports: toAPIAssertions(e.Assertions), ReviewResult: toAPIReview(e.Review)}
+}
+
+func toAPIReview(r rules.ReviewResult) *gen.ReviewResult {
+	if r.Outcome == "" {
+		return nil
+	}
+	o := gen.Outcome(r.Outcome)
+	return &gen.ReviewResult{Outcome: &o, Score: jptr(r.Score)}
+}
+
+func jptr[T any](v T) *T { return &v }

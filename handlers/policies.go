@@ -1,0 +1,101 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/gen"
+)
+
+// CreatePolicy creates a policy and its first, active version.
+func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestObject) (gen.CreatePolicyResponseObject, error) {
+	p, v, err := s.deps.Policies.Create(ctx, AccountFrom(ctx), req.Body.PolicyKey, req.Body.Text)
+	if err != nil {
+		return nil, err
+	}
+	ap, av := toAPIPolicy(p), toAPIPolicyVersion(v)
+	return gen.CreatePolicy200JSONResponse{Policy: &ap, PolicyVersion: &av}, nil
+}
+
+// GetPolicy returns one policy of the account.
+func (s *Server) GetPolicy(ctx context.Context, req gen.GetPolicyRequestObject) (gen.GetPolicyResponseObject, error) {
+	p, err := s.deps.Policies.Get(ctx, AccountFrom(ctx), req.PolicyId)
+	if err != nil {
+		return nil, err
+	}
+	return gen.GetPolicy200JSONResponse{Policy: toAPIPolicy(p)}, nil
+}
+
+// ListPolicies returns a page of the account's policies, newest first.
+func (s *Server) ListPolicies(ctx context.Context, req gen.ListPoliciesRequestObject) (gen.ListPoliciesResponseObject, error) {
+	ps, next, err := s.deps.Policies.List(ctx, AccountFrom(ctx), req.Params.PageSize, jderef(req.Params.PageToken))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gen.Policy, len(ps))
+	for i, p := range ps {
+		out[i] = toAPIPolicy(p)
+	}
+	return gen.ListPolicies200JSONResponse{Policies: &out, NextPageToken: jnonEmpty(next)}, nil
+}
+
+// CreatePolicyVersion publishes a new version, which becomes active.
+func (s *Server) CreatePolicyVersion(ctx context.Context, req gen.CreatePolicyVersionRequestObject) (gen.CreatePolicyVersionResponseObject, error) {
+	v, err := s.deps.Policies.AddVersion(ctx, AccountFrom(ctx), req.PolicyId, req.Body.Text)
+	if err != nil {
+		return nil, err
+	}
+	return gen.CreatePolicyVersion200JSONResponse{PolicyVersion: toAPIPolicyVersion(v)}, nil
+}
+
+// ListPolicyVersions returns a page of a policy's versions, oldest first.
+func (s *Server) ListPolicyVersions(ctx context.Context, req gen.ListPolicyVersionsRequestObject) (gen.ListPolicyVersionsResponseObject, error) {
+	vs, next, err := s.deps.Policies.ListVersions(ctx, AccountFrom(ctx), req.PolicyId, req.Params.PageSize, jderef(req.Params.PageToken))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gen.PolicyVersion, len(vs))
+	for i, v := range vs {
+		out[i] = toAPIPolicyVersion(v)
+	}
+	return gen.ListPolicyVersions200JSONResponse{PolicyVersions: &out, NextPageToken: jnonEmpty(next)}, nil
+}
+
+func toAPIPolicy(p *domain.Policy) gen.Policy {
+	return gen.Policy{
+		PolicyId: &p.ID, PolicyKey: &p.Key, ActiveVersionId: &p.ActiveVersionID,
+		Disabled: &p.Disabled, Created: &p.Created, Updated: &p.Updated,
+	}
+}
+
+func toAPIPolicyVersion(v *domain.PolicyVersion) gen.PolicyVersion {
+	tc := v.TokenCounts
+	f := func(n int) *float32 { x := float32(n); return &x }
+	seq := float32(v.Seq)
+	return gen.PolicyVersion{
+		PolicyVersionId: &v.ID, PolicyId: &v.PolicyID, Text: &v.Text, SequentialVersion: &seq,
+		Created: &v.Created, ComplexityScore: &v.ComplexityScore,
+		TokenCountsV2: &gen.TokenCounts{
+			DslTokenCount: f(tc.DSLTokenCount), GlobalContextTokens: f(tc.GlobalContextTokens),
+			SignalTokens: f(tc.SignalTokens), SignalSpecialTokens: f(tc.SignalSpecialTokens),
+			ContentSpecialTokens: f(tc.ContentSpecialTokens),
+		},
+	}
+}
+
+// jderef returns *p, or the zero value for nil.
+func jderef[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
+}
+
+// jnonEmpty returns &s, or nil for "" (an absent nextPageToken).
+func jnonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,516 @@
+package persistence
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/rules"
+)
+
+// Jobs implements domain.JobStore: the job records, their results and label
+// hits, and the work queue.
+//
+// The queue is the jobs table. A claim moves pending jobs, and running jobs
+// whose lease expired, to running under the claimer's lease. On PostgreSQL
+// the candidates are selected FOR UPDATE SKIP LOCKED, so concurrent claimers
+// (any number of processes) skip each other's rows instead of waiting or
+// double-claiming; on SQLite the claim runs in a write transaction (BEGIN
+// IMMEDIATE), which serializes claimers across processes. Every later
+// transition is guarded by status = 'running' AND lease_owner = the holder,
+// so the outcome of a worker that lost its lease is a no-op (ABORTED).
+type Jobs struct {
+	db *DB
+}
+
+var _ domain.JobStore = (*Jobs)(nil)
+
+// NewJobs returns the job store on db.
+func NewJobs(db *DB) *Jobs { return &Jobs{db: db} }
+
+type jobRow struct {
+	ID              string     `db:"id"`
+	AccountID       string     `db:"account_id"`
+	Type            string     `db:"job_type"`
+	Status          string     `db:"status"`
+	PolicyID        string     `db:"policy_id"`
+	PolicyKey       string     `db:"policy_key"`
+	PolicyVersionID string     `db:"policy_version_id"`
+	LabelID         string     `db:"label_id"`
+	LabelVersionID  string     `db:"label_version_id"`
+	Threshold       float64    `db:"threshold"`
+	Expedited       bool       `db:"expedited"`
+	Options         string     `db:"options"`
+	Input           string     `db:"input"`
+	Contents        string     `db:"contents"`
+	WebhookURL      string     `db:"webhook_url"`
+	WebhookHeaders  string     `db:"webhook_headers"`
+	ErrorReason     string     `db:"error_reason"`
+	ErrorMessage    string     `db:"error_message"`
+	LeaseOwner      *string    `db:"lease_owner"`
+	LeaseExpiresAt  *time.Time `db:"lease_expires_at"`
+	Attempts        int        `db:"attempts"`
+	Created         time.Time  `db:"created"`
+	Updated         time.Time  `db:"updated"`
+	Started         *time.Time `db:"started"`
+	Completed       *time.Time `db:"completed"`
+}
+
+// jobColumns are the columns every read returns; the (large) input is read
+// only by claims, which need it, and by GetJob.
+const jobColumns = `id, account_id, job_type, status, policy_id, policy_key, policy_version_id,
+	label_id, label_version_id, threshold, expedited, options, contents, webhook_url,
+	webhook_headers, error_reason, error_message, lease_owner, lease_expires_at, attempts,
+	created, updated, started, completed`
+
+func (r *jobRow) toDomain() (*domain.Job, error) {
+	j := &domain.Job{
+		ID: r.ID, AccountID: r.AccountID, Type: domain.JobType(r.Type), Status: domain.JobStatus(r.Status),
+		PolicyID: r.PolicyID, PolicyKey: r.PolicyKey, PolicyVersionID: r.PolicyVersionID,
+		LabelID: r.LabelID, LabelVersionID: r.LabelVersionID, Threshold: r.Threshold, Expedited: r.Expedited,
+		LeaseExpiresAt: utcPtr(r.LeaseExpiresAt), Attempts: r.Attempts,
+		Created: r.Created.UTC(), Updated: r.Updated.UTC(), Started: utcPtr(r.Started), Completed: utcPtr(r.Completed),
+	}
+	if r.LeaseOwner != nil {
+		j.LeaseOwner = *r.LeaseOwner
+	}
+	if err := unmarshalJSON(r.Options, &j.Options); err != nil {
+		return nil, err
+	}
+	if err := unmarshalJSON(r.Contents, &j.Contents); err != nil {
+		return nil, err
+	}
+	if r.Input != "" {
+		if err := unmarshalJSON(r.Input, &j.Input); err != nil {
+			return nil, err
+		}
+	}
+	if r.WebhookURL != "" {
+		j.Webhook = &domain.Webhook{URL: r.WebhookURL}
+		if err := unmarshalJSON(r.WebhookHeaders, &j.Webhook.ExtraHeaders); err != nil {
+			return nil, err
+		}
+	}
+	if r.ErrorReason != "" {
+		j.Error = &domain.JobError{Reason: domain.JobErrorReason(r.ErrorReason), Message: r.ErrorMessage}
+	}
+	return j, nil
+}
+
+func unmarshalJSON(s string, v any) error {
+	if s == "" {
+		return nil
+	}
+	return json.Unmarshal([]byte(s), v)
+}
+
+func marshalJSON(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}
+
+func toJobs(rows []jobRow) ([]*domain.Job, error) {
+	out := make([]*domain.Job, len(rows))
+	for i := range rows {
+		j, err := rows[i].toDomain()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = j
+	}
+	return out, nil
+}
+
+// CreateJob inserts j as given; its times are normalized in place. Codes:
+// ALREADY_EXISTS; NOT_FOUND (unknown account); UNAVAILABLE, CANCELED,
+// DEADLINE_EXCEEDED.
+func (s *Jobs) CreateJob(ctx context.Context, j *domain.Job) error {
+	j.Created, j.Updated = StoredTime(j.Created), StoredTime(j.Updated)
+	j.Started, j.Completed, j.LeaseExpiresAt = storedTimePtr(j.Started), storedTimePtr(j.Completed), storedTimePtr(j.LeaseExpiresAt)
+	options, err := marshalJSON(j.Options)
+	if err != nil {
+		return err
+	}
+	input, err := marshalJSON(j.Input)
+	if err != nil {
+		return err
+	}
+	contents, err := marshalJSON(j.Contents)
+	if err != nil {
+		return err
+	}
+	hookURL, hookHeaders := "", "{}"
+	if j.Webhook != nil {
+		hookURL = j.Webhook.URL
+		if hookHeaders, err = marshalJSON(j.Webhook.ExtraHeaders); err != nil {
+			return err
+		}
+	}
+	var owner *string
+	if j.LeaseOwner != "" {
+		owner = &j.LeaseOwner
+	}
+	reason, msg := "", ""
+	if j.Error != nil {
+		reason, msg = string(j.Error.Reason), j.Error.Message
+	}
+	err = s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, tx.Rebind(`
+			INSERT INTO jobs (id, account_id, job_type, status, policy_id, policy_key, policy_version_id,
+				label_id, label_version_id, threshold, expedited, options, input, contents, webhook_url,
+				webhook_headers, error_reason, error_message, lease_owner, lease_expires_at, attempts,
+				created, updated, started, completed)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			j.ID, j.AccountID, string(j.Type), string(j.Status), j.PolicyID, j.PolicyKey, j.PolicyVersionID,
+			j.LabelID, j.LabelVersionID, j.Threshold, j.Expedited, options, input, contents, hookURL,
+			hookHeaders, reason, msg, owner, j.LeaseExpiresAt, j.Attempts,
+			j.Created, j.Updated, j.Started, j.Completed)
+		return err
+	})
+	err = describe(err, domain.AlreadyExists, "job %q already exists", j.ID)
+	return describe(err, domain.NotFound, "account %q not found", j.AccountID)
+}
+
+// GetJob returns a job of the account with its input. Codes: NOT_FOUND;
+// UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+func (s *Jobs) GetJob(ctx context.Context, accountID, id string) (*domain.Job, error) {
+	var r jobRow
+	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+jobColumns+`, input FROM jobs WHERE id = ? AND account_id = ?`), id, accountID)
+	if err != nil {
+		return nil, describe(TranslateError(err), domain.NotFound, "job %q not found", id)
+	}
+	return r.toDomain()
+}
+
+// rangeSQL appends the conditions of one time range on col.
+func rangeSQL(col string, r domain.TimeRange, where *[]string, args *[]any) {
+	lo, hi := " > ?", " < ?"
+	if r.Inclusive {
+		lo, hi = " >= ?", " <= ?"
+	}
+	if r.Start != nil {
+		*where = append(*where, col+lo)
+		*args = append(*args, StoredTime(*r.Start))
+	}
+	if r.End != nil {
+		*where = append(*where, col+hi)
+		*args = append(*args, StoredTime(*r.End))
+	}
+}
+
+// ListJobs returns up to limit jobs of the account matching f, newest first
+// (created, id descending), without their input. A completed-time bound
+// leaves out jobs that have not completed. Codes: UNAVAILABLE, CANCELED,
+// DEADLINE_EXCEEDED.
+func (s *Jobs) ListJobs(ctx context.Context, accountID string, f domain.JobFilter, after *domain.JobCursor, limit int) ([]*domain.Job, error) {
+	where := []string{"account_id = ?"}
+	args := []any{accountID}
+	if f.Status != "" {
+		where = append(where, "status = ?")
+		args = append(args, string(f.Status))
+	}
+	if f.PolicyID != "" {
+		where = append(where, "policy_id = ?")
+		args = append(args, f.PolicyID)
+	}
+	rangeSQL("created", f.Created, &where, &args)
+	rangeSQL("updated", f.Updated, &where, &args)
+	rangeSQL("completed", f.Completed, &where, &args)
+	if after != nil {
+		c := StoredTime(after.Created)
+		where = append(where, "(created < ? OR (created = ? AND id < ?))")
+		args = append(args, c, c, after.ID)
+	}
+	args = append(args, limit)
+	var rows []jobRow
+	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT `+jobColumns+` FROM jobs WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY created DESC, id DESC LIMIT ?`), args...)
+	if err != nil {
+		return nil, TranslateError(err)
+	}
+	return toJobs(rows)
+}
+
+type jobResultRow struct {
+	ID           string    `db:"id"`
+	JobID        string    `db:"job_id"`
+	Seq          int       `db:"seq"`
+	ContentHash  string    `db:"content_hash"`
+	Metadata     string    `db:"metadata"`
+	Report       string    `db:"report"`
+	ErrorReason  string    `db:"error_reason"`
+	ErrorMessage string    `db:"error_message"`
+	Created      time.Time `db:"created"`
+}
+
+// ListJobResults returns a job's results in entry order. Codes:
+// UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+func (s *Jobs) ListJobResults(ctx context.Context, jobID string) ([]*domain.JobResult, error) {
+	var rows []jobResultRow
+	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`
+		SELECT id, job_id, seq, content_hash, metadata, report, error_reason, error_message, created
+		FROM job_results WHERE job_id = ? ORDER BY seq`), jobID)
+	if err != nil {
+		return nil, TranslateError(err)
+	}
+	out := make([]*domain.JobResult, len(rows))
+	for i, r := range rows {
+		jr := &domain.JobResult{ID: r.ID, JobID: r.JobID, Index: r.Seq, ContentHash: r.ContentHash, Created: r.Created.UTC()}
+		if err := unmarshalJSON(r.Metadata, &jr.Metadata); err != nil {
+			return nil, err
+		}
+		if r.Report != "" {
+			jr.Report = &rules.Report{}
+			if err := json.Unmarshal([]byte(r.Report), jr.Report); err != nil {
+				return nil, err
+			}
+		}
+		if r.ErrorReason != "" {
+			jr.Error = &domain.JobError{Reason: domain.JobErrorReason(r.ErrorReason), Message: r.ErrorMessage}
+		}
+		out[i] = jr
+	}
+	return out, nil
+}
+
+// claimable is the condition of a job a worker may claim at now.
+const claimable = `(status = 'pending' OR (status = 'running' AND lease_expires_at < ?))`
+
+// ClaimJobs claims up to limit jobs for owner (see the type comment).
+// Codes: ABORTED, UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+func (s *Jobs) ClaimJobs(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]*domain.Job, error) {
+	now, leaseUntil = StoredTime(now), StoredTime(leaseUntil)
+	// A cheap read first: idle workers polling an empty queue must not take
+	// the write lock (SQLite) or row locks.
+	var any []string
+	if err := s.db.SelectContext(ctx, &any, s.db.Rebind(`
+		SELECT id FROM jobs WHERE status IN ('pending', 'running') AND `+claimable+` LIMIT 1`), now); err != nil {
+		return nil, TranslateError(err)
+	}
+	if len(any) == 0 {
+		return nil, nil
+	}
+	// The candidates are picked in a CTE: PostgreSQL may run an IN
+	// (subquery) once per outer row, and with SKIP LOCKED each run can pick
+	// different rows, claiming more than limit. A locking CTE runs once.
+	// SQLite needs no row locks: the transaction holds the write lock.
+	lock := ""
+	if s.db.Dialect == Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	var rows []jobRow
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		return tx.SelectContext(ctx, &rows, tx.Rebind(`
+			WITH picked AS (
+				SELECT id FROM jobs
+				WHERE status IN ('pending', 'running') AND `+claimable+`
+				ORDER BY expedited DESC, created, id
+				LIMIT ?`+lock+`
+			)
+			UPDATE jobs
+			SET status = 'running', lease_owner = ?, lease_expires_at = ?, attempts = attempts + 1,
+			    started = COALESCE(started, ?), updated = ?
+			WHERE id IN (SELECT id FROM picked) AND `+claimable+`
+			RETURNING `+jobColumns+`, input`),
+			now, limit, owner, leaseUntil, now, now, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toJobs(rows)
+}
+
+// guarded runs a transition UPDATE whose WHERE requires the job to be
+// running under owner; no row updated means owner lost it: ABORTED.
+func guarded(ctx context.Context, tx *sqlx.Tx, id string, query string, args ...any) error {
+	res, err := tx.ExecContext(ctx, tx.Rebind(query), args...)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return domain.Errorf(domain.Aborted, "job %q is no longer held by this worker", id)
+	}
+	return nil
+}
+
+// RenewLease extends owner's lease to until. Codes: ABORTED when owner no
+// longer holds the job; UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+func (s *Jobs) RenewLease(ctx context.Context, id, owner string, until, now time.Time) error {
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		return guarded(ctx, tx, id, `
+			UPDATE jobs SET lease_expires_at = ?
+			WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+			StoredTime(until), id, owner)
+	})
+}
+
+// ReleaseJob puts a job owner holds back in the queue. Codes: ABORTED;
+// UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+func (s *Jobs) ReleaseJob(ctx context.Context, id, owner string, now time.Time) error {
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		return guarded(ctx, tx, id, `
+			UPDATE jobs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated = ?
+			WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+			StoredTime(now), id, owner)
+	})
+}
+
+// FinishJob moves a job owner holds to the terminal status to and stores its
+// results and hits, all or nothing. Codes: ABORTED when owner no longer
+// holds the job; INVALID_ARGUMENT when to is not terminal; UNAVAILABLE,
+// CANCELED, DEADLINE_EXCEEDED.
+func (s *Jobs) FinishJob(ctx context.Context, id, owner string, to domain.JobStatus, now time.Time, jobErr *domain.JobError, results []*domain.JobResult, hits []*domain.LabelHit) error {
+	if !to.Terminal() {
+		return domain.Errorf(domain.InvalidArgument, "job status %q is not terminal", to)
+	}
+	now = StoredTime(now)
+	reason, msg := "", ""
+	if jobErr != nil {
+		reason, msg = string(jobErr.Reason), jobErr.Message
+	}
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if err := guarded(ctx, tx, id, `
+			UPDATE jobs
+			SET status = ?, error_reason = ?, error_message = ?, completed = ?, updated = ?,
+			    lease_owner = NULL, lease_expires_at = NULL
+			WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+			string(to), reason, msg, now, now, id, owner); err != nil {
+			return err
+		}
+		for _, r := range results {
+			r.Created = StoredTime(r.Created)
+			meta, err := marshalJSON(r.Metadata)
+			if err != nil {
+				return err
+			}
+			report := ""
+			if r.Report != nil {
+				if report, err = marshalJSON(r.Report); err != nil {
+					return err
+				}
+			}
+			rr, rm := "", ""
+			if r.Error != nil {
+				rr, rm = string(r.Error.Reason), r.Error.Message
+			}
+			if _, err := tx.ExecContext(ctx, tx.Rebind(`
+				INSERT INTO job_results (id, job_id, seq, content_hash, metadata, report, error_reason, error_message, created)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+				r.ID, id, r.Index, r.ContentHash, meta, report, rr, rm, r.Created); err != nil {
+				return err
+			}
+		}
+		for _, h := range hits {
+			if _, err := tx.ExecContext(ctx, tx.Rebind(`
+				INSERT INTO label_hits (job_id, job_result_id, seq, label, modality, score, start_ms, end_ms,
+					frame_start_ms, frame_end_ms, transcript_start_ms, transcript_end_ms)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+				id, h.JobResultID, h.Seq, h.Label, string(h.Modality), h.Score, h.StartMs, h.EndMs,
+				h.FrameStartMs, h.FrameEndMs, h.TranscriptStartMs, h.TranscriptEndMs); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ChargeQuota charges n evaluations of job id to accountID's usage of day,
+// once per job (the job's quota_charged flag, set under the owner guard),
+// unless the day's total would exceed limit. Codes: ABORTED when owner no
+// longer holds the job; UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+func (s *Jobs) ChargeQuota(ctx context.Context, id, owner, accountID, day string, n, limit int64) (bool, error) {
+	ok := false
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		var charged bool
+		if err := tx.GetContext(ctx, &charged, tx.Rebind(`
+			SELECT quota_charged FROM jobs WHERE id = ? AND status = 'running' AND lease_owner = ?`+s.db.forUpdate()), id, owner); err != nil {
+			if ErrorCodeIsNotFound(err) {
+				return domain.Errorf(domain.Aborted, "job %q is no longer held by this worker", id)
+			}
+			return err
+		}
+		if charged {
+			ok = true
+			return nil
+		}
+		if n > limit {
+			return nil
+		}
+		var used []int64
+		if err := tx.SelectContext(ctx, &used, tx.Rebind(`
+			INSERT INTO evaluation_usage (account_id, day, used) VALUES (?, ?, ?)
+			ON CONFLICT (account_id, day) DO UPDATE SET used = evaluation_usage.used + excluded.used
+			WHERE evaluation_usage.used + excluded.used <= ?
+			RETURNING used`), accountID, day, n, limit); err != nil {
+			return err
+		}
+		if len(used) == 0 {
+			return nil
+		}
+		ok = true
+		_, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE jobs SET quota_charged = ? WHERE id = ?`), true, id)
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	return ok, nil
+}
+
+// ErrorCodeIsNotFound reports whether err is sql.ErrNoRows or translates to
+// NOT_FOUND.
+func ErrorCodeIsNotFound(err error) bool {
+	return domain.ErrorCode(TranslateError(err)) == domain.NotFound
+}
+
+type labelHitRow struct {
+	JobID             string  `db:"job_id"`
+	JobResultID       string  `db:"job_result_id"`
+	Seq               int     `db:"seq"`
+	Label             string  `db:"label"`
+	Modality          string  `db:"modality"`
+	Score             float64 `db:"score"`
+	StartMs           int64   `db:"start_ms"`
+	EndMs             *int64  `db:"end_ms"`
+	FrameStartMs      *int64  `db:"frame_start_ms"`
+	FrameEndMs        *int64  `db:"frame_end_ms"`
+	TranscriptStartMs *int64  `db:"transcript_start_ms"`
+	TranscriptEndMs   *int64  `db:"transcript_end_ms"`
+}
+
+// ListLabelHits returns up to limit hits of a job after afterSeq, in seq
+// order, of one result when jobResultID is set. Codes: UNAVAILABLE,
+// CANCELED, DEADLINE_EXCEEDED.
+func (s *Jobs) ListLabelHits(ctx context.Context, jobID, jobResultID string, afterSeq, limit int) ([]*domain.LabelHit, error) {
+	q := `SELECT job_id, job_result_id, seq, label, modality, score, start_ms, end_ms, frame_start_ms,
+		frame_end_ms, transcript_start_ms, transcript_end_ms FROM label_hits WHERE job_id = ? AND seq > ?`
+	args := []any{jobID, afterSeq}
+	if jobResultID != "" {
+		q += ` AND job_result_id = ?`
+		args = append(args, jobResultID)
+	}
+	q += ` ORDER BY seq LIMIT ?`
+	args = append(args, limit)
+	var rows []labelHitRow
+	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
+		return nil, TranslateError(err)
+	}
+	out := make([]*domain.LabelHit, len(rows))
+	for i, r := range rows {
+		out[i] = &domain.LabelHit{
+			JobID: r.JobID, JobResultID: r.JobResultID, Seq: r.Seq, Label: r.Label,
+			Modality: domain.Modality(r.Modality), Score: r.Score, StartMs: r.StartMs, EndMs: r.EndMs,
+			FrameStartMs: r.FrameStartMs, FrameEndMs: r.FrameEndMs,
+			TranscriptStartMs: r.TranscriptStartMs, TranscriptEndMs: r.TranscriptEndMs,
+		}
+	}
+	return out, nil
+}
