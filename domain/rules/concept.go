@@ -22,6 +22,7 @@ const conceptWindow = 12
 const maxConceptWords = 32
 
 type lexGroup struct {
+	name  []string        // stemmed words of the group name ("personal data")
 	keys  map[string]bool // stems that select the group
 	terms [][]string      // stemmed terms
 }
@@ -41,11 +42,9 @@ func loadLexicon() {
 		if !ok {
 			continue
 		}
-		g := &lexGroup{keys: map[string]bool{}}
-		for _, k := range stemPhrase(strings.ReplaceAll(name, "-", " ")) {
-			if len(stemPhrase(strings.ReplaceAll(name, "-", " "))) == 1 {
-				g.keys[k] = true
-			}
+		g := &lexGroup{keys: map[string]bool{}, name: stemPhrase(strings.ReplaceAll(name, "-", " "))}
+		if len(g.name) == 1 {
+			g.keys[g.name[0]] = true
 		}
 		g.keys[stemWord(strings.ReplaceAll(name, "-", ""))] = true
 		for _, t := range strings.Split(list, ",") {
@@ -153,14 +152,48 @@ func (ci *conceptIndex) add(sig int32, text string) *conceptPlan {
 			content = append(content, u.norm)
 		}
 	}
-	if len(content) > maxConceptWords {
-		content = content[:maxConceptWords]
+	stems := make([]string, len(content))
+	for i, w := range content {
+		stems[i] = stemWord(w)
 	}
-	cp := &conceptPlan{words: content}
+	// A multi-word group name in the concept ("personal data", "self harm") is one
+	// concept word covered by its group, not two words covered separately.
+	type cword struct {
+		text   string
+		stem   string
+		groups []*lexGroup
+	}
+	var cwords []cword
+	for i := 0; i < len(stems); {
+		var g *lexGroup
+		for _, cand := range lexGroups {
+			if len(cand.name) > 1 && i+len(cand.name) <= len(stems) && equalStrings(stems[i:i+len(cand.name)], cand.name) {
+				g = cand
+				break
+			}
+		}
+		if g != nil {
+			cwords = append(cwords, cword{text: strings.Join(content[i:i+len(g.name)], " "), groups: []*lexGroup{g}})
+			i += len(g.name)
+			continue
+		}
+		cw := cword{text: content[i], stem: stems[i]}
+		for _, cand := range lexGroups {
+			if cand.keys[stems[i]] {
+				cw.groups = append(cw.groups, cand)
+			}
+		}
+		cwords = append(cwords, cw)
+		i++
+	}
+	if len(cwords) > maxConceptWords {
+		cwords = cwords[:maxConceptWords]
+	}
+	cp := &conceptPlan{}
 	ci.sigs = append(ci.sigs, sig)
-	ci.nwords[sig] = len(content)
-	for wi, w := range content {
-		st := stemWord(w)
+	ci.nwords[sig] = len(cwords)
+	for wi, cw := range cwords {
+		cp.words = append(cp.words, cw.text)
 		seen := map[string]bool{}
 		addTerm := func(term []string) {
 			key := strings.Join(term, " ")
@@ -170,16 +203,28 @@ func (ci *conceptIndex) add(sig int32, text string) *conceptPlan {
 			seen[key] = true
 			ci.byStem[term[0]] = append(ci.byStem[term[0]], conceptHit{sig: sig, word: uint8(wi), rest: term[1:]})
 		}
-		addTerm([]string{st})
-		for _, g := range lexGroups {
-			if g.keys[st] {
-				for _, t := range g.terms {
-					addTerm(t)
-				}
+		if cw.stem != "" {
+			addTerm([]string{cw.stem})
+		}
+		for _, g := range cw.groups {
+			for _, t := range g.terms {
+				addTerm(t)
 			}
 		}
 	}
 	return cp
+}
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // conceptOccurrences scores every concept of the plan on the analysed text: the score is

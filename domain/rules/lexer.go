@@ -66,7 +66,7 @@ type token struct {
 	kind tokenKind
 	pos  Pos
 	end  int    // byte offset just past the token
-	text string // word text, decoded string value, or the illegal character
+	text string // word text, decoded string value, or for tokIllegal the error message
 }
 
 // describe renders a token for "expected X, found Y" messages.
@@ -79,7 +79,7 @@ func (t token) describe() string {
 	case tokInt:
 		return "number " + t.text
 	case tokIllegal:
-		return fmt.Sprintf("invalid character %q", t.text)
+		return t.text
 	}
 	return t.kind.String()
 }
@@ -229,7 +229,9 @@ func (l *lexer) next() token {
 	case '!':
 		hint = ` (use NOT)`
 	}
-	l.errors.add(p, "unexpected character %q%s", r, hint)
+	// Reported by the parser when it meets the token, so that a line with several
+	// stray characters gives one error, like any other broken rule.
+	t.text = fmt.Sprintf("unexpected character %q%s", r, hint)
 	return t
 }
 

@@ -135,11 +135,19 @@ func (p *parser) errorf(pos Pos, format string, args ...any) {
 	p.errs.add(pos, format, args...)
 }
 
+// unexpected reports the current token as an error: an invalid character with the
+// lexer's message, anything else with the given one.
+func (p *parser) unexpected(format string, args ...any) {
+	if p.tok.kind == tokIllegal {
+		p.errorf(p.tok.pos, "%s", p.tok.text)
+		return
+	}
+	p.errorf(p.tok.pos, format, args...)
+}
+
 func (p *parser) expect(k tokenKind, context string) (token, bool) {
 	if p.tok.kind != k {
-		if p.tok.kind != tokIllegal { // the lexer already reported it
-			p.errorf(p.tok.pos, "expected %s %s, found %s", k, context, p.tok.describe())
-		}
+		p.unexpected("expected %s %s, found %s", k, context, p.tok.describe())
 		return p.tok, false
 	}
 	t := p.tok
@@ -167,7 +175,7 @@ func (p *parser) parseDocument(labelName string) *docAST {
 			if labelMode {
 				p.errorf(p.tok.pos, "PRIORITY belongs in a policy document, not in a label version")
 			}
-			if pr, ok := p.parsePriority(); ok {
+			if pr, ok := p.parsePriority(); ok && !labelMode {
 				doc.priorities = append(doc.priorities, pr)
 			}
 		case p.isWord("LABEL") || p.isWord("SECTION"):
@@ -198,9 +206,7 @@ func (p *parser) parseDocument(labelName string) *docAST {
 				}
 				continue
 			}
-			if p.tok.kind != tokIllegal {
-				p.errorf(p.tok.pos, "expected LABEL, SECTION, PRIORITY or EXCEPT WHEN, found %s (rules belong inside a LABEL or SECTION block)", p.tok.describe())
-			}
+			p.unexpected("expected LABEL, SECTION, PRIORITY or EXCEPT WHEN, found %s (rules belong inside a LABEL or SECTION block)", p.tok.describe())
 			p.next()
 			p.syncLine()
 		}
@@ -269,12 +275,13 @@ func (p *parser) parseLabel() *labelAST {
 		p.skipBlock()
 		return nil
 	}
+	attempted := 0 // rules tried, so a block whose only rule is broken is not also "empty"
 	for !p.aborted {
 		p.skipNewlines()
 		switch {
 		case p.tok.kind == tokRBrace:
 			p.next()
-			if len(l.rules) == 0 {
+			if attempted == 0 {
 				p.errorf(l.pos, "%s %q has no rules", kw, l.name)
 			}
 			return l
@@ -288,6 +295,7 @@ func (p *parser) parseLabel() *labelAST {
 			p.errorf(l.pos, `%s %q is not closed: expected "}" before %s`, kw, l.name, p.tok.describe())
 			return l
 		default:
+			attempted++
 			if r, ok := p.parseRuleLine(); ok {
 				l.rules = append(l.rules, r)
 			}
@@ -328,12 +336,13 @@ func (p *parser) parseExcept() []ruleAST {
 		return nil
 	}
 	var rules []ruleAST
+	attempted := 0
 	for !p.aborted {
 		p.skipNewlines()
 		switch {
 		case p.tok.kind == tokRBrace:
 			p.next()
-			if len(rules) == 0 {
+			if attempted == 0 {
 				p.errorf(start, "exception block has no rules")
 			}
 			return rules
@@ -344,6 +353,7 @@ func (p *parser) parseExcept() []ruleAST {
 			p.errorf(start, `exception block is not closed: expected "}" before %s`, p.tok.describe())
 			return rules
 		default:
+			attempted++
 			if r, ok := p.parseRuleLine(); ok {
 				rules = append(rules, r)
 			}
@@ -358,7 +368,7 @@ func (p *parser) parseRuleLine() (ruleAST, bool) {
 	e := p.parseExpr(0)
 	end := p.lastEnd
 	ok := e != nil && len(p.errs.errs) == before
-	if !p.aborted && p.tok.kind != tokNewline && p.tok.kind != tokEOF && p.tok.kind != tokRBrace {
+	if !p.aborted && p.tok.kind != tokNewline && p.tok.kind != tokEOF && p.tok.kind != tokRBrace && !p.isWord("EXCEPT") && !p.isWord("UNLESS") {
 		if ok {
 			p.errorf(p.tok.pos, "expected end of rule, found %s (one rule per line; join conditions with AND or OR)", p.tok.describe())
 		}
@@ -489,9 +499,7 @@ func (p *parser) parsePrimary(depth int) *expr {
 
 func (p *parser) expectConsume(k tokenKind, context string) (token, bool) {
 	if p.tok.kind != k {
-		if p.tok.kind != tokIllegal {
-			p.errorf(p.tok.pos, "expected %s %s, found %s", k, context, p.tok.describe())
-		}
+		p.unexpected("expected %s %s, found %s", k, context, p.tok.describe())
 		return p.tok, false
 	}
 	return p.consume(), true
@@ -524,9 +532,7 @@ func (p *parser) parseList(k exprKind, depth int) *expr {
 			p.consume()
 		case tokRParen:
 		default:
-			if p.tok.kind != tokIllegal {
-				p.errorf(p.tok.pos, `expected "," or ")" in %s(...), found %s`, kw, p.tok.describe())
-			}
+			p.unexpected(`expected "," or ")" in %s(...), found %s`, kw, p.tok.describe())
 			return nil
 		}
 	}
@@ -573,7 +579,7 @@ func (p *parser) parseSignal() *signalSpec {
 			p.errorf(t.pos, `expected a signal (a "concept", =("exact"), ~("fuzzy"), SENTIMENT, REGEX, QUESTION or HASH), found %s (concepts are quoted strings)`, t.describe())
 		}
 	case tokIllegal:
-		// already reported by the lexer
+		p.unexpected("")
 	default:
 		p.errorf(t.pos, `expected a signal (a "concept", =("exact"), ~("fuzzy"), SENTIMENT, REGEX, QUESTION or HASH), found %s`, t.describe())
 	}
@@ -622,9 +628,7 @@ func (p *parser) parseContext(left *expr) *expr {
 		words = append(words, p.consume().text)
 	}
 	if len(words) == 0 {
-		if p.tok.kind != tokIllegal {
-			p.errorf(p.tok.pos, "expected a context operator such as [ABOUT] or [AGAINST], found %s", p.tok.describe())
-		}
+		p.unexpected("expected a context operator such as [ABOUT] or [AGAINST], found %s", p.tok.describe())
 		return nil
 	}
 	if _, ok := p.expectConsume(tokRBracket, "to close the context operator"); !ok {
