@@ -118,8 +118,24 @@ func DecodeConfig(data []byte, lim Limits) (image.Config, Format, error) {
 	if err := checkDims(f, cfg.Width, cfg.Height, lim); err != nil {
 		return image.Config{}, f, err
 	}
+	if f == FormatJPEG {
+		if n := bytes.Count(data, []byte{0xff, 0xda}); n > MaxJPEGScans {
+			e := invalid(f, fmt.Sprintf("JPEG has %d scans, more than %d", n, MaxJPEGScans), nil)
+			e.TooLarge = true
+			return image.Config{}, f, e
+		}
+	}
 	return cfg, f, nil
 }
+
+// MaxJPEGScans bounds the scans of a progressive JPEG. Each scan walks every
+// block of the image, and a scan can be a few bytes (long end-of-band runs),
+// so a small file with thousands of scans costs minutes of CPU on a large
+// image. Real encoders write about 10; libjpeg-turbo's tools offer the same
+// guard. Counting FF DA pairs is exact because entropy-coded data stuffs
+// every FF byte (FF 00); markers inside an embedded EXIF thumbnail only
+// over-count.
+const MaxJPEGScans = 256
 
 // Decode sniffs, validates and decodes an image. The dimensions are checked
 // against lim from the header first, so an image that claims too many

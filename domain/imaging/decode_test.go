@@ -219,6 +219,8 @@ func TestDecodeInvalid(t *testing.T) {
 		{"bmp garbage", append([]byte("BM"), bytes.Repeat([]byte{0xff}, 60)...)},
 		{"tiff garbage", append([]byte("II*\x00"), bytes.Repeat([]byte{0xee}, 60)...)},
 		{"zero-size png", pngHeader(0, 10)},
+		{"web page with inline svg", []byte("<!DOCTYPE html><html><body><svg></svg></body></html>")},
+		{"jpeg scan bomb", append(bytes.Clone(jpg[:len(jpg)-2]), bytes.Repeat([]byte{0xff, 0xda}, MaxJPEGScans)...)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

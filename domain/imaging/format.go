@@ -209,7 +209,12 @@ func isSVG(data []byte) bool {
 	if len(head) == 0 || head[0] != '<' {
 		return false
 	}
-	return bytes.Contains(bytes.ToLower(head), []byte("<svg"))
+	lower := bytes.ToLower(head)
+	if bytes.HasPrefix(lower, []byte("<!doctype html")) || bytes.HasPrefix(lower, []byte("<html")) {
+		// A web page with inline SVG is not an image.
+		return false
+	}
+	return bytes.Contains(lower, []byte("<svg"))
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }

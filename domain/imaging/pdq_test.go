@@ -2,6 +2,7 @@ package imaging
 
 import (
 	"bufio"
+	"bytes"
 	"image"
 	"image/color"
 	"image/color/palette"
@@ -265,6 +266,32 @@ func TestBox1DSampledMatchesBox1D(t *testing.T) {
 			if got[j] != full[c] {
 				t.Fatalf("n=%d column %d: sampled %g, full %g", n, c, got[j], full[c])
 			}
+		}
+	}
+}
+
+// TestPDQVectorsMatchShared checks that the copy in testdata is the shared
+// reference set (../../../shared/testdata/pdq, beside the repository in CI
+// and on developer machines); it skips where shared/ is absent.
+func TestPDQVectorsMatchShared(t *testing.T) {
+	t.Parallel()
+	shared := filepath.Join("..", "..", "..", "shared", "testdata", "pdq")
+	want, err := os.ReadFile(filepath.Join(shared, "expected.tsv"))
+	if os.IsNotExist(err) {
+		t.Skip("shared/testdata/pdq not present")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readTestdata(t, "pdq/expected.tsv")
+	if !bytes.Equal(got, want) {
+		t.Fatal("testdata/pdq/expected.tsv differs from shared/testdata/pdq/expected.tsv: copy it again")
+	}
+	for _, v := range readPDQVectors(t) {
+		a := readTestdata(t, filepath.Join("pdq", v.file))
+		b, err := os.ReadFile(filepath.Join(shared, v.file))
+		if err != nil || !bytes.Equal(a, b) {
+			t.Errorf("%s differs from the shared copy (%v)", v.file, err)
 		}
 	}
 }
