@@ -1,0 +1,178 @@
+package blobstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/contenteval/contenteval/domain"
+)
+
+// Local stores blobs as files under a directory. Writes go to a temporary
+// file in the target's directory, are fsynced, then renamed over the target
+// (and the directory fsynced), so a reader or a crash never sees a partial
+// file. It makes no URLs of its own: the API's signed endpoints serve its
+// files.
+type Local struct{ dir string }
+
+var _ domain.BlobStore = (*Local)(nil)
+
+// NewLocal returns a store rooted at dir, creating it.
+func NewLocal(dir string) (*Local, error) {
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("blobstore: create %s: %w", dir, err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Local{dir: abs}, nil
+}
+
+func (l *Local) path(key string) (string, error) {
+	if err := checkKey(key); err != nil {
+		return "", err
+	}
+	return filepath.Join(l.dir, filepath.FromSlash(key)), nil
+}
+
+// unavailable hides a file-system error (which names paths) behind a safe
+// message while keeping it for logs.
+func unavailable(op string, err error) error {
+	return &storeError{err: domain.Errorf(domain.Unavailable, "the file store failed; retry later"), cause: fmt.Errorf("blobstore %s: %w", op, err)}
+}
+
+type storeError struct {
+	err   *domain.Error
+	cause error
+}
+
+func (e *storeError) Error() string   { return e.err.Error() + ": " + e.cause.Error() }
+func (e *storeError) Unwrap() []error { return []error{e.err, e.cause} }
+
+// Put writes r to key atomically. Codes: INVALID_ARGUMENT, UNAVAILABLE, or
+// the error of r (a client that went away, a body over its limit).
+func (l *Local) Put(ctx context.Context, key string, r io.Reader) (int64, error) {
+	p, err := l.path(key)
+	if err != nil {
+		return 0, err
+	}
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return 0, unavailable("mkdir", err)
+	}
+	f, err := os.CreateTemp(dir, ".put-*")
+	if err != nil {
+		return 0, unavailable("create", err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	n, err := io.Copy(f, ctxReader{ctx: ctx, r: r})
+	if err != nil {
+		var de *domain.Error
+		if errors.As(err, &de) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return 0, err
+		}
+		if _, isPath := err.(*fs.PathError); isPath {
+			return 0, unavailable("write", err)
+		}
+		return 0, err // the reader's error: the caller knows what it means
+	}
+	if err := f.Sync(); err != nil {
+		return 0, unavailable("fsync", err)
+	}
+	if err := f.Close(); err != nil {
+		return 0, unavailable("close", err)
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		return 0, unavailable("rename", err)
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil { // make the rename durable
+		_ = d.Sync()
+		d.Close()
+	}
+	return n, nil
+}
+
+// ctxReader stops a copy when ctx ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// Open returns the file of key. Codes: NOT_FOUND, INVALID_ARGUMENT,
+// UNAVAILABLE.
+func (l *Local) Open(_ context.Context, key string) (io.ReadCloser, error) {
+	p, err := l.path(key)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, domain.Errorf(domain.NotFound, "file not found")
+	}
+	if err != nil {
+		return nil, unavailable("open", err)
+	}
+	return f, nil
+}
+
+// Stat returns the size of key. Codes: NOT_FOUND, INVALID_ARGUMENT,
+// UNAVAILABLE.
+func (l *Local) Stat(_ context.Context, key string) (int64, error) {
+	p, err := l.path(key)
+	if err != nil {
+		return 0, err
+	}
+	fi, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, domain.Errorf(domain.NotFound, "file not found")
+	}
+	if err != nil {
+		return 0, unavailable("stat", err)
+	}
+	return fi.Size(), nil
+}
+
+// Delete removes key and the directories it leaves empty. Codes:
+// INVALID_ARGUMENT, UNAVAILABLE.
+func (l *Local) Delete(_ context.Context, key string) error {
+	p, err := l.path(key)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return unavailable("remove", err)
+	}
+	for d := filepath.Dir(p); d != l.dir && strings.HasPrefix(d, l.dir); d = filepath.Dir(d) {
+		if os.Remove(d) != nil { // not empty (or gone): stop
+			break
+		}
+	}
+	return nil
+}
+
+// PresignURL reports that the local store makes no URLs of its own.
+func (l *Local) PresignURL(context.Context, string, string, time.Time) (string, bool, error) {
+	return "", false, nil
+}
