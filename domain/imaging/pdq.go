@@ -132,6 +132,28 @@ func lumaRows(img image.Image) func(y int, dst []float32) {
 				dst[x] = luma8(p[0], p[1], p[2])
 			}
 		}
+	case *image.RGBA:
+		// What the PNG decoder returns for opaque truecolor images.
+		return func(y int, dst []float32) {
+			row := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:4*cols]
+			for x := range dst[:cols] {
+				p := row[4*x : 4*x+4 : 4*x+4]
+				if a := p[3]; a != 0xff {
+					dst[x] = luma8(unpremul(p[0], a), unpremul(p[1], a), unpremul(p[2], a))
+					continue
+				}
+				dst[x] = luma8(p[0], p[1], p[2])
+			}
+		}
+	case *image.Gray16:
+		// 16-bit greyscale PNGs; NRGBAModel keeps the high byte.
+		return func(y int, dst []float32) {
+			row := m.Pix[m.PixOffset(b.Min.X, b.Min.Y+y):][:2*cols]
+			for x := range dst[:cols] {
+				v := row[2*x]
+				dst[x] = luma8(v, v, v)
+			}
+		}
 	case *image.Paletted:
 		var pal [256]float32
 		for i, c := range m.Palette {
@@ -232,6 +254,15 @@ func lumaRowsYCbCr(m *image.YCbCr) func(y int, dst []float32) {
 			dst[x] = luma8(clamp16(yy1+rc), clamp16(yy1+gc), clamp16(yy1+bc))
 		}
 	}
+}
+
+// unpremul undoes alpha premultiplication of an 8-bit channel exactly as
+// color.NRGBAModel does (in 16 bits, then the high byte).
+func unpremul(c, a uint8) uint8 {
+	if a == 0 {
+		return 0
+	}
+	return uint8((uint32(c) * 0x101 * 0xffff / (uint32(a) * 0x101)) >> 8)
 }
 
 // clamp16 is the rounding and clamping of color.YCbCrToRGB: v is a 16.16

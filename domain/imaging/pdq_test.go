@@ -128,7 +128,24 @@ func TestPDQFastPathsMatchGeneric(t *testing.T) {
 	for i := 3; i < len(translucent.Pix); i += 4 {
 		translucent.Pix[i] = uint8(i) // alpha is ignored, not premultiplied
 	}
+	rgba := image.NewRGBA(src.Bounds())
+	for i := 0; i < len(rgba.Pix); i += 4 {
+		a := uint8(255)
+		if i%12 == 0 {
+			a = uint8(i / 4) // some translucent, some transparent pixels
+		}
+		for c := range 3 {
+			rgba.Pix[i+c] = uint8(uint32(src.Pix[i+c]) * uint32(a) / 255) // premultiplied
+		}
+		rgba.Pix[i+3] = a
+	}
+	gray16 := image.NewGray16(src.Bounds())
+	for i := range gray16.Pix {
+		gray16.Pix[i] = src.Pix[(i*7)%len(src.Pix)]
+	}
 	images := map[string]image.Image{
+		"rgba":        rgba,
+		"gray16":      gray16,
 		"nrgba":       src,
 		"translucent": translucent,
 		"ycbcr420":    ycc,
@@ -292,6 +309,21 @@ func TestPDQVectorsMatchShared(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(shared, v.file))
 		if err != nil || !bytes.Equal(a, b) {
 			t.Errorf("%s differs from the shared copy (%v)", v.file, err)
+		}
+	}
+}
+
+func TestUnpremulMatchesNRGBAModel(t *testing.T) {
+	t.Parallel()
+	for a := range 256 {
+		for c := range 256 {
+			want := color.NRGBAModel.Convert(color.RGBA{R: uint8(c), A: uint8(a)}).(color.NRGBA).R
+			if a == 255 {
+				continue // the fast path takes opaque pixels as they are
+			}
+			if got := unpremul(uint8(c), uint8(a)); got != want {
+				t.Fatalf("unpremul(%d, %d) = %d, NRGBAModel %d", c, a, got, want)
+			}
 		}
 	}
 }
