@@ -304,6 +304,9 @@ func (c *compiler) signal(s *signalSpec) int {
 		c.hash(sp, s)
 	case SignalConcept:
 		sp.concept = c.plan.concepts.add(int32(i), s.text)
+		if sp.concept == nil {
+			c.errs.add(s.pos, "concept %s has no words", strconvQuote(s.text))
+		}
 	}
 	return i
 }

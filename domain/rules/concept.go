@@ -186,6 +186,9 @@ func (ci *conceptIndex) add(sig int32, text string) *conceptPlan {
 		cwords = append(cwords, cw)
 		i++
 	}
+	if len(cwords) == 0 {
+		return nil
+	}
 	if len(cwords) > maxConceptWords {
 		cwords = cwords[:maxConceptWords]
 	}
@@ -289,7 +292,9 @@ func (ci *conceptIndex) evaluate(a *analysis) map[int32]sigResult {
 				res.occ = append(res.occ, occurrence{u0: hs[i].pos, u1: last, start: a.units[hs[i].pos].start, end: a.units[last].end, score: float64(c) / float64(n)})
 			}
 		}
-		res.score = float64(best) / float64(n)
+		if n > 0 {
+			res.score = float64(best) / float64(n)
+		}
 		out[sig] = res
 	}
 	return out

@@ -264,15 +264,15 @@ func TestScoringExactFuzzy(t *testing.T) {
 		{`~("loser")`, "losr", 0.8},
 		{`~("stupid")`, "stuupid", 1}, // repeated letter, not an edit
 		// false positives that must not happen
-		{`~("kill")`, "skill", 0},        // Scunthorpe
-		{`~("kill")`, "killer", 0},       // longer word
+		{`~("kill")`, "skill", 0},  // Scunthorpe
+		{`~("kill")`, "killer", 0}, // longer word
 		{`~("ass")`, "class assessment", 0},
-		{`~("loser")`, "lover", 0},      // correctly spelled word at distance 1
-		{`~("loser")`, "looser", 0},     // correctly spelled word after collapsing
-		{`~("kill")`, "kiln", 0},        // 4 letters: no edit distance
-		{`~("idiot")`, "idiots", 0},     // a dictionary word is never an edit
-		{`~("kys")`, "k y", 0},          // two letters are not a spaced word
-		{`~("kys")`, "k y s", 1},        // three are
+		{`~("loser")`, "lover", 0},  // correctly spelled word at distance 1
+		{`~("loser")`, "looser", 0}, // correctly spelled word after collapsing
+		{`~("kill")`, "kiln", 0},    // 4 letters: no edit distance
+		{`~("idiot")`, "idiots", 0}, // a dictionary word is never an edit
+		{`~("kys")`, "k y", 0},      // two letters are not a spaced word
+		{`~("kys")`, "k y s", 1},    // three are
 	}
 	for _, tc := range tests {
 		t.Run(tc.rule+" "+tc.text, func(t *testing.T) {
