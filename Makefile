@@ -63,3 +63,10 @@ ocr-tools:
 	@command -v tesseract >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tesseract-ocr tesseract-ocr-eng; }
+
+## media-tools: install ffmpeg/ffprobe and pocketsphinx (speech recognition, en-us model) from Debian when missing
+media-tools:
+	@{ command -v ffmpeg && command -v ffprobe && command -v pocketsphinx_continuous && \
+	   test -d /usr/share/pocketsphinx/model/en-us/en-us; } >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends ffmpeg pocketsphinx pocketsphinx-en-us; }

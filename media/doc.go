@@ -1,0 +1,24 @@
+// Package media is the timed-media adapter (DESIGN §8, issue 8): it turns a
+// video or audio item into frame segments, representative frames and
+// transcript chunks by running ffprobe, ffmpeg and pocketsphinx as
+// subprocesses, evaluates them through a caller-supplied function, and builds
+// the timed label hits with the pure functions of package domain.
+//
+// It is an adapter like persistence: domain declares what it needs
+// (domain.MediaAnalyzer) and cmd wires an *Analyzer in; handlers never import
+// this package. Everything that touches the outside world is bounded:
+//
+//   - Input is written to a private temporary directory that is removed when
+//     the analysis returns, whatever happens; the media is never held in
+//     memory as a whole beyond the bytes the caller already has (inline
+//     content, or a URL body as the safe fetcher returns it).
+//   - Every subprocess runs with a deadline, -nostdin, in its own process
+//     group (so a timeout kills ffmpeg's helpers too), at a lower CPU
+//     priority and under rlimits (CPU time, address space, file size) when
+//     the prlimit and nice tools exist; stdout and stderr are read with
+//     bounds.
+//   - Frames are extracted one at a time as small PNG files through a pipe.
+//   - Customer URLs are fetched only through the SSRF-safe fetcher; ffmpeg is
+//     only ever given local files (an HLS playlist is downloaded and rewritten
+//     to local segments first), and refuses every protocol but file.
+package media

@@ -1,0 +1,215 @@
+package media
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/contenteval/contenteval/domain"
+)
+
+func TestChunkWords(t *testing.T) {
+	t.Parallel()
+	w := func(s, e int64, text string) Word { return Word{StartMs: s, EndMs: e, Text: text} }
+	for _, tc := range []struct {
+		name  string
+		words []Word
+		want  []ch
+	}{
+		{name: "none"},
+		{name: "one word", words: []Word{w(100, 400, "go")}, want: []ch{{100, 400, "go"}}},
+		{
+			name:  "fits in one chunk: from first start to last end",
+			words: []Word{w(3470, 3640, "go"), w(3650, 4170, "forward"), w(4180, 4530, "ten"), w(4540, 5120, "meters")},
+			want:  []ch{{3470, 5120, "go forward ten meters"}},
+		},
+		{
+			name:  "exactly 10 s stays one chunk",
+			words: []Word{w(0, 5000, "a"), w(5000, 10_000, "b")},
+			want:  []ch{{0, 10_000, "a b"}},
+		},
+		{
+			name:  "a word that would pass 10 s starts the next chunk",
+			words: []Word{w(0, 4000, "a"), w(4000, 9000, "b"), w(9000, 10_001, "c"), w(10_500, 11_000, "d")},
+			want:  []ch{{0, 9000, "a b"}, {9000, 11_000, "c d"}},
+		},
+		{
+			name:  "an overlong word is a chunk of its own",
+			words: []Word{w(0, 1000, "a"), w(1000, 13_000, "loooong"), w(13_000, 14_000, "b")},
+			want:  []ch{{0, 1000, "a"}, {1000, 13_000, "loooong"}, {13_000, 14_000, "b"}},
+		},
+		{
+			name:  "long speech: every chunk at most 10 s",
+			words: []Word{w(0, 3000, "a"), w(3000, 6000, "b"), w(6000, 9000, "c"), w(9000, 12_000, "d"), w(12_000, 15_000, "e"), w(15_000, 18_000, "f"), w(18_000, 21_000, "g")},
+			want:  []ch{{0, 9000, "a b c"}, {9000, 18_000, "d e f"}, {18_000, 21_000, "g"}},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, chunksOf(tc.want), ChunkWords(tc.words, MaxASRChunkMs))
+		})
+	}
+}
+
+func TestParsePocketsphinx(t *testing.T) {
+	t.Parallel()
+	out := `
+go forward ten meters
+<s> 2.880 3.010 0.999700
+<sil> 3.020 3.250 0.999300
+go 3.470 3.640 0.997303
+forward(2) 3.650 4.170 0.996207
+[NOISE] 4.171 4.175 0.5
+++GARBAGE++ 4.175 4.178 0.5
+ten 4.180 4.530 0.243981
+meters 4.540 5.120 0.806360
+</s> 5.130 5.610 1.000000
+one two three four
+`
+	words, err := parsePocketsphinx(strings.NewReader(out))
+	require.NoError(t, err)
+	require.Equal(t, []Word{{3470, 3640, "go"}, {3650, 4170, "forward"}, {4180, 4530, "ten"}, {4540, 5120, "meters"}}, words)
+}
+
+func TestParseShowinfoPTS(t *testing.T) {
+	t.Parallel()
+	got, ok := parseShowinfoPTS("[Parsed_showinfo_2 @ 0x55e5ed877780] n:   0 pts:  25600 pts_time:2       pos:     1624 fmt:yuv420p")
+	require.True(t, ok)
+	require.Equal(t, int64(2000), got)
+	got, ok = parseShowinfoPTS("[Parsed_showinfo_1 @ 0x1] n:  12 pts: 1 pts_time:83.4567 pos: 1")
+	require.True(t, ok)
+	require.Equal(t, int64(83457), got)
+	for _, l := range []string{
+		"[Parsed_showinfo_2 @ 0x55e5ed877780] config in time_base: 1/12800, frame_rate: 25/1",
+		"[Parsed_showinfo_2 @ 0x1] color_range:unknown",
+		"frame=    1 fps=0.0 q=-0.0 size=N/A time=00:00:02.04",
+		"[Parsed_showinfo_2 @ 0x1] n: 0 pts: 1 pts_time:nan pos: 1",
+		"[Parsed_showinfo_2 @ 0x1] n: 0 pts: 1 pts_time:",
+	} {
+		_, ok := parseShowinfoPTS(l)
+		require.False(t, ok, l)
+	}
+}
+
+func TestSegmentsFromCuts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		cuts []int64
+		dur  int64
+		want []s
+	}{
+		{"no cuts: one segment", nil, 5600, []s{{0, 5600}}},
+		{"two cuts", []int64{2000, 4000}, 5600, []s{{0, 2000}, {2000, 4000}, {4000, 5600}}},
+		{"unsorted and repeated", []int64{4000, 2000, 2000}, 5600, []s{{0, 2000}, {2000, 4000}, {4000, 5600}}},
+		{"cuts at 0 and at or past the end ignored", []int64{0, -5, 5600, 9000, 3000}, 5600, []s{{0, 3000}, {3000, 5600}}},
+		{"zero duration", nil, 0, []s{{0, 0}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, segsOf(tc.want), SegmentsFromCuts(tc.cuts, tc.dur))
+		})
+	}
+}
+
+func TestParseProbe(t *testing.T) {
+	t.Parallel()
+	r, err := parseProbe([]byte(`{"format":{"format_name":"mov,mp4","duration":"5.600000"},"streams":[
+		{"codec_type":"video","codec_name":"h264","width":320,"height":240,"disposition":{"attached_pic":0}},
+		{"codec_type":"audio","codec_name":"aac"}]}`))
+	require.NoError(t, err)
+	require.Equal(t, probeResult{FormatName: "mov,mp4", DurationMs: 5600, HasVideo: true, HasAudio: true, Width: 320, Height: 240}, r)
+
+	// An MP3 with cover art is audio only; the duration may come from the
+	// stream.
+	r, err = parseProbe([]byte(`{"format":{"format_name":"mp3","duration":"N/A"},"streams":[
+		{"codec_type":"audio","codec_name":"mp3","duration":"3.0005"},
+		{"codec_type":"video","codec_name":"mjpeg","width":500,"height":500,"disposition":{"attached_pic":1}}]}`))
+	require.NoError(t, err)
+	require.Equal(t, probeResult{FormatName: "mp3", DurationMs: 3001, HasAudio: true}, r)
+
+	_, err = parseProbe([]byte(`{"format":{"format_name":"tty","duration":"1"},"streams":[{"codec_type":"data"}]}`))
+	require.ErrorIs(t, err, errNotMedia)
+	_, err = parseProbe([]byte(`{"format":{"duration":"N/A"},"streams":[{"codec_type":"audio"}]}`))
+	require.Error(t, err)
+	_, err = parseProbe([]byte(`not json`))
+	require.Error(t, err)
+}
+
+func TestHLSHelpers(t *testing.T) {
+	t.Parallel()
+	require.True(t, isHLSURL("https://cdn.example/live/Index.M3U8?token=1"))
+	require.False(t, isHLSURL("https://cdn.example/video.mp4?x=.m3u8"))
+	require.True(t, isHLSResponse("application/vnd.apple.mpegurl; charset=utf-8", nil))
+	require.True(t, isHLSResponse("text/plain", []byte("#EXTM3U\n")))
+	require.False(t, isHLSResponse("video/mp4", []byte("\x00\x00\x00\x18ftypmp42")))
+
+	master := `#EXTM3U
+#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360,CODECS="avc1.4d401e,mp4a.40.2"
+low/index.m3u8
+#EXT-X-STREAM-INF:RESOLUTION=1280x720,BANDWIDTH=2500000
+mid/index.m3u8
+#EXT-X-STREAM-INF:BANDWIDTH=1200000
+other/index.m3u8
+`
+	v, err := hlsVariant(master)
+	require.NoError(t, err)
+	require.Equal(t, "mid/index.m3u8", v)
+	v, err = hlsVariant("#EXTM3U\n#EXTINF:2,\nseg0.ts\n")
+	require.NoError(t, err)
+	require.Equal(t, "", v)
+	_, err = hlsVariant("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n")
+	require.Error(t, err)
+
+	l := `#EXT-X-KEY:METHOD=AES-128,URI="https://k.example/key?id=1,2",IV=0x0123`
+	require.Equal(t, "https://k.example/key?id=1,2", attr(l, "URI"))
+	require.Equal(t, "AES-128", attr(l, "METHOD"))
+	require.Equal(t, "0x0123", attr(l, "IV"))
+	require.Equal(t, `#EXT-X-KEY:METHOD=AES-128,URI="r00001.key",IV=0x0123`, setAttr(l, "URI", "r00001.key"))
+	require.Equal(t, "2500000", attr("#EXT-X-STREAM-INF:AVERAGE-BANDWIDTH=1,BANDWIDTH=2500000", "BANDWIDTH"))
+}
+
+func TestToolsStatus(t *testing.T) {
+	t.Parallel()
+	none := Tools{}
+	require.False(t, none.VideoReady())
+	require.Equal(t, []string{"ffmpeg", "ffprobe"}, none.MissingForMedia())
+	require.Contains(t, none.Status(), "video and audio evaluation unavailable: ffmpeg, ffprobe not found")
+	noASR := Tools{FFmpeg: "/usr/bin/ffmpeg", FFprobe: "/usr/bin/ffprobe"}
+	require.True(t, noASR.VideoReady())
+	require.False(t, noASR.ASRReady())
+	require.Contains(t, noASR.Status(), "speech recognition unavailable (pocketsphinx")
+	noModel := noASR
+	noModel.Pocketsphinx = "/usr/bin/pocketsphinx_continuous"
+	require.Equal(t, []string{"the pocketsphinx en-us model (pocketsphinx-en-us)"}, noModel.MissingForASR())
+	all := noModel
+	all.PocketsphinxModel = "/m"
+	require.Equal(t, "video and audio evaluation available, with speech recognition", all.Status())
+}
+
+// ch and s are local stand-ins for the domain types, so the tables can use
+// positional literals.
+type ch struct {
+	s, e int64
+	text string
+}
+
+type s struct{ s, e int64 }
+
+func chunksOf(in []ch) []domain.TranscriptChunk {
+	if in == nil {
+		return nil
+	}
+	out := make([]domain.TranscriptChunk, len(in))
+	for i, c := range in {
+		out[i] = domain.TranscriptChunk{StartMs: c.s, EndMs: c.e, Text: c.text}
+	}
+	return out
+}
+
+func segsOf(in []s) []domain.FrameSegment {
+	out := make([]domain.FrameSegment, len(in))
+	for i, c := range in {
+		out[i] = domain.FrameSegment{StartMs: c.s, EndMs: c.e}
+	}
+	return out
+}
