@@ -8,6 +8,7 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"io"
 
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
@@ -84,6 +85,24 @@ func invalid(f Format, msg string, err error) *Error {
 
 func unsupported(f Format, msg string) *Error {
 	return &Error{Type: domain.PrecheckFailureUnsupportedImageFormat, Format: f, Message: msg}
+}
+
+// ReadAll reads an image body from r, refusing it once it passes
+// lim.MaxBytes without reading further (a fetched URL or an upload may be
+// any size). The refusal is an *Error with TooLarge set; a read error is
+// returned as is.
+func ReadAll(r io.Reader, lim Limits) ([]byte, error) {
+	lim = lim.withDefaults()
+	data, err := io.ReadAll(io.LimitReader(r, lim.MaxBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > lim.MaxBytes {
+		e := invalid(Sniff(data), fmt.Sprintf("image is larger than %d bytes", lim.MaxBytes), nil)
+		e.TooLarge = true
+		return nil, e
+	}
+	return data, nil
 }
 
 // DecodeConfig sniffs data and reads the image dimensions from its header

@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"testing/iotest"
 
 	"golang.org/x/image/bmp"
 	"golang.org/x/image/tiff"
@@ -338,5 +339,23 @@ func TestErrorFailureDetail(t *testing.T) {
 	}
 	if _, ok := FailureType(errors.New("other")); ok {
 		t.Error("FailureType of a foreign error")
+	}
+}
+
+func TestReadAll(t *testing.T) {
+	t.Parallel()
+	data := encode(t, FormatPNG, testImage(10, 10))
+	got, err := ReadAll(bytes.NewReader(data), Limits{MaxBytes: int64(len(data))})
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("at the limit: %v", err)
+	}
+	_, err = ReadAll(bytes.NewReader(data), Limits{MaxBytes: int64(len(data) - 1)})
+	var e *Error
+	if !errors.As(err, &e) || !e.TooLarge || e.Format != FormatPNG {
+		t.Fatalf("over the limit: %v", err)
+	}
+	boom := errors.New("boom")
+	if _, err := ReadAll(iotest.ErrReader(boom), Limits{}); err != boom {
+		t.Fatalf("read error: %v", err)
 	}
 }
