@@ -69,6 +69,9 @@ type LabelVersionStore interface {
 	// GetLabelVersion returns the version id of the account's label labelID.
 	// Codes: NOT_FOUND.
 	GetLabelVersion(ctx context.Context, accountID, labelID, id string) (*LabelVersion, error)
+	// FindLabelVersion returns the account's version id, whatever its label.
+	// Codes: NOT_FOUND.
+	FindLabelVersion(ctx context.Context, accountID, id string) (*LabelVersion, error)
 	// ListLabelVersions returns up to limit versions of the label in
 	// (sequentialVersion, id) order, after the cursor when it is set.
 	ListLabelVersions(ctx context.Context, accountID, labelID string, after *LabelVersionCursor, limit int) ([]*LabelVersion, error)

@@ -30,6 +30,9 @@ type Deps struct {
 	Limiter *domain.RateLimiter
 	// Labels serves labels, label tags and label versions.
 	Labels *domain.LabelService
+	// LabelEvaluation evaluates label versions and serves label hits and
+	// feedback of jobs.
+	LabelEvaluation *domain.LabelEvaluationService
 	// Policies serves policies and their versions (policy-first accounts).
 	Policies *domain.PolicyService
 	// Jobs submits, runs, streams and lists jobs.

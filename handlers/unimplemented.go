@@ -38,22 +38,3 @@ func (s *Server) DownloadBatchOutput(_ context.Context, _ gen.DownloadBatchOutpu
 	return nil, notImplemented("downloadBatchOutput")
 }
 
-// ListFeedback is not implemented yet.
-func (s *Server) ListFeedback(_ context.Context, _ gen.ListFeedbackRequestObject) (gen.ListFeedbackResponseObject, error) {
-	return nil, notImplemented("listFeedback")
-}
-
-// CreateFeedback is not implemented yet.
-func (s *Server) CreateFeedback(_ context.Context, _ gen.CreateFeedbackRequestObject) (gen.CreateFeedbackResponseObject, error) {
-	return nil, notImplemented("createFeedback")
-}
-
-// ListJobLabelHits is not implemented yet.
-func (s *Server) ListJobLabelHits(_ context.Context, _ gen.ListJobLabelHitsRequestObject) (gen.ListJobLabelHitsResponseObject, error) {
-	return nil, notImplemented("listJobLabelHits")
-}
-
-// EvaluateLabels is not implemented yet.
-func (s *Server) EvaluateLabels(_ context.Context, _ gen.EvaluateLabelsRequestObject) (gen.EvaluateLabelsResponseObject, error) {
-	return nil, notImplemented("evaluateLabels")
-}

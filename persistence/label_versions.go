@@ -135,6 +135,18 @@ func (s *LabelVersions) GetLabelVersion(ctx context.Context, accountID, labelID,
 	return r.toDomain()
 }
 
+// FindLabelVersion returns the account's version id, whatever its label.
+// Codes: NOT_FOUND; UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+func (s *LabelVersions) FindLabelVersion(ctx context.Context, accountID, id string) (*domain.LabelVersion, error) {
+	var r labelVersionRow
+	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+labelVersionColumns+` FROM label_versions
+		WHERE id = ? AND account_id = ?`), id, accountID)
+	if err != nil {
+		return nil, describe(TranslateError(err), domain.NotFound, "label version %q not found", id)
+	}
+	return r.toDomain()
+}
+
 // ListLabelVersions returns up to limit versions of the account's label in
 // (sequentialVersion, id) ascending order, after the cursor when it is set;
 // an empty slice when there are none. Codes: UNAVAILABLE, CANCELED,

@@ -36,8 +36,10 @@ type Main struct {
 	Keys     *domain.KeyService
 	Limiter  *domain.RateLimiter
 	Labels   *domain.LabelService
-	Policies *domain.PolicyService
-	Jobs     *domain.JobService
+	// LabelEvaluation serves POST /v1/labels/evaluate, label hits and feedback.
+	LabelEvaluation *domain.LabelEvaluationService
+	Policies        *domain.PolicyService
+	Jobs            *domain.JobService
 
 	listener net.Listener
 	http     *http.Server
@@ -75,6 +77,10 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	m.Limiter = domain.NewRateLimiter(domain.Limits{RequestsPerSecond: m.Config.RateRPS, Burst: m.Config.RateBurst}, m.Clock)
 	m.Labels = domain.NewLabelService(persistence.NewLabels(db), persistence.NewLabelVersions(db), persistence.NewLabelTags(db),
 		m.Clock, domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/labels")))
+	m.LabelEvaluation = domain.NewLabelEvaluationService(persistence.NewLabels(db), persistence.NewLabelVersions(db),
+		persistence.NewJobs(db), persistence.NewFeedback(db), m.Clock,
+		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/label-evaluation")),
+		domain.LabelEvaluationConfig{MaxTextBytes: m.Config.JobMaxTextBytes})
 	m.Policies = domain.NewPolicyService(persistence.NewPolicies(db), m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/policies")),
 		domain.PolicyConfig{MaxTextBytes: m.Config.PolicyMaxTextBytes}, nil)
@@ -91,8 +97,9 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 func (m *Main) Listen() error {
 	e, err := handlers.New(handlers.Config{BodyLimit: m.Config.BodyLimit}, handlers.Deps{
 		Log: m.Log, Keys: m.Keys, Limiter: m.Limiter, Ready: m.DB.Ping,
-		Labels:   m.Labels,
-		Policies: m.Policies, Jobs: m.Jobs,
+		Labels:          m.Labels,
+		LabelEvaluation: m.LabelEvaluation,
+		Policies:        m.Policies, Jobs: m.Jobs,
 	})
 	if err != nil {
 		return err

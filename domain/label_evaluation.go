@@ -1,0 +1,371 @@
+package domain
+
+import (
+	"container/list"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/contenteval/contenteval/domain/rules"
+)
+
+// MaxLabelVersionsPerEvaluation bounds POST /v1/labels/evaluate (SPEC.md).
+const MaxLabelVersionsPerEvaluation = 10
+
+// LabelEvaluationService evaluates content against published label versions
+// (POST /v1/labels/evaluate), serves the label hits of jobs and records
+// reviewers' feedback on job results.
+//
+// Each evaluated version gets a job of its own (labelId/labelVersionId set),
+// recorded through the JobStore so the job endpoints read it like any other:
+// the job is created running under this service's lease owner, evaluated in
+// the request, and finished with its result and hits in one transaction. A
+// process that dies in between leaves the job to lease expiry.
+type LabelEvaluationService struct {
+	labels   LabelStore
+	versions LabelVersionStore
+	jobs     JobStore
+	feedback FeedbackStore
+	clock    Clock
+	tokens   *PageTokens
+	cfg      LabelEvaluationConfig
+	owner    string
+	plans    *rules.Cache
+	cache    *evaluationCache
+}
+
+// LabelEvaluationConfig are the limits of label evaluation.
+type LabelEvaluationConfig struct {
+	MaxTextBytes int           // bytes of the text content (256 KiB)
+	CacheEntries int           // evaluation reports kept (10,000)
+	Lease        time.Duration // lease on a job while the request evaluates it (5 min)
+}
+
+// NewLabelEvaluationService returns the service on its stores.
+func NewLabelEvaluationService(labels LabelStore, versions LabelVersionStore, jobs JobStore, feedback FeedbackStore,
+	clock Clock, tokens *PageTokens, cfg LabelEvaluationConfig) *LabelEvaluationService {
+	if cfg.MaxTextBytes <= 0 {
+		cfg.MaxTextBytes = 256 << 10
+	}
+	if cfg.CacheEntries <= 0 {
+		cfg.CacheEntries = 10000
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 5 * time.Minute
+	}
+	return &LabelEvaluationService{
+		labels: labels, versions: versions, jobs: jobs, feedback: feedback, clock: clock, tokens: tokens, cfg: cfg,
+		owner: "label-eval-" + newLabelObjectID(), plans: rules.NewCache(1000), cache: newEvaluationCache(cfg.CacheEntries),
+	}
+}
+
+// EvaluateLabelsRequest is the input of Evaluate.
+type EvaluateLabelsRequest struct {
+	Content         ContentInput
+	Threshold       *float64
+	LabelVersionIDs []string
+	Options         *LabelEvalOptions // per call; nil when not given
+	GlobalContext   string            // overrides the version's when not empty
+}
+
+// LabelEvaluation is the outcome of evaluating one version.
+type LabelEvaluation struct {
+	Score     float64
+	Outcome   rules.Outcome
+	Threshold float64
+	// Job and Result are the recorded job and its only result.
+	Job    *Job
+	Result *JobResult
+}
+
+// LabelEvaluationResult is one element of the response, in request order.
+type LabelEvaluationResult struct {
+	LabelID        string
+	LabelVersionID string
+	JobID          string
+	Evaluation     *LabelEvaluation // nil when Error is set
+	Error          string
+}
+
+// LabelEvaluationResponse is the output of Evaluate.
+type LabelEvaluationResponse struct {
+	ContentHash string
+	Results     []*LabelEvaluationResult
+}
+
+// CacheStats counts evaluation cache lookups, for tests and metrics.
+type CacheStats struct{ Hits, Misses int64 }
+
+// CacheStats returns the evaluation cache's counters.
+func (s *LabelEvaluationService) CacheStats() CacheStats {
+	return CacheStats{Hits: s.cache.hits.Load(), Misses: s.cache.misses.Load()}
+}
+
+// Evaluate evaluates one content item against up to ten label versions of
+// the account. An id that cannot be evaluated (unknown, another account's,
+// its label deleted, disabled or archived) gets an Error and no job; the
+// others are still evaluated. Codes: INVALID_ARGUMENT (no ids, more than
+// ten, bad threshold or options, bad content).
+func (s *LabelEvaluationService) Evaluate(ctx context.Context, account *Account, req EvaluateLabelsRequest) (*LabelEvaluationResponse, error) {
+	switch n := len(req.LabelVersionIDs); {
+	case n == 0:
+		return nil, InvalidField("labelVersionIds", "must name at least one label version")
+	case n > MaxLabelVersionsPerEvaluation:
+		return nil, InvalidField("labelVersionIds", fmt.Sprintf("has %d ids; at most %d label versions per evaluation", n, MaxLabelVersionsPerEvaluation))
+	}
+	if t := req.Threshold; t != nil && (*t < 0 || *t > 1 || *t != *t) {
+		return nil, InvalidField("threshold", "must be between 0 and 1")
+	}
+	if req.Options != nil {
+		if err := req.Options.validate("labelEvalOptions"); err != nil {
+			return nil, err
+		}
+	}
+	if len([]rune(req.GlobalContext)) > MaxGlobalContextLength {
+		return nil, InvalidField("globalContext", "must be at most 65536 characters")
+	}
+	items, sums, err := validateContent([]ContentInput{req.Content}, 1, s.cfg.MaxTextBytes)
+	if err != nil {
+		return nil, err
+	}
+	resp := &LabelEvaluationResponse{ContentHash: sums[0].ContentHash}
+	for _, id := range req.LabelVersionIDs {
+		r, err := s.evaluateOne(ctx, account, req, id, items, sums)
+		if err != nil {
+			return nil, err
+		}
+		resp.Results = append(resp.Results, r)
+	}
+	return resp, nil
+}
+
+// evalSettings are the effective settings of one version's evaluation.
+type evalSettings struct {
+	Threshold        float64 `json:"t"`
+	GlobalContext    string  `json:"g"`
+	Expedited        bool    `json:"e"`
+	BundleSize       int32   `json:"b"`
+	Stack            string  `json:"s"`
+	ImageDetailLevel string  `json:"i"`
+	LabelName        string  `json:"n"`
+}
+
+// labelEvalSettings applies the precedence rules: request threshold > call options >
+// version options > 0.5 (0 counts as unset, as for jobs); the call's global
+// context overrides the version's; other call options override the
+// version's one by one.
+func labelEvalSettings(req EvaluateLabelsRequest, v *LabelVersion, labelName string) (evalSettings, bool) {
+	call := LabelEvalOptions{}
+	if req.Options != nil {
+		call = *req.Options
+	}
+	ver := v.EvalOptions
+	st := evalSettings{Threshold: rules.DefaultThreshold, GlobalContext: v.GlobalContext, LabelName: labelName}
+	for _, t := range []*float64{req.Threshold, call.Threshold, ver.Threshold} {
+		if t != nil && *t > 0 {
+			st.Threshold = *t
+			break
+		}
+	}
+	if req.GlobalContext != "" {
+		st.GlobalContext = req.GlobalContext
+	}
+	st.Expedited = lderefOr(call.Expedited, ver.Expedited, false)
+	st.BundleSize = lderefOr(call.BundleSize, ver.BundleSize, 0)
+	st.Stack = lderefOr(call.Stack, ver.Stack, "")
+	st.ImageDetailLevel = lderefOr(call.ImageDetailLevel, ver.ImageDetailLevel, "")
+	bypass := lderefOr(call.BypassCache, ver.BypassCache, false)
+	return st, bypass
+}
+
+func lderefOr[T any](first, second *T, def T) T {
+	if first != nil {
+		return *first
+	}
+	if second != nil {
+		return *second
+	}
+	return def
+}
+
+func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Account, req EvaluateLabelsRequest, id string, items []ContentItem, sums []ContentSummary) (*LabelEvaluationResult, error) {
+	res := &LabelEvaluationResult{LabelVersionID: id}
+	v, err := s.versions.FindLabelVersion(ctx, account.ID, id)
+	if ErrorCode(err) == NotFound {
+		res.Error = fmt.Sprintf("label version %q not found", id)
+		return res, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	res.LabelID = v.LabelID
+	l, err := s.labels.GetLabel(ctx, account.ID, v.LabelID)
+	switch {
+	case ErrorCode(err) == NotFound:
+		res.Error = fmt.Sprintf("label %q not found", v.LabelID)
+		return res, nil
+	case err != nil:
+		return nil, err
+	case l.Disabled:
+		res.Error = fmt.Sprintf("label %q is disabled", l.Name)
+		return res, nil
+	case l.ArchivedAt != nil:
+		res.Error = fmt.Sprintf("label %q is archived", l.Name)
+		return res, nil
+	}
+	st, bypass := labelEvalSettings(req, v, l.Name)
+
+	now := s.clock.Now()
+	until := now.Add(s.cfg.Lease)
+	j := &Job{
+		ID: newLabelObjectID(), AccountID: account.ID, Type: JobTypeStandard, Status: JobRunning,
+		LabelID: l.ID, LabelVersionID: v.ID, Threshold: st.Threshold, Expedited: st.Expedited,
+		Input: items, Contents: sums, LeaseOwner: s.owner, LeaseExpiresAt: &until, Attempts: 1,
+		Created: now, Updated: now, Started: &now,
+	}
+	if err := s.jobs.CreateJob(ctx, j); err != nil {
+		return nil, err
+	}
+	res.JobID = j.ID
+	fail := func(e JobError) (*LabelEvaluationResult, error) {
+		if err := s.jobs.FinishJob(context.WithoutCancel(ctx), j.ID, s.owner, JobFailed, s.clock.Now(), &e, nil, nil); err != nil {
+			return nil, err
+		}
+		j.Status, j.Error = JobFailed, &e
+		res.Error = e.Message
+		return res, nil
+	}
+	if limit := account.Limits.EvaluationsPerDay; limit > 0 {
+		ok, err := s.jobs.ChargeQuota(ctx, j.ID, s.owner, account.ID, now.UTC().Format(time.DateOnly), int64(len(items)), limit)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return fail(ErrJobQuota)
+		}
+	}
+	if e := unavailableContent(items); e != nil {
+		return fail(*e)
+	}
+	rep, err := s.report(ctx, v, st, bypass, items[0], sums[0].ContentHash)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return fail(ErrJobInternal)
+	}
+	r := &JobResult{
+		ID: newLabelObjectID(), JobID: j.ID, Index: 0, ContentHash: sums[0].ContentHash,
+		Metadata: items[0].Metadata, Report: rep, Created: s.clock.Now(),
+	}
+	seq := 0
+	hits := textHits(j.ID, r.ID, rep, &seq)
+	done := s.clock.Now()
+	if err := s.jobs.FinishJob(context.WithoutCancel(ctx), j.ID, s.owner, JobCompleted, done, nil, []*JobResult{r}, hits); err != nil {
+		return nil, err
+	}
+	j.Status, j.Completed, j.Updated, j.Results = JobCompleted, &done, done, []*JobResult{r}
+	j.LeaseOwner, j.LeaseExpiresAt = "", nil
+	ev := &LabelEvaluation{Threshold: st.Threshold, Outcome: rep.Result, Job: j, Result: r}
+	if sec := labelSection(rep, l.Name); sec != nil {
+		ev.Score, ev.Outcome = sec.Score, sec.Result
+	}
+	res.Evaluation = ev
+	return res, nil
+}
+
+// labelSection returns the section of a label version's report: the one
+// named after the label, or the only one.
+func labelSection(rep *rules.Report, name string) *rules.SectionReport {
+	for i := range rep.Sections {
+		if rep.Sections[i].Name == name {
+			return &rep.Sections[i]
+		}
+	}
+	if len(rep.Sections) == 1 {
+		return &rep.Sections[0]
+	}
+	return nil
+}
+
+// report evaluates (or reads from the cache) the content against a version.
+func (s *LabelEvaluationService) report(ctx context.Context, v *LabelVersion, st evalSettings, bypass bool, it ContentItem, contentHash string) (*rules.Report, error) {
+	key := ""
+	if contentHash != "" {
+		b, _ := json.Marshal(st)
+		key = contentHash + "\x00" + v.ID + "\x00" + strconv.FormatFloat(st.Threshold, 'g', -1, 64) + "\x00" + string(b)
+		if !bypass {
+			if rep, ok := s.cache.get(key); ok {
+				return rep, nil
+			}
+		}
+	}
+	// The section takes the label's current name, so the plan is keyed by it
+	// too.
+	plan, err := s.plans.GetOrCompile(v.ID+"\x00"+st.LabelName, v.Text, rules.CompileOptions{LabelName: st.LabelName})
+	if err != nil {
+		return nil, err
+	}
+	rep, err := plan.Evaluate(ctx, rules.Content{Text: it.Text, Modality: "text"},
+		rules.EvalOptions{Threshold: st.Threshold, Expedited: st.Expedited, GlobalContext: st.GlobalContext})
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		s.cache.put(key, rep)
+	}
+	return rep, nil
+}
+
+// evaluationCache is a bounded LRU of evaluation reports keyed by (content
+// hash, version, threshold, options). Reports are never mutated after
+// evaluation, so sharing them is safe.
+type evaluationCache struct {
+	mu      sync.Mutex
+	max     int
+	ll      *list.List
+	entries map[string]*list.Element
+	hits    atomic.Int64
+	misses  atomic.Int64
+}
+
+type evaluationCacheEntry struct {
+	key string
+	rep *rules.Report
+}
+
+func newEvaluationCache(max int) *evaluationCache {
+	return &evaluationCache{max: max, ll: list.New(), entries: map[string]*list.Element{}}
+}
+
+func (c *evaluationCache) get(key string) (*rules.Report, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[key]; ok {
+		c.ll.MoveToFront(e)
+		c.hits.Add(1)
+		return e.Value.(*evaluationCacheEntry).rep, true
+	}
+	c.misses.Add(1)
+	return nil, false
+}
+
+func (c *evaluationCache) put(key string, rep *rules.Report) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[key]; ok {
+		c.ll.MoveToFront(e)
+		e.Value.(*evaluationCacheEntry).rep = rep
+		return
+	}
+	c.entries[key] = c.ll.PushFront(&evaluationCacheEntry{key: key, rep: rep})
+	for c.ll.Len() > c.max {
+		last := c.ll.Back()
+		c.ll.Remove(last)
+		delete(c.entries, last.Value.(*evaluationCacheEntry).key)
+	}
+}

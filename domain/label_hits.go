@@ -1,0 +1,101 @@
+package domain
+
+import (
+	"context"
+	"slices"
+)
+
+// Label hit page sizes (SPEC.md Limits).
+const (
+	DefaultLabelHitPageSize = 1000
+	MaxLabelHitPageSize     = 1000
+)
+
+// LabelHitCursor is the keyset position in a job's hits: the last Seq sent.
+type LabelHitCursor struct {
+	Seq int `json:"s"`
+}
+
+// LabelHitPage is one response of GET /v1/jobs/{jobUuid}/labels.
+type LabelHitPage struct {
+	Status JobStatus
+	// Error is the job's error when it failed.
+	Error *JobError
+	// Hits is nil while the job is not complete (they are withheld).
+	Hits          []*LabelHit
+	NextPageToken string
+}
+
+// ListJobLabelHitsRequest is the input of ListJobLabelHits.
+type ListJobLabelHitsRequest struct {
+	JobID       string
+	JobResultID string // "" for the hits of every result
+	PageSize    *int32
+	PageToken   string
+}
+
+// ListJobLabelHits returns a page of a job's label hits, for jobs of any
+// type of the account. Hits come in the order they were recorded (results in
+// order, then the evaluation's order within a result). While the job is not
+// complete only its status is returned (with its error when it failed). A
+// page token is bound to the account, the job and the jobResultId filter.
+// Codes: NOT_FOUND (job, or a jobResultId that is not one of its results),
+// INVALID_ARGUMENT (negative pageSize, a token of another request).
+func (s *LabelEvaluationService) ListJobLabelHits(ctx context.Context, accountID string, req ListJobLabelHitsRequest) (*LabelHitPage, error) {
+	size, err := PageSize("pageSize", req.PageSize, DefaultLabelHitPageSize, MaxLabelHitPageSize)
+	if err != nil {
+		return nil, err
+	}
+	scope := "jobLabelHits\x00" + accountID + "\x00" + req.JobID + "\x00" + req.JobResultID
+	// The job first: another account's job is NOT_FOUND whatever the token.
+	j, err := s.jobs.GetJob(ctx, accountID, req.JobID)
+	if err != nil {
+		return nil, describeJobNotFound(err, req.JobID)
+	}
+	after := LabelHitCursor{Seq: -1}
+	if req.PageToken != "" {
+		if err := s.tokens.Decode("pageToken", req.PageToken, scope, &after); err != nil {
+			return nil, err
+		}
+	}
+	page := &LabelHitPage{Status: j.Status}
+	if j.Status == JobFailed {
+		page.Error = j.Error
+		if page.Error == nil {
+			page.Error = &ErrJobInternal
+		}
+	}
+	if j.Status != JobCompleted {
+		return page, nil
+	}
+	if req.JobResultID != "" {
+		results, err := s.jobs.ListJobResults(ctx, j.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(results, func(r *JobResult) bool { return r.ID == req.JobResultID }) {
+			return nil, Errorf(NotFound, "job result %q not found in job %q", req.JobResultID, req.JobID)
+		}
+	}
+	hits, err := s.jobs.ListLabelHits(ctx, j.ID, req.JobResultID, after.Seq, size+1)
+	if err != nil {
+		return nil, err
+	}
+	if hits == nil {
+		hits = []*LabelHit{}
+	}
+	page.Hits = hits
+	if len(hits) > size {
+		page.Hits = hits[:size]
+		page.NextPageToken = s.tokens.Encode(scope, LabelHitCursor{Seq: page.Hits[size-1].Seq})
+	}
+	return page, nil
+}
+
+// describeJobNotFound gives a job's NOT_FOUND a specific message.
+func describeJobNotFound(err error, id string) error {
+	if ErrorCode(err) == NotFound {
+		return Errorf(NotFound, "job %q not found", id)
+	}
+	return err
+}

@@ -1,0 +1,59 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/gen"
+)
+
+// EvaluateLabels evaluates one content item against up to ten label
+// versions, one job per version.
+func (s *Server) EvaluateLabels(ctx context.Context, req gen.EvaluateLabelsRequestObject) (gen.EvaluateLabelsResponseObject, error) {
+	b := req.Body
+	in := domain.EvaluateLabelsRequest{
+		Content:         toDomainContent([]gen.ContentData{b.ContentData})[0],
+		Threshold:       b.Threshold,
+		LabelVersionIDs: b.LabelVersionIds,
+		GlobalContext:   lderef(b.GlobalContext),
+	}
+	if b.LabelEvalOptions != nil {
+		o := toDomainLabelEvalOptions(b.LabelEvalOptions)
+		in.Options = &o
+	}
+	res, err := s.deps.LabelEvaluation.Evaluate(ctx, AccountFrom(ctx), in)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gen.LabelEvaluationResult, len(res.Results))
+	for i, r := range res.Results {
+		out[i] = toAPILabelEvaluationResult(r)
+	}
+	resp := gen.EvaluateLabels200JSONResponse{Results: &out}
+	if res.ContentHash != "" {
+		resp.ContentHash = lptr(res.ContentHash)
+	}
+	return resp, nil
+}
+
+// toAPILabelEvaluationResult maps one result of a label evaluation.
+func toAPILabelEvaluationResult(r *domain.LabelEvaluationResult) gen.LabelEvaluationResult {
+	out := gen.LabelEvaluationResult{LabelVersionId: lptr(r.LabelVersionID)}
+	if r.LabelID != "" {
+		out.LabelId = lptr(r.LabelID)
+	}
+	if r.JobID != "" {
+		out.JobUuid = lptr(r.JobID)
+	}
+	if r.Error != "" {
+		out.Error = lptr(r.Error)
+	}
+	if ev := r.Evaluation; ev != nil {
+		outcome := gen.Outcome(ev.Outcome)
+		out.Evaluation = &gen.LabelEvaluation{
+			Score: lptr(ev.Score), Outcome: &outcome, Threshold: lptr(ev.Threshold),
+			Report: toAPIReport(ev.Job, ev.Result),
+		}
+	}
+	return out
+}
