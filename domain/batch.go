@@ -208,6 +208,7 @@ type BatchTransition struct {
 	ErrorCode    BatchErrorCode
 	ErrorMessage string
 	OutputKey    string
+	InputKey     string
 	// Webhook is enqueued in the same transaction (terminal states).
 	Webhook *WebhookEvent
 }
@@ -258,8 +259,10 @@ type BatchStore interface {
 	// BatchPreprocessed leased to owner). Codes: ABORTED, ALREADY_EXISTS.
 	InsertBatchItems(ctx context.Context, batchID, owner string, items []*BatchItem) error
 	// MarkBatchItemsSubmitted sets the status of items with seq in
-	// [from, to) to submitted.
-	MarkBatchItemsSubmitted(ctx context.Context, batchID string, from, to int) error
+	// [from, to) to submitted, guarded by state BatchPreprocessed and owner.
+	// When the batch was cancelled meanwhile it cancels the batch's pending
+	// jobs again (jobs created after the cancel) and returns ABORTED.
+	MarkBatchItemsSubmitted(ctx context.Context, batchID, owner string, from, to int, now time.Time) error
 	// ListBatchItems returns items with Seq >= from, in Seq order.
 	ListBatchItems(ctx context.Context, batchID string, from, limit int) ([]*BatchItem, error)
 	// BatchProgress counts the items whose job is terminal, and of those the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/contenteval/contenteval/domain/rules"
@@ -78,6 +79,11 @@ type PolicyService struct {
 	tokens *PageTokens
 	cfg    PolicyConfig
 	plans  *rules.Cache
+
+	// versions caches versions by id: they are immutable, and every job
+	// reads its policy's active version.
+	mu       sync.Mutex
+	versions map[string]*PolicyVersion
 }
 
 // NewPolicyService returns the policy service.
@@ -88,7 +94,7 @@ func NewPolicyService(store PolicyStore, clock Clock, tokens *PageTokens, cfg Po
 	if plans == nil {
 		plans = rules.NewCache(1024)
 	}
-	return &PolicyService{store: store, clock: clock, tokens: tokens, cfg: cfg, plans: plans}
+	return &PolicyService{store: store, clock: clock, tokens: tokens, cfg: cfg, plans: plans, versions: map[string]*PolicyVersion{}}
 }
 
 var policyKeyPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -255,7 +261,7 @@ func (s *PolicyService) activePlan(ctx context.Context, accountID, policyID stri
 
 // plan returns a version and its compiled plan (cached per version id).
 func (s *PolicyService) plan(ctx context.Context, policyID, versionID string) (*PolicyVersion, *rules.Plan, error) {
-	v, err := s.store.GetPolicyVersion(ctx, policyID, versionID)
+	v, err := s.version(ctx, policyID, versionID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -264,6 +270,27 @@ func (s *PolicyService) plan(ctx context.Context, policyID, versionID string) (*
 		return nil, nil, err
 	}
 	return v, plan, nil
+}
+
+// version returns one version, from memory when it has been read before.
+func (s *PolicyService) version(ctx context.Context, policyID, versionID string) (*PolicyVersion, error) {
+	s.mu.Lock()
+	v, ok := s.versions[versionID]
+	s.mu.Unlock()
+	if ok && v.PolicyID == policyID {
+		return v, nil
+	}
+	v, err := s.store.GetPolicyVersion(ctx, policyID, versionID)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if len(s.versions) >= 4096 {
+		clear(s.versions) // crude bound; versions are cheap to read again
+	}
+	s.versions[versionID] = v
+	s.mu.Unlock()
+	return v, nil
 }
 
 // NewID returns a new time-ordered unique id (UUIDv7).

@@ -178,6 +178,9 @@ func (s *JobService) Submit(ctx context.Context, account *Account, req JobReques
 	defer timer.Stop()
 	select {
 	case <-done:
+		if j.Status.Terminal() { // finished by this process: j is current
+			return j, nil
+		}
 	case <-timer.C:
 	case <-ctx.Done():
 		return nil, ctx.Err()
@@ -373,13 +376,22 @@ func (s *JobService) abandon(ctx context.Context, j *Job, err error) {
 	s.log.Error("job not started; it will be retried after its lease expires", "job", j.ID, "error", err.Error())
 }
 
-// finish records the terminal transition; a lost lease makes it a no-op.
+// finish records the terminal transition and, when it took effect, applies it
+// to j; a lost lease makes it a no-op.
 func (s *JobService) finish(j *Job, to JobStatus, jobErr *JobError, results []*JobResult, hits []*LabelHit) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err := s.jobs.FinishJob(ctx, j.ID, j.LeaseOwner, to, s.clock.Now(), jobErr, results, hits)
+	now := s.clock.Now().UTC().Truncate(time.Microsecond) // as the store keeps it
+	err := s.jobs.FinishJob(ctx, j.ID, j.LeaseOwner, to, now, jobErr, results, hits)
 	switch {
 	case err == nil:
+		// j now says what the store says, so a waiting request can answer
+		// without reading the job back.
+		j.Status, j.Error, j.Completed, j.Updated = to, jobErr, &now, now
+		j.LeaseOwner, j.LeaseExpiresAt = "", nil
+		if to == JobCompleted {
+			j.Results = results
+		}
 	case ErrorCode(err) == Aborted:
 		s.log.Warn("job finished elsewhere; this run's outcome is dropped", "job", j.ID)
 	default:

@@ -68,14 +68,14 @@ func (r *batchRow) toDomain() *domain.BatchJob {
 // CreateBatch inserts b. Codes: ALREADY_EXISTS, NOT_FOUND (account);
 // UNAVAILABLE.
 func (s *BatchJobs) CreateBatch(ctx context.Context, b *domain.BatchJob) error {
-	b.Created, b.Updated = StoredTime(b.Created), StoredTime(b.Updated)
+	b.Created, b.Updated, b.Completed = StoredTime(b.Created), StoredTime(b.Updated), storedTimePtr(b.Completed)
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		_, err := tx.ExecContext(ctx, tx.Rebind(`
 			INSERT INTO batch_jobs (id, account_id, name, policy_id, policy_key, policy_version_id, webhook_url,
-				state, created, updated)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+				state, error_code, error_message, created, updated, completed)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			b.ID, b.AccountID, b.Name, b.PolicyID, b.PolicyKey, b.PolicyVersionID, b.WebhookURL,
-			string(b.State), b.Created, b.Updated)
+			string(b.State), string(b.ErrorCode), b.ErrorMessage, b.Created, b.Updated, b.Completed)
 		return err
 	})
 	err = describe(err, domain.AlreadyExists, "batch job %q already exists", b.ID)
@@ -161,6 +161,10 @@ func (s *BatchJobs) TransitionBatch(ctx context.Context, t domain.BatchTransitio
 			set = append(set, "output_key = ?")
 			args = append(args, t.OutputKey)
 		}
+		if t.InputKey != "" {
+			set = append(set, "input_key = ?")
+			args = append(args, t.InputKey)
+		}
 		if t.To.Terminal() {
 			set = append(set, "completed = ?", "lease_owner = ''", "lease_expires_at = NULL")
 			args = append(args, now)
@@ -182,10 +186,7 @@ func (s *BatchJobs) TransitionBatch(ctx context.Context, t domain.BatchTransitio
 			return domain.Errorf(domain.Aborted, "batch job %q is no longer %s", t.ID, t.From)
 		}
 		if t.To == domain.BatchCancelled {
-			if _, err := tx.ExecContext(ctx, tx.Rebind(`
-				UPDATE jobs SET status = 'canceled', completed = ?, updated = ?
-				WHERE status = 'pending' AND id IN (SELECT job_id FROM batch_items WHERE batch_id = ?)`),
-				now, now, t.ID); err != nil {
+			if err := cancelPendingBatchJobs(ctx, tx, t.ID, now); err != nil {
 				return err
 			}
 		}
@@ -367,14 +368,41 @@ func (s *BatchJobs) InsertBatchItems(ctx context.Context, batchID, owner string,
 	return describe(err, domain.AlreadyExists, "batch job %q already has these items", batchID)
 }
 
-// MarkBatchItemsSubmitted marks items [from, to) submitted. Codes:
-// UNAVAILABLE.
-func (s *BatchJobs) MarkBatchItemsSubmitted(ctx context.Context, batchID string, from, to int) error {
-	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+// cancelPendingBatchJobs moves the batch's jobs that have not started to
+// canceled: a guarded UPDATE (status = 'pending'), so a job a worker has
+// claimed meanwhile is left to finish.
+func cancelPendingBatchJobs(ctx context.Context, tx *sqlx.Tx, batchID string, now time.Time) error {
+	_, err := tx.ExecContext(ctx, tx.Rebind(`
+		UPDATE jobs SET status = 'canceled', completed = ?, updated = ?
+		WHERE status = 'pending' AND id IN (SELECT job_id FROM batch_items WHERE batch_id = ?)`),
+		now, now, batchID)
+	return err
+}
+
+// MarkBatchItemsSubmitted marks items [from, to) submitted (see
+// domain.BatchStore). Codes: ABORTED; UNAVAILABLE.
+func (s *BatchJobs) MarkBatchItemsSubmitted(ctx context.Context, batchID, owner string, from, to int, now time.Time) error {
+	cancelled := false
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		var r batchRow
+		if err := tx.GetContext(ctx, &r, tx.Rebind(`SELECT `+batchColumns+` FROM batch_jobs WHERE id = ?`+s.db.forUpdate()), batchID); err != nil {
+			return describe(TranslateError(err), domain.NotFound, "batch job %q not found", batchID)
+		}
+		if r.State == string(domain.BatchCancelled) {
+			cancelled = true // commit the cancel of jobs created after the batch's
+			return cancelPendingBatchJobs(ctx, tx, batchID, StoredTime(now))
+		}
+		if r.State != string(domain.BatchPreprocessed) || r.LeaseOwner != owner {
+			return domain.Errorf(domain.Aborted, "batch job %q is no longer being submitted by %s", batchID, owner)
+		}
 		_, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE batch_items SET status = 'submitted'
 			WHERE batch_id = ? AND seq >= ? AND seq < ? AND status = 'pending'`), batchID, from, to)
 		return err
 	})
+	if err == nil && cancelled {
+		return domain.Errorf(domain.Aborted, "batch job %q was cancelled", batchID)
+	}
+	return err
 }
 
 type batchItemRow struct {

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/gen/client"
+	"github.com/contenteval/contenteval/persistence"
+	"github.com/contenteval/contenteval/persistence/persistencetest"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTwoProcessesSurviveSIGKILL builds the binary, runs two `serve
+// --role=all` processes on one PostgreSQL schema, submits 2,000 async jobs,
+// kills one process with SIGKILL while the queue is being worked, and checks
+// that every job is completed exactly once: the survivor re-claims the dead
+// process's jobs when their leases expire.
+func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs two servers")
+	}
+	base := os.Getenv(persistencetest.EnvDatabaseURL)
+	if base == "" {
+		t.Skipf("%s not set", persistencetest.EnvDatabaseURL)
+	}
+	t.Parallel()
+	ctx := context.Background()
+
+	// A private schema, dropped at the end.
+	admin, err := persistence.Open(ctx, base)
+	require.NoError(t, err)
+	defer admin.Close()
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "ce_kill_" + hex.EncodeToString(b)
+	_, err = admin.ExecContext(ctx, "CREATE SCHEMA "+schema)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	u, err := url.Parse(base)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	dbURL := u.String()
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "contenteval")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run(), "go build")
+	keyFile := filepath.Join(dir, "jwt.pem")
+
+	// The account, its key and a policy, through the same code the CLI uses.
+	cfg := testConfig(t)
+	cfg.DatabaseURL, cfg.JWTKeyFile = dbURL, keyFile
+	m := &Main{Config: cfg, Stdout: io.Discard, Stderr: io.Discard}
+	require.NoError(t, m.Open(ctx, true))
+	defer m.Close()
+	a, err := createAccount(ctx, m, "kill", domain.AccountPolicyFirst)
+	require.NoError(t, err)
+	_, token, err := m.Keys.Issue(ctx, a.ID, "kill", 0)
+	require.NoError(t, err)
+
+	type proc struct {
+		cmd  *exec.Cmd
+		url  string
+		done chan error
+	}
+	start := func(name string) *proc {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := ln.Addr().String()
+		ln.Close()
+		cmd := exec.Command(bin, "serve", "--role=all", "--addr="+addr, "--database-url="+dbURL,
+			"--data-dir="+filepath.Join(dir, name), "--jwt-key-file="+keyFile, "--rate-rps=0",
+			"--log-level=error", "--job-lease=2s", "--job-workers=2", "--job-poll-interval=50ms")
+		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+		require.NoError(t, cmd.Start())
+		p := &proc{cmd: cmd, url: "http://" + addr, done: make(chan error, 1)}
+		go func() { p.done <- cmd.Wait() }()
+		t.Cleanup(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-p.done:
+			case <-time.After(20 * time.Second):
+				_ = cmd.Process.Kill()
+			}
+		})
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			resp, err := http.Get(p.url + "/readyz")
+			if err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return p
+				}
+			}
+			require.True(t, time.Now().Before(deadline), "%s did not become ready", name)
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	p1, p2 := start("one"), start("two")
+	clientOf := func(p *proc) *client.ClientWithResponses {
+		c, err := client.NewClientWithResponses(p.url, client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+			r.Header.Set("Authorization", "Bearer "+token)
+			return nil
+		}))
+		require.NoError(t, err)
+		return c
+	}
+	c1, c2 := clientOf(p1), clientOf(p2)
+	pr, err := c1.CreatePolicyWithResponse(ctx, client.CreatePolicyRequest{PolicyKey: "main", Text: testPolicyText})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, pr.StatusCode(), "%s", pr.Body)
+	policyID := *pr.JSON200.Policy.PolicyId
+
+	const n = 2000
+	text := "please buy now " + string(make([]byte, 0))
+	for len(text) < 16<<10 {
+		text += "lorem ipsum dolor sit amet, consectetur adipiscing elit; "
+	}
+	var submitted atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := c1
+			if w%2 == 1 {
+				c = c2
+			}
+			for submitted.Add(1) <= n {
+				r, err := c.CreateJobWithResponse(ctx, client.CreateJobRequest{PolicyId: policyID, ContentData: []client.ContentData{{Text: &text}}})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if r.StatusCode() != http.StatusOK {
+					errs <- fmt.Errorf("submit: %d %s", r.StatusCode(), r.Body)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	count := func(query string) int {
+		var v int
+		require.NoError(t, admin.GetContext(ctx, &v, fmt.Sprintf(query, schema)))
+		return v
+	}
+	// Kill process one while the queue is being worked.
+	deadline := time.Now().Add(2 * time.Minute)
+	for count(`SELECT COUNT(*) FROM %s.jobs WHERE status = 'completed'`) < n/4 {
+		require.True(t, time.Now().Before(deadline), "jobs are not being completed")
+		time.Sleep(5 * time.Millisecond)
+	}
+	require.NoError(t, p1.cmd.Process.Signal(syscall.SIGKILL))
+	<-p1.done
+	atKill := count(`SELECT COUNT(*) FROM %s.jobs WHERE status = 'completed'`)
+	heldByDead := count(`SELECT COUNT(*) FROM %s.jobs WHERE status = 'running'`)
+	t.Logf("killed process one with %d/%d jobs completed, %d running", atKill, n, heldByDead)
+	require.Less(t, atKill, n, "the kill must come while jobs remain")
+
+	for count(`SELECT COUNT(*) FROM %s.jobs WHERE status IN ('completed', 'failed', 'canceled')`) < n {
+		require.True(t, time.Now().Before(deadline), "the survivor did not finish the queue")
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.Equal(t, n, count(`SELECT COUNT(*) FROM %s.jobs WHERE status = 'completed'`), "every job completed")
+	require.Equal(t, n, count(`SELECT COUNT(*) FROM %s.job_results`), "one result per job")
+	require.Equal(t, 0, count(`SELECT COUNT(*) FROM (SELECT job_id FROM %s.job_results GROUP BY job_id HAVING COUNT(*) <> 1) x`))
+	reclaimed := count(`SELECT COUNT(*) FROM %s.jobs WHERE attempts > 1`)
+	t.Logf("%d jobs were re-claimed after the kill", reclaimed)
+	// Still answering: the survivor serves the results.
+	lr, err := c2.ListJobsWithResponse(ctx, &client.ListJobsParams{QueryStatus: ptr(client.JOBSTATUSCOMPLETED), PageSize: ptr(int32(1000))})
+	require.NoError(t, err)
+	require.Len(t, *lr.JSON200.Jobs, 1000)
+}
