@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -89,22 +90,31 @@ func secondsToMs(s float64) int64 { return int64(math.Round(s * 1000)) }
 // ffmpeg decodes it to 16 kHz mono PCM into a pipe that pocketsphinx reads,
 // so the audio is never on disk or in memory as a whole.
 func (a *Analyzer) recognise(ctx context.Context, path string) ([]Word, error) {
-	pr, pw := io.Pipe()
+	// An OS pipe, not io.Pipe: each tool reads or writes its end directly,
+	// so ffmpeg can exit while pocketsphinx (slower than ffmpeg) still
+	// drains the kernel buffer, and no goroutine has to copy between them.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer pr.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	decErr := make(chan error, 1)
 	go func() {
 		err := a.run.run(ctx, command{
 			path:    a.tools.FFmpeg,
-			args:    []string{"-nostdin", "-hide_banner", "-loglevel", "error", "-protocol_whitelist", "file", "-i", path, "-vn", "-sn", "-dn", "-ac", "1", "-ar", "16000", "-f", "s16le", "pipe:1"},
+			args:    []string{"-nostdin", "-hide_banner", "-nostats", "-loglevel", "error", "-protocol_whitelist", "file", "-i", path, "-vn", "-sn", "-dn", "-ac", "1", "-ar", "16000", "-f", "s16le", "pipe:1"},
 			timeout: a.cfg.ASRTimeout,
 			stdout:  pw,
 		})
-		pw.CloseWithError(err)
+		// Our copy of the write end must close for pocketsphinx to see the
+		// end of the audio.
+		pw.Close()
 		decErr <- err
 	}()
 	var out strings.Builder
-	err := a.run.run(ctx, command{
+	err = a.run.run(ctx, command{
 		path: a.tools.Pocketsphinx,
 		args: []string{"-infile", "/dev/stdin", "-time", "yes", "-logfn", "/dev/null",
 			"-hmm", a.tools.PocketsphinxModel},
@@ -113,9 +123,13 @@ func (a *Analyzer) recognise(ctx context.Context, path string) ([]Word, error) {
 		stdout:    &out,
 		maxStdout: 64 << 20,
 	})
+	// Closing the read end makes a decoder still writing fail at once.
 	pr.Close()
-	cancel()
-	if derr := <-decErr; err == nil && derr != nil && derr != context.Canceled {
+	if err != nil {
+		cancel()
+	}
+	derr := <-decErr
+	if err == nil && derr != nil {
 		err = derr
 	}
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -63,9 +64,12 @@ type command struct {
 	path    string
 	args    []string
 	timeout time.Duration
-	stdin   io.Reader // nil: no input (ffmpeg also gets -nostdin)
+	// stdin feeds standard input; nil: none (ffmpeg also gets -nostdin). An
+	// *os.File is handed to the child as is.
+	stdin io.Reader
 	// stdout receives standard output; nil discards it. At most maxStdout
-	// bytes are accepted (0: unbounded, only for io.Discard-like sinks).
+	// bytes are accepted; 0 is unbounded and only for an *os.File pipe into
+	// another bounded tool.
 	stdout    io.Writer
 	maxStdout int64
 	// stderrLine, when set, sees each line of standard error as it arrives
@@ -133,7 +137,11 @@ func (r *runner) run(ctx context.Context, c command) error {
 	cmd.WaitDelay = 2 * time.Second
 	cmd.Stdin = c.stdin
 	var out *limitWriter
-	if c.stdout != nil {
+	if f, ok := c.stdout.(*os.File); ok && c.maxStdout <= 0 {
+		// A pipe between two tools: the child writes to it directly, with
+		// no copying goroutine that could outlive the child.
+		cmd.Stdout = f
+	} else if c.stdout != nil {
 		out = &limitWriter{w: c.stdout, n: c.maxStdout, onOverflow: func() { cancel(errOutputTooLarge) }}
 		cmd.Stdout = out
 	}
