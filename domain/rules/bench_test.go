@@ -215,7 +215,7 @@ func BenchmarkScan1MiB(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		words := analyse(text, false, nil).exactWords()
+		words := analyse(text, false).exactWords()
 		stream := []byte(strings.Join(words, " "))
 		b.Run(fmt.Sprintf("automaton-%d", n), func(b *testing.B) {
 			b.SetBytes(int64(len(stream)))

@@ -340,7 +340,7 @@ func (c *compiler) hash(sp *signalPlan, s *signalSpec) {
 // phrase registers an exact or fuzzy phrase with the automaton. A phrase is analysed
 // exactly like content, so both sides agree on segmentation and normalisation.
 func (c *compiler) phrase(sp *signalPlan, sig int32, s *signalSpec) {
-	a := analyse(s.text, s.kind == SignalFuzzy, nil)
+	a := analyse(s.text, s.kind == SignalFuzzy)
 	if len(a.units) == 0 {
 		c.errs.add(s.pos, "phrase %s has no words to match", strconvQuote(s.text))
 		return
@@ -365,8 +365,6 @@ func (c *compiler) phrase(sp *signalPlan, sig int32, s *signalSpec) {
 			continue
 		}
 		variant[i] = fuzzyForm(strings.ReplaceAll(w, "l", "i"))
-		c.plan.ed.addForm(w)
-		c.plan.ed.addForm(variant[i])
 	}
 	for _, t := range a.ftoks {
 		norms = append(norms, t.norm)

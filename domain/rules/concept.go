@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/kljensen/snowball/english"
 )
@@ -61,7 +62,14 @@ func loadLexicon() {
 	}
 }
 
-var stemCache sync.Map
+var (
+	stemCache     sync.Map
+	stemCacheSize atomic.Int64
+)
+
+// maxStemCache bounds the stem cache: content can hold unboundedly many distinct
+// words, and a cache that grows with them is a memory leak an attacker can drive.
+const maxStemCache = 200000
 
 // stemWord stems one normalised word with the Snowball English stemmer. Stems are
 // cached because content repeats the same words endlessly and stemming allocates.
@@ -73,8 +81,10 @@ func stemWord(w string) string {
 	if len(w) > 2 && len(w) < 40 && isASCIILetters(w) {
 		s = english.Stem(w, true)
 	}
-	if len(w) < 40 {
-		stemCache.Store(w, s)
+	if len(w) < 40 && stemCacheSize.Load() < maxStemCache {
+		if _, loaded := stemCache.LoadOrStore(w, s); !loaded {
+			stemCacheSize.Add(1)
+		}
 	}
 	return s
 }
@@ -90,7 +100,7 @@ func isASCIILetters(s string) bool {
 }
 
 func stemPhrase(s string) []string {
-	a := analyse(s, false, nil)
+	a := analyse(s, false)
 	out := make([]string, 0, len(a.units))
 	for _, u := range a.units {
 		out = append(out, stemWord(u.norm))
@@ -140,7 +150,7 @@ func newConceptIndex() *conceptIndex {
 
 func (ci *conceptIndex) add(sig int32, text string) *conceptPlan {
 	lexOnce.Do(loadLexicon)
-	a := analyse(text, false, nil)
+	a := analyse(text, false)
 	var content []string
 	for _, u := range a.units {
 		if !stopwords[u.norm] {

@@ -99,7 +99,7 @@ func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Repo
 	st := &evalState{p: p, t: t, sig: sc.sig, ctx: sc.ctx, sc: sc}
 	hasText := c.Text != "" || c.Image == nil
 	if hasText {
-		st.a = analyseInto(sc, c.Text, p.fuzzy, p.ed)
+		st.a = analyseInto(sc, c.Text, p.fuzzy, p.ac, p.ed)
 	}
 	for i, s := range p.signals {
 		r := &st.sig[i]
@@ -225,7 +225,7 @@ func (st *evalState) scanPhrases() {
 			ids = p.ac.ids(ids, sepWord)
 			pos = append(pos, int32(i))
 		}
-		ids = p.ac.ids(ids, t.form)
+		ids = append(ids, t.id)
 		pos = append(pos, int32(i))
 	}
 	p.ac.scan(ids, func(id, s, e int) {
@@ -333,21 +333,13 @@ func (st *evalState) proximity(c *contextPlan) sigResult {
 	return res
 }
 
-// orScore and andScore combine a list of scores; see combiner.
+// orScore combines a list of scores with OR; see combiner.
 func orScore(vals []float64, t float64) float64 {
 	var c combiner
 	for _, v := range vals {
 		c.add(v)
 	}
 	return c.or(t)
-}
-
-func andScore(vals []float64, t float64) float64 {
-	var c combiner
-	for _, v := range vals {
-		c.add(v)
-	}
-	return c.and(t)
 }
 
 func (st *evalState) eval(n *node) float64 {

@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	_ "embed"
 	"hash/maphash"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"unicode/utf8"
@@ -79,15 +78,12 @@ const minEditLetters = 5
 // hash probes whatever the number of phrases.
 type editIndex struct {
 	words []string
-	forms map[string]bool // every fuzzy pattern word form, eligible or not
 	dels  map[string][]int32
 }
 
 func newEditIndex() *editIndex {
-	return &editIndex{forms: map[string]bool{}, dels: map[string][]int32{}}
+	return &editIndex{dels: map[string][]int32{}}
 }
-
-func (e *editIndex) addForm(form string) { e.forms[form] = true }
 
 func (e *editIndex) addWord(form string) {
 	for _, w := range e.words {
@@ -116,15 +112,16 @@ func forEachDeletion(s string, f func([]byte)) {
 func (e *editIndex) empty() bool { return e == nil || len(e.words) == 0 }
 
 // apply replaces the form of each token that is one edit away from a pattern word by
-// that word, and marks it approximate so its matches score 0.8. Tokens that are
-// dictionary words are left alone.
-func (e *editIndex) apply(toks []ftoken) {
+// that word, and marks it approximate so its matches score 0.8. Tokens that already
+// are a pattern word (a non-zero id in the automaton) and dictionary words are left
+// alone.
+func (e *editIndex) apply(toks []ftoken, ac *wordAutomaton) {
 	if e.empty() {
 		return
 	}
 	for i := range toks {
 		t := &toks[i]
-		if e.forms[t.form] {
+		if t.id != 0 {
 			continue
 		}
 		n := utf8.RuneCountInString(t.form)
@@ -146,6 +143,9 @@ func (e *editIndex) apply(toks []ftoken) {
 		}
 		t.form = e.words[best]
 		t.approx = true
+		if ac != nil {
+			t.id = ac.vocab[t.form]
+		}
 	}
 }
 
@@ -168,14 +168,4 @@ func withinOneEdit(a, b string) bool {
 		return string(ra[min(i, len(ra)):]) == string(rb[min(i, len(rb)):])
 	}
 	return string(ra[i:]) == string(rb[i+1:])
-}
-
-// sortedKeys is used where map order would make output unstable.
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -44,12 +44,11 @@ type signalSpec struct {
 }
 
 type expr struct {
-	kind  exprKind
-	pos   Pos
-	sig   *signalSpec
-	op    string // canonical context operator
-	kids  []*expr
-	depth int // nesting depth below and including this node
+	kind exprKind
+	pos  Pos
+	sig  *signalSpec
+	op   string // canonical context operator
+	kids []*expr
 }
 
 type ruleAST struct {

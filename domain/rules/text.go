@@ -31,6 +31,7 @@ type ftoken struct {
 	norm       string
 	form       string // fuzzy form: no diacritics, confusables mapped, leet decoded, runs collapsed
 	approx     bool   // form was replaced by a pattern word at edit distance 1
+	id         uint32 // the form's word id in the plan's automaton, 0 if no phrase has it
 	clause     bool   // a clause ends between the previous token and this one
 }
 
@@ -145,8 +146,10 @@ type segment struct {
 
 // analyse segments and normalises text. fuzzy says whether the plan has fuzzy phrases,
 // so that plans without them skip the costlier fuzzy stream.
-func analyse(text string, fuzzy bool, ed *editIndex) *analysis {
-	return analyseInto(&scratch{}, text, fuzzy, ed)
+// analyse analyses text with no plan: how phrases and concepts are analysed at
+// compile time, exactly like content.
+func analyse(text string, fuzzy bool) *analysis {
+	return analyseInto(&scratch{}, text, fuzzy, nil, nil)
 }
 
 // scratch holds the buffers of one evaluation. Evaluate takes one from scratchPool and
@@ -164,8 +167,9 @@ type scratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
 
-// analyseInto is analyse with buffers reused from sc.
-func analyseInto(sc *scratch, text string, fuzzy bool, ed *editIndex) *analysis {
+// analyseInto is analyse with buffers reused from sc; with a plan's automaton and
+// edit index it also resolves fuzzy tokens to word ids and applies edit distance.
+func analyseInto(sc *scratch, text string, fuzzy bool, ac *wordAutomaton, ed *editIndex) *analysis {
 	a := &sc.a
 	*a = analysis{text: text, units: a.units[:0], ftoks: a.ftoks[:0]}
 	segs := sc.segs[:0]
@@ -191,8 +195,11 @@ func analyseInto(sc *scratch, text string, fuzzy bool, ed *editIndex) *analysis 
 	}
 	if fuzzy {
 		a.ftoks, sc.pieces = buildFuzzyTokens(a.ftoks, sc.pieces, text, segs, unitOfSeg, a.units)
-		if ed != nil {
-			ed.apply(a.ftoks)
+		if ac != nil {
+			for i := range a.ftoks {
+				a.ftoks[i].id = ac.vocab[a.ftoks[i].form]
+			}
+			ed.apply(a.ftoks, ac)
 		}
 		for i := 1; i < len(a.ftoks); i++ {
 			a.ftoks[i].clause = clauseBetween(text[a.ftoks[i-1].end:a.ftoks[i].start])
