@@ -12,6 +12,8 @@ import (
 
 // JobConfig are the limits and timings of jobs (DESIGN §10), validated by cmd.
 type JobConfig struct {
+	// WebhookPoster, when set, validates webhook URLs as they will be used.
+	WebhookPoster     WebhookPoster
 	MaxItems          int           // contentData entries per job (100)
 	MaxTextBytes      int           // bytes of one text entry (256 KiB)
 	WaitCap           time.Duration // longest waitForCompletion (30 s)
@@ -108,7 +110,7 @@ func (s *JobService) prepare(ctx context.Context, account *Account, req JobReque
 		return nil, nil, err
 	}
 	if req.Webhook != nil {
-		if err := validateWebhook(req.Webhook); err != nil {
+		if err := s.validateWebhook(req.Webhook); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -130,7 +132,12 @@ func (s *JobService) prepare(ctx context.Context, account *Account, req JobReque
 	return j, plan, nil
 }
 
-func validateWebhook(w *Webhook) error {
+// validateWebhook applies the URL rules of DESIGN §5 when a poster is
+// configured (it knows them), and a syntactic check otherwise.
+func (s *JobService) validateWebhook(w *Webhook) error {
+	if s.cfg.WebhookPoster != nil {
+		return ValidateWebhook(s.cfg.WebhookPoster, "webhook.url", w.URL, w.ExtraHeaders)
+	}
 	u, err := parseURL(w.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return InvalidField("webhook.url", "must be an http or https URL")

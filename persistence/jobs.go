@@ -418,7 +418,37 @@ func (s *Jobs) FinishJob(ctx context.Context, id, owner string, to domain.JobSta
 				return err
 			}
 		}
+		return enqueueJobWebhook(ctx, tx, id, to, now)
+	})
+}
+
+// enqueueJobWebhook writes the job's completion webhook, if it has one, into
+// the outbox in the transaction of the terminal transition: the webhook is
+// owed exactly when the outcome is stored. A canceled job reports
+// job.failed (DESIGN §6 names only completed and failed).
+func enqueueJobWebhook(ctx context.Context, tx *sqlx.Tx, id string, to domain.JobStatus, now time.Time) error {
+	var w struct {
+		AccountID string `db:"account_id"`
+		URL       string `db:"webhook_url"`
+		Headers   string `db:"webhook_headers"`
+	}
+	if err := tx.GetContext(ctx, &w, tx.Rebind(`SELECT account_id, webhook_url, webhook_headers FROM jobs WHERE id = ?`), id); err != nil {
+		return TranslateError(err)
+	}
+	if w.URL == "" {
 		return nil
+	}
+	var headers map[string]string
+	if err := json.Unmarshal([]byte(w.Headers), &headers); err != nil {
+		return err
+	}
+	typ := "job.failed"
+	if to == domain.JobCompleted {
+		typ = "job.completed"
+	}
+	return EnqueueWebhookTx(ctx, tx, &domain.WebhookEvent{
+		ID: "msg_" + domain.NewID(), AccountID: w.AccountID, URL: w.URL, Headers: headers,
+		Type: typ, SubjectKind: "job", SubjectID: id, Created: now,
 	})
 }
 

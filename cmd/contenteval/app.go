@@ -20,6 +20,7 @@ import (
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/persistence"
+	"github.com/contenteval/contenteval/safehttp"
 )
 
 // Main wires the program: configuration in, database, domain services and
@@ -40,6 +41,10 @@ type Main struct {
 	LabelEvaluation *domain.LabelEvaluationService
 	Policies        *domain.PolicyService
 	Jobs            *domain.JobService
+	// URLs fetches customer URLs (images, media) and posts webhooks under
+	// the address rules of DESIGN §5.
+	URLs     *safehttp.Client
+	Webhooks *domain.WebhookDeliverer
 
 	listener net.Listener
 	http     *http.Server
@@ -84,12 +89,19 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	m.Policies = domain.NewPolicyService(persistence.NewPolicies(db), m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/policies")),
 		domain.PolicyConfig{MaxTextBytes: m.Config.PolicyMaxTextBytes}, nil)
+	m.URLs = safehttp.New(safehttp.Config{AllowPrivate: m.Config.AllowPrivateURLs})
 	m.Jobs = domain.NewJobService(persistence.NewJobs(db), m.Policies, m.Accounts, m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/jobs")), domain.JobConfig{
 			MaxItems: m.Config.JobMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes, WaitCap: m.Config.JobWaitCap,
 			ExecutionDeadline: m.Config.JobExecutionDeadline, AdmissionTimeout: m.Config.JobAdmissionTimeout,
 			Lease: m.Config.JobLease, PollInterval: m.Config.JobPollInterval, Concurrency: m.Config.JobWorkers,
+			WebhookPoster: m.URLs,
 		}, m.Log)
+	m.Webhooks = &domain.WebhookDeliverer{
+		Store: persistence.NewWebhooks(db), Payloads: &handlers.WebhookPayloads{Jobs: m.Jobs},
+		Poster: m.URLs, Accounts: m.Accounts, Clock: m.Clock, Log: m.Log,
+		Owner: m.Jobs.Owner(), Poll: m.Config.WebhookPoll,
+	}
 	return nil
 }
 
@@ -173,6 +185,11 @@ func (m *Main) startWorkers(ctx context.Context) {
 	go func() {
 		defer m.workers.Done()
 		m.Jobs.RunWorkers(ctx)
+	}()
+	m.workers.Add(1)
+	go func() {
+		defer m.workers.Done()
+		m.Webhooks.Run(ctx)
 	}()
 }
 

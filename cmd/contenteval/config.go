@@ -25,6 +25,8 @@ type Config struct {
 	LogLevel         string
 	// PDQHigh/Medium/Low are the precheck's PDQ distance bands.
 	PDQHigh, PDQMedium, PDQLow int
+	// WebhookPoll is how often the webhook outbox is read when idle.
+	WebhookPoll time.Duration
 
 	BodyLimit       int64
 	RateRPS         float64
@@ -75,6 +77,7 @@ var settings = []setting{
 	{"job-workers", "CONTENTEVAL_JOB_WORKERS", "8", "queued jobs one process runs at once (roles all and worker)", func(c *Config, v string) error { return parseIntInt(&c.JobWorkers, v) }, true},
 	{"policy-max-text-bytes", "CONTENTEVAL_POLICY_MAX_TEXT_BYTES", "65536", "largest policy rule text, in bytes", func(c *Config, v string) error { return parseIntInt(&c.PolicyMaxTextBytes, v) }, true},
 	{"pdq-bands", "CONTENTEVAL_PDQ_BANDS", "10,20,31", "PDQ Hamming distances of the HIGH,MEDIUM,LOW precheck bands", parsePDQBands, false},
+	{"webhook-poll-interval", "CONTENTEVAL_WEBHOOK_POLL_INTERVAL", "1s", "how often an idle webhook deliverer reads the outbox", func(c *Config, v string) error { return parseDuration(&c.WebhookPoll, v) }, true},
 }
 
 // bindConfig registers the settings on fs (only the common ones unless
