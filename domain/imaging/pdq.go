@@ -278,15 +278,16 @@ func clamp16(v int32) uint8 {
 // the Jarosz box filter and decimates it to 64x64, as the reference does.
 //
 // The reference materialises the whole image twice over as float32. Here
-// the first pass streams: each luminance row is box-filtered along the row
-// as it is produced and kept in a ring of the last window+1 rows, from
-// which the column sums slide down the image; each column-filtered row is
-// at once filtered along the row for the second pass, but only at the 64
-// columns the decimation reads (its running sum still visits every value).
-// The second column pass then runs on that rows x 64 strip. A 50 MP image
-// costs a few rows of memory instead of 400 MB, and a 1024x1024 image stays
-// in cache. The order of additions along each row and column is the
-// reference's, so the results are identical.
+// everything streams, top to bottom: each luminance row is box-filtered
+// along the row and pushed into the first column filter, which keeps only
+// the last window+1 rows; each row it outputs is filtered along the row
+// again, but only at the 64 columns the decimation reads (the running sum
+// still visits every value), and pushed into the second column filter,
+// which outputs only the 64 rows the decimation reads. Memory is a few rows
+// whatever the image size (a 50 MP image: ~2 MB instead of 400 MB, and no
+// rows x 64 strip, which a 5 x 10,000,000 image would make 2.5 GB), and a
+// 1024x1024 image stays in cache. The order of additions along each row
+// and column is the reference's, so the results are identical.
 func downsample(lumaRow func(y int, dst []float32), rows, cols int, out *[64 * 64]float32) {
 	if rows == 64 && cols == 64 {
 		// The reference skips the blur when the input is already 64x64
@@ -298,82 +299,40 @@ func downsample(lumaRow func(y int, dst []float32), rows, cols int, out *[64 * 6
 	}
 	winRows := jaroszWindow(cols, 64) // window along each row
 	winCols := jaroszWindow(rows, 64) // window along each column
-	var inj [64]int
+	var inj, ini [64]int
 	for j := range inj {
 		inj[j] = int(((float64(j) + 0.5) * float64(cols)) / 64)
+		ini[j] = int(((float64(j) + 0.5) * float64(rows)) / 64)
 	}
 
-	// Pass 1 along rows and columns, pass 2 along rows (sampled).
-	slots := winCols + 1
-	ring := make([]float32, slots*max(cols, 64))
-	line := make([]float32, cols)
-	sums := make([]float32, max(cols, 64))
-	narrow := make([]float32, rows*64)
-	slot := func(i int) []float32 { return ring[(i%slots)*cols:][:cols] }
-	add := func(i int) {
-		r := slot(i)
-		lumaRow(i, line)
-		box1D(line, r, winRows)
-		sums := sums[:len(r)]
-		for j, v := range r {
-			sums[j] += v
+	// Second pass along columns: keep the sampled rows.
+	k := 0
+	pass2 := newColBox(winCols, 64, func(o int, sums []float32, inv float64) {
+		for ; k < len(ini) && ini[k] == o; k++ {
+			dst := out[k*64:][:64]
+			for j, s := range sums[:64] {
+				dst[j] = div(s, inv)
+			}
 		}
-	}
-	emit := func(o, cur int) {
-		inv := 1 / float64(cur)
-		sums := sums[:len(line)]
+	})
+	// First pass along columns, then the second along rows (sampled).
+	line := make([]float32, cols)
+	pass1 := newColBox(winCols, cols, func(_ int, sums []float32, inv float64) {
+		sums = sums[:len(line)]
 		for j, s := range sums {
 			line[j] = div(s, inv)
 		}
-		box1DSampled(line, winRows, inj[:], narrow[o*64:][:64])
+		box1DSampled(line, winRows, inj[:], pass2.next())
+		pass2.push()
+	})
+	// First pass along rows.
+	for y := range rows {
+		lumaRow(y, line)
+		box1D(line, pass1.next(), winRows)
+		pass1.push()
 	}
-	half := (winCols + 2) / 2
-	li, ri, oi, cur := 0, 0, 0, 0
-	for range half - 1 {
-		add(ri)
-		cur++
-		ri++
-	}
-	for range winCols - half + 1 {
-		add(ri)
-		cur++
-		emit(oi, cur)
-		ri++
-		oi++
-	}
-	for range rows - winCols {
-		// Per column: add the incoming value, then subtract the outgoing
-		// one, as the reference does. Row ri takes the slot of row
-		// li-1, which has already left the window.
-		r, old := slot(ri), slot(li)
-		lumaRow(ri, line)
-		box1D(line, r, winRows)
-		old, sums := old[:len(r)], sums[:len(r)]
-		for j, v := range r {
-			s := sums[j] + v
-			sums[j] = s - old[j]
-		}
-		emit(oi, cur)
-		li++
-		ri++
-		oi++
-	}
-	for range half - 1 {
-		for j, v := range slot(li) {
-			sums[j] -= v
-		}
-		cur--
-		emit(oi, cur)
-		li++
-		oi++
-	}
-
-	// Pass 2 along columns, on the 64 sampled columns only.
-	boxCols(narrow, rows, 64, winCols, ring[:slots*64], sums[:64])
-	for i := range 64 {
-		ini := int(((float64(i) + 0.5) * float64(rows)) / 64)
-		copy(out[i*64:][:64], narrow[ini*64:][:64])
-	}
+	pass1.finish()
+	pass2.finish()
 }
 
 // jaroszWindow is the reference's window size: half of the input span of
@@ -492,72 +451,76 @@ func div(sum float32, inv float64) float32 {
 	return float32(float64(sum) * inv)
 }
 
-// boxCols box-filters every column of buf (rows x cols) in place, walking
-// the rows once with a vector of column sums. ring keeps copies of the last
-// win+1 input rows because the subtracted row may already have been
-// overwritten by output.
-func boxCols(buf []float32, rows, cols, win int, ring, sums []float32) {
-	half := (win + 2) / 2
-	p1 := half - 1
-	p2 := win - half + 1
-	p3 := rows - win
-	p4 := half - 1
-	clear(sums)
-	slots := win + 1
-	row := func(i int) []float32 { return buf[i*cols:][:cols] }
-	saved := func(i int) []float32 { return ring[(i%slots)*cols:][:cols] }
-	add := func(i int) {
-		r := row(i)
-		copy(saved(i), r)
+// colBox is box1D run down every column of a stream of rows. Rows are
+// written into next() and pushed top to bottom; each output row is handed
+// to emit as the column sums and the reciprocal of the window count, so the
+// caller divides only where it needs values. The last win+1 input rows are
+// kept to subtract the values leaving the window.
+type colBox struct {
+	win, half, slots, cols int
+	ring, sums             []float32
+	pushed, out, cur       int
+	emit                   func(o int, sums []float32, inv float64)
+}
+
+func newColBox(win, cols int, emit func(o int, sums []float32, inv float64)) *colBox {
+	return &colBox{
+		win: win, half: (win + 2) / 2, slots: win + 1, cols: cols,
+		ring: make([]float32, (win+1)*cols), sums: make([]float32, cols),
+		emit: emit,
+	}
+}
+
+func (c *colBox) slot(i int) []float32 { return c.ring[(i%c.slots)*c.cols:][:c.cols] }
+
+// next returns the buffer for the next input row. It is the slot of the
+// row win+1 above, which has already left the window.
+func (c *colBox) next() []float32 { return c.slot(c.pushed) }
+
+// push takes the row written into next(): the window grows over the first
+// win rows, emitting from the half-window on, then slides.
+func (c *colBox) push() {
+	r := c.slot(c.pushed)
+	sums := c.sums[:len(r)]
+	if c.pushed < c.win {
 		for j, v := range r {
 			sums[j] += v
 		}
-	}
-	write := func(o, cur int) {
-		d := row(o)
-		inv := 1 / float64(cur)
-		for j, s := range sums {
-			d[j] = div(s, inv)
+		c.cur++
+		if c.pushed >= c.half-1 {
+			c.output()
 		}
-	}
-	li, ri, oi, cur := 0, 0, 0, 0
-	for range p1 {
-		add(ri)
-		cur++
-		ri++
-	}
-	for range p2 {
-		add(ri)
-		cur++
-		write(oi, cur)
-		ri++
-		oi++
-	}
-	for range p3 {
+	} else {
 		// Per column: add the incoming value, then subtract the outgoing
 		// one, as the reference does.
-		r := row(ri)
-		old := saved(li)
-		copy(saved(ri), r)
+		old := c.slot(c.pushed - c.win)[:len(r)]
 		for j, v := range r {
 			s := sums[j] + v
 			sums[j] = s - old[j]
 		}
-		write(oi, cur)
-		li++
-		ri++
-		oi++
+		c.output()
 	}
-	for range p4 {
-		old := saved(li)
+	c.pushed++
+}
+
+// finish emits the last half-window of rows as the window shrinks.
+func (c *colBox) finish() {
+	li := c.pushed - c.win
+	for range c.half - 1 {
+		old := c.slot(li)
+		sums := c.sums[:len(old)]
 		for j, v := range old {
 			sums[j] -= v
 		}
-		cur--
-		write(oi, cur)
+		c.cur--
+		c.output()
 		li++
-		oi++
 	}
+}
+
+func (c *colBox) output() {
+	c.emit(c.out, c.sums, 1/float64(c.cur))
+	c.out++
 }
 
 // qualityMetric is the reference's heuristic: the sum of absolute

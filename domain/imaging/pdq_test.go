@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -323,6 +324,88 @@ func TestUnpremulMatchesNRGBAModel(t *testing.T) {
 			}
 			if got := unpremul(uint8(c), uint8(a)); got != want {
 				t.Fatalf("unpremul(%d, %d) = %d, NRGBAModel %d", c, a, got, want)
+			}
+		}
+	}
+}
+
+// refBox1D is the reference's box filter written plainly (strided, float32
+// division), to check the streaming, reciprocal-multiplying version.
+func refBox1D(in, out []float32, n, stride, win int) {
+	half := (win + 2) / 2
+	var sum float32
+	li, ri, oi, cur := 0, 0, 0, 0
+	for range half - 1 {
+		sum += in[ri]
+		cur++
+		ri += stride
+	}
+	for range win - half + 1 {
+		sum += in[ri]
+		cur++
+		out[oi] = sum / float32(cur)
+		ri += stride
+		oi += stride
+	}
+	for range n - win {
+		sum += in[ri]
+		sum -= in[li]
+		out[oi] = sum / float32(cur)
+		li += stride
+		ri += stride
+		oi += stride
+	}
+	for range half - 1 {
+		sum -= in[li]
+		cur--
+		out[oi] = sum / float32(cur)
+		li += stride
+		oi += stride
+	}
+}
+
+// refDownsample is the reference's two-buffer blur and decimation.
+func refDownsample(luma []float32, rows, cols int) [64 * 64]float32 {
+	var out [64 * 64]float32
+	b1 := slices.Clone(luma)
+	b2 := make([]float32, len(luma))
+	wr, wc := jaroszWindow(cols, 64), jaroszWindow(rows, 64)
+	for range 2 {
+		for i := range rows {
+			refBox1D(b1[i*cols:], b2[i*cols:], cols, 1, wr)
+		}
+		for j := range cols {
+			refBox1D(b2[j:], b1[j:], rows, cols, wc)
+		}
+	}
+	for i := range 64 {
+		ini := int(((float64(i) + 0.5) * float64(rows)) / 64)
+		for j := range 64 {
+			inj := int(((float64(j) + 0.5) * float64(cols)) / 64)
+			out[i*64+j] = b1[ini*cols+inj]
+		}
+	}
+	return out
+}
+
+func TestDownsampleMatchesReference(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(13, 14))
+	for _, sz := range [][2]int{{5, 5}, {5, 3000}, {3000, 5}, {63, 64}, {64, 63}, {65, 65}, {100, 37}, {128, 129}, {257, 300}, {700, 511}} {
+		rows, cols := sz[0], sz[1]
+		luma := make([]float32, rows*cols)
+		for i := range luma {
+			luma[i] = luma8(uint8(rng.IntN(256)), uint8(rng.IntN(256)), uint8(rng.IntN(256)))
+		}
+		want := refDownsample(luma, rows, cols)
+		var got [64 * 64]float32
+		downsample(func(y int, dst []float32) { copy(dst, luma[y*cols:][:cols]) }, rows, cols, &got)
+		if got != want {
+			for i := range got {
+				if got[i] != want[i] {
+					t.Errorf("%dx%d: first difference at %d: %g != %g", rows, cols, i, got[i], want[i])
+					break
+				}
 			}
 		}
 	}
