@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 # section_http (issue 2): the authenticated, validated cheap GET through the
 # full middleware path versus a bare Echo handler, in one process.
-#   HTTPLOAD_FLAGS  flags for bench/cmd/httpload (default: -c 16 -d 5s -rounds 5)
+#   HTTPLOAD_FLAGS  flags for bench/cmd/httpload (default: -c 16 -d 3s -warmup 1s -rounds 9)
 #   BENCHTIME       -benchtime of the Go benchmarks (default 3s)
 section_http() {
   # shellcheck disable=SC2086 # HTTPLOAD_FLAGS is a list of flags

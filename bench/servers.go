@@ -112,26 +112,25 @@ func (f *Full) init(ctx context.Context) error {
 func (f *Full) Close() error { return f.db.Close() }
 
 // Serve serves h on a fresh 127.0.0.1 port with the server settings of
-// handlers.HTTPServer and returns its base URL and a function that stops it.
-// Both servers under test go through here, so they differ in the handler only.
-func Serve(h *echo.Echo) (baseURL string, stop func(), err error) {
+// handlers.HTTPServer and returns its base URL and a function that stops it
+// and reports how serving ended. Both servers under test go through here, so
+// they differ in the handler only.
+func Serve(h *echo.Echo) (baseURL string, stop func() error, err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
 	srv := handlers.HTTPServer(ln.Addr().String(), h)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			panic(err)
-		}
-	}()
-	stop = func() {
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	stop = func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-done
+		shutdownErr := srv.Shutdown(ctx)
+		if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return shutdownErr
 	}
 	return "http://" + ln.Addr().String(), stop, nil
 }

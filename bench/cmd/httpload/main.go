@@ -4,7 +4,7 @@
 // authenticated, validated cheap GET /v1/label-tags, and reports requests/s,
 // p50 and p99 of each and the throughput ratio full/bare (target: >= 40%).
 //
-//	go run ./bench/cmd/httpload -c 16 -d 5s -rounds 5
+//	go run ./bench/cmd/httpload -c 16 -d 3s -warmup 1s -rounds 9
 package main
 
 import (
@@ -42,10 +42,10 @@ type options struct {
 func main() {
 	var o options
 	flag.IntVar(&o.workers, "c", 16, "concurrent keep-alive workers (closed loop)")
-	flag.DurationVar(&o.duration, "d", 5*time.Second, "measured duration per target and round")
-	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured warm-up per target and round")
+	flag.DurationVar(&o.duration, "d", 3*time.Second, "measured duration per target and round")
+	flag.DurationVar(&o.warmup, "warmup", time.Second, "unmeasured warm-up per target and round")
 	flag.IntVar(&o.requests, "n", 0, "stop a measured phase after this many requests (0: by duration only)")
-	flag.IntVar(&o.rounds, "rounds", 5, "rounds; each drives both targets, alternating which goes first")
+	flag.IntVar(&o.rounds, "rounds", 9, "rounds; each drives both targets, alternating which goes first")
 	flag.Parse()
 	if o.rounds < 1 || o.rounds > 20 {
 		fmt.Fprintln(os.Stderr, "httpload: -rounds must be 1..20")
@@ -83,12 +83,12 @@ func run(ctx context.Context, w io.Writer, o options) error {
 	if err != nil {
 		return err
 	}
-	defer stopFull()
+	defer func() { _ = stopFull() }()
 	bareURL, stopBare, err := bench.Serve(bench.BareHandler())
 	if err != nil {
 		return err
 	}
-	defer stopBare()
+	defer func() { _ = stopBare() }()
 
 	auth := http.Header{"Authorization": {"Bearer " + full.Token}}
 	bare := &target{name: "bare echo", url: bareURL + bench.CheapGETPath, status: http.StatusOK}
