@@ -298,7 +298,7 @@ func (ci *conceptIndex) evaluate(a *analysis) map[int32]sigResult {
 				best = c
 				res.occ = res.occ[:0]
 			}
-			if c == best && c > 0 {
+			if c == best && c > 0 && len(res.occ) < maxOccurrences {
 				res.occ = append(res.occ, occurrence{u0: hs[i].pos, u1: last, start: a.units[hs[i].pos].start, end: a.units[last].end, score: float64(c) / float64(n)})
 			}
 		}

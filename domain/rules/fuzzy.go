@@ -86,8 +86,8 @@ func newEditIndex() *editIndex {
 }
 
 func (e *editIndex) addWord(form string) {
-	for _, w := range e.words {
-		if w == form {
+	for _, id := range e.dels[form] {
+		if e.words[id] == form {
 			return
 		}
 	}

@@ -117,6 +117,15 @@ func clauseEnd(r rune) bool {
 }
 
 func classify(seg string) segClass {
+	if c := seg[0]; c < utf8.RuneSelf {
+		// ASCII fast path: most segments start with a letter, a digit or a space.
+		switch {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9':
+			return segWord
+		case c == ' ' && len(seg) == 1:
+			return segSpace
+		}
+	}
 	allSpace, allLeet := true, true
 	for _, r := range seg {
 		if unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.So, r) || unicode.Is(unicode.Sk, r) && r > 0x7f {
@@ -248,6 +257,9 @@ func isSpaced(r rune) bool {
 // singleChar reports whether a piece of text is one letter or digit of a spaced script,
 // the building block of "k i l l"-style obfuscation.
 func singleChar(s string) bool {
+	if len(s) > utf8.UTFMax {
+		return false
+	}
 	r, n := utf8.DecodeRuneInString(s)
 	return n == len(s) && (isSpaced(r) || isLeetSymbol(r))
 }
