@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 
 	"github.com/contenteval/contenteval/domain"
@@ -46,15 +45,38 @@ func toAPILabelHit(h *domain.LabelHit) gen.LabelHit {
 }
 
 // msAndTimecode returns a bound as a decimal string and as HH:MM:SS.mmm, or
-// two nils when it is not set.
+// two nils when it is not set. It runs for every bound of up to 1,000 hits
+// per page, so it formats by hand rather than through fmt.
 func msAndTimecode(ms *int64) (*string, *string) {
 	if ms == nil {
 		return nil, nil
 	}
-	v := *ms
-	if v < 0 {
-		v = 0
+	dec := strconv.FormatInt(*ms, 10)
+	tc := timecode(*ms)
+	return &dec, &tc
+}
+
+// timecode formats milliseconds as HH:MM:SS.mmm (hours grow past two digits;
+// negative values, which no evaluation produces, clamp to zero).
+func timecode(ms int64) string {
+	if ms < 0 {
+		ms = 0
 	}
-	tc := fmt.Sprintf("%02d:%02d:%02d.%03d", v/3_600_000, v/60_000%60, v/1000%60, v%1000)
-	return lptr(strconv.FormatInt(*ms, 10)), &tc
+	h := ms / 3_600_000
+	var b [32]byte
+	out := b[:0]
+	if h < 10 {
+		out = append(out, '0')
+	}
+	out = strconv.AppendInt(out, h, 10)
+	two := func(v int64) {
+		out = append(out, byte('0'+v/10), byte('0'+v%10))
+	}
+	out = append(out, ':')
+	two(ms / 60_000 % 60)
+	out = append(out, ':')
+	two(ms / 1000 % 60)
+	v := ms % 1000
+	out = append(out, '.', byte('0'+v/100), byte('0'+v/10%10), byte('0'+v%10))
+	return string(out)
 }
