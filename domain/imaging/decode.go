@@ -44,7 +44,7 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// Error is the error of Sniff-and-decode. Type is the precheck failure type
+// Error is the error of Decode, DecodeConfig and ReadAll. Type is the precheck failure type
 // the API reports (DESIGN §7); Message is safe to show to a client; Err is
 // the decoder's own error, for logs only.
 type Error struct {
