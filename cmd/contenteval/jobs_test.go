@@ -371,22 +371,10 @@ func TestCreateJobErrors(t *testing.T) {
 	})
 }
 
-func TestImageContentFailsTheJob(t *testing.T) {
+// Image entries are covered by images_test.go.
+func TestMediaContentFailsTheJob(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
 		policyID := env.createPolicy(env.PolicyFirst.Token, "main")
-		img := []byte("\x89PNG\r\n\x1a\nnot really")
-		for _, wait := range []bool{true, false} {
-			j := env.submit(env.PolicyFirst.Token, client.CreateJobRequest{
-				PolicyId: policyID, WaitForCompletion: ptr(wait),
-				ContentData: []client.ContentData{textItem("hello", nil), {Image: &img}},
-			})
-			j = env.waitForJob(env.PolicyFirst.Token, *j.JobUuid)
-			require.Equal(t, client.JOBSTATUSFAILED, *j.Status)
-			require.Equal(t, client.JOBERRORREASONJOBFAILED, *j.Error.Reason)
-			require.Contains(t, *j.Error.Message, "Image evaluation is not available yet")
-			require.Nil(t, j.Results, "a failed job carries no results")
-			require.Equal(t, sha(string(img)), *(*j.ContentData)[1].ContentHash)
-		}
 		j := env.submit(env.PolicyFirst.Token, client.CreateJobRequest{
 			PolicyId: policyID, WaitForCompletion: ptr(true),
 			ContentData: []client.ContentData{{VideoUrl: ptr("https://example.com/v.mp4")}},
