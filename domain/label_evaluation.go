@@ -231,8 +231,21 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 		return nil, err
 	}
 	res.JobID = j.ID
+	// Every way out of here ends the job: a job left running would wait
+	// for its lease to expire.
+	finished := false
+	end := func(to JobStatus, e *JobError, results []*JobResult, hits []*LabelHit) error {
+		finished = true
+		return s.jobs.FinishJob(context.WithoutCancel(ctx), j.ID, s.owner, to, s.clock.Now(), e, results, hits)
+	}
+	defer func() {
+		if !finished {
+			e := ErrJobInternal
+			_ = end(JobFailed, &e, nil, nil)
+		}
+	}()
 	fail := func(e JobError) (*LabelEvaluationResult, error) {
-		if err := s.jobs.FinishJob(context.WithoutCancel(ctx), j.ID, s.owner, JobFailed, s.clock.Now(), &e, nil, nil); err != nil {
+		if err := end(JobFailed, &e, nil, nil); err != nil {
 			return nil, err
 		}
 		j.Status, j.Error = JobFailed, &e
@@ -248,12 +261,14 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 			return fail(ErrJobQuota)
 		}
 	}
-	if e := unavailableContent(items); e != nil {
+	if e := labelContentError(items[0]); e != nil {
 		return fail(*e)
 	}
 	rep, err := s.report(ctx, v, st, bypass, items[0], sums[0].ContentHash)
 	if err != nil {
 		if ctx.Err() != nil {
+			// The client went away: the job is canceled, not failed.
+			_ = end(JobCanceled, nil, nil, nil)
 			return nil, ctx.Err()
 		}
 		return fail(ErrJobInternal)
@@ -263,11 +278,11 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 		Metadata: items[0].Metadata, Report: rep, Created: s.clock.Now(),
 	}
 	seq := 0
-	hits := textHits(j.ID, r.ID, rep, &seq)
-	done := s.clock.Now()
-	if err := s.jobs.FinishJob(context.WithoutCancel(ctx), j.ID, s.owner, JobCompleted, done, nil, []*JobResult{r}, hits); err != nil {
+	hits := labelTextHits(j.ID, r.ID, rep, &seq)
+	if err := end(JobCompleted, nil, []*JobResult{r}, hits); err != nil {
 		return nil, err
 	}
+	done := s.clock.Now()
 	j.Status, j.Completed, j.Updated, j.Results = JobCompleted, &done, done, []*JobResult{r}
 	j.LeaseOwner, j.LeaseExpiresAt = "", nil
 	ev := &LabelEvaluation{Threshold: st.Threshold, Outcome: rep.Result, Job: j, Result: r}
@@ -276,6 +291,33 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 	}
 	res.Evaluation = ev
 	return res, nil
+}
+
+// labelContentError returns the job error for content that label
+// evaluation cannot evaluate yet (anything but text), or nil.
+func labelContentError(it ContentItem) *JobError {
+	if it.Kind == ContentText {
+		return nil
+	}
+	e := JobError{ReasonJobFailed, "Label evaluation supports text content only in this build; the content is " + string(it.Kind) + "."}
+	return &e
+}
+
+// labelTextHits returns the label hits of a text result: one per TRUE
+// section, in report order, at startMs 0.
+func labelTextHits(jobID, resultID string, rep *rules.Report, seq *int) []*LabelHit {
+	var hits []*LabelHit
+	for _, sec := range rep.Sections {
+		if sec.Result != rules.OutcomeTrue {
+			continue
+		}
+		hits = append(hits, &LabelHit{
+			JobID: jobID, JobResultID: resultID, Seq: *seq, Label: sec.Name,
+			Modality: ModalityText, Score: sec.Score, StartMs: 0,
+		})
+		*seq++
+	}
+	return hits
 }
 
 // labelSection returns the section of a label version's report: the one
