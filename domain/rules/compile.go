@@ -58,7 +58,8 @@ type Plan struct {
 	priorities [][]int
 	signals    []*signalPlan
 	contexts   []*contextPlan
-	written    int // signals as written, before de-duplication
+	byKind     map[SignalKind][]int // signal indices by kind, so evaluation skips kinds a plan lacks
+	written    int                  // signals as written, before de-duplication
 	ruleCount  int
 	depth      int // deepest rule
 
@@ -66,7 +67,6 @@ type Plan struct {
 	patterns []patternRefs
 	ed       *editIndex
 	fuzzy    bool // any fuzzy phrase: build the fuzzy stream
-	phrases  bool // any exact or fuzzy phrase
 	concepts *conceptIndex
 
 	complexityScore float64
@@ -122,8 +122,11 @@ type fuzzyRef struct {
 	norms []string // normalised words of the phrase, for the dictionary guard
 }
 
-// Compile compiles a policy document or, when opts.LabelName is set, a label version.
-// On failure the error is a *CompileErrors holding every error found.
+// Compile compiles a policy document or, when opts.LabelName is set, a label version:
+// a list of rules named opts.LabelName, or exactly one LABEL/SECTION block, which keeps
+// the name written in it. On failure the error is a *CompileErrors holding every error
+// found (at most 100), each with its 1-based line and column; exceeding opts.Limits is
+// a compile error too.
 func Compile(text string, opts CompileOptions) (*Plan, error) {
 	lim := opts.Limits.withDefaults()
 	errs := &errorList{}
@@ -144,6 +147,10 @@ func Compile(text string, opts CompileOptions) (*Plan, error) {
 		return nil, err
 	}
 	c.buildAutomaton()
+	c.plan.byKind = map[SignalKind][]int{}
+	for i, s := range c.plan.signals {
+		c.plan.byKind[s.kind] = append(c.plan.byKind[s.kind], i)
+	}
 	c.plan.complexityScore = c.plan.complexity()
 	c.plan.ruleCount = c.rules
 	return c.plan, nil
@@ -345,7 +352,6 @@ func (c *compiler) phrase(sp *signalPlan, sig int32, s *signalSpec) {
 		c.errs.add(s.pos, "phrase %s has no words to match", strconvQuote(s.text))
 		return
 	}
-	c.plan.phrases = true
 	if s.kind == SignalExact {
 		ref := c.pattern(a.exactWords())
 		ref.exact = append(ref.exact, sig)

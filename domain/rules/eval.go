@@ -101,31 +101,31 @@ func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Repo
 	if hasText {
 		st.a = analyseInto(sc, c.Text, p.fuzzy, p.ac, p.ed)
 	}
-	for i, s := range p.signals {
-		r := &st.sig[i]
-		switch s.kind {
-		case SignalExact, SignalFuzzy:
-			r.score = boolScore(hasText, 0)
-		case SignalRegex:
-			if !hasText {
-				r.score = -1
-				continue
-			}
-			for _, m := range s.re.FindAllStringIndex(c.Text, maxOccurrences) {
+	// Every signal starts failed (-1) except phrases on text, which start at 0 and
+	// rise with matches; each evaluator below overwrites what it can score.
+	for i := range st.sig {
+		st.sig[i].score = -1
+	}
+	if hasText {
+		for _, i := range p.byKind[SignalExact] {
+			st.sig[i].score = 0
+		}
+		for _, i := range p.byKind[SignalFuzzy] {
+			st.sig[i].score = 0
+		}
+		for _, i := range p.byKind[SignalRegex] {
+			r := &st.sig[i]
+			r.score = 0
+			for _, m := range p.signals[i].re.FindAllStringIndex(c.Text, maxOccurrences) {
 				if m[1] == m[0] {
 					continue // an empty match says nothing about the text
 				}
 				st.addRegexOcc(r, m)
 			}
-		case SignalHash:
-			r.score = hashScore(s, c.Image)
-		case SignalQuestion:
-			r.score = -1
-		case SignalConcept:
-			r.score = -1
-		case SignalSentiment:
-			r.score = -1
 		}
+	}
+	for _, i := range p.byKind[SignalHash] {
+		st.sig[i].score = hashScore(p.signals[i], c.Image)
 	}
 	if hasText {
 		st.scanPhrases()
@@ -171,13 +171,6 @@ func resetResults(rs []sigResult, n int) []sigResult {
 	return rs
 }
 
-func boolScore(ok bool, v float64) float64 {
-	if ok {
-		return v
-	}
-	return -1
-}
-
 func (st *evalState) addRegexOcc(r *sigResult, m []int) {
 	a := st.a
 	o := occurrence{start: m[0], end: m[1], score: 1, u0: -1, u1: -1}
@@ -202,7 +195,11 @@ func (st *evalState) scanPhrases() {
 			ids = p.ac.ids(ids, sepWord)
 			pos = append(pos, int32(i))
 		}
-		ids = p.ac.ids(ids, u.norm)
+		if u.idKnown {
+			ids = append(ids, u.id)
+		} else {
+			ids = p.ac.ids(ids, u.norm)
+		}
 		pos = append(pos, int32(i))
 	}
 	p.ac.scan(ids, func(id, s, e int) {
@@ -267,10 +264,8 @@ func (st *evalState) guard(ref fuzzyRef, t0, t1 int) bool {
 
 func (st *evalState) sentiment(text string) {
 	var spans [][2]int
-	for i, s := range st.p.signals {
-		if s.kind != SignalSentiment {
-			continue
-		}
+	for _, i := range st.p.byKind[SignalSentiment] {
+		s := st.p.signals[i]
 		if spans == nil {
 			spans = sentenceSpans(text)
 		}

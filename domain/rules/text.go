@@ -20,6 +20,10 @@ type unit struct {
 	start, end int    // byte offsets in the original text
 	norm       string // NFKC, case folded
 	clause     bool   // a clause ends between the previous unit and this one
+	// id is the norm's word id in the plan's automaton when idKnown: the fuzzy pass
+	// already looked it up for plain words, whose fuzzy form is the norm itself.
+	id      uint32
+	idKnown bool
 }
 
 // ftoken is one token of the fuzzy stream. It may span several units, because
@@ -206,7 +210,11 @@ func analyseInto(sc *scratch, text string, fuzzy bool, ac *wordAutomaton, ed *ed
 		a.ftoks, sc.pieces = buildFuzzyTokens(a.ftoks, sc.pieces, text, segs, unitOfSeg, a.units)
 		if ac != nil {
 			for i := range a.ftoks {
-				a.ftoks[i].id = ac.vocab[a.ftoks[i].form]
+				t := &a.ftoks[i]
+				t.id = ac.vocab[t.form]
+				if t.u0 == t.u1 && t.form == a.units[t.u0].norm {
+					a.units[t.u0].id, a.units[t.u0].idKnown = t.id, true
+				}
 			}
 			ed.apply(a.ftoks, ac)
 		}
