@@ -129,6 +129,34 @@ func toJobs(rows []jobRow) ([]*domain.Job, error) {
 // ALREADY_EXISTS; NOT_FOUND (unknown account); UNAVAILABLE, CANCELED,
 // DEADLINE_EXCEEDED.
 func (s *Jobs) CreateJob(ctx context.Context, j *domain.Job) error {
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error { return insertJob(ctx, tx, j) })
+	err = describe(err, domain.AlreadyExists, "job %q already exists", j.ID)
+	return describe(err, domain.NotFound, "account %q not found", j.AccountID)
+}
+
+// CreateFinishedJob inserts j, already in its terminal status, with its
+// results and hits (and its completion webhook into the outbox), in one
+// transaction: the fast path of a synchronous job evaluated before it is
+// stored. Codes: as CreateJob; INVALID_ARGUMENT when j is not terminal.
+func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*domain.JobResult, hits []*domain.LabelHit) error {
+	if !j.Status.Terminal() || j.Completed == nil {
+		return domain.Errorf(domain.InvalidArgument, "job %q is not finished", j.ID)
+	}
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if err := insertJob(ctx, tx, j); err != nil {
+			return err
+		}
+		if err := insertOutcome(ctx, tx, j.ID, results, hits); err != nil {
+			return err
+		}
+		return enqueueJobWebhook(ctx, tx, j.ID, j.Status, *j.Completed)
+	})
+	err = describe(err, domain.AlreadyExists, "job %q already exists", j.ID)
+	return describe(err, domain.NotFound, "account %q not found", j.AccountID)
+}
+
+// insertJob writes j's row; its times are normalized in place.
+func insertJob(ctx context.Context, tx *sqlx.Tx, j *domain.Job) error {
 	j.Created, j.Updated = StoredTime(j.Created), StoredTime(j.Updated)
 	j.Started, j.Completed, j.LeaseExpiresAt = storedTimePtr(j.Started), storedTimePtr(j.Completed), storedTimePtr(j.LeaseExpiresAt)
 	options, err := marshalJSON(j.Options)
@@ -158,21 +186,17 @@ func (s *Jobs) CreateJob(ctx context.Context, j *domain.Job) error {
 	if j.Error != nil {
 		reason, msg = string(j.Error.Reason), j.Error.Message
 	}
-	err = s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		_, err := tx.ExecContext(ctx, tx.Rebind(`
+	_, err = tx.ExecContext(ctx, tx.Rebind(`
 			INSERT INTO jobs (id, account_id, job_type, status, policy_id, policy_key, policy_version_id,
 				label_id, label_version_id, threshold, expedited, options, input, contents, webhook_url,
 				webhook_headers, error_reason, error_message, lease_owner, lease_expires_at, attempts,
 				created, updated, started, completed)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			j.ID, j.AccountID, string(j.Type), string(j.Status), j.PolicyID, j.PolicyKey, j.PolicyVersionID,
-			j.LabelID, j.LabelVersionID, j.Threshold, j.Expedited, options, input, contents, hookURL,
-			hookHeaders, reason, msg, owner, j.LeaseExpiresAt, j.Attempts,
-			j.Created, j.Updated, j.Started, j.Completed)
-		return err
-	})
-	err = describe(err, domain.AlreadyExists, "job %q already exists", j.ID)
-	return describe(err, domain.NotFound, "account %q not found", j.AccountID)
+		j.ID, j.AccountID, string(j.Type), string(j.Status), j.PolicyID, j.PolicyKey, j.PolicyVersionID,
+		j.LabelID, j.LabelVersionID, j.Threshold, j.Expedited, options, input, contents, hookURL,
+		hookHeaders, reason, msg, owner, j.LeaseExpiresAt, j.Attempts,
+		j.Created, j.Updated, j.Started, j.Completed)
+	return err
 }
 
 // GetJob returns a job of the account with its input. Codes: NOT_FOUND;
@@ -385,41 +409,49 @@ func (s *Jobs) FinishJob(ctx context.Context, id, owner string, to domain.JobSta
 			string(to), reason, msg, now, now, id, owner); err != nil {
 			return err
 		}
-		for _, r := range results {
-			r.Created = StoredTime(r.Created)
-			meta, err := marshalJSON(r.Metadata)
-			if err != nil {
-				return err
-			}
-			report := ""
-			if r.Report != nil {
-				if report, err = marshalJSON(r.Report); err != nil {
-					return err
-				}
-			}
-			rr, rm := "", ""
-			if r.Error != nil {
-				rr, rm = string(r.Error.Reason), r.Error.Message
-			}
-			if _, err := tx.ExecContext(ctx, tx.Rebind(`
-				INSERT INTO job_results (id, job_id, seq, content_hash, metadata, report, error_reason, error_message, created)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-				r.ID, id, r.Index, r.ContentHash, meta, report, rr, rm, r.Created); err != nil {
-				return err
-			}
-		}
-		for _, h := range hits {
-			if _, err := tx.ExecContext(ctx, tx.Rebind(`
-				INSERT INTO label_hits (job_id, job_result_id, seq, label, modality, score, start_ms, end_ms,
-					frame_start_ms, frame_end_ms, transcript_start_ms, transcript_end_ms)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-				id, h.JobResultID, h.Seq, h.Label, string(h.Modality), h.Score, h.StartMs, h.EndMs,
-				h.FrameStartMs, h.FrameEndMs, h.TranscriptStartMs, h.TranscriptEndMs); err != nil {
-				return err
-			}
+		if err := insertOutcome(ctx, tx, id, results, hits); err != nil {
+			return err
 		}
 		return enqueueJobWebhook(ctx, tx, id, to, now)
 	})
+}
+
+// insertOutcome writes the results and label hits of job id.
+func insertOutcome(ctx context.Context, tx *sqlx.Tx, id string, results []*domain.JobResult, hits []*domain.LabelHit) error {
+	for _, r := range results {
+		r.Created = StoredTime(r.Created)
+		meta, err := marshalJSON(r.Metadata)
+		if err != nil {
+			return err
+		}
+		report := ""
+		if r.Report != nil {
+			if report, err = marshalJSON(r.Report); err != nil {
+				return err
+			}
+		}
+		rr, rm := "", ""
+		if r.Error != nil {
+			rr, rm = string(r.Error.Reason), r.Error.Message
+		}
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`
+			INSERT INTO job_results (id, job_id, seq, content_hash, metadata, report, error_reason, error_message, created)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			r.ID, id, r.Index, r.ContentHash, meta, report, rr, rm, r.Created); err != nil {
+			return err
+		}
+	}
+	for _, h := range hits {
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`
+			INSERT INTO label_hits (job_id, job_result_id, seq, label, modality, score, start_ms, end_ms,
+				frame_start_ms, frame_end_ms, transcript_start_ms, transcript_end_ms)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			id, h.JobResultID, h.Seq, h.Label, string(h.Modality), h.Score, h.StartMs, h.EndMs,
+			h.FrameStartMs, h.FrameEndMs, h.TranscriptStartMs, h.TranscriptEndMs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // enqueueJobWebhook writes the job's completion webhook, if it has one, into

@@ -326,3 +326,38 @@ func TestJobs_ListFiltersAndKeyset(t *testing.T) {
 		require.Empty(t, other)
 	})
 }
+
+func TestJobs_CreateFinishedJob(t *testing.T) {
+	t.Parallel()
+	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
+		b := setupJobs(t, db)
+		ctx := t.Context()
+		done := t0.Add(time.Second)
+		j := &domain.Job{
+			ID: "sync", AccountID: b.account.ID, Type: domain.JobTypeStandard, Status: domain.JobCompleted,
+			Threshold: 0.5, Input: []domain.ContentItem{{Kind: domain.ContentText, Text: "x"}},
+			Contents: []domain.ContentSummary{{ContentHash: "sha256::00"}},
+			Created:  t0, Updated: done, Started: &t0, Completed: &done, Attempts: 1,
+		}
+		results := []*domain.JobResult{{ID: "r", JobID: "sync", ContentHash: "sha256::00", Report: &rules.Report{Result: rules.OutcomeTrue}, Created: done}}
+		hits := []*domain.LabelHit{{JobID: "sync", JobResultID: "r", Label: "A", Modality: domain.ModalityText, Score: 1}}
+		require.NoError(t, b.jobs.CreateFinishedJob(ctx, j, results, hits))
+		got, err := b.jobs.GetJob(ctx, b.account.ID, "sync")
+		require.NoError(t, err)
+		require.Equal(t, j, got)
+		rs, err := b.jobs.ListJobResults(ctx, "sync")
+		require.NoError(t, err)
+		require.Len(t, rs, 1)
+		hs, err := b.jobs.ListLabelHits(ctx, "sync", "", -1, 10)
+		require.NoError(t, err)
+		require.Len(t, hs, 1)
+		// Finished jobs are never claimed.
+		claimed, err := b.jobs.ClaimJobs(ctx, "w", done, done.Add(time.Minute), 10)
+		require.NoError(t, err)
+		require.Empty(t, claimed)
+		requireCode(t, b.jobs.CreateFinishedJob(ctx, j, nil, nil), domain.AlreadyExists)
+		pending := *j
+		pending.ID, pending.Status = "p", domain.JobPending
+		requireCode(t, b.jobs.CreateFinishedJob(ctx, &pending, nil, nil), domain.InvalidArgument)
+	})
+}
