@@ -155,6 +155,9 @@ type Job struct {
 	Completed       *time.Time // terminal transition
 	// Results are filled by JobService.Get for completed jobs only.
 	Results []*JobResult
+	// syncErr is what a synchronous caller (waitForCompletion) gets instead
+	// of the failed job: the precheck's 499, or a bad image URL's 400.
+	syncErr error
 }
 
 // JobResult is the evaluation of one content entry.
@@ -339,12 +342,15 @@ func (f JobFilter) key() string {
 }
 
 // unavailableContent returns the job error for entries this build cannot
-// evaluate yet, or nil.
-func unavailableContent(items []ContentItem) *JobError {
+// evaluate, or nil. images says whether an ImageInspector is configured.
+func unavailableContent(items []ContentItem, images bool) *JobError {
 	for _, it := range items {
 		switch it.Kind {
 		case ContentText:
 		case ContentImage, ContentImageURL:
+			if images {
+				continue
+			}
 			e := ErrJobNoImage
 			return &e
 		default:
@@ -355,9 +361,9 @@ func unavailableContent(items []ContentItem) *JobError {
 	return nil
 }
 
-// textHits returns the label hits of one text result: one per TRUE section,
-// in report order, at startMs 0.
-func textHits(jobID, resultID string, rep *rules.Report, seq *int) []*LabelHit {
+// contentHits returns the label hits of one text or image result: one per
+// TRUE section, in report order, at startMs 0.
+func contentHits(jobID, resultID string, modality Modality, rep *rules.Report, seq *int) []*LabelHit {
 	var hits []*LabelHit
 	for _, s := range rep.Sections {
 		if s.Result != rules.OutcomeTrue {
@@ -365,7 +371,7 @@ func textHits(jobID, resultID string, rep *rules.Report, seq *int) []*LabelHit {
 		}
 		hits = append(hits, &LabelHit{
 			JobID: jobID, JobResultID: resultID, Seq: *seq, Label: s.Name,
-			Modality: ModalityText, Score: s.Score, StartMs: 0,
+			Modality: modality, Score: s.Score, StartMs: 0,
 		})
 		*seq++
 	}

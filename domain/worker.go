@@ -3,6 +3,7 @@ package domain
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -13,7 +14,10 @@ import (
 // JobConfig are the limits and timings of jobs (DESIGN §10), validated by cmd.
 type JobConfig struct {
 	// WebhookPoster, when set, validates webhook URLs as they will be used.
-	WebhookPoster     WebhookPoster
+	WebhookPoster WebhookPoster
+	// Images prechecks and analyses image entries; nil fails jobs with
+	// images (ErrJobNoImage).
+	Images            ImageInspector
 	MaxItems          int           // contentData entries per job (100)
 	MaxTextBytes      int           // bytes of one text entry (256 KiB)
 	WaitCap           time.Duration // longest waitForCompletion (30 s)
@@ -185,6 +189,9 @@ func (s *JobService) Submit(ctx context.Context, account *Account, req JobReques
 	defer timer.Stop()
 	select {
 	case <-done:
+		if j.syncErr != nil {
+			return nil, j.syncErr
+		}
 		if j.Status.Terminal() { // finished by this process: j is current
 			return j, nil
 		}
@@ -302,7 +309,7 @@ func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan
 		return
 	}
 	if jobErr == nil {
-		jobErr = unavailableContent(j.Input)
+		jobErr = unavailableContent(j.Input, s.cfg.Images != nil)
 	}
 	if jobErr != nil {
 		s.finish(j, JobFailed, jobErr, nil, nil)
@@ -324,7 +331,12 @@ func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan
 	var hits []*LabelHit
 	seq := 0
 	for i, it := range j.Input {
-		r, h, err := s.evaluateText(ectx, j, i, it, plan, &seq)
+		r, h, err := s.evaluateItem(ectx, j, i, it, plan, &seq)
+		if je := imageJobError(err); je != nil {
+			j.syncErr = err
+			s.finish(j, JobFailed, je, nil, nil)
+			return
+		}
 		if err != nil {
 			s.endOnError(ctx, ectx, j, err)
 			return
@@ -335,17 +347,29 @@ func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan
 	s.finish(j, JobCompleted, nil, results, hits)
 }
 
-// evaluateText evaluates one text entry into its result and hits.
-func (s *JobService) evaluateText(ctx context.Context, j *Job, i int, it ContentItem, plan *rules.Plan, seq *int) (*JobResult, []*LabelHit, error) {
-	rep, err := plan.Evaluate(ctx, rules.Content{Text: it.Text, Modality: "text"}, rules.EvalOptions{Threshold: j.Threshold, Expedited: j.Expedited})
+// evaluateItem evaluates one text or image entry into its result and hits.
+// Image entries are prechecked first (a rejection is an error that
+// imageJobError maps).
+func (s *JobService) evaluateItem(ctx context.Context, j *Job, i int, it ContentItem, plan *rules.Plan, seq *int) (*JobResult, []*LabelHit, error) {
+	content := rules.Content{Text: it.Text, Modality: "text"}
+	hash, modality := j.Contents[i].ContentHash, ModalityText
+	if it.Kind == ContentImage || it.Kind == ContentImageURL {
+		img, err := s.cfg.Images.InspectImage(ctx, j.AccountID, j.ID, it, j.Options)
+		if err != nil {
+			return nil, nil, withFieldPrefix(err, fmt.Sprintf("contentData[%d].", i))
+		}
+		content = rules.Content{Text: img.Text, Image: &img.Features, Modality: "image"}
+		hash, modality = img.ContentHash, ModalityImage
+	}
+	rep, err := plan.Evaluate(ctx, content, rules.EvalOptions{Threshold: j.Threshold, Expedited: j.Expedited})
 	if err != nil {
 		return nil, nil, err
 	}
 	r := &JobResult{
-		ID: NewID(), JobID: j.ID, Index: i, ContentHash: j.Contents[i].ContentHash,
+		ID: NewID(), JobID: j.ID, Index: i, ContentHash: hash,
 		Metadata: it.Metadata, Report: rep, Created: s.clock.Now(),
 	}
-	return r, textHits(j.ID, r.ID, rep, seq), nil
+	return r, contentHits(j.ID, r.ID, modality, rep, seq), nil
 }
 
 // endOnError ends a job whose evaluation returned err: the execution
@@ -564,7 +588,7 @@ func (st *JobStream) Run(ctx context.Context, emit func(StreamItem) error) error
 	var jobErr *JobError
 	seq := 0
 	for i, it := range j.Input {
-		if e := unavailableContent([]ContentItem{it}); e != nil {
+		if e := unavailableContent([]ContentItem{it}, s.cfg.Images != nil); e != nil {
 			jobErr = e
 			if err := emit(StreamItem{Index: i, Err: Errorf(Unimplemented, "%s", e.Message)}); err != nil {
 				s.finish(j, JobCanceled, nil, nil, nil)
@@ -572,7 +596,19 @@ func (st *JobStream) Run(ctx context.Context, emit func(StreamItem) error) error
 			}
 			continue
 		}
-		r, h, err := s.evaluateText(ectx, j, i, it, st.plan, &seq)
+		r, h, err := s.evaluateItem(ectx, j, i, it, st.plan, &seq)
+		if je := imageJobError(err); je != nil {
+			// The entry's error line carries the precheck body (code 1) or
+			// the fetch error; the other entries still stream.
+			jobErr = je
+			var de *Error
+			errors.As(err, &de)
+			if err := emit(StreamItem{Index: i, Err: de}); err != nil {
+				s.finish(j, JobCanceled, nil, nil, nil)
+				return err
+			}
+			continue
+		}
 		if err != nil {
 			switch {
 			case ctx.Err() != nil || s.bgCtx.Err() != nil:

@@ -89,7 +89,10 @@ func detailJSON(d domain.Detail) map[string]any {
 		}
 		return map[string]any{"@type": "type.googleapis.com/contenteval.CompilationErrors", "errors": es}
 	case domain.PrecheckFailure:
-		m := map[string]any{"type": string(d.Type), "message": d.Message, "details": map[string]any{"contentHash": d.ContentHash}}
+		// @type lets the same detail stand in a Status body (stream error
+		// lines) as well as in the 499 precheck failure body.
+		m := map[string]any{"@type": "type.googleapis.com/contenteval.PrecheckFailure",
+			"type": string(d.Type), "message": d.Message, "details": map[string]any{"contentHash": d.ContentHash}}
 		if d.MatchConfidence != "" {
 			m["matchConfidence"] = string(d.MatchConfidence)
 		}

@@ -18,7 +18,8 @@ import (
 // newPrecheck builds the precheck service over the database of m.
 func newPrecheck(m *Main) (*precheck.Service, error) {
 	return precheck.NewService(persistence.NewHashLists(m.DB), precheck.Config{
-		Bands: imaging.Bands{High: m.Config.PDQHigh, Medium: m.Config.PDQMedium, Low: m.Config.PDQLow},
+		Bands:  imaging.Bands{High: m.Config.PDQHigh, Medium: m.Config.PDQMedium, Low: m.Config.PDQLow},
+		Limits: imaging.Limits{MaxBytes: m.Config.ImageMaxBytes},
 	}, m.Clock, uuid.NewString, m.Log)
 }
 
@@ -104,3 +105,5 @@ func runHashlists(ctx context.Context, args []string, stdout, stderr io.Writer, 
 	}()
 	return exitCode(stderr, "hashlists "+sub, err)
 }
+
+func persistenceHashLists(m *Main) *persistence.HashLists { return persistence.NewHashLists(m.DB) }

@@ -105,6 +105,13 @@ func serve(ctx context.Context, m *Main) error {
 	if err := m.bootstrap(ctx); err != nil {
 		return err
 	}
+	// Lists are in place before the first request; Watch keeps them fresh.
+	if err := m.Precheck.Reload(ctx); err != nil {
+		return fmt.Errorf("loading hash lists: %w", err)
+	}
+	if err := m.OCR.Available(); err != nil {
+		m.Log.Warn("OCR disabled", "reason", err.Error())
+	}
 	if m.Config.Role != "worker" {
 		if err := m.Listen(); err != nil {
 			return err

@@ -189,13 +189,13 @@ func (s *Service) Watch(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
+		if err := s.Reload(ctx); err != nil && ctx.Err() == nil && s.log != nil {
+			s.log.Warn("reloading hash lists", "error", err.Error())
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if err := s.Reload(ctx); err != nil && ctx.Err() == nil && s.log != nil {
-				s.log.Warn("reloading hash lists", "error", err.Error())
-			}
 		}
 	}
 }

@@ -246,11 +246,13 @@ func BenchmarkScan1MiB(b *testing.B) {
 			})
 			b.Run(fmt.Sprintf("pipeline-%d", n), func(b *testing.B) {
 				b.SetBytes(int64(len(text)))
+				cpu0 := processCPU()
 				for b.Loop() {
 					if _, err := p.Evaluate(context.Background(), Content{Text: text}, EvalOptions{}); err != nil {
 						b.Fatal(err)
 					}
 				}
+				reportCPU(b, cpu0)
 			})
 		}
 	}

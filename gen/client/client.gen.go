@@ -1018,6 +1018,9 @@ type PolicyVersion struct {
 
 // PrecheckFailureDetail defines model for PrecheckFailureDetail.
 type PrecheckFailureDetail struct {
+	// AtType type.googleapis.com/contenteval.PrecheckFailure
+	AtType *string `json:"@type,omitempty"`
+
 	// Details Depends on the type; always carries the content's hash.
 	Details         *PrecheckFailureDetail_Details `json:"details,omitempty"`
 	MatchConfidence *PrecheckMatchConfidence       `json:"matchConfidence,omitempty"`
