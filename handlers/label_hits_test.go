@@ -1,8 +1,14 @@
 package handlers
 
 import (
+	"encoding/json"
 	"fmt"
+	"net/http/httptest"
+	"reflect"
 	"testing"
+
+	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/gen"
 )
 
 // The hand-written timecode formatter agrees with the obvious fmt version.
@@ -16,5 +22,66 @@ func TestTimecode(t *testing.T) {
 	}
 	if got := timecode(-5); got != "00:00:00.000" {
 		t.Errorf("timecode(-5) = %s", got)
+	}
+}
+
+// The hand-written page encoder produces exactly what encoding/json makes
+// of the generated types, for every kind of hit and awkward strings.
+func TestLabelHitsResponseMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
+	i64 := func(v int64) *int64 { return &v }
+	hits := []*domain.LabelHit{
+		{JobResultID: "r1", Seq: 0, Label: "Threat", Modality: domain.ModalityText, Score: 1},
+		{JobResultID: "r1", Seq: 1, Label: `quote " backslash \ <tag> & nl` + "\n\t\r\x01\u2028\u2029 é 日本 🙂 \xff", Modality: domain.ModalityAudio,
+			Score: 0.123456789, StartMs: 1500, EndMs: i64(2500)},
+		{JobResultID: "r2", Seq: 2, Label: "v", Modality: domain.ModalityVideo, Score: -1, StartMs: 3_600_000 * 27,
+			FrameStartMs: i64(0), FrameEndMs: i64(99), TranscriptStartMs: i64(5), TranscriptEndMs: i64(7)},
+		{JobResultID: "r2", Seq: 3, Label: "", Modality: domain.ModalityImage, Score: 1e-9},
+	}
+	pages := []*domain.LabelHitPage{
+		{Status: domain.JobCompleted, Hits: hits, NextPageToken: "abc.def"},
+		{Status: domain.JobCompleted, Hits: []*domain.LabelHit{}},
+		{Status: domain.JobRunning},
+		{Status: domain.JobFailed, Error: &domain.ErrJobDeadline},
+	}
+	for i, p := range pages {
+		want := gen.ListJobLabelHits200JSONResponse{
+			Status: toAPIJobStatus(p.Status), Error: toAPIJobError(p.Error), NextPageToken: tokenOrNil(p.NextPageToken),
+		}
+		if p.Hits != nil {
+			hs := make([]gen.LabelHit, len(p.Hits))
+			for i, h := range p.Hits {
+				hs[i] = toAPILabelHit(h)
+			}
+			want.Labels = &hs
+		}
+		wantJSON, err := json.Marshal(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		if err := (labelHitsResponse{p}).VisitListJobLabelHitsResponse(rec); err != nil {
+			t.Fatal(err)
+		}
+		if rec.Code != 200 || rec.Header().Get("Content-Type") != "application/json" {
+			t.Fatalf("page %d: %d %q", i, rec.Code, rec.Header().Get("Content-Type"))
+		}
+		var got, exp any
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+			t.Fatalf("page %d: not JSON: %v\n%s", i, err, rec.Body)
+		}
+		if err := json.Unmarshal(wantJSON, &exp); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, exp) {
+			t.Errorf("page %d:\n got %s\nwant %s", i, rec.Body, wantJSON)
+		}
+	}
+	// Strings escape as encoding/json escapes them, byte for byte.
+	for _, s := range []string{hits[1].Label, "plain", ""} {
+		want, _ := json.Marshal(s)
+		if got := appendJSONString(nil, s); string(got) != string(want) {
+			t.Errorf("appendJSONString(%q) = %s, want %s", s, got, want)
+		}
 	}
 }

@@ -563,9 +563,10 @@ func TestStreamJobs(t *testing.T) {
 		textIdx := 0
 		for i, l := range lines {
 			if i == 2 {
+				// Not an image: a precheck failure line (code 1).
 				e := l["error"].(map[string]any)
-				require.EqualValues(t, domain.Unimplemented, e["code"])
-				require.Contains(t, e["message"], "Image evaluation is not available yet")
+				require.EqualValues(t, domain.Canceled, e["code"])
+				require.Equal(t, string(domain.PrecheckFailureInvalidImage), e["details"].([]any)[0].(map[string]any)["type"])
 				require.NotContains(t, l, "result")
 				continue
 			}
@@ -587,7 +588,7 @@ func TestStreamJobs(t *testing.T) {
 		// The job is recorded; the image entry failed it.
 		j := env.waitForJob(env.PolicyFirst.Token, jobID)
 		require.Equal(t, client.JOBSTATUSFAILED, *j.Status)
-		require.Equal(t, client.JOBERRORREASONJOBFAILED, *j.Error.Reason)
+		require.Equal(t, client.JOBERRORREASONCONTENTPRECHECKFAILED, *j.Error.Reason)
 		require.Equal(t, client.JOBTYPESTANDARD, *j.JobType)
 
 		// A text-only stream completes, with its results.
