@@ -191,22 +191,25 @@ func (a *Analyzer) AnalyzeMedia(ctx context.Context, in domain.MediaInput, pre d
 	var reports []*rules.Report
 	var frames []domain.FrameLabels
 	if in.Kind == domain.MediaVideo {
-		cuts, err := a.detectScenes(ctx, input)
-		if errors.Is(err, errSceneCeiling) {
-			return nil, domain.NewMediaError(domain.ReasonVideoSceneCeilingExceeded, msgSceneCeiling,
-				fmt.Errorf("more than %d scenes", a.cfg.SceneCeiling))
-		}
-		if err != nil {
-			return nil, a.failure(ctx, err, domain.ReasonVideoValidationFailure, msgUndecodable)
-		}
-		out.Segments = SegmentsFromCuts(cuts, pr.DurationMs)
-		for _, seg := range out.Segments {
-			rep, labels, err := a.evaluateFrame(ctx, input, seg, pre, eval)
+		err := a.scanScenes(ctx, input, pr.DurationMs, func(seg domain.FrameSegment, f sampledFrame) error {
+			rep, labels, err := a.evaluateFrame(ctx, seg, f, pre, eval)
 			if err != nil {
-				return nil, err
+				return &frameError{err}
 			}
+			out.Segments = append(out.Segments, seg)
 			reports = append(reports, rep)
 			frames = append(frames, domain.FrameLabels{Segment: seg, Labels: labels})
+			return nil
+		})
+		var fe *frameError
+		switch {
+		case errors.As(err, &fe):
+			return nil, fe.err
+		case errors.Is(err, errSceneCeiling):
+			return nil, domain.NewMediaError(domain.ReasonVideoSceneCeilingExceeded, msgSceneCeiling,
+				fmt.Errorf("more than %d scenes", a.cfg.SceneCeiling))
+		case err != nil:
+			return nil, a.failure(ctx, err, domain.ReasonVideoValidationFailure, msgUndecodable)
 		}
 	}
 	if !in.HasCaptions && pr.HasAudio && a.tools.ASRReady() {
@@ -246,30 +249,21 @@ func (a *Analyzer) AnalyzeMedia(ctx context.Context, in domain.MediaInput, pre d
 	return out, nil
 }
 
-// evaluateFrame samples the middle of a segment — the frame least likely to
-// be a transition — prechecks it and evaluates it with the image signals.
-func (a *Analyzer) evaluateFrame(ctx context.Context, input string, seg domain.FrameSegment, pre domain.FramePrecheck, eval domain.MediaEvalFunc) (*rules.Report, []domain.ScoredLabel, error) {
-	at := seg.StartMs + (seg.EndMs-seg.StartMs)/2
-	png, err := a.extractFrame(ctx, input, at)
-	if err == nil && len(png) == 0 && at != seg.StartMs {
-		// The middle of a short last segment can lie past the last frame's
-		// timestamp; its start cannot.
-		at = seg.StartMs
-		png, err = a.extractFrame(ctx, input, at)
-	}
-	if err != nil {
-		return nil, nil, a.failure(ctx, err, domain.ReasonVideoValidationFailure, msgUndecodable)
-	}
-	if len(png) == 0 {
-		return nil, nil, domain.NewMediaError(domain.ReasonVideoValidationFailure, msgUndecodable,
-			fmt.Errorf("no frame at %d ms", at))
-	}
-	feat, err := frameFeatures(png, a.cfg.Frames)
+// frameError carries an error of a frame's precheck or evaluation out of
+// the scene pass unchanged.
+type frameError struct{ err error }
+
+func (e *frameError) Error() string { return e.err.Error() }
+
+// evaluateFrame hashes a segment's representative frame, prechecks it and
+// evaluates it with the image signals.
+func (a *Analyzer) evaluateFrame(ctx context.Context, seg domain.FrameSegment, f sampledFrame, pre domain.FramePrecheck, eval domain.MediaEvalFunc) (*rules.Report, []domain.ScoredLabel, error) {
+	feat, err := frameFeatures(f.png, a.cfg.Frames)
 	if err != nil {
 		return nil, nil, domain.NewMediaError(domain.ReasonVideoValidationFailure, msgUndecodable, err)
 	}
 	if pre != nil {
-		if err := pre.PrecheckFrame(ctx, domain.VideoFrame{Segment: seg, AtMs: at, Encoded: png, Features: feat}); err != nil {
+		if err := pre.PrecheckFrame(ctx, domain.VideoFrame{Segment: seg, AtMs: f.atMs, Encoded: f.png, Features: feat}); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -30,7 +30,8 @@ type testVideo struct {
 	path string
 	data []byte
 	// knownBad is the PDQ hash of the frame the pipeline samples from the
-	// middle scene (at 3.000 s), extracted by an independent ffmpeg run.
+	// middle scene (its first, at 2.000 s), extracted by an independent
+	// ffmpeg run.
 	knownBad imaging.Hash
 	// other are the PDQ hashes of the samples of the first and last scenes.
 	other []imaging.Hash
@@ -69,8 +70,8 @@ func makeVideo(t testing.TB, tools Tools, withAudio bool) testVideo {
 		h, _ := imaging.PDQ(img)
 		return h
 	}
-	v.knownBad = hashAt("3.000")
-	v.other = []imaging.Hash{hashAt("1.000"), hashAt("4.800")}
+	v.knownBad = hashAt("2.000")
+	v.other = []imaging.Hash{hashAt("0.000"), hashAt("4.000")}
 	return v
 }
 

@@ -142,7 +142,7 @@ func (r *runner) run(ctx context.Context, c command) error {
 		// no copying goroutine that could outlive the child.
 		cmd.Stdout = f
 	} else if c.stdout != nil {
-		out = &limitWriter{w: c.stdout, n: c.maxStdout, onOverflow: func() { cancel(errOutputTooLarge) }}
+		out = &limitWriter{w: c.stdout, n: c.maxStdout, onFail: func(err error) { cancel(err) }}
 		cmd.Stdout = out
 	}
 	stderr, err := cmd.StderrPipe()
@@ -188,8 +188,8 @@ func (r *runner) run(ctx context.Context, c command) error {
 	switch {
 	case cbErr != nil:
 		return cbErr
-	case out != nil && out.overflow:
-		return errOutputTooLarge
+	case out != nil && out.err != nil:
+		return out.err
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case tctx.Err() == context.DeadlineExceeded:
@@ -207,26 +207,32 @@ func toolName(path string) string {
 	return path
 }
 
-// limitWriter passes at most n bytes (n <= 0: unlimited) and reports the
-// first write beyond them, which stops the tool.
+// limitWriter passes at most n bytes (n <= 0: unlimited) to w. The first
+// write beyond them, or the first error of w (a consumer that rejects what
+// the tool produced), stops the tool: run returns that error.
 type limitWriter struct {
 	w          io.Writer
 	n, written int64
-	overflow   bool
-	onOverflow func()
+	err        error
+	onFail     func(error)
 }
 
 func (l *limitWriter) Write(p []byte) (int, error) {
-	if l.overflow {
-		return 0, errOutputTooLarge
+	if l.err != nil {
+		return 0, l.err
 	}
 	if l.n > 0 && l.written+int64(len(p)) > l.n {
-		l.overflow = true
-		l.onOverflow()
-		return 0, errOutputTooLarge
+		l.err = errOutputTooLarge
+		l.onFail(l.err)
+		return 0, l.err
 	}
 	l.written += int64(len(p))
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if err != nil {
+		l.err = err
+		l.onFail(err)
+	}
+	return n, err
 }
 
 // tailBuffer keeps the last max bytes written, for error logs.

@@ -1,6 +1,7 @@
 package media
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -91,26 +92,6 @@ func TestParseShowinfoPTS(t *testing.T) {
 	}
 }
 
-func TestSegmentsFromCuts(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		name string
-		cuts []int64
-		dur  int64
-		want []s
-	}{
-		{"no cuts: one segment", nil, 5600, []s{{0, 5600}}},
-		{"two cuts", []int64{2000, 4000}, 5600, []s{{0, 2000}, {2000, 4000}, {4000, 5600}}},
-		{"unsorted and repeated", []int64{4000, 2000, 2000}, 5600, []s{{0, 2000}, {2000, 4000}, {4000, 5600}}},
-		{"cuts at 0 and at or past the end ignored", []int64{0, -5, 5600, 9000, 3000}, 5600, []s{{0, 3000}, {3000, 5600}}},
-		{"zero duration", nil, 0, []s{{0, 0}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, segsOf(tc.want), SegmentsFromCuts(tc.cuts, tc.dur))
-		})
-	}
-}
-
 func TestParseProbe(t *testing.T) {
 	t.Parallel()
 	r, err := parseProbe([]byte(`{"format":{"format_name":"mov,mp4","duration":"5.600000"},"streams":[
@@ -186,14 +167,12 @@ func TestToolsStatus(t *testing.T) {
 	require.Equal(t, "video and audio evaluation available, with speech recognition", all.Status())
 }
 
-// ch and s are local stand-ins for the domain types, so the tables can use
+// ch is a local stand-in for the domain type, so the tables can use
 // positional literals.
 type ch struct {
 	s, e int64
 	text string
 }
-
-type s struct{ s, e int64 }
 
 func chunksOf(in []ch) []domain.TranscriptChunk {
 	if in == nil {
@@ -206,10 +185,32 @@ func chunksOf(in []ch) []domain.TranscriptChunk {
 	return out
 }
 
-func segsOf(in []s) []domain.FrameSegment {
-	out := make([]domain.FrameSegment, len(in))
-	for i, c := range in {
-		out[i] = domain.FrameSegment{StartMs: c.s, EndMs: c.e}
+func TestPNGSplitter(t *testing.T) {
+	t.Parallel()
+	// Minimal well-formed chunk streams: the splitter only walks chunk
+	// lengths and types.
+	chunk := func(typ string, data string) string {
+		n := len(data)
+		return string([]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}) + typ + data + "CRC!"
 	}
-	return out
+	png1 := string(pngSignature) + chunk("IHDR", "0123456789abc") + chunk("IDAT", strings.Repeat("x", 300)) + chunk("IEND", "")
+	png2 := string(pngSignature) + chunk("IHDR", "abc") + chunk("IEND", "")
+	stream := png1 + png2
+	for _, step := range []int{1, 7, 8, 13, 100, len(stream)} {
+		var got []string
+		sp := &pngSplitter{max: 1 << 20, onPNG: func(b []byte) error { got = append(got, string(b)); return nil }}
+		for i := 0; i < len(stream); i += step {
+			n, err := sp.Write([]byte(stream[i:min(i+step, len(stream))]))
+			require.NoError(t, err)
+			require.Equal(t, min(step, len(stream)-i), n)
+		}
+		require.Equal(t, []string{png1, png2}, got, "step %d", step)
+	}
+	_, err := (&pngSplitter{max: 1 << 20, onPNG: func([]byte) error { return nil }}).Write([]byte("GIF89a.........."))
+	require.Error(t, err)
+	_, err = (&pngSplitter{max: 100, onPNG: func([]byte) error { return nil }}).Write([]byte(png1))
+	require.ErrorIs(t, err, errOutputTooLarge)
+	boom := errors.New("stop")
+	_, err = (&pngSplitter{max: 1 << 20, onPNG: func([]byte) error { return boom }}).Write([]byte(png2))
+	require.ErrorIs(t, err, boom)
 }

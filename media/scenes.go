@@ -3,10 +3,10 @@ package media
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -39,82 +39,140 @@ func parseShowinfoPTS(line string) (int64, bool) {
 	return int64(math.Round(v * 1000)), true
 }
 
-// SegmentsFromCuts turns scene cut times into frame segments [start, end)
-// that cover [0, durationMs) without gaps: the first starts at 0, each cut
-// starts a segment, the last ends at the duration. Cuts at or before 0, at or
-// after the end, or repeated, start nothing. A video too short to have a
-// duration is one empty segment at 0.
-func SegmentsFromCuts(cuts []int64, durationMs int64) []domain.FrameSegment {
-	cs := append([]int64(nil), cuts...)
-	sort.Slice(cs, func(i, j int) bool { return cs[i] < cs[j] })
-	segs := []domain.FrameSegment{{StartMs: 0}}
-	for _, c := range cs {
-		last := &segs[len(segs)-1]
-		if c <= last.StartMs || c >= durationMs {
-			continue
-		}
-		last.EndMs = c
-		segs = append(segs, domain.FrameSegment{StartMs: c})
-	}
-	segs[len(segs)-1].EndMs = max(durationMs, segs[len(segs)-1].StartMs)
-	return segs
+// sampledFrame is a frame the scene pass selected: the first frame of the
+// video or of a new scene, as PNG, with its time on the timeline.
+type sampledFrame struct {
+	atMs int64
+	png  []byte
 }
 
-// detectScenes runs ffmpeg scene detection over the first video stream and
-// returns the cut times in ms. Frames are scaled down before the scene score
-// is computed: the score compares whole-frame statistics, which survive the
-// scaling, and the filter then costs a fraction of full resolution.
-func (a *Analyzer) detectScenes(ctx context.Context, path string) ([]int64, error) {
-	var cuts []int64
-	filter := fmt.Sprintf("scale=-2:'min(%d,ih)',select='gt(scene,%s)',showinfo",
-		sceneScaleHeight, strconv.FormatFloat(a.cfg.SceneThreshold, 'f', -1, 64))
+// scanScenes decodes the first video stream once: ffmpeg's scene detection
+// selects the first frame and every frame whose scene score exceeds the
+// threshold, logs its time (showinfo, on stderr) and writes it as PNG to a
+// pipe (stdout). Each selected frame starts a segment and is its
+// representative — the first picture of the new scene — so no second decode
+// or seek is needed (seeking to mid-segment frames cost as much CPU as the
+// scene pass itself on long-GOP video). Segments reach onSegment in timeline
+// order as soon as their end is known (the next cut, or durationMs for the
+// last), so at most two frames are in memory at any time.
+//
+// The scene ceiling is enforced as frames are selected: the pass stops as
+// soon as it is passed, without decoding the rest.
+func (a *Analyzer) scanScenes(ctx context.Context, path string, durationMs int64, onSegment func(domain.FrameSegment, sampledFrame) error) error {
+	// showinfo logs a frame before it is encoded, so its time is sent
+	// before its PNG arrives; the buffer lets the stderr reader run ahead.
+	times := make(chan int64, a.cfg.SceneCeiling+1)
+	// stop is closed when the pass is abandoned (the ceiling), so a PNG
+	// whose time will never come does not block the reader.
+	stop := make(chan struct{})
+	selected := 0
+	var cur *sampledFrame // the frame of the open segment
+	var curStart int64
+	handle := func(png []byte) error {
+		var at int64
+		select {
+		case at = <-times:
+		case <-stop:
+			return errSceneCeiling
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		f := sampledFrame{atMs: at, png: png}
+		if cur == nil {
+			// The first frame represents [0, next cut) even when the picture
+			// starts a little after 0 (a timeline that starts with the audio).
+			cur, curStart = &f, 0
+			return nil
+		}
+		if at <= curStart || at >= durationMs {
+			return nil // not a usable cut: the open segment keeps its frame
+		}
+		if err := onSegment(domain.FrameSegment{StartMs: curStart, EndMs: at}, *cur); err != nil {
+			return err
+		}
+		cur, curStart = &f, at
+		return nil
+	}
+	filter := fmt.Sprintf("select='eq(n,0)+gt(scene,%s)',showinfo", strconv.FormatFloat(a.cfg.SceneThreshold, 'f', -1, 64))
 	err := a.run.run(ctx, command{
 		path: a.tools.FFmpeg,
 		args: []string{"-nostdin", "-hide_banner", "-nostats", "-loglevel", "info",
 			"-protocol_whitelist", "file", "-i", path,
-			"-map", "0:v:0", "-an", "-sn", "-dn", "-vf", filter, "-f", "null", "-"},
+			"-map", "0:v:0", "-an", "-sn", "-dn", "-vf", filter, "-fps_mode", "passthrough",
+			"-f", "image2pipe", "-c:v", "png", "pipe:1"},
 		timeout: a.cfg.SceneTimeout,
+		stdout:  &pngSplitter{max: maxFrameBytes, onPNG: handle},
 		stderrLine: func(line string) error {
 			if ms, ok := parseShowinfoPTS(line); ok {
-				cuts = append(cuts, ms)
-				// Cuts+1 segments; stop at once when they pass the ceiling.
-				if len(cuts)+1 > a.cfg.SceneCeiling {
+				if selected++; selected > a.cfg.SceneCeiling {
+					close(stop)
 					return errSceneCeiling
 				}
+				times <- ms
 			}
 			return nil
 		},
 	})
-	return cuts, err
+	if err != nil {
+		return err
+	}
+	if cur == nil {
+		return errors.New("the video has no frame")
+	}
+	return onSegment(domain.FrameSegment{StartMs: curStart, EndMs: max(durationMs, curStart)}, *cur)
 }
-
-// sceneScaleHeight is the height frames are scaled to for scene scoring.
-const sceneScaleHeight = 180
 
 // maxFrameBytes bounds one extracted frame (an 8K PNG is ~50 MiB at worst).
 const maxFrameBytes = 64 << 20
 
-// extractFrame writes the frame at atMs as PNG: input seeking (-ss before -i)
-// jumps to the keyframe before atMs and decodes forward, so the cost does not
-// grow with the position in a long video. It returns nil bytes when no frame
-// exists at or after atMs.
-func (a *Analyzer) extractFrame(ctx context.Context, path string, atMs int64) ([]byte, error) {
-	var out bytes.Buffer
-	err := a.run.run(ctx, command{
-		path: a.tools.FFmpeg,
-		args: []string{"-nostdin", "-hide_banner", "-nostats", "-loglevel", "error",
-			"-protocol_whitelist", "file",
-			"-ss", strconv.FormatFloat(float64(atMs)/1000, 'f', 3, 64), "-i", path,
-			"-map", "0:v:0", "-an", "-sn", "-dn", "-frames:v", "1",
-			"-f", "image2pipe", "-c:v", "png", "pipe:1"},
-		timeout:   a.cfg.FrameTimeout,
-		stdout:    &out,
-		maxStdout: maxFrameBytes,
-	})
-	if err != nil {
-		return nil, err
+// pngSplitter cuts a stream of concatenated PNG files (ffmpeg's image2pipe)
+// into files, by walking the chunk structure to each IEND, and hands each to
+// onPNG. It holds at most one incomplete file; one larger than max is an
+// error.
+type pngSplitter struct {
+	max   int
+	onPNG func([]byte) error
+	buf   []byte
+	off   int // where the next unparsed chunk starts in buf; 0: at a file start
+}
+
+var pngSignature = []byte("\x89PNG\r\n\x1a\n")
+
+func (p *pngSplitter) Write(b []byte) (int, error) {
+	p.buf = append(p.buf, b...)
+	for {
+		if p.off == 0 {
+			if len(p.buf) < len(pngSignature) {
+				return len(b), nil
+			}
+			if !bytes.Equal(p.buf[:len(pngSignature)], pngSignature) {
+				return 0, errors.New("ffmpeg wrote something that is not a PNG")
+			}
+			p.off = len(pngSignature)
+		}
+		if len(p.buf)-p.off < 8 {
+			return len(b), nil
+		}
+		n := int64(binary.BigEndian.Uint32(p.buf[p.off:]))
+		end := int64(p.off) + 12 + n
+		if end > int64(p.max) {
+			return 0, errOutputTooLarge
+		}
+		if int64(len(p.buf)) < end {
+			return len(b), nil
+		}
+		isEnd := string(p.buf[p.off+4:p.off+8]) == "IEND"
+		p.off = int(end)
+		if !isEnd {
+			continue
+		}
+		png := append([]byte(nil), p.buf[:end]...)
+		p.buf = append(p.buf[:0], p.buf[end:]...)
+		p.off = 0
+		if err := p.onPNG(png); err != nil {
+			return 0, err
+		}
 	}
-	return out.Bytes(), nil
 }
 
 // frameFeatures decodes a PNG frame and computes what HASH signals compare:
