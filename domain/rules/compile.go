@@ -131,11 +131,11 @@ func Compile(text string, opts CompileOptions) (*Plan, error) {
 	lim := opts.Limits.withDefaults()
 	errs := &errorList{}
 	if len(text) > lim.MaxTextBytes {
-		errs.add(Pos{Line: 1, Column: 1}, "text is %d bytes, more than the limit of %d", len(text), lim.MaxTextBytes)
+		errs.add(srcPos{Line: 1, Column: 1}, "text is %d bytes, more than the limit of %d", len(text), lim.MaxTextBytes)
 		return nil, errs.result()
 	}
 	if !utf8.ValidString(text) {
-		errs.add(Pos{Line: 1, Column: 1}, "text is not valid UTF-8")
+		errs.add(srcPos{Line: 1, Column: 1}, "text is not valid UTF-8")
 		return nil, errs.result()
 	}
 	ps := newParser(text, errs, lim.MaxDepth)
@@ -190,7 +190,7 @@ func (c *compiler) compileDoc(doc *docAST) {
 		p.docExcept = append(p.docExcept, c.compileRule(r))
 	}
 	if len(doc.labels) == 0 && len(c.errs.errs) == 0 {
-		c.errs.add(Pos{Line: 1, Column: 1}, "no labels: a policy needs at least one LABEL or SECTION block")
+		c.errs.add(srcPos{Line: 1, Column: 1}, "no labels: a policy needs at least one LABEL or SECTION block")
 	}
 	for _, pr := range doc.priorities {
 		var chain []int

@@ -49,7 +49,7 @@ type errorList struct {
 	truncated bool
 }
 
-func (l *errorList) add(p Pos, format string, args ...any) {
+func (l *errorList) add(p srcPos, format string, args ...any) {
 	if len(l.errs) >= maxReportedErrors {
 		l.truncated = true
 		return

@@ -54,9 +54,9 @@ var tokenNames = [...]string{
 
 func (k tokenKind) String() string { return tokenNames[k] }
 
-// Pos is a position in rule text. Line and Column are 1-based; Column counts Unicode
+// srcPos is a position in rule text. Line and Column are 1-based; Column counts Unicode
 // characters, not bytes, so that editors and error messages agree on non-ASCII text.
-type Pos struct {
+type srcPos struct {
 	Offset int
 	Line   int
 	Column int
@@ -64,7 +64,7 @@ type Pos struct {
 
 type token struct {
 	kind tokenKind
-	pos  Pos
+	pos  srcPos
 	end  int    // byte offset just past the token
 	text string // word text, decoded string value, or for tokIllegal the error message
 }
@@ -108,7 +108,7 @@ func newLexer(src string, errs *errorList) *lexer {
 	return &lexer{src: src, line: 1, col: 1, errors: errs}
 }
 
-func (l *lexer) pos() Pos { return Pos{Offset: l.off, Line: l.line, Column: l.col} }
+func (l *lexer) pos() srcPos { return srcPos{Offset: l.off, Line: l.line, Column: l.col} }
 
 func (l *lexer) peekRune() (rune, int) {
 	if l.off >= len(l.src) {
@@ -238,7 +238,7 @@ func (l *lexer) next() token {
 // lexString reads a string opened at p. Straight and curly quotes are interchangeable
 // because text pasted from word processors arrives curly. Only \" and \\ are escapes;
 // any other backslash is kept, so REGEX("\bword\b") means what its author wrote.
-func (l *lexer) lexString(p Pos) token {
+func (l *lexer) lexString(p srcPos) token {
 	var b strings.Builder
 	for {
 		r, _ := l.peekRune()

@@ -38,14 +38,14 @@ const (
 type signalSpec struct {
 	kind    SignalKind
 	text    string
-	pos     Pos
+	pos     srcPos
 	maxDist int
 	hasMax  bool
 }
 
 type expr struct {
 	kind exprKind
-	pos  Pos
+	pos  srcPos
 	sig  *signalSpec
 	op   string // canonical context operator
 	kids []*expr
@@ -53,14 +53,14 @@ type expr struct {
 
 type ruleAST struct {
 	e   *expr
-	pos Pos
+	pos srcPos
 	src string
 }
 
 type labelAST struct {
 	name      string
 	message   string
-	pos       Pos
+	pos       srcPos
 	section   bool
 	rules     []ruleAST
 	excepts   []ruleAST
@@ -69,7 +69,7 @@ type labelAST struct {
 
 type priorityAST struct {
 	names []string
-	poss  []Pos
+	poss  []srcPos
 }
 
 type docAST struct {
@@ -130,7 +130,7 @@ func (p *parser) syncLine() {
 	}
 }
 
-func (p *parser) errorf(pos Pos, format string, args ...any) {
+func (p *parser) errorf(pos srcPos, format string, args ...any) {
 	p.errs.add(pos, format, args...)
 }
 
@@ -389,7 +389,7 @@ func (p *parser) consume() token {
 	return t
 }
 
-func (p *parser) checkDepth(depth int, pos Pos) bool {
+func (p *parser) checkDepth(depth int, pos srcPos) bool {
 	if depth > p.maxDepth {
 		p.errorf(pos, "rule nests too deeply (more than %d levels)", p.maxDepth)
 		p.aborted = true
@@ -588,7 +588,7 @@ func (p *parser) parseSignal() *signalSpec {
 	return nil
 }
 
-func (p *parser) parseSignalArgs(kind SignalKind, name string, pos Pos) *signalSpec {
+func (p *parser) parseSignalArgs(kind SignalKind, name string, pos srcPos) *signalSpec {
 	if _, ok := p.expectConsume(tokLParen, "after "+name); !ok {
 		return nil
 	}
