@@ -53,8 +53,8 @@ func main() {
 	}
 	fmt.Printf("labelhits: %d hits (%d per result), %d requests per case, GOMAXPROCS %d, %s/%s\n\n",
 		*total, *perResult, *n, runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
-	fmt.Println("| backend | case | requests | p50 ms | p99 ms | max ms | bytes/page |")
-	fmt.Println("|---|---|---|---|---|---|---|")
+	fmt.Println("| backend | case | requests | p50 ms | p99 ms | max ms | CPU ms/request | bytes/page |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	ok := true
 	for _, b := range backends(*pg) {
 		if err := run(b, *n, *total, *perResult, &ok); err != nil {
@@ -102,7 +102,7 @@ func run(backend string, n, total, perResult int, ok *bool) error {
 
 	// get sends one request and reads the whole body; the time it takes is
 	// the latency (the client's JSON decoding is not part of it).
-	get := func(u string) (int, string, time.Duration, error) {
+	get := func(u string, decode bool) (int, string, time.Duration, error) {
 		req, _ := http.NewRequest(http.MethodGet, u, nil)
 		req.Header.Set("Authorization", "Bearer "+token)
 		t0 := time.Now()
@@ -118,6 +118,9 @@ func run(backend string, n, total, perResult int, ok *bool) error {
 		}
 		if resp.StatusCode != http.StatusOK {
 			return 0, "", 0, fmt.Errorf("GET %s: %d %s", u, resp.StatusCode, body)
+		}
+		if !decode {
+			return len(body), "", took, nil
 		}
 		var page struct {
 			Labels        []json.RawMessage `json:"labels"`
@@ -144,7 +147,7 @@ func run(backend string, n, total, perResult int, ok *bool) error {
 			u += "?pageToken=" + url.QueryEscape(tok)
 			pages = append(pages, u)
 		}
-		_, next, _, err := get(u)
+		_, next, _, err := get(u, true)
 		if err != nil {
 			return err
 		}
@@ -165,7 +168,7 @@ func run(backend string, n, total, perResult int, ok *bool) error {
 	}
 	for _, c := range cases {
 		for i := 0; i < 50; i++ { // warm-up
-			if _, _, _, err := get(c.urls[i%len(c.urls)]); err != nil {
+			if _, _, _, err := get(c.urls[i%len(c.urls)], true); err != nil {
 				return err
 			}
 		}
@@ -174,14 +177,16 @@ func run(backend string, n, total, perResult int, ok *bool) error {
 		}
 		lat := make([]time.Duration, n)
 		size := 0
+		cpu0 := cpuTime()
 		for i := range n {
-			b, _, took, err := get(c.urls[i%len(c.urls)])
+			b, _, took, err := get(c.urls[i%len(c.urls)], false)
 			lat[i] = took
 			if err != nil {
 				return err
 			}
 			size = b
 		}
+		cpu := (cpuTime() - cpu0) / time.Duration(n)
 		if profile != nil {
 			pprof.StopCPUProfile()
 			profile = nil
@@ -191,8 +196,8 @@ func run(backend string, n, total, perResult int, ok *bool) error {
 		if p(0.99) >= 25*time.Millisecond {
 			*ok = false
 		}
-		fmt.Printf("| %s | %s | %d | %.2f | %.2f | %.2f | %d |\n", name, c.name, n,
-			ms(p(0.50)), ms(p(0.99)), ms(lat[len(lat)-1]), size)
+		fmt.Printf("| %s | %s | %d | %.2f | %.2f | %.2f | %.2f | %d |\n", name, c.name, n,
+			ms(p(0.50)), ms(p(0.99)), ms(lat[len(lat)-1]), ms(cpu), size)
 	}
 	return nil
 }
