@@ -9,6 +9,33 @@
 // Signals that need a model (questions, and concepts when better than lexical matching is
 // wanted) go through the SignalEvaluator seam, which a model backend implements.
 //
-// A Plan is safe for concurrent use: Evaluate keeps all per-content state on the stack of
-// the call, so one compiled policy can serve every request of a version.
+// A Plan is safe for concurrent use: Evaluate keeps all per-content state in buffers
+// taken from a pool for the duration of the call, so one compiled policy can serve every
+// request of a version.
+//
+// # How text is matched
+//
+// Content is analysed once per evaluation. UAX #29 word segmentation (so CJK ideographs
+// and emoji are words of their own) yields words, each normalised with NFKC and full
+// case folding; the words form the exact stream. A second, fuzzy stream regroups the
+// segments to undo obfuscation (leetspeak symbols glued to a word, single letters
+// joined by separators or spaces) and maps each token to a fuzzy form: diacritics
+// removed, non-Latin look-alikes replaced by their TR39 prototype, leet digits decoded,
+// runs of one letter collapsed. Phrases are analysed the same way at compile time, so
+// both sides always agree.
+//
+// All exact and fuzzy phrases of a plan are compiled into one Aho-Corasick automaton
+// over word ids: phrases only ever match whole words, so a word no phrase contains costs
+// one hash lookup and the cost per word does not grow with the number of phrases.
+//
+// False positives are the costly failure, so fuzzy matching is guarded twice: a text
+// word that is a correctly spelled English word (from an embedded list of 275,000) never
+// matches a different phrase word, whether through folding ("looser" is not "loser") or
+// through the edit-distance-1 match that words of five letters or more get (score 0.8);
+// and matching is by whole word, so "skill" never contains "kill".
+//
+// The built-in concept matcher is lexical: a concept's content words are stemmed and
+// expanded with an embedded synonym lexicon (data/lexicon.txt) for common moderation
+// topics, and the score is the largest fraction of them found within 12 words. Reports
+// say "(lexical match)" on such rules, because it is a much weaker judge than a model.
 package rules

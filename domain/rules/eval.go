@@ -96,7 +96,7 @@ func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Repo
 	defer scratchPool.Put(sc)
 	sc.sig = resetResults(sc.sig, len(p.signals))
 	sc.ctx = resetResults(sc.ctx, len(p.contexts))
-	st := &evalState{p: p, t: t, sig: sc.sig, ctx: sc.ctx, sc: sc}
+	st := &evalState{p: p, t: t, sig: sc.sig, ctx: sc.ctx, sc: sc, scoreBuf: sc.scores[:0]}
 	hasText := c.Text != "" || c.Image == nil
 	if hasText {
 		st.a = analyseInto(sc, c.Text, p.fuzzy, p.ac, p.ed)
@@ -459,7 +459,11 @@ func (st *evalState) assertions(rules []*rulePlan) ([]AssertionReport, []float64
 	// a thousand rules would otherwise allocate per section.
 	if cap(st.asBuf)-len(st.asBuf) < len(rules) {
 		st.asBuf = make([]AssertionReport, 0, max(len(rules), st.p.ruleCount))
+	}
+	if cap(st.scoreBuf)-len(st.scoreBuf) < len(rules) {
+		// Scores do not outlive the evaluation: their buffer is pooled.
 		st.scoreBuf = make([]float64, 0, max(len(rules), st.p.ruleCount))
+		st.sc.scores = st.scoreBuf
 	}
 	out := st.asBuf[len(st.asBuf) : len(st.asBuf)+len(rules) : len(st.asBuf)+len(rules)]
 	st.asBuf = st.asBuf[:len(st.asBuf)+len(rules)]

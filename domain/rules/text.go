@@ -176,6 +176,7 @@ type scratch struct {
 	ids       []uint32
 	pos       []int32
 	sig, ctx  []sigResult
+	scores    []float64
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
