@@ -1,0 +1,135 @@
+package domain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/contenteval/contenteval/domain/rules"
+)
+
+func TestMediaInputOf(t *testing.T) {
+	t.Parallel()
+	b := []byte("bytes")
+	for _, tc := range []struct {
+		it   ContentItem
+		want MediaInput
+		ok   bool
+	}{
+		{ContentItem{Kind: ContentVideo, Bytes: b, Captions: "WEBVTT"}, MediaInput{Kind: MediaVideo, Data: b, Captions: "WEBVTT", HasCaptions: true}, true},
+		{ContentItem{Kind: ContentVideoURL, URL: "https://x/v.m3u8"}, MediaInput{Kind: MediaVideo, URL: "https://x/v.m3u8"}, true},
+		{ContentItem{Kind: ContentAudio, Bytes: b}, MediaInput{Kind: MediaAudio, Data: b}, true},
+		{ContentItem{Kind: ContentAudioURL, URL: "https://x/a.mp3", Captions: "WEBVTT\n"}, MediaInput{Kind: MediaAudio, URL: "https://x/a.mp3", Captions: "WEBVTT\n", HasCaptions: true}, true},
+		{ContentItem{Kind: ContentText, Text: "hi"}, MediaInput{}, false},
+		{ContentItem{Kind: ContentImage, Bytes: b}, MediaInput{}, false},
+	} {
+		got, ok := MediaInputOf(tc.it)
+		require.Equal(t, tc.ok, ok, tc.it.Kind)
+		require.Equal(t, tc.want, got, tc.it.Kind)
+		require.Equal(t, tc.ok, isMediaKind(tc.it.Kind))
+	}
+}
+
+func TestTimedLabelHits(t *testing.T) {
+	t.Parallel()
+	seq := 7
+	got := timedLabelHits("job", "res", []TimedHit{
+		{Label: "A", Kind: MediaVideo, Score: 0.9, StartMs: 1500, EndMs: mediaMs(2000),
+			FrameStartMs: mediaMs(0), FrameEndMs: mediaMs(2000), TranscriptStartMs: mediaMs(1500), TranscriptEndMs: mediaMs(3000)},
+		{Label: "B", Kind: MediaVideo, Score: 1, StartMs: 2000, FrameStartMs: mediaMs(2000), FrameEndMs: mediaMs(4000)},
+		{Label: "C", Kind: MediaAudio, Score: 0.6, StartMs: 0, EndMs: mediaMs(9000)},
+	}, &seq)
+	require.Equal(t, []*LabelHit{
+		{JobID: "job", JobResultID: "res", Seq: 7, Label: "A", Modality: ModalityVideo, Score: 0.9, StartMs: 1500, EndMs: mediaMs(2000),
+			FrameStartMs: mediaMs(0), FrameEndMs: mediaMs(2000), TranscriptStartMs: mediaMs(1500), TranscriptEndMs: mediaMs(3000)},
+		{JobID: "job", JobResultID: "res", Seq: 8, Label: "B", Modality: ModalityVideo, Score: 1, StartMs: 2000,
+			FrameStartMs: mediaMs(2000), FrameEndMs: mediaMs(4000)},
+		{JobID: "job", JobResultID: "res", Seq: 9, Label: "C", Modality: ModalityAudio, Score: 0.6, StartMs: 0, EndMs: mediaMs(9000)},
+	}, got)
+	require.Equal(t, 10, seq)
+}
+
+// fakeAnalyzer returns a fixed analysis after evaluating one chunk through
+// the callback, so the test sees the job's plan and options reach it.
+type fakeAnalyzer struct {
+	got  MediaInput
+	err  error
+	text string
+}
+
+func (f *fakeAnalyzer) AnalyzeMedia(ctx context.Context, in MediaInput, _ FramePrecheck, eval MediaEvalFunc) (*MediaAnalysis, error) {
+	f.got = in
+	if f.err != nil {
+		return nil, f.err
+	}
+	rep, err := eval(ctx, rules.Content{Text: f.text, Modality: "video"})
+	if err != nil {
+		return nil, err
+	}
+	var hits []TimedHit
+	for _, l := range TrueLabels(rep) {
+		hits = append(hits, TimedHit{Label: l.Label, Kind: in.Kind, Score: l.Score, StartMs: 100, EndMs: mediaMs(900),
+			FrameStartMs: mediaMs(0), FrameEndMs: mediaMs(1000), TranscriptStartMs: mediaMs(100), TranscriptEndMs: mediaMs(900)})
+	}
+	return &MediaAnalysis{Kind: in.Kind, ContentHash: "sha256::fetched", Hits: hits, Report: rep}, nil
+}
+
+func TestEvaluateMediaItem(t *testing.T) {
+	t.Parallel()
+	plan, err := rules.Compile(`LABEL "Violence" { =("kill") }`, rules.CompileOptions{})
+	require.NoError(t, err)
+	now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	j := &Job{ID: "job1", Threshold: 0.5, Contents: []ContentSummary{{ContentHash: ""}, {ContentHash: "sha256::submitted"}}}
+
+	an := &fakeAnalyzer{text: "I will kill you"}
+	seq := 0
+	it := ContentItem{Kind: ContentVideoURL, URL: "https://cdn/v.mp4", Metadata: map[string]string{"k": "v"}}
+	r, hits, err := evaluateMediaItem(context.Background(), an, nil, j, 0, it, plan, clock, &seq)
+	require.NoError(t, err)
+	require.Equal(t, MediaInput{Kind: MediaVideo, URL: "https://cdn/v.mp4"}, an.got)
+	require.Equal(t, "sha256::fetched", r.ContentHash, "a URL's hash comes from what was fetched")
+	require.Equal(t, "job1", r.JobID)
+	require.Equal(t, 0, r.Index)
+	require.Equal(t, now, r.Created)
+	require.Equal(t, map[string]string{"k": "v"}, r.Metadata)
+	require.Equal(t, rules.OutcomeTrue, r.Report.Result)
+	require.Equal(t, []*LabelHit{{JobID: "job1", JobResultID: r.ID, Seq: 0, Label: "Violence", Modality: ModalityVideo, Score: 1,
+		StartMs: 100, EndMs: mediaMs(900), FrameStartMs: mediaMs(0), FrameEndMs: mediaMs(1000),
+		TranscriptStartMs: mediaMs(100), TranscriptEndMs: mediaMs(900)}}, hits)
+
+	r, _, err = evaluateMediaItem(context.Background(), an, nil, j, 1, ContentItem{Kind: ContentAudio, Bytes: []byte("x")}, plan, clock, &seq)
+	require.NoError(t, err)
+	require.Equal(t, "sha256::submitted", r.ContentHash, "inline bytes keep the hash computed on submission")
+
+	_, _, err = evaluateMediaItem(context.Background(), an, nil, j, 0, ContentItem{Kind: ContentText}, plan, clock, &seq)
+	require.Error(t, err)
+	require.Nil(t, mediaJobError(err))
+
+	_, _, err = evaluateMediaItem(context.Background(), nil, nil, j, 0, it, plan, clock, &seq)
+	require.Equal(t, &ErrJobNoMedia, mediaJobError(err))
+}
+
+type blockedErr struct{ reason string }
+
+func (b *blockedErr) Error() string  { return "blocked" }
+func (b *blockedErr) Reason() string { return b.reason }
+
+func TestMediaJobError(t *testing.T) {
+	t.Parallel()
+	require.Nil(t, mediaJobError(nil))
+	require.Nil(t, mediaJobError(errors.New("internal")))
+	require.Nil(t, mediaJobError(context.DeadlineExceeded))
+	for _, reason := range []JobErrorReason{ReasonVideoValidationFailure, ReasonVideoSceneCeilingExceeded,
+		ReasonHLSRemuxTimeoutExhausted, ReasonTranscriptArtifactInvalid, ReasonVideoSourceUnreachable} {
+		err := fmt.Errorf("item 0: %w", NewMediaError(reason, "fixed message", errors.New("cause")))
+		require.Equal(t, &JobError{Reason: reason, Message: "fixed message"}, mediaJobError(err))
+	}
+	require.Equal(t, &ErrJobContentBlocked, mediaJobError(&blockedErr{"JOB_ERROR_REASON_CONTENT_BLOCKED"}))
+	require.Equal(t, &ErrJobPrecheckFailed, mediaJobError(&blockedErr{"JOB_ERROR_REASON_CONTENT_PRECHECK_FAILED"}))
+	require.Nil(t, mediaJobError(&blockedErr{"SOMETHING_ELSE"}))
+}
