@@ -17,7 +17,17 @@ section_http() {
   go test -run '^$' -bench 'BenchmarkBareEcho|BenchmarkFullPathCheapGET' -benchtime "${BENCHTIME:-3s}" ./bench/
 }
 
-SECTIONS=(http)
+# section_labelhits (issue 5): one 1,000-hit page of GET /v1/jobs/{jobUuid}/labels
+# from a job holding 100,000 hits, through the whole HTTP stack, on SQLite and
+# (when CONTENTEVAL_TEST_DATABASE_URL is set) PostgreSQL; target p99 < 25 ms.
+# Results: bench/results/labelhits.md.
+#   LABELHITS_FLAGS  flags for bench/cmd/labelhits (default: -n 1000 -hits 100000)
+section_labelhits() {
+  # shellcheck disable=SC2086 # LABELHITS_FLAGS is a list of flags
+  go run ./bench/cmd/labelhits ${LABELHITS_FLAGS:-} || echo "bench/run.sh: labelhits missed its p99 target (see above)" >&2
+}
+
+SECTIONS=(http labelhits)
 
 all=$(IFS=,; echo "${SECTIONS[*]}")
 IFS=, read -r -a wanted <<<"${BENCH:-$all}"
