@@ -1,0 +1,44 @@
+package domain
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Threshold precedence: request > call options > version options > 0.5,
+// where 0 counts as unset; the call's global context and options override
+// the version's one by one.
+func TestLabelEvalSettings(t *testing.T) {
+	t.Parallel()
+	f := func(v float64) *float64 { return &v }
+	b := func(v bool) *bool { return &v }
+	s := func(v string) *string { return &v }
+	ver := &LabelVersion{ID: "v", GlobalContext: "version context",
+		EvalOptions: LabelEvalOptions{Threshold: f(0.9), BypassCache: b(true), Stack: s("a"), Expedited: b(true)}}
+	bare := &LabelVersion{ID: "w"}
+	for _, tc := range []struct {
+		name      string
+		req       EvaluateLabelsRequest
+		v         *LabelVersion
+		threshold float64
+		bypass    bool
+		gc, stack string
+		expedited bool
+	}{
+		{"version", EvaluateLabelsRequest{}, ver, 0.9, true, "version context", "a", true},
+		{"default", EvaluateLabelsRequest{}, bare, 0.5, false, "", "", false},
+		{"call over version", EvaluateLabelsRequest{Options: &LabelEvalOptions{Threshold: f(0.6), BypassCache: b(false), Stack: s("b")}}, ver, 0.6, false, "version context", "b", true},
+		{"request over call", EvaluateLabelsRequest{Threshold: f(0.3), Options: &LabelEvalOptions{Threshold: f(0.6)}}, ver, 0.3, true, "version context", "a", true},
+		{"zero is unset", EvaluateLabelsRequest{Threshold: f(0), Options: &LabelEvalOptions{Threshold: f(0)}}, ver, 0.9, true, "version context", "a", true},
+		{"global context override", EvaluateLabelsRequest{GlobalContext: "call context", Options: &LabelEvalOptions{Expedited: b(false)}}, ver, 0.9, true, "call context", "a", false},
+	} {
+		st, bypass := labelEvalSettings(tc.req, tc.v, "L")
+		require.Equal(t, tc.threshold, st.Threshold, tc.name)
+		require.Equal(t, tc.bypass, bypass, tc.name)
+		require.Equal(t, tc.gc, st.GlobalContext, tc.name)
+		require.Equal(t, tc.stack, st.Stack, tc.name)
+		require.Equal(t, tc.expedited, st.Expedited, tc.name)
+		require.Equal(t, "L", st.LabelName, tc.name)
+	}
+}
