@@ -16,8 +16,8 @@ import (
 //	INITIALIZED -> QUEUED -> PREPROCESSING -> PREPROCESSED -> SUBMITTED ->
 //	EVALUATING -> POSTPROCESSING -> POSTPROCESSED -> COMPLETED
 //	any non-terminal state -> CANCELLED (cancel request)
-//	QUEUED ... POSTPROCESSED -> ERROR (the worker gives up: invalid file,
-//	missing file, the policy version is gone)
+//	any non-terminal state -> ERROR (the worker gives up: invalid file,
+//	missing file)
 type BatchState string
 
 const (
@@ -102,11 +102,8 @@ func CanTransition(from, to BatchState) bool {
 	if from.Terminal() || !from.Valid() || !to.Valid() {
 		return false
 	}
-	switch to {
-	case BatchCancelled:
+	if to == BatchCancelled || to == BatchError {
 		return true
-	case BatchError:
-		return from.worked()
 	}
 	return batchNext[from] == to
 }

@@ -37,6 +37,8 @@ type Deps struct {
 	Policies *domain.PolicyService
 	// Jobs submits, runs, streams and lists jobs.
 	Jobs *domain.JobService
+	// Batches creates, lists and cancels batch jobs and moves their files.
+	Batches *domain.BatchService
 	// Ready reports whether the service can take traffic (database ping).
 	Ready func(ctx context.Context) error
 	// Registry receives the HTTP metrics; nil makes a private one.

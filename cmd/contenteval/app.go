@@ -16,12 +16,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/contenteval/contenteval/domain"
-	"github.com/contenteval/contenteval/domain/precheck"
 	"github.com/contenteval/contenteval/handlers"
-	"github.com/contenteval/contenteval/ocr"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/safehttp"
 )
@@ -44,13 +41,12 @@ type Main struct {
 	LabelEvaluation *domain.LabelEvaluationService
 	Policies        *domain.PolicyService
 	Jobs            *domain.JobService
+	Batches         *domain.BatchService
+	Blobs           domain.BlobStore
 	// URLs fetches customer URLs (images, media) and posts webhooks under
 	// the address rules of DESIGN §5.
 	URLs     *safehttp.Client
 	Webhooks *domain.WebhookDeliverer
-	// Precheck holds the hash lists every image is checked against.
-	Precheck *precheck.Service
-	OCR      *ocr.Tesseract
 
 	listener net.Listener
 	http     *http.Server
@@ -95,31 +91,21 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	m.Policies = domain.NewPolicyService(persistence.NewPolicies(db), m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/policies")),
 		domain.PolicyConfig{MaxTextBytes: m.Config.PolicyMaxTextBytes}, nil)
-	m.URLs = safehttp.New(safehttp.Config{AllowPrivate: m.Config.AllowPrivateURLs, MaxBytes: m.Config.ImageMaxBytes})
-	pc, err := newPrecheck(m)
-	if err != nil {
-		return err
-	}
-	m.Precheck, m.OCR = pc, &ocr.Tesseract{}
-	images := &precheck.Inspector{Service: pc, OCR: m.OCR, OCRByDefault: m.Config.OCRByDefault,
-		Fetch: func(ctx context.Context, url string) ([]byte, error) {
-			resp, err := m.URLs.Get(ctx, url)
-			if err != nil {
-				return nil, err
-			}
-			return resp.Body, nil
-		}}
+	m.URLs = safehttp.New(safehttp.Config{AllowPrivate: m.Config.AllowPrivateURLs})
 	m.Jobs = domain.NewJobService(persistence.NewJobs(db), m.Policies, m.Accounts, m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/jobs")), domain.JobConfig{
 			MaxItems: m.Config.JobMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes, WaitCap: m.Config.JobWaitCap,
 			ExecutionDeadline: m.Config.JobExecutionDeadline, AdmissionTimeout: m.Config.JobAdmissionTimeout,
 			Lease: m.Config.JobLease, PollInterval: m.Config.JobPollInterval, Concurrency: m.Config.JobWorkers,
-			WebhookPoster: m.URLs, Images: images,
+			WebhookPoster: m.URLs,
 		}, m.Log)
 	m.Webhooks = &domain.WebhookDeliverer{
 		Store: persistence.NewWebhooks(db), Payloads: &handlers.WebhookPayloads{Jobs: m.Jobs},
 		Poster: m.URLs, Accounts: m.Accounts, Clock: m.Clock, Log: m.Log,
 		Owner: m.Jobs.Owner(), Poll: m.Config.WebhookPoll,
+	}
+	if err := m.openBatches(ctx); err != nil {
+		return err
 	}
 	return nil
 }
@@ -130,7 +116,7 @@ func (m *Main) Listen() error {
 		Log: m.Log, Keys: m.Keys, Limiter: m.Limiter, Ready: m.DB.Ping,
 		Labels:          m.Labels,
 		LabelEvaluation: m.LabelEvaluation,
-		Policies:        m.Policies, Jobs: m.Jobs,
+		Policies:        m.Policies, Jobs: m.Jobs, Batches: m.Batches,
 	})
 	if err != nil {
 		return err
@@ -197,12 +183,6 @@ func (m *Main) startWorkers(ctx context.Context) {
 		defer cancel()
 		m.Jobs.Shutdown(sctx)
 	}()
-	m.workers.Add(1)
-	go func() {
-		defer m.workers.Done()
-		// Both roles check images (the API role runs synchronous jobs).
-		m.Precheck.Watch(ctx, 10*time.Second)
-	}()
 	if m.Config.Role == "api" {
 		return
 	}
@@ -211,6 +191,7 @@ func (m *Main) startWorkers(ctx context.Context) {
 		defer m.workers.Done()
 		m.Jobs.RunWorkers(ctx)
 	}()
+	m.runBatchWorkers(ctx)
 	m.workers.Add(1)
 	go func() {
 		defer m.workers.Done()

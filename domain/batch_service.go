@@ -1,0 +1,314 @@
+package domain
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// BatchConfig are the limits and timings of batch jobs (DESIGN §9, §10),
+// validated by cmd.
+type BatchConfig struct {
+	MaxItems      int           // items per input file (25,000)
+	MaxTextBytes  int           // bytes of one text item (the jobs' limit)
+	MaxLineBytes  int           // bytes of one JSON line (32 MiB)
+	URLValidity   time.Duration // signed upload/download URLs (4 h)
+	Lease         time.Duration // a batch worker's hold on a batch
+	PollInterval  time.Duration // idle poll, and progress refresh while evaluating
+	Concurrency   int           // batches one process drives at once
+	SubmitWorkers int           // parallel job inserts while submitting
+}
+
+func (c BatchConfig) withDefaults() BatchConfig {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	if c.MaxItems <= 0 {
+		c.MaxItems = 25000
+	}
+	if c.MaxTextBytes <= 0 {
+		c.MaxTextBytes = 256 << 10
+	}
+	if c.MaxLineBytes <= 0 {
+		c.MaxLineBytes = 32 << 20
+	}
+	def(&c.URLValidity, 4*time.Hour)
+	def(&c.Lease, 30*time.Second)
+	def(&c.PollInterval, 250*time.Millisecond)
+	if c.Concurrency <= 0 {
+		c.Concurrency = 2
+	}
+	if c.SubmitWorkers <= 0 {
+		c.SubmitWorkers = 8
+	}
+	return c
+}
+
+// BatchLineEncoder renders one line of a batch output file (the API shape
+// of the item's result, which only the API adapter knows), without the
+// trailing newline.
+type BatchLineEncoder interface {
+	EncodeBatchLine(b *BatchJob, o *BatchOutcome) ([]byte, error)
+}
+
+// BatchDeps are what the batch service works with; cmd wires them.
+type BatchDeps struct {
+	Store    BatchStore
+	Blobs    BlobStore
+	Jobs     JobStore
+	JobQueue *JobService // woken when items are enqueued
+	Policies *PolicyService
+	Clock    Clock
+	Signer   *URLSigner
+	// Poster validates webhook URLs (DESIGN §5); nil skips the check.
+	Poster WebhookPoster
+	// BaseURL is the server's external base URL (http://host:port), the
+	// prefix of the signed URLs of the API's own file endpoints.
+	BaseURL func() string
+	Lines   BatchLineEncoder
+	Log     *slog.Logger
+}
+
+// BatchService creates, lists and cancels batch jobs, receives and serves
+// their files through signed URLs, and runs the batch workers.
+type BatchService struct {
+	d      BatchDeps
+	cfg    BatchConfig
+	owner  string
+	direct bool // the blob store makes its own URLs (S3)
+	wake   chan struct{}
+}
+
+// NewBatchService returns the batch service.
+func NewBatchService(d BatchDeps, cfg BatchConfig) *BatchService {
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	s := &BatchService{d: d, cfg: cfg.withDefaults(), owner: NewID(), wake: make(chan struct{}, 1)}
+	_, s.direct, _ = d.Blobs.PresignURL(context.Background(), http.MethodPut, "probe", d.Clock.Now().Add(time.Hour))
+	return s
+}
+
+// Owner is this process's lease owner id for batches.
+func (s *BatchService) Owner() string { return s.owner }
+
+// CreateBatchRequest is the body of POST /v1/batch-jobs.
+type CreateBatchRequest struct {
+	Name       string
+	PolicyID   string
+	WebhookURL string
+}
+
+// Create records a batch job against the active version of the policy and
+// returns it with its signed upload URL. A policy that does not exist or is
+// disabled is not a request error (SPEC.md: the response carries `error`):
+// the batch is recorded in BatchError with BATCH_JOB_ERROR_INVALID_POLICY,
+// so its id can be listed like any other, and no upload URL is returned.
+// Codes: INVALID_ARGUMENT (webhookUrl, policyId, name).
+func (s *BatchService) Create(ctx context.Context, account *Account, req CreateBatchRequest) (*BatchJob, string, error) {
+	if req.PolicyID == "" {
+		return nil, "", InvalidField("policyId", "is required")
+	}
+	if len(req.Name) > 200 {
+		return nil, "", InvalidField("name", "is longer than 200 characters")
+	}
+	if req.WebhookURL != "" && s.d.Poster != nil {
+		if err := ValidateWebhook(s.d.Poster, "webhookUrl", req.WebhookURL, nil); err != nil {
+			return nil, "", err
+		}
+	}
+	now := s.d.Clock.Now()
+	b := &BatchJob{
+		ID: NewID(), AccountID: account.ID, Name: req.Name, PolicyID: req.PolicyID, WebhookURL: req.WebhookURL,
+		State: BatchInitialized, Created: now, Updated: now,
+	}
+	p, v, _, err := s.d.Policies.activePlan(ctx, account.ID, req.PolicyID)
+	switch code := ErrorCode(err); {
+	case err == nil:
+		b.PolicyKey, b.PolicyVersionID = p.Key, v.ID
+	case code == NotFound && !policyExists(ctx, s.d.Policies, account.ID, req.PolicyID):
+		b.State, b.ErrorCode, b.ErrorMessage = BatchError, BatchErrInvalidPolicy, "policy "+quote(req.PolicyID)+" not found"
+	case code == NotFound:
+		b.State, b.ErrorCode, b.ErrorMessage = BatchError, BatchErrInvalidPolicyVersion, "the active version of policy "+quote(req.PolicyID)+" was not found"
+	case code == FailedPrecondition:
+		b.State, b.ErrorCode, b.ErrorMessage = BatchError, BatchErrInvalidPolicy, ErrorMessage(err)
+	default:
+		return nil, "", err
+	}
+	if b.State == BatchError {
+		b.Completed = &now
+	}
+	if err := s.d.Store.CreateBatch(ctx, b); err != nil {
+		return nil, "", err
+	}
+	if b.State == BatchError {
+		return b, "", nil
+	}
+	u, err := s.uploadURL(ctx, b)
+	if err != nil {
+		return nil, "", err
+	}
+	return b, u, nil
+}
+
+func policyExists(ctx context.Context, ps *PolicyService, accountID, id string) bool {
+	_, err := ps.store.GetPolicy(ctx, accountID, id)
+	return err == nil
+}
+
+func quote(s string) string { return "\"" + strings.ReplaceAll(s, "\"", "'") + "\"" }
+
+// uploadURL is where the client PUTs the input file: the blob store's own
+// presigned URL when it has them, else the API's signed endpoint.
+func (s *BatchService) uploadURL(ctx context.Context, b *BatchJob) (string, error) {
+	exp := s.d.Clock.Now().Add(s.cfg.URLValidity)
+	if s.direct {
+		u, ok, err := s.d.Blobs.PresignURL(ctx, http.MethodPut, batchDirectInputKey(b.ID), exp)
+		if err != nil || ok {
+			return u, err
+		}
+	}
+	return s.ownURL(http.MethodPut, b.ID, "input", exp), nil
+}
+
+func (s *BatchService) ownURL(method, id, what string, exp time.Time) string {
+	base := strings.TrimRight(s.d.BaseURL(), "/")
+	return base + "/v1/batch-jobs/" + url.PathEscape(id) + "/" + what + "?" + s.d.Signer.Sign(method, id, exp).Encode()
+}
+
+// OutputURL returns the signed GET URL of a completed batch's output file,
+// valid for the URL validity from now, or "" when b is not completed.
+func (s *BatchService) OutputURL(ctx context.Context, b *BatchJob) string {
+	if b.State != BatchCompleted || b.OutputKey == "" {
+		return ""
+	}
+	exp := s.d.Clock.Now().Add(s.cfg.URLValidity)
+	if s.direct {
+		u, ok, err := s.d.Blobs.PresignURL(ctx, http.MethodGet, b.OutputKey, exp)
+		if err == nil && ok {
+			return u
+		}
+	}
+	return s.ownURL(http.MethodGet, b.ID, "output", exp)
+}
+
+// Get returns a batch of the account. Codes: NOT_FOUND.
+func (s *BatchService) Get(ctx context.Context, account *Account, id string) (*BatchJob, error) {
+	return s.d.Store.GetBatch(ctx, account.ID, id)
+}
+
+// GetByID returns a batch of any account (webhook rendering). Codes:
+// NOT_FOUND.
+func (s *BatchService) GetByID(ctx context.Context, id string) (*BatchJob, error) {
+	return s.d.Store.GetBatchByID(ctx, id)
+}
+
+// maxBatchList is how many batches one listing returns (openapi.yaml).
+const maxBatchList = 1000
+
+// List returns the account's batches matching f, newest first, at most
+// 1000. Codes: INVALID_ARGUMENT (unknown state).
+func (s *BatchService) List(ctx context.Context, account *Account, f BatchFilter) ([]*BatchJob, error) {
+	for _, st := range f.States {
+		if !st.Valid() {
+			return nil, InvalidField("states", "unknown state")
+		}
+	}
+	if len(f.IDs) > maxBatchList {
+		return nil, InvalidField("batchJobIds", "at most 1000 ids")
+	}
+	return s.d.Store.ListBatches(ctx, account.ID, f, maxBatchList)
+}
+
+// Cancel stops a batch: a non-terminal batch becomes BatchCancelled (its
+// pending item jobs are cancelled and the webhook is enqueued with it); a
+// terminal one is returned unchanged. Codes: NOT_FOUND.
+func (s *BatchService) Cancel(ctx context.Context, account *Account, id string) (*BatchJob, error) {
+	for attempt := 0; ; attempt++ {
+		b, err := s.d.Store.GetBatch(ctx, account.ID, id)
+		if err != nil || b.State.Terminal() {
+			return b, err
+		}
+		now := s.d.Clock.Now()
+		if err := checkTransition(b.State, BatchCancelled); err != nil {
+			return nil, err
+		}
+		out, err := s.d.Store.TransitionBatch(ctx, BatchTransition{
+			ID: b.ID, From: b.State, To: BatchCancelled, Now: now, Webhook: batchWebhook(b, BatchCancelled, now),
+		})
+		if ErrorCode(err) == Aborted && attempt < 20 {
+			continue // it moved on meanwhile: cancel from its new state
+		}
+		return out, err
+	}
+}
+
+// Upload stores an input file received at the signed upload URL and queues
+// the batch; a second upload before processing starts replaces the first.
+// Codes: PERMISSION_DENIED (bad or expired signature), NOT_FOUND,
+// FAILED_PRECONDITION (processing started, or the batch is terminal),
+// UNAVAILABLE.
+func (s *BatchService) Upload(ctx context.Context, id string, expires int64, signature string, body io.Reader) (*BatchJob, error) {
+	if err := s.d.Signer.Verify(http.MethodPut, id, expires, signature, s.d.Clock.Now()); err != nil {
+		return nil, err
+	}
+	b, err := s.d.Store.GetBatchByID(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if b.State != BatchInitialized && b.State != BatchQueued {
+		return nil, Errorf(FailedPrecondition, "batch job %q is %s: its input file can no longer be replaced", id, b.State)
+	}
+	key := batchInputKey(id, NewID())
+	if _, err := s.d.Blobs.Put(ctx, key, body); err != nil {
+		_ = s.d.Blobs.Delete(context.WithoutCancel(ctx), key)
+		return nil, err
+	}
+	prev, err := s.d.Store.SetBatchInput(ctx, id, key, s.d.Clock.Now())
+	if err != nil {
+		_ = s.d.Blobs.Delete(context.WithoutCancel(ctx), key)
+		return nil, err
+	}
+	if prev != "" && prev != key {
+		if err := s.d.Blobs.Delete(ctx, prev); err != nil {
+			s.d.Log.Warn("deleting a replaced batch input", "batch", id, "error", err.Error())
+		}
+	}
+	s.notify()
+	return s.d.Store.GetBatchByID(ctx, id)
+}
+
+// Download opens the output file of a completed batch, for the signed
+// download URL. Codes: PERMISSION_DENIED, NOT_FOUND, FAILED_PRECONDITION
+// (not completed), UNAVAILABLE.
+func (s *BatchService) Download(ctx context.Context, id string, expires int64, signature string) (io.ReadCloser, int64, error) {
+	if err := s.d.Signer.Verify(http.MethodGet, id, expires, signature, s.d.Clock.Now()); err != nil {
+		return nil, 0, err
+	}
+	b, err := s.d.Store.GetBatchByID(ctx, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	if b.State != BatchCompleted || b.OutputKey == "" {
+		return nil, 0, Errorf(FailedPrecondition, "batch job %q is %s: it has no output file", id, b.State)
+	}
+	size, err := s.d.Blobs.Stat(ctx, b.OutputKey)
+	if err != nil {
+		return nil, 0, err
+	}
+	rc, err := s.d.Blobs.Open(ctx, b.OutputKey)
+	return rc, size, err
+}
+
+func (s *BatchService) notify() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}

@@ -1,0 +1,436 @@
+package domain
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/contenteval/contenteval/domain/rules"
+)
+
+// submitChunk is how many items are recorded per transaction while
+// submitting. It must not change between releases that may resume each
+// other's batches: a resumed submission finds whole chunks.
+const submitChunk = 500
+
+// errLeaseLost ends a worker's run of a batch that another worker or a
+// cancel took over.
+var errLeaseLost = errors.New("batch lease lost")
+
+// RunWorkers drives batches until ctx ends: claims batches in a worked
+// state (several processes may run workers on one database; leases keep one
+// worker per batch), moves each through its lifecycle step by step, and on
+// shutdown releases the batches it holds. A crashed worker's batches are
+// claimed again when their lease expires and resume at the state they
+// reached; every step is idempotent (see BatchState).
+func (s *BatchService) RunWorkers(ctx context.Context) {
+	slots := make(chan struct{}, s.cfg.Concurrency)
+	var running sync.WaitGroup
+	defer running.Wait()
+	lastWatch := time.Time{}
+	for ctx.Err() == nil {
+		if s.direct && time.Since(lastWatch) >= time.Second {
+			lastWatch = time.Now()
+			s.watchUploads(ctx)
+		}
+		claimed := false
+		if len(slots) < cap(slots) {
+			now := s.d.Clock.Now()
+			b, err := s.d.Store.ClaimBatch(ctx, s.owner, now, now.Add(s.cfg.Lease))
+			switch {
+			case err == nil:
+				claimed = true
+				slots <- struct{}{}
+				running.Add(1)
+				go func() {
+					defer running.Done()
+					defer func() { <-slots; s.notify() }()
+					s.drive(ctx, b)
+				}()
+			case ErrorCode(err) != NotFound && ctx.Err() == nil:
+				s.d.Log.Warn("claiming batch jobs", "error", err.Error())
+			}
+		}
+		if claimed {
+			continue
+		}
+		t := time.NewTimer(s.cfg.PollInterval)
+		select {
+		case <-ctx.Done():
+		case <-s.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// watchUploads queues batches whose file a client uploaded straight to the
+// blob store with a presigned URL.
+func (s *BatchService) watchUploads(ctx context.Context) {
+	now := s.d.Clock.Now()
+	bs, err := s.d.Store.ListAwaitingUpload(ctx, now.Add(-s.cfg.URLValidity-time.Minute), 100)
+	if err != nil {
+		s.d.Log.Warn("listing batch jobs awaiting upload", "error", err.Error())
+		return
+	}
+	for _, b := range bs {
+		key := batchDirectInputKey(b.ID)
+		if _, err := s.d.Blobs.Stat(ctx, key); err != nil {
+			continue
+		}
+		if _, err := s.d.Store.SetBatchInput(ctx, b.ID, key, now); err != nil && ErrorCode(err) != FailedPrecondition {
+			s.d.Log.Warn("queueing an uploaded batch job", "batch", b.ID, "error", err.Error())
+		}
+	}
+}
+
+// drive runs one claimed batch until it is terminal, its lease is lost, a
+// step fails (the batch is released and retried later) or ctx ends.
+func (s *BatchService) drive(ctx context.Context, b *BatchJob) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := s.renewBatch(wctx, cancel, b.ID)
+	defer stop()
+	for !b.State.Terminal() {
+		next, err := s.step(wctx, b)
+		if err != nil {
+			switch {
+			case errors.Is(err, errLeaseLost) || ErrorCode(err) == Aborted:
+				// Cancelled, or another worker has it: nothing to do.
+			case ctx.Err() != nil:
+				s.release(b.ID)
+			default:
+				s.d.Log.Error("batch job step failed; it will be retried", "batch", b.ID, "state", string(b.State), "error", err.Error())
+				s.release(b.ID)
+			}
+			return
+		}
+		b = next
+	}
+}
+
+func (s *BatchService) release(id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.d.Store.ReleaseBatch(ctx, id, s.owner); err != nil {
+		s.d.Log.Warn("releasing batch job", "batch", id, "error", err.Error())
+	}
+}
+
+// renewBatch renews the lease every third of it until stopped; losing it
+// cancels the run through cancel.
+func (s *BatchService) renewBatch(ctx context.Context, cancel context.CancelFunc, id string) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(s.cfg.Lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				now := s.d.Clock.Now()
+				if err := s.d.Store.RenewBatchLease(ctx, id, s.owner, now.Add(s.cfg.Lease), now); ErrorCode(err) == Aborted {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}
+
+// transition applies a guarded step of b held by this worker.
+func (s *BatchService) transition(ctx context.Context, b *BatchJob, to BatchState, t BatchTransition) (*BatchJob, error) {
+	if err := checkTransition(b.State, to); err != nil {
+		return nil, err
+	}
+	now := s.d.Clock.Now()
+	t.ID, t.From, t.To, t.Owner, t.Now = b.ID, b.State, to, s.owner, now
+	if to.Terminal() {
+		t.Webhook = batchWebhook(b, to, now)
+	}
+	return s.d.Store.TransitionBatch(ctx, t)
+}
+
+// step performs the work of b's state and moves it to the next one.
+func (s *BatchService) step(ctx context.Context, b *BatchJob) (*BatchJob, error) {
+	switch b.State {
+	case BatchQueued:
+		t := BatchTransition{}
+		if b.InputKey == batchDirectInputKey(b.ID) {
+			// A presigned URL can still overwrite that object: parse a copy
+			// no client can reach.
+			frozen := batchInputKey(b.ID, "frozen")
+			if err := s.copyBlob(ctx, b.InputKey, frozen); err != nil {
+				return nil, err
+			}
+			t.InputKey = frozen
+		}
+		return s.transition(ctx, b, BatchPreprocessing, t)
+	case BatchPreprocessing:
+		n, err := s.parse(ctx, b, func(*BatchInputItem) error { return nil })
+		var bad *BatchInputError
+		switch {
+		case errors.As(err, &bad):
+			return s.transition(ctx, b, BatchError, BatchTransition{ErrorCode: BatchErrInvalidInput, ErrorMessage: bad.Error()})
+		case ErrorCode(err) == NotFound:
+			return s.transition(ctx, b, BatchError, BatchTransition{ErrorCode: BatchErrInvalidInput, ErrorMessage: "the input file is missing"})
+		case err != nil:
+			return nil, err
+		}
+		return s.transition(ctx, b, BatchPreprocessed, BatchTransition{ItemCount: &n})
+	case BatchPreprocessed:
+		if err := s.submit(ctx, b); err != nil {
+			var bad *BatchInputError
+			if errors.As(err, &bad) { // the file changed under us: cannot happen with frozen keys
+				return s.transition(ctx, b, BatchError, BatchTransition{ErrorCode: BatchErrInvalidInput, ErrorMessage: bad.Error()})
+			}
+			return nil, err
+		}
+		return s.transition(ctx, b, BatchSubmitted, BatchTransition{})
+	case BatchSubmitted:
+		return s.transition(ctx, b, BatchEvaluating, BatchTransition{})
+	case BatchEvaluating:
+		if err := s.awaitItems(ctx, b); err != nil {
+			return nil, err
+		}
+		return s.transition(ctx, b, BatchPostprocessing, BatchTransition{})
+	case BatchPostprocessing:
+		key, err := s.writeOutput(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		return s.transition(ctx, b, BatchPostprocessed, BatchTransition{OutputKey: key})
+	case BatchPostprocessed:
+		return s.transition(ctx, b, BatchCompleted, BatchTransition{})
+	}
+	return nil, Errorf(FailedPrecondition, "batch job %q is %s: no worker step", b.ID, b.State)
+}
+
+func (s *BatchService) copyBlob(ctx context.Context, from, to string) error {
+	rc, err := s.d.Blobs.Open(ctx, from)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	_, err = s.d.Blobs.Put(ctx, to, rc)
+	return err
+}
+
+func (s *BatchService) limits() BatchInputLimits {
+	return BatchInputLimits{MaxItems: s.cfg.MaxItems, MaxTextBytes: s.cfg.MaxTextBytes, MaxLineBytes: s.cfg.MaxLineBytes}
+}
+
+// parse streams b's input file through the parser.
+func (s *BatchService) parse(ctx context.Context, b *BatchJob, emit func(*BatchInputItem) error) (int, error) {
+	if b.InputKey == "" {
+		return 0, Errorf(NotFound, "no input file")
+	}
+	rc, err := s.d.Blobs.Open(ctx, b.InputKey)
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	return ParseBatchInput(ctxReader{ctx, rc}, s.limits(), emit)
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// submit records the items and enqueues one job per item, chunk by chunk in
+// input order. Resumable: a chunk already recorded keeps its job ids, and
+// job creation tolerates jobs that already exist.
+func (s *BatchService) submit(ctx context.Context, b *BatchJob) error {
+	chunk := make([]*BatchInputItem, 0, submitChunk)
+	seq := 0
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		err := s.submitChunk(ctx, b, seq, chunk)
+		seq += len(chunk)
+		chunk = chunk[:0]
+		return err
+	}
+	n, err := s.parse(ctx, b, func(it *BatchInputItem) error {
+		chunk = append(chunk, it)
+		if len(chunk) == submitChunk {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if n != b.ItemCount {
+		return fmt.Errorf("batch %s: the input file has %d items, %d when validated", b.ID, n, b.ItemCount)
+	}
+	return nil
+}
+
+func (s *BatchService) submitChunk(ctx context.Context, b *BatchJob, from int, chunk []*BatchInputItem) error {
+	existing, err := s.d.Store.ListBatchItems(ctx, b.ID, from, len(chunk))
+	if err != nil {
+		return err
+	}
+	items := existing
+	if len(existing) == 0 {
+		items = make([]*BatchItem, len(chunk))
+		for i, it := range chunk {
+			items[i] = &BatchItem{BatchID: b.ID, Seq: from + i, RefID: it.RefID, JobID: NewID(),
+				ContentHash: it.Summary.ContentHash, Status: BatchItemPending}
+		}
+		if err := s.d.Store.InsertBatchItems(ctx, b.ID, s.owner, items); err != nil {
+			return err
+		}
+	} else if len(existing) != len(chunk) {
+		return fmt.Errorf("batch %s: %d items recorded at %d, want %d", b.ID, len(existing), from, len(chunk))
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, s.cfg.SubmitWorkers)
+	var mu sync.Mutex
+	var firstErr error
+	now := s.d.Clock.Now()
+	for i, item := range items {
+		if item.Status == BatchItemSubmitted {
+			continue
+		}
+		it := chunk[i]
+		if item.RefID != it.RefID {
+			return fmt.Errorf("batch %s: item %d is %q, recorded as %q", b.ID, item.Seq, it.RefID, item.RefID)
+		}
+		j := &Job{
+			ID: item.JobID, AccountID: b.AccountID, Type: JobTypeBatch, Status: JobPending,
+			PolicyID: b.PolicyID, PolicyKey: b.PolicyKey, PolicyVersionID: b.PolicyVersionID,
+			Threshold: rules.DefaultThreshold, Input: []ContentItem{it.Content},
+			Contents: []ContentSummary{it.Summary}, Created: now, Updated: now,
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := s.d.Jobs.CreateJob(ctx, j); err != nil && ErrorCode(err) != AlreadyExists {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return firstErr
+	}
+	if s.d.JobQueue != nil {
+		s.d.JobQueue.notify()
+	}
+	return s.d.Store.MarkBatchItemsSubmitted(ctx, b.ID, s.owner, from, from+len(items), s.d.Clock.Now())
+}
+
+// awaitItems refreshes the progress counts until every item's job is
+// terminal.
+func (s *BatchService) awaitItems(ctx context.Context, b *BatchJob) error {
+	lastP, lastF := b.ProcessedCount, b.FailedCount
+	for {
+		processed, failed, err := s.d.Store.BatchProgress(ctx, b.ID)
+		if err != nil {
+			return err
+		}
+		if processed != lastP || failed != lastF {
+			if err := s.d.Store.SetBatchProgress(ctx, b.ID, s.owner, b.State, processed, failed, s.d.Clock.Now()); err != nil {
+				return err
+			}
+			lastP, lastF = processed, failed
+		}
+		if processed >= b.ItemCount {
+			return nil
+		}
+		t := time.NewTimer(s.cfg.PollInterval)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// outputPage is how many items are read per query while writing output.
+const outputPage = 1000
+
+// writeOutput writes the output file in one pass over the items in input
+// order and stores it atomically under the batch's output key, replacing
+// any earlier attempt: the stored file holds each item exactly once.
+func (s *BatchService) writeOutput(ctx context.Context, b *BatchJob) (string, error) {
+	key := batchOutputKey(b.ID)
+	pr, pw := io.Pipe()
+	go func() {
+		w := bufio.NewWriterSize(pw, 256<<10)
+		n, err := s.encodeOutput(ctx, b, w)
+		if err == nil {
+			err = w.Flush()
+		}
+		if err == nil && n != b.ItemCount {
+			err = fmt.Errorf("batch %s: %d output lines for %d items", b.ID, n, b.ItemCount)
+		}
+		pw.CloseWithError(err)
+	}()
+	_, err := s.d.Blobs.Put(ctx, key, pr)
+	pr.CloseWithError(err) // unblock the writer when Put gave up early
+	if err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+func (s *BatchService) encodeOutput(ctx context.Context, b *BatchJob, w *bufio.Writer) (int, error) {
+	n := 0
+	for from := 0; ; {
+		page, err := s.d.Store.ListBatchOutcomes(ctx, b.ID, from, outputPage)
+		if err != nil {
+			return n, err
+		}
+		for _, o := range page {
+			if o.Seq != n {
+				return n, fmt.Errorf("batch %s: item %d missing from the output", b.ID, n)
+			}
+			line, err := s.d.Lines.EncodeBatchLine(b, o)
+			if err != nil {
+				return n, err
+			}
+			w.Write(line)
+			if err := w.WriteByte('\n'); err != nil {
+				return n, err
+			}
+			n++
+		}
+		if len(page) < outputPage {
+			return n, nil
+		}
+		from = page[len(page)-1].Seq + 1
+	}
+}
