@@ -16,9 +16,12 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/precheck"
 	"github.com/contenteval/contenteval/handlers"
+	"github.com/contenteval/contenteval/ocr"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/safehttp"
 )
@@ -47,6 +50,9 @@ type Main struct {
 	// the address rules of DESIGN §5.
 	URLs     *safehttp.Client
 	Webhooks *domain.WebhookDeliverer
+	// Precheck holds the hash lists every image is checked against.
+	Precheck *precheck.Service
+	OCR      *ocr.Tesseract
 
 	listener net.Listener
 	http     *http.Server
@@ -91,13 +97,26 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	m.Policies = domain.NewPolicyService(persistence.NewPolicies(db), m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/policies")),
 		domain.PolicyConfig{MaxTextBytes: m.Config.PolicyMaxTextBytes}, nil)
-	m.URLs = safehttp.New(safehttp.Config{AllowPrivate: m.Config.AllowPrivateURLs})
+	m.URLs = safehttp.New(safehttp.Config{AllowPrivate: m.Config.AllowPrivateURLs, MaxBytes: m.Config.ImageMaxBytes})
+	pc, err := newPrecheck(m)
+	if err != nil {
+		return err
+	}
+	m.Precheck, m.OCR = pc, &ocr.Tesseract{}
+	images := &precheck.Inspector{Service: pc, OCR: m.OCR, OCRByDefault: m.Config.OCRByDefault,
+		Fetch: func(ctx context.Context, url string) ([]byte, error) {
+			resp, err := m.URLs.Get(ctx, url)
+			if err != nil {
+				return nil, err
+			}
+			return resp.Body, nil
+		}}
 	m.Jobs = domain.NewJobService(persistence.NewJobs(db), m.Policies, m.Accounts, m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/jobs")), domain.JobConfig{
 			MaxItems: m.Config.JobMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes, WaitCap: m.Config.JobWaitCap,
 			ExecutionDeadline: m.Config.JobExecutionDeadline, AdmissionTimeout: m.Config.JobAdmissionTimeout,
 			Lease: m.Config.JobLease, PollInterval: m.Config.JobPollInterval, Concurrency: m.Config.JobWorkers,
-			WebhookPoster: m.URLs,
+			WebhookPoster: m.URLs, Images: images,
 		}, m.Log)
 	m.Webhooks = &domain.WebhookDeliverer{
 		Store: persistence.NewWebhooks(db), Payloads: &handlers.WebhookPayloads{Jobs: m.Jobs},
@@ -182,6 +201,12 @@ func (m *Main) startWorkers(ctx context.Context) {
 		sctx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 		defer cancel()
 		m.Jobs.Shutdown(sctx)
+	}()
+	m.workers.Add(1)
+	go func() {
+		defer m.workers.Done()
+		// Both roles check images (the API role runs synchronous jobs).
+		m.Precheck.Watch(ctx, 10*time.Second)
 	}()
 	if m.Config.Role == "api" {
 		return

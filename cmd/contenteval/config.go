@@ -29,6 +29,10 @@ type Config struct {
 	PDQHigh, PDQMedium, PDQLow int
 	// WebhookPoll is how often the webhook outbox is read when idle.
 	WebhookPoll time.Duration
+	// OCRByDefault runs OCR on images unless options.options.ocr is "false".
+	OCRByDefault bool
+	// ImageMaxBytes bounds an image (inline or fetched).
+	ImageMaxBytes int64
 
 	BodyLimit       int64
 	RateRPS         float64
@@ -87,6 +91,8 @@ var settings = []setting{
 	{"policy-max-text-bytes", "CONTENTEVAL_POLICY_MAX_TEXT_BYTES", "65536", "largest policy rule text, in bytes", func(c *Config, v string) error { return parseIntInt(&c.PolicyMaxTextBytes, v) }, true},
 	{"pdq-bands", "CONTENTEVAL_PDQ_BANDS", "10,20,31", "PDQ Hamming distances of the HIGH,MEDIUM,LOW precheck bands", parsePDQBands, false},
 	{"webhook-poll-interval", "CONTENTEVAL_WEBHOOK_POLL_INTERVAL", "1s", "how often an idle webhook deliverer reads the outbox", func(c *Config, v string) error { return parseDuration(&c.WebhookPoll, v) }, true},
+	{"ocr", "CONTENTEVAL_OCR", "false", "run OCR (tesseract) on images by default; options.options.ocr overrides per job", func(c *Config, v string) error { return parseBool(&c.OCRByDefault, v) }, true},
+	{"image-max-bytes", "CONTENTEVAL_IMAGE_MAX_BYTES", "20971520", "largest image, inline or fetched, in bytes", func(c *Config, v string) error { return parseInt(&c.ImageMaxBytes, v) }, true},
 }
 
 // bindConfig registers the settings on fs (only the common ones unless
