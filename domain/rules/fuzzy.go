@@ -150,7 +150,8 @@ func (e *editIndex) apply(toks []ftoken, ac *wordAutomaton) {
 }
 
 // withinOneEdit reports whether a and b differ by at most one insertion, deletion or
-// substitution of a rune.
+// substitution of a rune, or one swap of adjacent runes: the optimal-string-alignment
+// distance, because swapped letters ("idoit") are as common a typo as a wrong one.
 func withinOneEdit(a, b string) bool {
 	ra, rb := []rune(a), []rune(b)
 	if len(ra) > len(rb) {
@@ -164,6 +165,9 @@ func withinOneEdit(a, b string) bool {
 		i++
 	}
 	if len(ra) == len(rb) {
+		if i+1 < len(ra) && ra[i] == rb[i+1] && ra[i+1] == rb[i] && string(ra[i+2:]) == string(rb[i+2:]) {
+			return true // adjacent swap
+		}
 		i++ // substitution at i
 		return string(ra[min(i, len(ra)):]) == string(rb[min(i, len(rb)):])
 	}

@@ -1,0 +1,29 @@
+package rules
+
+import "testing"
+
+func TestWithinOneEdit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		a, b string
+		want bool
+	}{
+		{"loser", "loser", true},
+		{"loser", "lozer", true},  // substitution
+		{"loser", "losr", true},   // deletion
+		{"loser", "loserx", true}, // insertion
+		{"idiot", "idoit", true},  // adjacent swap
+		{"idiot", "oidit", false},
+		{"loser", "lzsr", false},
+		{"abc", "abcde", false},
+		{"kíll", "kill", true}, // runes, not bytes
+	}
+	for _, tc := range tests {
+		if got := withinOneEdit(tc.a, tc.b); got != tc.want {
+			t.Errorf("withinOneEdit(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+		if got := withinOneEdit(tc.b, tc.a); got != tc.want {
+			t.Errorf("withinOneEdit(%q, %q) = %v, want %v", tc.b, tc.a, got, tc.want)
+		}
+	}
+}
