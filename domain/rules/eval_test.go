@@ -262,7 +262,7 @@ func TestScoringExactFuzzy(t *testing.T) {
 		// edit distance 1 on 5+ letters scores 0.8
 		{`~("loser")`, "lozer", 0.8},
 		{`~("loser")`, "losr", 0.8},
-		{`~("idiot")`, "idoit", 0.8}, // adjacent swap
+		{`~("idiot")`, "idoit", 0.8},  // adjacent swap
 		{`~("stupid")`, "stuupid", 1}, // repeated letter, not an edit
 		// false positives that must not happen
 		{`~("kill")`, "skill", 0},  // Scunthorpe
