@@ -14,8 +14,9 @@ import (
 // reviewed on its own; the worker needs four small hooks, which mirror what
 // it does for images:
 //
-//  1. JobConfig gets `Media MediaAnalyzer` and `MediaPrecheck FramePrecheck`
-//     (nil Media keeps failing media jobs with ErrJobNoMedia);
+//  1. JobConfig gets `Media MediaAnalyzer` and `MediaPrecheck
+//     FramePrecheckFor` (nil Media keeps failing media jobs with
+//     ErrJobNoMedia; nil MediaPrecheck skips the frame precheck);
 //  2. unavailableContent lets ContentVideo/VideoURL/Audio/AudioURL through
 //     when Media is set;
 //  3. evaluateItem starts with
@@ -23,6 +24,10 @@ import (
 //     s.cfg.MediaPrecheck, j, i, it, plan, s.clock.Now, seq) }`;
 //  4. where the worker maps imageJobError, it maps mediaJobError too, so a
 //     media failure fails the job with its own JobErrorReason.
+
+// FramePrecheckFor returns the frame precheck of one job: the precheck
+// audits every match with the account and job it came from.
+type FramePrecheckFor func(accountID, jobID string) FramePrecheck
 
 // isMediaKind reports whether a content item is timed media.
 func isMediaKind(k ContentKind) bool {
@@ -82,7 +87,7 @@ func timedLabelHits(jobID, resultID string, hits []TimedHit, seq *int) []*LabelH
 // what it fetched. Errors are the analyzer's: mediaJobError maps those that
 // fail the job with a specific reason; the rest (context, evaluation) are
 // the worker's to handle.
-func evaluateMediaItem(ctx context.Context, an MediaAnalyzer, pre FramePrecheck, j *Job, i int, it ContentItem, plan *rules.Plan, now func() time.Time, seq *int) (*JobResult, []*LabelHit, error) {
+func evaluateMediaItem(ctx context.Context, an MediaAnalyzer, preFor FramePrecheckFor, j *Job, i int, it ContentItem, plan *rules.Plan, now func() time.Time, seq *int) (*JobResult, []*LabelHit, error) {
 	in, ok := MediaInputOf(it)
 	if !ok {
 		return nil, nil, fmt.Errorf("evaluateMediaItem: %s is not timed media", it.Kind)
@@ -93,6 +98,10 @@ func evaluateMediaItem(ctx context.Context, an MediaAnalyzer, pre FramePrecheck,
 	}
 	eval := func(ctx context.Context, c rules.Content) (*rules.Report, error) {
 		return plan.Evaluate(ctx, c, rules.EvalOptions{Threshold: j.Threshold, Expedited: j.Expedited})
+	}
+	var pre FramePrecheck
+	if preFor != nil {
+		pre = preFor(j.AccountID, j.ID)
 	}
 	res, err := an.AnalyzeMedia(ctx, in, pre, eval)
 	if err != nil {

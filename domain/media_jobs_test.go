@@ -57,12 +57,13 @@ func TestTimedLabelHits(t *testing.T) {
 // the callback, so the test sees the job's plan and options reach it.
 type fakeAnalyzer struct {
 	got  MediaInput
+	pre  FramePrecheck
 	err  error
 	text string
 }
 
-func (f *fakeAnalyzer) AnalyzeMedia(ctx context.Context, in MediaInput, _ FramePrecheck, eval MediaEvalFunc) (*MediaAnalysis, error) {
-	f.got = in
+func (f *fakeAnalyzer) AnalyzeMedia(ctx context.Context, in MediaInput, pre FramePrecheck, eval MediaEvalFunc) (*MediaAnalysis, error) {
+	f.got, f.pre = in, pre
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -84,13 +85,15 @@ func TestEvaluateMediaItem(t *testing.T) {
 	require.NoError(t, err)
 	now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	j := &Job{ID: "job1", Threshold: 0.5, Contents: []ContentSummary{{ContentHash: ""}, {ContentHash: "sha256::submitted"}}}
+	j := &Job{ID: "job1", AccountID: "acct1", Threshold: 0.5, Contents: []ContentSummary{{ContentHash: ""}, {ContentHash: "sha256::submitted"}}}
 
 	an := &fakeAnalyzer{text: "I will kill you"}
 	seq := 0
 	it := ContentItem{Kind: ContentVideoURL, URL: "https://cdn/v.mp4", Metadata: map[string]string{"k": "v"}}
-	r, hits, err := evaluateMediaItem(context.Background(), an, nil, j, 0, it, plan, clock, &seq)
+	preFor := func(accountID, jobID string) FramePrecheck { return &jobPrecheck{accountID, jobID} }
+	r, hits, err := evaluateMediaItem(context.Background(), an, preFor, j, 0, it, plan, clock, &seq)
 	require.NoError(t, err)
+	require.Equal(t, &jobPrecheck{"acct1", "job1"}, an.pre, "the precheck is the job's own, for its audit records")
 	require.Equal(t, MediaInput{Kind: MediaVideo, URL: "https://cdn/v.mp4"}, an.got)
 	require.Equal(t, "sha256::fetched", r.ContentHash, "a URL's hash comes from what was fetched")
 	require.Equal(t, "job1", r.JobID)
@@ -113,6 +116,10 @@ func TestEvaluateMediaItem(t *testing.T) {
 	_, _, err = evaluateMediaItem(context.Background(), nil, nil, j, 0, it, plan, clock, &seq)
 	require.Equal(t, &ErrJobNoMedia, mediaJobError(err))
 }
+
+type jobPrecheck struct{ account, job string }
+
+func (*jobPrecheck) PrecheckFrame(context.Context, VideoFrame) error { return nil }
 
 type blockedErr struct{ reason string }
 
