@@ -129,7 +129,7 @@ const (
 	msgNoAudio       = "The submitted audio has no audio stream."
 	msgTooLarge      = "The submitted media is larger than the size limit."
 	msgTooLong       = "The submitted media is longer than the duration limit."
-	msgReferencing   = "Playlists and manifests are accepted by URL only, not as uploaded content."
+	msgReferencing   = "Playlists, manifests and concat scripts are not accepted as media (HLS playlists are, by URL)."
 	msgSceneCeiling  = "The video has more analysable scenes than the maximum."
 	msgRemuxTimeout  = "The video stream could not be retrieved before the remux timeout."
 	msgHLSInvalid    = "The video stream's playlist could not be processed."
@@ -324,6 +324,11 @@ func (a *Analyzer) stage(ctx context.Context, in domain.MediaInput, dir string) 
 	}
 	if err := writeHashed(path, resp.Body, h); err != nil {
 		return "", "", err
+	}
+	// A URL may serve a concat script or a DASH manifest as well as an
+	// upload can; only HLS (handled above) is followed, by us.
+	if ref, err := sniffReferencing(path); err != nil || ref {
+		return "", "", domain.NewMediaError(domain.ReasonVideoValidationFailure, msgReferencing, err)
 	}
 	return path, hashString(h), nil
 }

@@ -382,6 +382,9 @@ func TestAnalyzeURLs(t *testing.T) {
 		w.Header().Set("Content-Type", "video/mp4")
 		_, _ = w.Write(v.data)
 	})
+	mux.HandleFunc("/concat.mp4", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("ffconcat version 1.0\nfile /etc/passwd\n"))
+	})
 	mux.HandleFunc("/forbidden.mp4", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusForbidden) })
 	mux.HandleFunc("/stall.m3u8", func(w http.ResponseWriter, r *http.Request) {
 		select { // a source that accepts the connection and never answers
@@ -448,6 +451,14 @@ func TestAnalyzeURLs(t *testing.T) {
 			require.Equal(t, domain.ReasonVideoSourceUnreachable, reasonOf(t, err))
 		})
 	}
+	t.Run("a concat script by URL is refused", func(t *testing.T) {
+		t.Parallel()
+		_, err := newAnalyzer(t, tools, Config{}, privateFetcher()).AnalyzeMedia(ctx,
+			domain.MediaInput{Kind: domain.MediaVideo, URL: srv.URL + "/concat.mp4"}, nil, eval)
+		require.Equal(t, domain.ReasonVideoValidationFailure, reasonOf(t, err))
+		me, _ := domain.MediaErrorOf(err)
+		require.Equal(t, msgReferencing, me.Message)
+	})
 	for _, path := range []string{"/stall.m3u8", "/stall-segment.m3u8"} {
 		t.Run("HLS remux timeout "+path, func(t *testing.T) {
 			t.Parallel()
