@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -29,6 +30,17 @@ type KeyService struct {
 	// process (the CLI, another replica) can go unnoticed.
 	cacheTTL time.Duration
 	cache    sync.Map // key id -> cachedKey
+	// verified remembers tokens whose signature already checked out: the
+	// Ed25519 verification is most of the cost of a cheap request. Expiry,
+	// revocation and the account are still checked on every request.
+	verified  sync.Map // sha256(token) -> verifiedToken
+	verifiedN atomic.Int64
+	maxTokens int64
+}
+
+type verifiedToken struct {
+	subject, keyID string
+	expires        *time.Time
 }
 
 type cachedKey struct {
@@ -43,7 +55,7 @@ type cachedKey struct {
 func NewKeyService(keys KeyStore, accounts AccountStore, private ed25519.PrivateKey, clock Clock, cacheTTL time.Duration) *KeyService {
 	return &KeyService{
 		keys: keys, accounts: accounts, clock: clock, cacheTTL: cacheTTL,
-		private: private, public: private.Public().(ed25519.PublicKey),
+		private: private, public: private.Public().(ed25519.PublicKey), maxTokens: 10000,
 		parser: jwt.NewParser(
 			jwt.WithValidMethods([]string{jwt.SigningMethodEdDSA.Alg()}),
 			jwt.WithIssuer(TokenIssuer),
@@ -101,11 +113,14 @@ func (s *KeyService) Authenticate(ctx context.Context, token string) (*Account, 
 	if token == "" {
 		return nil, errUnauthenticated
 	}
-	var claims jwt.RegisteredClaims
-	if _, err := s.parser.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return s.public, nil }); err != nil {
+	vt, err := s.verify(token)
+	if err != nil {
+		return nil, err
+	}
+	if vt.expires != nil && !s.clock.Now().Before(*vt.expires) {
 		return nil, errUnauthenticated
 	}
-	key, account, err := s.lookup(ctx, claims.ID)
+	key, account, err := s.lookup(ctx, vt.keyID)
 	if err != nil {
 		if ErrorCode(err) == NotFound {
 			return nil, errUnauthenticated
@@ -113,10 +128,35 @@ func (s *KeyService) Authenticate(ctx context.Context, token string) (*Account, 
 		return nil, err
 	}
 	now := s.clock.Now()
-	if key.RevokedAt != nil || key.AccountID != claims.Subject || (key.ExpiresAt != nil && !now.Before(*key.ExpiresAt)) {
+	if key.RevokedAt != nil || key.AccountID != vt.subject || (key.ExpiresAt != nil && !now.Before(*key.ExpiresAt)) {
 		return nil, errUnauthenticated
 	}
 	return account, nil
+}
+
+// verify checks a token's signature and claims once and remembers the
+// result; the cache is bounded (cleared when full: tokens are few and long
+// lived, so it refills with the ones in use).
+func (s *KeyService) verify(token string) (verifiedToken, error) {
+	sum := sha256.Sum256([]byte(token))
+	if v, ok := s.verified.Load(sum); ok {
+		return v.(verifiedToken), nil
+	}
+	var claims jwt.RegisteredClaims
+	if _, err := s.parser.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return s.public, nil }); err != nil {
+		return verifiedToken{}, errUnauthenticated
+	}
+	vt := verifiedToken{subject: claims.Subject, keyID: claims.ID}
+	if claims.ExpiresAt != nil {
+		exp := claims.ExpiresAt.Time
+		vt.expires = &exp
+	}
+	if s.verifiedN.Add(1) > s.maxTokens {
+		s.verified.Clear()
+		s.verifiedN.Store(1)
+	}
+	s.verified.Store(sum, vt)
+	return vt, nil
 }
 
 func (s *KeyService) lookup(ctx context.Context, keyID string) (*APIKey, *Account, error) {
