@@ -77,7 +77,7 @@ func (s *Accounts) CreateAccount(ctx context.Context, a *domain.Account) error {
 // DEADLINE_EXCEEDED.
 func (s *Accounts) GetAccount(ctx context.Context, id string) (*domain.Account, error) {
 	var r accountRow
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+accountColumns+` FROM accounts WHERE id = ?`), id)
+	err := s.db.getPrepared(ctx, &r, `SELECT `+accountColumns+` FROM accounts WHERE id = ?`, id)
 	if err != nil {
 		return nil, describe(TranslateError(err), domain.NotFound, "account %q not found", id)
 	}

@@ -66,7 +66,7 @@ func (s *Keys) CreateKey(ctx context.Context, k *domain.APIKey) error {
 // DEADLINE_EXCEEDED.
 func (s *Keys) GetKey(ctx context.Context, id string) (*domain.APIKey, error) {
 	var r keyRow
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+keyColumns+` FROM api_keys WHERE id = ?`), id)
+	err := s.db.getPrepared(ctx, &r, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?`, id)
 	if err != nil {
 		return nil, describe(TranslateError(err), domain.NotFound, "API key %q not found", id)
 	}

@@ -70,8 +70,8 @@ func (s *LabelTags) CreateLabelTag(ctx context.Context, t *domain.LabelTag, max 
 // DEADLINE_EXCEEDED.
 func (s *LabelTags) ListLabelTags(ctx context.Context, accountID string) ([]*domain.LabelTag, error) {
 	var rows []labelTagRow
-	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT `+labelTagColumns+` FROM label_tags
-		WHERE account_id = ? ORDER BY name, id`), accountID)
+	err := s.db.selectPrepared(ctx, &rows, `SELECT `+labelTagColumns+` FROM label_tags
+		WHERE account_id = ? ORDER BY name, id`, accountID)
 	if err != nil {
 		return nil, TranslateError(err)
 	}
