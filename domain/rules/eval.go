@@ -454,7 +454,7 @@ func round6(v float64) float64 {
 	return math.Round(v*1e6) / 1e6
 }
 
-func (st *evalState) assertions(rules []*rulePlan) ([]AssertionReport, []float64) {
+func (st *evalState) assertions(rules []*rulePlan, tmpl *[2][]AssertionReport) ([]AssertionReport, []float64) {
 	// One backing array serves every section's assertions and scores: a policy with
 	// a thousand rules would otherwise allocate per section.
 	if cap(st.asBuf)-len(st.asBuf) < len(rules) {
@@ -469,20 +469,24 @@ func (st *evalState) assertions(rules []*rulePlan) ([]AssertionReport, []float64
 	st.asBuf = st.asBuf[:len(st.asBuf)+len(rules)]
 	scores := st.scoreBuf[len(st.scoreBuf) : len(st.scoreBuf)+len(rules) : len(st.scoreBuf)+len(rules)]
 	st.scoreBuf = st.scoreBuf[:len(st.scoreBuf)+len(rules)]
+	lex := 0
+	if st.lexical {
+		lex = 1
+	}
+	copy(out, tmpl[lex])
 	for i, r := range rules {
 		s := round6(st.eval(r.root))
 		scores[i] = s
-		msg := r.src
-		if r.lexical && st.lexical {
-			msg += " (lexical match)"
+		out[i].Score = s
+		if o := st.outcome(s); o != OutcomeFalse {
+			out[i].Result = o
 		}
-		out[i] = AssertionReport{Result: st.outcome(s), Message: msg, Score: s}
 	}
 	return out, scores
 }
 
-func (st *evalState) exception(rules []*rulePlan) (*ExceptionReport, bool) {
-	as, scores := st.assertions(rules)
+func (st *evalState) exception(rules []*rulePlan, tmpl *[2][]AssertionReport) (*ExceptionReport, bool) {
+	as, scores := st.assertions(rules, tmpl)
 	s := orScore(scores, st.t)
 	o := st.outcome(s)
 	return &ExceptionReport{Result: o, Assertions: as, Review: ReviewResult{Outcome: o, Score: s}}, o == OutcomeTrue
@@ -493,18 +497,18 @@ func (st *evalState) report() *Report {
 	rep := &Report{Threshold: st.t, LabelMatches: map[string]float64{}}
 	docFired := false
 	if len(p.docExcept) > 0 {
-		rep.Exception, docFired = st.exception(p.docExcept)
+		rep.Exception, docFired = st.exception(p.docExcept, &p.docTmpl)
 	}
 	rep.Sections = make([]SectionReport, len(p.labels))
 	for i, l := range p.labels {
 		sec := &rep.Sections[i]
 		sec.Name, sec.Message = l.name, l.message
 		var scores []float64
-		sec.Assertions, scores = st.assertions(l.rules)
+		sec.Assertions, scores = st.assertions(l.rules, &l.rulesTmpl)
 		sec.Score = round6(orScore(scores, st.t))
 		fired := false
 		if len(l.except) > 0 {
-			sec.Exception, fired = st.exception(l.except)
+			sec.Exception, fired = st.exception(l.except, &l.exceptTmpl)
 		}
 		if !fired && docFired && sec.Exception == nil {
 			sec.Exception = rep.Exception
