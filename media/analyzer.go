@@ -31,8 +31,9 @@ type Config struct {
 	// RemuxTimeout bounds fetching and remuxing an HLS stream as a whole.
 	RemuxTimeout time.Duration
 	ProbeTimeout time.Duration // one ffprobe run
-	SceneTimeout time.Duration // scene detection over the whole video
-	FrameTimeout time.Duration // extracting one frame
+	// SceneTimeout bounds the scene pass over the whole video (the one
+	// decode, which also yields the frames).
+	SceneTimeout time.Duration
 	ASRTimeout   time.Duration // speech recognition over the whole audio
 	// Frames bounds the decoding of extracted frames.
 	Frames imaging.Limits
@@ -52,7 +53,6 @@ func DefaultConfig() Config {
 		RemuxTimeout:   5 * time.Minute,
 		ProbeTimeout:   30 * time.Second,
 		SceneTimeout:   30 * time.Minute,
-		FrameTimeout:   30 * time.Second,
 		ASRTimeout:     2 * time.Hour,
 		Frames:         imaging.Limits{MaxBytes: maxFrameBytes, MaxPixels: imaging.DefaultMaxPixels},
 		Process: ProcessLimits{
@@ -84,7 +84,6 @@ func (c Config) withDefaults() Config {
 	set(&c.RemuxTimeout, d.RemuxTimeout)
 	set(&c.ProbeTimeout, d.ProbeTimeout)
 	set(&c.SceneTimeout, d.SceneTimeout)
-	set(&c.FrameTimeout, d.FrameTimeout)
 	set(&c.ASRTimeout, d.ASRTimeout)
 	if c.Frames.MaxBytes <= 0 {
 		c.Frames.MaxBytes = d.Frames.MaxBytes
@@ -163,7 +162,7 @@ func (a *Analyzer) AnalyzeMedia(ctx context.Context, in domain.MediaInput, pre d
 		return nil, domain.NewMediaError(domain.ReasonJobFailed, msgNoTranscriber, nil)
 	}
 
-	dir, err := os.MkdirTemp(a.cfg.TempDir, "contenteval-media-")
+	dir, err := os.MkdirTemp(a.cfg.TempDir, stagingPrefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("media: staging directory: %w", err)
 	}

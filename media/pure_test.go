@@ -2,8 +2,11 @@ package media
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -213,4 +216,29 @@ func TestPNGSplitter(t *testing.T) {
 	boom := errors.New("stop")
 	_, err = (&pngSplitter{max: 1 << 20, onPNG: func([]byte) error { return boom }}).Write([]byte(png2))
 	require.ErrorIs(t, err, boom)
+}
+
+func TestRemoveStaleStaging(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	now := time.Now()
+	mk := func(name string, age time.Duration) {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Join(p, "sub"), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(p, "sub", "input"), []byte("x"), 0o600))
+		require.NoError(t, os.Chtimes(p, now.Add(-age), now.Add(-age)))
+	}
+	mk(stagingPrefix+"old", 48*time.Hour)
+	mk(stagingPrefix+"fresh", time.Minute)
+	mk("someone-else", 48*time.Hour)
+	n, err := RemoveStaleStaging(dir, 24*time.Hour, now)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	require.ElementsMatch(t, []string{stagingPrefix + "fresh", "someone-else"}, names)
 }

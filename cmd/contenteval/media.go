@@ -62,13 +62,18 @@ func mediaConfig(getenv func(string) string) (media.Config, error) {
 // newMediaAnalyzer returns the analyzer and says at start what the server
 // can do with timed media: an operator without ffmpeg sees a warning naming
 // what to install before any job fails for it.
-func newMediaAnalyzer(cfg media.Config, allowPrivate bool, log *slog.Logger) *media.Analyzer {
+func newMediaAnalyzer(cfg media.Config, allowPrivate bool, now time.Time, log *slog.Logger) *media.Analyzer {
 	tools := media.FindTools()
 	level := slog.LevelInfo
 	if !tools.ASRReady() {
 		level = slog.LevelWarn
 	}
 	log.Log(context.Background(), level, "timed media: "+tools.Status())
+	// Staging left by a process killed mid-analysis; a day is far past the
+	// job execution deadline, so no live analysis of another process is hit.
+	if n, err := media.RemoveStaleStaging(cfg.TempDir, 24*time.Hour, now); err == nil && n > 0 {
+		log.Info("timed media: removed stale staging directories", "count", n)
+	}
 	// Media URLs get their own client: the image client's 20 MiB and 30 s
 	// would refuse most videos.
 	fetch := safehttp.New(safehttp.Config{AllowPrivate: allowPrivate, MaxBytes: cfg.MaxBytes, Timeout: 10 * time.Minute})

@@ -49,7 +49,7 @@ func TestNewMediaAnalyzerStatesTools(t *testing.T) {
 	c, err := mediaConfig(func(string) string { return "" })
 	require.NoError(t, err)
 	var logs bytes.Buffer
-	a := newMediaAnalyzer(c, false, slog.New(slog.NewTextHandler(&logs, nil)))
+	a := newMediaAnalyzer(c, false, time.Now(), slog.New(slog.NewTextHandler(&logs, nil)))
 	require.Contains(t, logs.String(), "timed media: "+a.Tools().Status())
 	require.Nil(t, framePrecheckFor(nil))
 }
