@@ -572,3 +572,12 @@ func TestConcurrentEvaluate(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestWarm(t *testing.T) {
+	t.Parallel()
+	Warm()
+	Warm() // idempotent
+	if !isDictWord("hello") || len(lexGroups) == 0 || vader == nil || CountTokens("hi") != 1 {
+		t.Error("Warm left data unloaded")
+	}
+}
