@@ -58,9 +58,9 @@ func MediaInputOf(it ContentItem) (MediaInput, bool) {
 	return in, true
 }
 
-// timedLabelHits numbers the timed hits of one result for storage, in the
+// TimedLabelHits numbers the timed hits of one result for storage, in the
 // order the analysis produced them (ascending start), continuing *seq.
-func timedLabelHits(jobID, resultID string, hits []TimedHit, seq *int) []*LabelHit {
+func TimedLabelHits(jobID, resultID string, hits []TimedHit, seq *int) []*LabelHit {
 	out := make([]*LabelHit, 0, len(hits))
 	for _, h := range hits {
 		m := ModalityVideo
@@ -115,7 +115,7 @@ func evaluateMediaItem(ctx context.Context, an MediaAnalyzer, preFor FramePreche
 		ID: NewID(), JobID: j.ID, Index: i, ContentHash: hash,
 		Metadata: it.Metadata, Report: res.Report, Created: now(),
 	}
-	return r, timedLabelHits(j.ID, r.ID, res.Hits, seq), nil
+	return r, TimedLabelHits(j.ID, r.ID, res.Hits, seq), nil
 }
 
 // reasoner is a precheck rejection that names its job error reason (the

@@ -34,10 +34,10 @@ func TestMediaInputOf(t *testing.T) {
 	}
 }
 
-func TestTimedLabelHits(t *testing.T) {
+func TestMediaTimedLabelHits(t *testing.T) {
 	t.Parallel()
 	seq := 7
-	got := timedLabelHits("job", "res", []TimedHit{
+	got := TimedLabelHits("job", "res", []TimedHit{
 		{Label: "A", Kind: MediaVideo, Score: 0.9, StartMs: 1500, EndMs: mediaMs(2000),
 			FrameStartMs: mediaMs(0), FrameEndMs: mediaMs(2000), TranscriptStartMs: mediaMs(1500), TranscriptEndMs: mediaMs(3000)},
 		{Label: "B", Kind: MediaVideo, Score: 1, StartMs: 2000, FrameStartMs: mediaMs(2000), FrameEndMs: mediaMs(4000)},
