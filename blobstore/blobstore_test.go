@@ -6,17 +6,15 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/contenteval/contenteval/blobstore"
+	"github.com/contenteval/contenteval/blobstore/blobstoretest"
 	"github.com/contenteval/contenteval/domain"
 	"github.com/stretchr/testify/require"
 )
@@ -91,9 +89,9 @@ func TestLocal(t *testing.T) {
 
 func TestS3AgainstVersityGW(t *testing.T) {
 	t.Parallel()
-	endpoint := startVersityGW(t)
+	endpoint := blobstoretest.StartVersityGW(t)
 	s, err := blobstore.NewS3(blobstore.S3Config{
-		Endpoint: endpoint, Region: "us-east-1", Bucket: "contenteval-test", AccessKey: vgwAccess, SecretKey: vgwSecret,
+		Endpoint: endpoint, Region: "us-east-1", Bucket: "contenteval-test", AccessKey: blobstoretest.AccessKey, SecretKey: blobstoretest.SecretKey,
 		Prefix: "p1/", PathStyle: true, TempDir: t.TempDir(),
 	})
 	require.NoError(t, err)
@@ -135,108 +133,4 @@ func TestS3AgainstVersityGW(t *testing.T) {
 
 	_, _, err = s.PresignURL(ctx, http.MethodGet, "batches/b/input", time.Now().Add(-time.Minute))
 	require.Equal(t, domain.InvalidArgument, domain.ErrorCode(err))
-}
-
-const (
-	vgwAccess  = "contenteval-test"
-	vgwSecret  = "contenteval-test-secret"
-	vgwVersion = "v1.8.0"
-)
-
-var (
-	vgwOnce sync.Once
-	vgwBin  string
-	vgwErr  error
-)
-
-// versityGWBinary builds github.com/versity/versitygw (a real S3 gateway)
-// with the Go toolchain into the user cache, once per machine and version.
-func versityGWBinary(t *testing.T) string {
-	t.Helper()
-	vgwOnce.Do(func() {
-		cache, err := os.UserCacheDir()
-		if err != nil {
-			cache = os.TempDir()
-		}
-		dir := filepath.Join(cache, "contenteval-test", "versitygw-"+vgwVersion)
-		bin := filepath.Join(dir, "versitygw")
-		if _, err := os.Stat(bin); err == nil {
-			vgwBin = bin
-			return
-		}
-		tmp, err := os.MkdirTemp(filepath.Dir(dir), "build-")
-		if err != nil && os.MkdirAll(filepath.Dir(dir), 0o755) == nil {
-			tmp, err = os.MkdirTemp(filepath.Dir(dir), "build-")
-		}
-		if err != nil {
-			vgwErr = err
-			return
-		}
-		defer os.RemoveAll(tmp)
-		cmd := exec.Command("go", "install", "github.com/versity/versitygw/cmd/versitygw@"+vgwVersion)
-		cmd.Env = append(os.Environ(), "GOBIN="+tmp, "GOFLAGS=-buildvcs=false")
-		cmd.Dir = tmp // outside this module: the gateway builds with its own go.mod
-		if out, err := cmd.CombinedOutput(); err != nil {
-			vgwErr = fmt.Errorf("go install versitygw@%s: %v\n%s", vgwVersion, err, out)
-			return
-		}
-		if err := os.Rename(tmp, dir); err != nil && !os.IsExist(err) {
-			if _, statErr := os.Stat(bin); statErr != nil { // another process won the race otherwise
-				vgwErr = err
-				return
-			}
-		}
-		vgwBin = bin
-	})
-	require.NoError(t, vgwErr, "building the S3 gateway the test runs against")
-	return vgwBin
-}
-
-// startVersityGW runs the gateway on a random loopback port with a posix
-// backend in a temporary directory, and returns its endpoint.
-func startVersityGW(t *testing.T) string {
-	t.Helper()
-	bin := versityGWBinary(t)
-	root := t.TempDir()
-	for attempt := 0; ; attempt++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addr := ln.Addr().String()
-		ln.Close()
-		cmd := exec.Command(bin, "--access", vgwAccess, "--secret", vgwSecret, "--port", addr, "posix", root)
-		var logs bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &logs, &logs
-		require.NoError(t, cmd.Start())
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(exited) }()
-		if waitListening(addr, exited, 30*time.Second) {
-			t.Cleanup(func() {
-				_ = cmd.Process.Kill()
-				<-exited
-			})
-			return "http://" + addr
-		}
-		_ = cmd.Process.Kill()
-		<-exited
-		if attempt == 2 {
-			t.Fatalf("versitygw did not start: %s", logs.String())
-		}
-	}
-}
-
-func waitListening(addr string, exited <-chan struct{}, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return false
-		default:
-		}
-		if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-			c.Close()
-			return true
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return false
 }

@@ -369,7 +369,9 @@ func (s *BatchService) awaitItems(ctx context.Context, b *BatchJob) error {
 		if processed >= b.ItemCount {
 			return nil
 		}
-		t := time.NewTimer(s.cfg.PollInterval)
+		// The count is a join over the batch's items: refresh it often
+		// enough for progress reports, not as often as the job queue polls.
+		t := time.NewTimer(max(s.cfg.PollInterval, progressInterval))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -378,6 +380,9 @@ func (s *BatchService) awaitItems(ctx context.Context, b *BatchJob) error {
 		}
 	}
 }
+
+// progressInterval is the least time between two progress counts.
+const progressInterval = 500 * time.Millisecond
 
 // outputPage is how many items are read per query while writing output.
 const outputPage = 1000

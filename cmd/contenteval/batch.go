@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/contenteval/contenteval/blobstore"
 	"github.com/contenteval/contenteval/domain"
@@ -63,6 +64,11 @@ func (m *Main) openBatches(ctx context.Context) error {
 			s, err := blobstore.NewS3(cfg)
 			if err != nil {
 				return err
+			}
+			bctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			if err := s.EnsureBucket(bctx); err != nil {
+				return fmt.Errorf("blob store: %w", err)
 			}
 			m.Blobs = s
 		default:

@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/contenteval/contenteval/blobstore"
+	"github.com/contenteval/contenteval/blobstore/blobstoretest"
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/gen/client"
 	"github.com/contenteval/contenteval/persistence"
@@ -428,5 +431,45 @@ func TestBatchReupload(t *testing.T) {
 		got, _ := io.ReadAll(rc)
 		rc.Close()
 		require.Equal(t, "ref_id,type,content\nsecond,text,y\n", string(got))
+	})
+}
+
+// With the S3 store the upload and download URLs are the store's own
+// presigned URLs: the client moves files to and from a real S3 server
+// (versitygw on loopback) and the worker notices the upload by itself.
+func TestBatchWithS3Store(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs an S3 gateway")
+	}
+	endpoint := blobstoretest.StartVersityGW(t)
+	forEachBackend(t, func(c *Config) {
+		batchConfig(c)
+		c.BlobStore = "s3"
+		c.S3 = blobstore.S3Config{Endpoint: endpoint, Region: "us-east-1", Bucket: "batches", AccessKey: blobstoretest.AccessKey,
+			SecretKey: blobstoretest.SecretKey, Prefix: "t-" + filepath.Base(c.DataDir) + "/", PathStyle: true, TempDir: c.DataDir}
+	}, func(t *testing.T, env *testEnv) {
+		tok := env.PolicyFirst.Token
+		policyID := env.createPolicy(tok, "s3")
+		created := env.createBatch(t, tok, client.CreateBatchJobRequest{PolicyId: policyID})
+		require.True(t, strings.HasPrefix(*created.InputFileUploadUrl, endpoint+"/batches/"), *created.InputFileUploadUrl)
+		require.Contains(t, *created.InputFileUploadUrl, "X-Amz-Signature=")
+		r := putFile(t, *created.InputFileUploadUrl, "ref_id,type,content\na,text,buy now\nb,text,hello\n")
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+
+		b := env.waitForBatch(t, tok, *created.BatchJobId)
+		require.Equal(t, client.BATCHJOBSTATECOMPLETED, *b.State, "%+v", b.Error)
+		require.True(t, strings.HasPrefix(*b.OutputFileUrl, endpoint+"/batches/"), *b.OutputFileUrl)
+		out := getFile(t, *b.OutputFileUrl)
+		require.Equal(t, http.StatusOK, out.Status, "%s", out.Body)
+		lines := readOutput(t, out.Body)
+		require.Len(t, lines, 2)
+		require.Equal(t, "a", lines[0].RefID)
+		require.Equal(t, "OUTCOME_TRUE", lines[0].Result)
+		require.Equal(t, "OUTCOME_FALSE", lines[1].Result)
+
+		// An upload after processing started does not change the batch.
+		r = putFile(t, *created.InputFileUploadUrl, "ref_id,type,content\nz,text,other\n")
+		require.Equal(t, http.StatusOK, r.Status)
+		require.Equal(t, client.BATCHJOBSTATECOMPLETED, *env.getBatch(t, tok, *created.BatchJobId).State)
 	})
 }
