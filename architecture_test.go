@@ -61,6 +61,16 @@ func TestDependenciesPointInward(t *testing.T) {
 			if p == module+"/persistence" || strings.HasPrefix(p, module+"/persistence/") {
 				t.Errorf("%s imports %s: handlers must not import persistence", file, p)
 			}
+			if p == module+"/blobstore" || strings.HasPrefix(p, module+"/blobstore/") {
+				t.Errorf("%s imports %s: handlers see blobs through domain.BlobStore", file, p)
+			}
+		}
+	}
+	for file, imps := range projectImports(t, "blobstore") {
+		for _, p := range imps {
+			if p != module+"/domain" && !strings.HasPrefix(p, module+"/blobstore") {
+				t.Errorf("%s imports %s: blobstore is an adapter of domain.BlobStore only", file, p)
+			}
 		}
 	}
 	for file, imps := range projectImports(t, "persistence") {
