@@ -68,7 +68,14 @@ func (s *LabelEvaluationService) ListJobLabelHits(ctx context.Context, accountID
 	if j.Status != JobCompleted {
 		return page, nil
 	}
-	if req.JobResultID != "" {
+	hits, err := s.jobs.ListLabelHits(ctx, j.ID, req.JobResultID, after.Seq, size+1)
+	if err != nil {
+		return nil, err
+	}
+	// Hits of the job under jobResultId prove it is one of the job's results;
+	// only an empty page needs the (costlier) list of results to tell an
+	// unknown result from one without hits.
+	if req.JobResultID != "" && len(hits) == 0 {
 		results, err := s.jobs.ListJobResults(ctx, j.ID)
 		if err != nil {
 			return nil, err
@@ -76,10 +83,6 @@ func (s *LabelEvaluationService) ListJobLabelHits(ctx context.Context, accountID
 		if !slices.ContainsFunc(results, func(r *JobResult) bool { return r.ID == req.JobResultID }) {
 			return nil, Errorf(NotFound, "job result %q not found in job %q", req.JobResultID, req.JobID)
 		}
-	}
-	hits, err := s.jobs.ListLabelHits(ctx, j.ID, req.JobResultID, after.Seq, size+1)
-	if err != nil {
-		return nil, err
 	}
 	if hits == nil {
 		hits = []*LabelHit{}

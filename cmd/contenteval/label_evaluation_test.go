@@ -324,6 +324,14 @@ func TestJobLabelHits(t *testing.T) {
 		}
 		requireStatus(t, env.call(http.MethodGet, "/v1/jobs/"+big+"/labels?pageSize=-1", tok, ""), http.StatusBadRequest, domain.InvalidArgument)
 		requireStatus(t, env.call(http.MethodGet, "/v1/jobs/"+big+"/labels?jobResultId=nope", tok, ""), http.StatusNotFound, domain.NotFound)
+		// A result of another job is NOT_FOUND too; a result without hits
+		// gives an empty list.
+		requireStatus(t, env.call(http.MethodGet, "/v1/jobs/"+exact+"/labels?jobResultId="+results[0], tok, ""), http.StatusNotFound, domain.NotFound)
+		sparse, sparseResults := h.recordJob(t, env.LabelFirst.ID, domain.JobCompleted, 0, 2)
+		p = env.hits(tok, sparse, "jobResultId="+sparseResults[0])
+		require.NotNil(t, p.Labels)
+		require.Empty(t, *p.Labels)
+		require.Len(t, *env.hits(tok, sparse, "jobResultId="+sparseResults[1]).Labels, 2)
 
 		// Incomplete jobs: status only. Failed jobs: status and error.
 		running, _ := h.recordJob(t, env.LabelFirst.ID, domain.JobRunning, 1)
