@@ -40,7 +40,10 @@ type LabelEvaluationService struct {
 
 // LabelEvaluationConfig are the limits of label evaluation.
 type LabelEvaluationConfig struct {
-	MaxTextBytes int           // bytes of the text content (256 KiB)
+	MaxTextBytes int // bytes of the text content (256 KiB)
+	// Images prechecks and analyses image content (image, imageUrl); nil
+	// makes image content a per-result error.
+	Images       ImageInspector
 	CacheEntries int           // evaluation reports kept (10,000)
 	Lease        time.Duration // lease on a job while the request evaluates it (5 min)
 }
@@ -132,9 +135,23 @@ func (s *LabelEvaluationService) Evaluate(ctx context.Context, account *Account,
 	if err != nil {
 		return nil, err
 	}
+	// An image is fetched, prechecked and analysed once for all versions. A
+	// precheck rejection is CANCELED with a PrecheckFailure detail (the 499
+	// body) and no job is recorded for content that must not be evaluated.
+	content := rules.Content{Text: items[0].Text, Modality: "text"}
+	modality := ModalityText
+	if k := items[0].Kind; (k == ContentImage || k == ContentImageURL) && s.cfg.Images != nil {
+		img, err := s.cfg.Images.InspectImage(ctx, account.ID, "", items[0], nil)
+		if err != nil {
+			return nil, withFieldPrefix(err, "contentData.")
+		}
+		content = rules.Content{Text: img.Text, Image: &img.Features, Modality: "image"}
+		modality = ModalityImage
+		sums[0].ContentHash = img.ContentHash
+	}
 	resp := &LabelEvaluationResponse{ContentHash: sums[0].ContentHash}
 	for _, id := range req.LabelVersionIDs {
-		r, err := s.evaluateOne(ctx, account, req, id, items, sums)
+		r, err := s.evaluateOne(ctx, account, req, id, items, sums, content, modality)
 		if err != nil {
 			return nil, err
 		}
@@ -192,7 +209,8 @@ func lderefOr[T any](first, second *T, def T) T {
 	return def
 }
 
-func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Account, req EvaluateLabelsRequest, id string, items []ContentItem, sums []ContentSummary) (*LabelEvaluationResult, error) {
+func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Account, req EvaluateLabelsRequest, id string,
+	items []ContentItem, sums []ContentSummary, content rules.Content, modality Modality) (*LabelEvaluationResult, error) {
 	res := &LabelEvaluationResult{LabelVersionID: id}
 	v, err := s.versions.FindLabelVersion(ctx, account.ID, id)
 	if ErrorCode(err) == NotFound {
@@ -261,10 +279,10 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 			return fail(ErrJobQuota)
 		}
 	}
-	if e := labelContentError(items[0]); e != nil {
+	if e := labelContentError(items[0], content); e != nil {
 		return fail(*e)
 	}
-	rep, err := s.report(ctx, v, st, bypass, items[0], sums[0].ContentHash)
+	rep, err := s.report(ctx, v, st, bypass, content, sums[0].ContentHash)
 	if err != nil {
 		if ctx.Err() != nil {
 			// The client went away: the job is canceled, not failed.
@@ -278,7 +296,7 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 		Metadata: items[0].Metadata, Report: rep, Created: s.clock.Now(),
 	}
 	seq := 0
-	hits := labelTextHits(j.ID, r.ID, rep, &seq)
+	hits := labelHits(j.ID, r.ID, modality, rep, &seq)
 	if err := end(JobCompleted, nil, []*JobResult{r}, hits); err != nil {
 		return nil, err
 	}
@@ -294,18 +312,23 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 }
 
 // labelContentError returns the job error for content that label
-// evaluation cannot evaluate yet (anything but text), or nil.
-func labelContentError(it ContentItem) *JobError {
-	if it.Kind == ContentText {
+// evaluation cannot evaluate (video and audio; images without an image
+// inspector), or nil.
+func labelContentError(it ContentItem, c rules.Content) *JobError {
+	switch {
+	case it.Kind == ContentText, c.Image != nil:
 		return nil
+	case it.Kind == ContentImage || it.Kind == ContentImageURL:
+		e := ErrJobNoImage
+		return &e
 	}
-	e := JobError{ReasonJobFailed, "Label evaluation supports text content only in this build; the content is " + string(it.Kind) + "."}
+	e := JobError{ReasonJobFailed, "Label evaluation supports text and image content; the content is " + string(it.Kind) + "."}
 	return &e
 }
 
-// labelTextHits returns the label hits of a text result: one per TRUE
+// labelHits returns the label hits of a text or image result: one per TRUE
 // section, in report order, at startMs 0.
-func labelTextHits(jobID, resultID string, rep *rules.Report, seq *int) []*LabelHit {
+func labelHits(jobID, resultID string, modality Modality, rep *rules.Report, seq *int) []*LabelHit {
 	var hits []*LabelHit
 	for _, sec := range rep.Sections {
 		if sec.Result != rules.OutcomeTrue {
@@ -313,7 +336,7 @@ func labelTextHits(jobID, resultID string, rep *rules.Report, seq *int) []*Label
 		}
 		hits = append(hits, &LabelHit{
 			JobID: jobID, JobResultID: resultID, Seq: *seq, Label: sec.Name,
-			Modality: ModalityText, Score: sec.Score, StartMs: 0,
+			Modality: modality, Score: sec.Score, StartMs: 0,
 		})
 		*seq++
 	}
@@ -335,7 +358,7 @@ func labelSection(rep *rules.Report, name string) *rules.SectionReport {
 }
 
 // report evaluates (or reads from the cache) the content against a version.
-func (s *LabelEvaluationService) report(ctx context.Context, v *LabelVersion, st evalSettings, bypass bool, it ContentItem, contentHash string) (*rules.Report, error) {
+func (s *LabelEvaluationService) report(ctx context.Context, v *LabelVersion, st evalSettings, bypass bool, content rules.Content, contentHash string) (*rules.Report, error) {
 	key := ""
 	if contentHash != "" {
 		b, _ := json.Marshal(st)
@@ -352,7 +375,7 @@ func (s *LabelEvaluationService) report(ctx context.Context, v *LabelVersion, st
 	if err != nil {
 		return nil, err
 	}
-	rep, err := plan.Evaluate(ctx, rules.Content{Text: it.Text, Modality: "text"},
+	rep, err := plan.Evaluate(ctx, content,
 		rules.EvalOptions{Threshold: st.Threshold, Expedited: st.Expedited, GlobalContext: st.GlobalContext})
 	if err != nil {
 		return nil, err

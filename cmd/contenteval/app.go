@@ -90,10 +90,6 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	m.Limiter = domain.NewRateLimiter(domain.Limits{RequestsPerSecond: m.Config.RateRPS, Burst: m.Config.RateBurst}, m.Clock)
 	m.Labels = domain.NewLabelService(persistence.NewLabels(db), persistence.NewLabelVersions(db), persistence.NewLabelTags(db),
 		m.Clock, domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/labels")))
-	m.LabelEvaluation = domain.NewLabelEvaluationService(persistence.NewLabels(db), persistence.NewLabelVersions(db),
-		persistence.NewJobs(db), persistence.NewFeedback(db), m.Clock,
-		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/label-evaluation")),
-		domain.LabelEvaluationConfig{MaxTextBytes: m.Config.JobMaxTextBytes})
 	m.Policies = domain.NewPolicyService(persistence.NewPolicies(db), m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/policies")),
 		domain.PolicyConfig{MaxTextBytes: m.Config.PolicyMaxTextBytes}, nil)
@@ -111,6 +107,10 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 			}
 			return resp.Body, nil
 		}}
+	m.LabelEvaluation = domain.NewLabelEvaluationService(persistence.NewLabels(db), persistence.NewLabelVersions(db),
+		persistence.NewJobs(db), persistence.NewFeedback(db), m.Clock,
+		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/label-evaluation")),
+		domain.LabelEvaluationConfig{MaxTextBytes: m.Config.JobMaxTextBytes, Images: images})
 	m.Jobs = domain.NewJobService(persistence.NewJobs(db), m.Policies, m.Accounts, m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/jobs")), domain.JobConfig{
 			MaxItems: m.Config.JobMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes, WaitCap: m.Config.JobWaitCap,

@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/imaging"
 	"github.com/contenteval/contenteval/gen/client"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/stretchr/testify/require"
@@ -356,5 +360,52 @@ func TestJobLabelHits(t *testing.T) {
 		requireStatus(t, env.call(http.MethodGet, "/v1/jobs/"+big+"/labels?pageToken="+stk+"&jobResultId="+results[0], other.Token, ""), http.StatusNotFound, domain.NotFound)
 		requireStatus(t, env.call(http.MethodGet, "/v1/jobs/"+pjob+"/labels", tok, ""), http.StatusNotFound, domain.NotFound)
 		requireStatus(t, env.call(http.MethodGet, "/v1/jobs/nope/labels", tok, ""), http.StatusNotFound, domain.NotFound)
+	})
+}
+
+// Images: a HASH rule matches the image (an image hit), and an image the
+// precheck rejects answers 499 with the precheck failure body, recording no
+// job.
+func TestEvaluateLabels_Images(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		tok := env.LabelFirst.Token
+		img := testPNG(t, "LABEL IMAGE")
+		sum := md5.Sum(img)
+		l := env.createLabel(tok, map[string]any{"name": "Known"})
+		v := env.createVersion(tok, *l.LabelId, map[string]any{"text": fmt.Sprintf(`HASH("md5:%s")`, hex.EncodeToString(sum[:]))})
+		res := env.evaluate(tok, map[string]any{"contentData": map[string]any{"image": img}, "labelVersionIds": []string{*v.LabelVersionId}})
+		require.Equal(t, imaging.ContentHash(img), *res.ContentHash)
+		r := (*res.Results)[0]
+		require.Nil(t, r.Error)
+		require.Equal(t, client.OUTCOMETRUE, *r.Evaluation.Outcome)
+		p := env.hits(tok, *r.JobUuid, "")
+		require.Len(t, *p.Labels, 1)
+		require.Equal(t, client.MODALITYIMAGE, *(*p.Labels)[0].Modality)
+		other := testPNG(t, "SOMETHING ELSE")
+		res = env.evaluate(tok, map[string]any{"contentData": map[string]any{"image": other}, "labelVersionIds": []string{*v.LabelVersionId}})
+		require.Equal(t, client.OUTCOMEFALSE, *(*res.Results)[0].Evaluation.Outcome)
+
+		bad := testPNG(t, "KNOWN BAD")
+		badSum := md5.Sum(bad)
+		_, err := env.Main.Precheck.Import(ctx, "known", imaging.KindMD5, strings.NewReader(hex.EncodeToString(badSum[:])+"\n"))
+		require.NoError(t, err)
+		require.NoError(t, env.Main.Precheck.Reload(ctx))
+		jobsBefore := len(*decodeAs[client.ListJobsResponse](t, env.call(http.MethodGet, "/v1/jobs", tok, "")).Jobs)
+		for _, tc := range []struct {
+			name    string
+			image   []byte
+			failure domain.PrecheckFailureType
+		}{
+			{"hash list match", bad, domain.PrecheckFailureNCMEC},
+			{"corrupt", []byte("\x89PNG\r\n\x1a\nbroken"), domain.PrecheckFailureInvalidImage},
+		} {
+			r := env.call(http.MethodPost, "/v1/labels/evaluate", tok, mustJSON(t, map[string]any{
+				"contentData": map[string]any{"image": tc.image}, "labelVersionIds": []string{*v.LabelVersionId}}))
+			m := requireStatus(t, r, 499, domain.Canceled)
+			d := m["details"].([]any)[0].(map[string]any)
+			require.Equal(t, string(tc.failure), d["type"], tc.name)
+		}
+		require.Len(t, *decodeAs[client.ListJobsResponse](t, env.call(http.MethodGet, "/v1/jobs", tok, "")).Jobs, jobsBefore, "no job for rejected content")
 	})
 }
