@@ -239,10 +239,18 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 
 	now := s.clock.Now()
 	until := now.Add(s.cfg.Lease)
+	// The job is evaluated here, in the request; its stored input only
+	// matters to a worker re-claiming it after a crash (which fails it, as
+	// label jobs have no policy). Image bytes are not copied into each of up
+	// to ten jobs.
+	input := items
+	if items[0].Kind != ContentText {
+		input = nil
+	}
 	j := &Job{
 		ID: newLabelObjectID(), AccountID: account.ID, Type: JobTypeStandard, Status: JobRunning,
 		LabelID: l.ID, LabelVersionID: v.ID, Threshold: st.Threshold, Expedited: st.Expedited,
-		Input: items, Contents: sums, LeaseOwner: s.owner, LeaseExpiresAt: &until, Attempts: 1,
+		Input: input, Contents: sums, LeaseOwner: s.owner, LeaseExpiresAt: &until, Attempts: 1,
 		Created: now, Updated: now, Started: &now,
 	}
 	if err := s.jobs.CreateJob(ctx, j); err != nil {
