@@ -156,10 +156,13 @@ type BatchJob struct {
 // BatchItem is one line of a batch's input: its position, ref id and the
 // job that evaluates it.
 type BatchItem struct {
-	BatchID     string
-	Seq         int // 0-based input order
-	RefID       string
-	JobID       string
+	BatchID string
+	Seq     int // 0-based input order
+	RefID   string
+	JobID   string
+	// JobIndex is the item's entry in its job: runs of text items share a
+	// job (BatchConfig.ItemsPerJob), so the queue moves many per claim.
+	JobIndex    int
 	ContentHash string
 	Status      BatchItemStatus
 }
@@ -175,7 +178,8 @@ const (
 	BatchItemSubmitted BatchItemStatus = "submitted"
 )
 
-// BatchOutcome is one item with the state of its job, for the output file.
+// BatchOutcome is one item with the state of its job and its own result,
+// for the output file.
 type BatchOutcome struct {
 	Seq         int
 	RefID       string
@@ -266,7 +270,7 @@ type BatchStore interface {
 	// ones that did not complete.
 	BatchProgress(ctx context.Context, batchID string) (processed, failed int, err error)
 	// ListBatchOutcomes returns items with Seq >= from with their job's
-	// status, error and (for completed jobs) first result, in Seq order.
+	// status, error and (for completed jobs) the item's result, in Seq order.
 	ListBatchOutcomes(ctx context.Context, batchID string, from, limit int) ([]*BatchOutcome, error)
 }
 

@@ -21,6 +21,7 @@ type BatchConfig struct {
 	PollInterval  time.Duration // idle poll, and progress refresh while evaluating
 	Concurrency   int           // batches one process drives at once
 	SubmitWorkers int           // parallel job inserts while submitting
+	ItemsPerJob   int           // consecutive text items one job evaluates (25)
 }
 
 func (c BatchConfig) withDefaults() BatchConfig {
@@ -46,6 +47,9 @@ func (c BatchConfig) withDefaults() BatchConfig {
 	}
 	if c.SubmitWorkers <= 0 {
 		c.SubmitWorkers = 8
+	}
+	if c.ItemsPerJob <= 0 {
+		c.ItemsPerJob = 25
 	}
 	return c
 }

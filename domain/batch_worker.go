@@ -298,9 +298,21 @@ func (s *BatchService) submitChunk(ctx context.Context, b *BatchJob, from int, c
 	items := existing
 	if len(existing) == 0 {
 		items = make([]*BatchItem, len(chunk))
+		group := 0
 		for i, it := range chunk {
-			items[i] = &BatchItem{BatchID: b.ID, Seq: from + i, RefID: it.RefID, JobID: NewID(),
-				ContentHash: it.Summary.ContentHash, Status: BatchItemPending}
+			// Runs of text items share a job (up to ItemsPerJob); other
+			// kinds get a job each, so one failing fetch fails one item.
+			text := it.Content.Kind == ContentText
+			if i == 0 || !text || items[i-1].JobIndex+1 >= s.cfg.ItemsPerJob || chunk[i-1].Content.Kind != ContentText {
+				group = i
+			}
+			items[i] = &BatchItem{BatchID: b.ID, Seq: from + i, RefID: it.RefID, ContentHash: it.Summary.ContentHash,
+				Status: BatchItemPending, JobIndex: i - group}
+			if i == group {
+				items[i].JobID = NewID()
+			} else {
+				items[i].JobID = items[group].JobID
+			}
 		}
 		if err := s.d.Store.InsertBatchItems(ctx, b.ID, s.owner, items); err != nil {
 			return err
@@ -313,19 +325,28 @@ func (s *BatchService) submitChunk(ctx context.Context, b *BatchJob, from int, c
 	var mu sync.Mutex
 	var firstErr error
 	now := s.d.Clock.Now()
-	for i, item := range items {
-		if item.Status == BatchItemSubmitted {
+	for i := 0; i < len(items); {
+		// One job per run of items with the same job id (recorded order).
+		k := i + 1
+		for k < len(items) && items[k].JobID == items[i].JobID {
+			k++
+		}
+		group, inputs := items[i:k], chunk[i:k]
+		i = k
+		if group[0].Status == BatchItemSubmitted {
 			continue
 		}
-		it := chunk[i]
-		if item.RefID != it.RefID {
-			return fmt.Errorf("batch %s: item %d is %q, recorded as %q", b.ID, item.Seq, it.RefID, item.RefID)
-		}
 		j := &Job{
-			ID: item.JobID, AccountID: b.AccountID, Type: JobTypeBatch, Status: JobPending,
+			ID: group[0].JobID, AccountID: b.AccountID, Type: JobTypeBatch, Status: JobPending,
 			PolicyID: b.PolicyID, PolicyKey: b.PolicyKey, PolicyVersionID: b.PolicyVersionID,
-			Threshold: rules.DefaultThreshold, Input: []ContentItem{it.Content},
-			Contents: []ContentSummary{it.Summary}, Created: now, Updated: now,
+			Threshold: rules.DefaultThreshold, Created: now, Updated: now,
+		}
+		for n, item := range group {
+			if item.RefID != inputs[n].RefID || item.JobIndex != n {
+				return fmt.Errorf("batch %s: item %d is %q, recorded as %q", b.ID, item.Seq, inputs[n].RefID, item.RefID)
+			}
+			j.Input = append(j.Input, inputs[n].Content)
+			j.Contents = append(j.Contents, inputs[n].Summary)
 		}
 		sem <- struct{}{}
 		wg.Add(1)

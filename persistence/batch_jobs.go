@@ -349,15 +349,15 @@ func (s *BatchJobs) InsertBatchItems(ctx context.Context, batchID, owner string,
 		if n == 0 {
 			return domain.Errorf(domain.Aborted, "batch job %q is no longer being submitted by %s", batchID, owner)
 		}
-		const cols = 6
+		const cols = 7
 		const perStmt = 500 // well under both dialects' bind limits
 		for start := 0; start < len(items); start += perStmt {
 			chunk := items[start:min(start+perStmt, len(items))]
-			q := `INSERT INTO batch_items (batch_id, seq, ref_id, job_id, content_hash, status) VALUES ` +
-				strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?), ", len(chunk)), ", ")
+			q := `INSERT INTO batch_items (batch_id, seq, ref_id, job_id, job_index, content_hash, status) VALUES ` +
+				strings.TrimSuffix(strings.Repeat("(?, ?, ?, ?, ?, ?, ?), ", len(chunk)), ", ")
 			args := make([]any, 0, cols*len(chunk))
 			for _, it := range chunk {
-				args = append(args, batchID, it.Seq, it.RefID, it.JobID, it.ContentHash, string(it.Status))
+				args = append(args, batchID, it.Seq, it.RefID, it.JobID, it.JobIndex, it.ContentHash, string(it.Status))
 			}
 			if _, err := tx.ExecContext(ctx, tx.Rebind(q), args...); err != nil {
 				return err
@@ -410,6 +410,7 @@ type batchItemRow struct {
 	Seq         int    `db:"seq"`
 	RefID       string `db:"ref_id"`
 	JobID       string `db:"job_id"`
+	JobIndex    int    `db:"job_index"`
 	ContentHash string `db:"content_hash"`
 	Status      string `db:"status"`
 }
@@ -418,14 +419,14 @@ type batchItemRow struct {
 // UNAVAILABLE.
 func (s *BatchJobs) ListBatchItems(ctx context.Context, batchID string, from, limit int) ([]*domain.BatchItem, error) {
 	var rows []batchItemRow
-	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT batch_id, seq, ref_id, job_id, content_hash, status
+	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT batch_id, seq, ref_id, job_id, job_index, content_hash, status
 		FROM batch_items WHERE batch_id = ? AND seq >= ? ORDER BY seq LIMIT ?`), batchID, from, limit)
 	if err != nil {
 		return nil, TranslateError(err)
 	}
 	out := make([]*domain.BatchItem, len(rows))
 	for i, r := range rows {
-		out[i] = &domain.BatchItem{BatchID: r.BatchID, Seq: r.Seq, RefID: r.RefID, JobID: r.JobID,
+		out[i] = &domain.BatchItem{BatchID: r.BatchID, Seq: r.Seq, RefID: r.RefID, JobID: r.JobID, JobIndex: r.JobIndex,
 			ContentHash: r.ContentHash, Status: domain.BatchItemStatus(r.Status)}
 	}
 	return out, nil
@@ -477,7 +478,7 @@ func (s *BatchJobs) ListBatchOutcomes(ctx context.Context, batchID string, from,
 		       r.error_message AS result_error_message
 		FROM batch_items bi
 		LEFT JOIN jobs j ON j.id = bi.job_id
-		LEFT JOIN job_results r ON r.job_id = bi.job_id AND r.seq = 0 AND j.status = 'completed'
+		LEFT JOIN job_results r ON r.job_id = bi.job_id AND r.seq = bi.job_index AND j.status = 'completed'
 		WHERE bi.batch_id = ? AND bi.seq >= ?
 		ORDER BY bi.seq LIMIT ?`), batchID, from, limit)
 	if err != nil {

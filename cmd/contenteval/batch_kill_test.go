@@ -218,15 +218,21 @@ func batchKillRun(t *testing.T, bin, backend string) {
 	require.Equal(t, http.StatusOK, r.Status)
 	lines := readOutput(t, r.Body)
 	require.Len(t, lines, n, "each item exactly once")
-	jobs := map[string]bool{}
+	jobs := map[string]int{}
 	for i, l := range lines {
 		require.Equal(t, fmt.Sprintf("item-%05d", i), l.RefID, "input order")
 		require.Equal(t, "JOB_STATUS_COMPLETED", l.Status)
 		require.Equal(t, "OUTCOME_TRUE", l.Result)
-		require.False(t, jobs[l.JobUUID], "job %s twice", l.JobUUID)
-		jobs[l.JobUUID] = true
+		require.Equal(t, sha(fmt.Sprintf("item %d says buy now %s", i, strings.Repeat("lorem ipsum ", 20))), l.ContentHash, "the item's own result")
+		if i > 0 && l.JobUUID != lines[i-1].JobUUID {
+			require.Zero(t, jobs[l.JobUUID], "job %s's items are not consecutive", l.JobUUID)
+		}
+		jobs[l.JobUUID]++
 	}
-	var jobCount int
+	var jobCount, resultCount int
 	require.NoError(t, m.DB.GetContext(ctx, &jobCount, `SELECT COUNT(*) FROM jobs WHERE job_type = 'JOB_TYPE_BATCH'`))
-	require.Equal(t, n, jobCount, "one job per item, none duplicated by the restarts")
+	require.NoError(t, m.DB.GetContext(ctx, &resultCount, `SELECT COUNT(*) FROM job_results r JOIN jobs j ON j.id = r.job_id WHERE j.job_type = 'JOB_TYPE_BATCH'`))
+	require.Equal(t, len(jobs), jobCount, "no job duplicated by the restarts")
+	require.Equal(t, n, resultCount, "one result per item")
+	t.Logf("%d items in %d jobs", n, jobCount)
 }

@@ -181,11 +181,13 @@ func TestBatchLifecycle(t *testing.T) {
 			require.Equal(t, "JOB_STATUS_FAILED", lines[2].Status)
 			require.NotNil(t, lines[2].Error)
 			require.Nil(t, lines[2].Report)
-			seen := map[string]bool{}
+			// Runs of text items share a job; other kinds get their own.
+			require.Equal(t, lines[0].JobUUID, lines[1].JobUUID)
+			require.NotEqual(t, lines[1].JobUUID, lines[2].JobUUID)
+			require.NotEqual(t, lines[2].JobUUID, lines[3].JobUUID)
+			require.NotEqual(t, lines[0].JobUUID, lines[3].JobUUID)
 			for _, l := range lines {
 				require.NotEmpty(t, l.JobUUID)
-				require.False(t, seen[l.JobUUID])
-				seen[l.JobUUID] = true
 				// Each item is a JOB_TYPE_BATCH job of the account.
 				jr, err := env.Client(tok).GetJobWithResponse(ctx, l.JobUUID)
 				require.NoError(t, err)
