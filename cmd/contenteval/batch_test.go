@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -473,5 +474,54 @@ func TestBatchWithS3Store(t *testing.T) {
 		r = putFile(t, *created.InputFileUploadUrl, "ref_id,type,content\nz,text,other\n")
 		require.Equal(t, http.StatusOK, r.Status)
 		require.Equal(t, client.BATCHJOBSTATECOMPLETED, *env.getBatch(t, tok, *created.BatchJobId).State)
+	})
+}
+
+// A cancel while the items are being evaluated stops the batch for real:
+// it stays CANCELLED with no output, and its jobs that had not started are
+// cancelled rather than evaluated.
+func TestBatchCancelWhileEvaluating(t *testing.T) {
+	forEachBackend(t, func(c *Config) { batchConfig(c); c.JobWorkers = 1 }, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		tok := env.PolicyFirst.Token
+		policyID := env.createPolicy(tok, "cancel-live")
+		created := env.createBatch(t, tok, client.CreateBatchJobRequest{PolicyId: policyID})
+		var file strings.Builder
+		file.WriteString("ref_id,type,content\n")
+		for i := range 5000 {
+			fmt.Fprintf(&file, "r%d,text,item %d buy now %s\n", i, i, strings.Repeat("lorem ipsum ", 30))
+		}
+		r := putFile(t, *created.InputFileUploadUrl, file.String())
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		id := *created.BatchJobId
+		for deadline := time.Now().Add(60 * time.Second); ; {
+			b := env.getBatch(t, tok, id)
+			if *b.State == client.BATCHJOBSTATEEVALUATING || *b.State == client.BATCHJOBSTATESUBMITTED {
+				break
+			}
+			require.NotEqual(t, client.BATCHJOBSTATECOMPLETED, *b.State, "the batch finished before the test could cancel it")
+			require.True(t, time.Now().Before(deadline), "batch is %s", *b.State)
+			time.Sleep(5 * time.Millisecond)
+		}
+		cr, err := env.Client(tok).CancelBatchJobWithResponse(ctx, id, client.CancelBatchJobRequest{})
+		require.NoError(t, err)
+		require.Equal(t, client.BATCHJOBSTATECANCELLED, *cr.JSON200.State)
+
+		count := func(status string) int {
+			var n int
+			require.NoError(t, env.Main.DB.GetContext(ctx, &n, env.Main.DB.Rebind(`SELECT COUNT(*) FROM jobs j
+				JOIN (SELECT DISTINCT job_id FROM batch_items WHERE batch_id = ?) bi ON bi.job_id = j.id
+				WHERE j.status = ?`), id, status))
+			return n
+		}
+		require.Eventually(t, func() bool { return count("pending") == 0 && count("running") == 0 }, 20*time.Second, 20*time.Millisecond)
+		canceled := count("canceled")
+		require.Positive(t, canceled, "pending jobs are cancelled")
+		time.Sleep(300 * time.Millisecond) // the batch worker notices and stops
+		b := env.getBatch(t, tok, id)
+		require.Equal(t, client.BATCHJOBSTATECANCELLED, *b.State)
+		require.Nil(t, b.OutputFileUrl)
+		require.Equal(t, canceled, count("canceled"), "nothing was evaluated after the cancel")
+		t.Logf("cancelled with %d/%d jobs not run", canceled, 5000/25)
 	})
 }
