@@ -27,7 +27,19 @@ section_labelhits() {
   go run ./bench/cmd/labelhits ${LABELHITS_FLAGS:-} || echo "bench/run.sh: labelhits missed its p99 target (see above)" >&2
 }
 
-SECTIONS=(http labelhits)
+# section_batch (issue 7): a 25,000-item text batch on PostgreSQL through the
+# release binary, upload to COMPLETED; target >= 1,000 items/s, peak RSS <= 300 MB.
+# Needs CONTENTEVAL_TEST_DATABASE_URL. Results: bench/results/batch.md.
+#   CONTENTEVAL_BENCH_BATCH_ITEMS, CONTENTEVAL_BENCH_JOB_WORKERS  size and workers
+section_batch() {
+  if [[ -z "${CONTENTEVAL_TEST_DATABASE_URL:-}" ]]; then
+    echo "bench/run.sh: batch needs CONTENTEVAL_TEST_DATABASE_URL (PostgreSQL)" >&2
+    return 0
+  fi
+  CONTENTEVAL_BENCH_BATCH=1 go test -count=1 -run '^TestBatchThroughput$' -v -timeout 20m ./cmd/contenteval/ | grep -E 'items/s|first seen|^(ok|FAIL|---)'
+}
+
+SECTIONS=(http labelhits batch)
 
 all=$(IFS=,; echo "${SECTIONS[*]}")
 IFS=, read -r -a wanted <<<"${BENCH:-$all}"
