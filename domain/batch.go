@@ -82,9 +82,6 @@ func (s BatchState) Valid() bool {
 	return false
 }
 
-// worked reports whether a batch worker drives s (claimable states).
-func (s BatchState) worked() bool { return !s.Terminal() && s != BatchInitialized }
-
 // batchNext is the forward step of each non-terminal state.
 var batchNext = map[BatchState]BatchState{
 	BatchInitialized:    BatchQueued,
