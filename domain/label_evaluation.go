@@ -30,12 +30,15 @@ type LabelEvaluationService struct {
 	versions LabelVersionStore
 	jobs     JobStore
 	feedback FeedbackStore
-	clock    Clock
-	tokens   *PageTokens
-	cfg      LabelEvaluationConfig
-	owner    string
-	plans    *rules.Cache
-	cache    *evaluationCache
+	// hitRanges serves unfiltered label-hit pages by seq range; nil uses the
+	// job store's query only.
+	hitRanges LabelHitRangeStore
+	clock     Clock
+	tokens    *PageTokens
+	cfg       LabelEvaluationConfig
+	owner     string
+	plans     *rules.Cache
+	cache     *evaluationCache
 }
 
 // LabelEvaluationConfig are the limits of label evaluation.
@@ -43,7 +46,9 @@ type LabelEvaluationConfig struct {
 	MaxTextBytes int // bytes of the text content (256 KiB)
 	// Images prechecks and analyses image content (image, imageUrl); nil
 	// makes image content a per-result error.
-	Images       ImageInspector
+	Images ImageInspector
+	// HitRanges reads label-hit pages by seq range (optional).
+	HitRanges    LabelHitRangeStore
 	CacheEntries int           // evaluation reports kept (10,000)
 	Lease        time.Duration // lease on a job while the request evaluates it (5 min)
 }
@@ -61,7 +66,7 @@ func NewLabelEvaluationService(labels LabelStore, versions LabelVersionStore, jo
 		cfg.Lease = 5 * time.Minute
 	}
 	return &LabelEvaluationService{
-		labels: labels, versions: versions, jobs: jobs, feedback: feedback, clock: clock, tokens: tokens, cfg: cfg,
+		labels: labels, versions: versions, jobs: jobs, feedback: feedback, hitRanges: cfg.HitRanges, clock: clock, tokens: tokens, cfg: cfg,
 		owner: "label-eval-" + newLabelObjectID(), plans: rules.NewCache(1000), cache: newEvaluationCache(cfg.CacheEntries),
 	}
 }

@@ -11,6 +11,13 @@ const (
 	MaxLabelHitPageSize     = 1000
 )
 
+// LabelHitRangeStore reads a job's hits by seq range.
+type LabelHitRangeStore interface {
+	// ListLabelHitsInRange returns the job's hits with afterSeq < seq <=
+	// lastSeq, in seq order.
+	ListLabelHitsInRange(ctx context.Context, jobID string, afterSeq, lastSeq int) ([]*LabelHit, error)
+}
+
 // LabelHitCursor is the keyset position in a job's hits: the last Seq sent.
 type LabelHitCursor struct {
 	Seq int `json:"s"`
@@ -68,7 +75,7 @@ func (s *LabelEvaluationService) ListJobLabelHits(ctx context.Context, accountID
 	if j.Status != JobCompleted {
 		return page, nil
 	}
-	hits, err := s.jobs.ListLabelHits(ctx, j.ID, req.JobResultID, after.Seq, size+1)
+	hits, err := s.pageOfHits(ctx, j.ID, req.JobResultID, after.Seq, size+1)
 	if err != nil {
 		return nil, err
 	}
@@ -101,4 +108,19 @@ func describeJobNotFound(err error, id string) error {
 		return Errorf(NotFound, "job %q not found", id)
 	}
 	return err
+}
+
+// pageOfHits returns up to limit hits after afterSeq. A job's hits are
+// numbered 0, 1, 2, ... as they are recorded, so without a result filter the
+// next page is normally the seq range (afterSeq, afterSeq+limit], which is
+// read with explicit bounds; a short range (the last page, or gaps) is
+// answered by the general query, which then has few rows left to read.
+func (s *LabelEvaluationService) pageOfHits(ctx context.Context, jobID, resultID string, afterSeq, limit int) ([]*LabelHit, error) {
+	if resultID == "" && s.hitRanges != nil {
+		hits, err := s.hitRanges.ListLabelHitsInRange(ctx, jobID, afterSeq, afterSeq+limit)
+		if err != nil || len(hits) == limit {
+			return hits, err
+		}
+	}
+	return s.jobs.ListLabelHits(ctx, jobID, resultID, afterSeq, limit)
 }

@@ -85,3 +85,39 @@ func TestLabelVersions_FindByID(t *testing.T) {
 		requireCode(t, err, domain.NotFound)
 	})
 }
+
+func TestLabelHits_Range(t *testing.T) {
+	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
+		ctx := t.Context()
+		f := newLabelFixture(t, db)
+		jobs := persistence.NewJobs(db)
+		until := t0.Add(time.Hour)
+		require.NoError(t, jobs.CreateJob(ctx, &domain.Job{ID: "job-1", AccountID: f.a, Type: domain.JobTypeStandard,
+			Status: domain.JobRunning, Threshold: 0.5, LeaseOwner: "w", LeaseExpiresAt: &until, Created: t0, Updated: t0}))
+		r := &domain.JobResult{ID: "r1", JobID: "job-1", Created: t0}
+		var hits []*domain.LabelHit
+		for _, seq := range []int{0, 1, 2, 5, 6} { // a gap at 3 and 4
+			end := int64(seq*10 + 5)
+			hits = append(hits, &domain.LabelHit{JobID: "job-1", JobResultID: "r1", Seq: seq, Label: "L", Modality: domain.ModalityAudio,
+				Score: 0.5, StartMs: int64(seq * 10), EndMs: &end})
+		}
+		require.NoError(t, jobs.FinishJob(ctx, "job-1", "w", domain.JobCompleted, t0, nil, []*domain.JobResult{r}, hits))
+		lh := persistence.NewLabelHits(db)
+		seqs := func(after, last int) []int {
+			got, err := lh.ListLabelHitsInRange(ctx, "job-1", after, last)
+			require.NoError(t, err)
+			out := []int{}
+			for _, h := range got {
+				out = append(out, h.Seq)
+			}
+			return out
+		}
+		require.Equal(t, []int{0, 1, 2}, seqs(-1, 2))
+		require.Equal(t, []int{1, 2, 5}, seqs(0, 5))
+		require.Equal(t, []int{6}, seqs(5, 100))
+		require.Equal(t, []int{}, seqs(6, 100))
+		got, err := lh.ListLabelHitsInRange(ctx, "job-1", 4, 5)
+		require.NoError(t, err)
+		require.Equal(t, hits[3], got[0])
+	})
+}

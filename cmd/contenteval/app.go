@@ -110,7 +110,7 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	m.LabelEvaluation = domain.NewLabelEvaluationService(persistence.NewLabels(db), persistence.NewLabelVersions(db),
 		persistence.NewJobs(db), persistence.NewFeedback(db), m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/label-evaluation")),
-		domain.LabelEvaluationConfig{MaxTextBytes: m.Config.JobMaxTextBytes, Images: images})
+		domain.LabelEvaluationConfig{MaxTextBytes: m.Config.JobMaxTextBytes, Images: images, HitRanges: persistence.NewLabelHits(db)})
 	m.Jobs = domain.NewJobService(persistence.NewJobs(db), m.Policies, m.Accounts, m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/jobs")), domain.JobConfig{
 			MaxItems: m.Config.JobMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes, WaitCap: m.Config.JobWaitCap,

@@ -298,7 +298,7 @@ func setup(ctx context.Context, db *persistence.DB, total, perResult int) (token
 	}
 	eval := domain.NewLabelEvaluationService(persistence.NewLabels(db), persistence.NewLabelVersions(db), jobs,
 		persistence.NewFeedback(db), clock, domain.NewPageTokens(keys.DeriveSecret("contenteval/page-tokens/label-evaluation")),
-		domain.LabelEvaluationConfig{})
+		domain.LabelEvaluationConfig{HitRanges: persistence.NewLabelHits(db)})
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	h, err := handlers.New(handlers.Config{BodyLimit: 32 << 20}, handlers.Deps{
 		Log: log, Keys: keys, Limiter: domain.NewRateLimiter(domain.Limits{}, clock), LabelEvaluation: eval, Ready: db.Ping,

@@ -1,0 +1,45 @@
+package persistence
+
+import (
+	"context"
+
+	"github.com/contenteval/contenteval/domain"
+)
+
+// LabelHits implements domain.LabelHitRangeStore: bounded reads of the
+// label_hits table that the job store writes.
+type LabelHits struct {
+	db *DB
+}
+
+var _ domain.LabelHitRangeStore = (*LabelHits)(nil)
+
+// NewLabelHits returns the label hit range reader on db.
+func NewLabelHits(db *DB) *LabelHits { return &LabelHits{db: db} }
+
+// ListLabelHitsInRange returns the job's hits with afterSeq < seq <= lastSeq,
+// in seq order. The explicit upper bound keeps the read at most
+// lastSeq-afterSeq rows whatever plan the database picks: PostgreSQL without
+// fresh statistics (or for a job much larger than the average) otherwise
+// sorts every hit after the cursor. Codes: UNAVAILABLE, CANCELED,
+// DEADLINE_EXCEEDED.
+func (s *LabelHits) ListLabelHitsInRange(ctx context.Context, jobID string, afterSeq, lastSeq int) ([]*domain.LabelHit, error) {
+	var rows []labelHitRow
+	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`
+		SELECT job_id, job_result_id, seq, label, modality, score, start_ms, end_ms, frame_start_ms,
+			frame_end_ms, transcript_start_ms, transcript_end_ms
+		FROM label_hits WHERE job_id = ? AND seq > ? AND seq <= ? ORDER BY seq`), jobID, afterSeq, lastSeq)
+	if err != nil {
+		return nil, TranslateError(err)
+	}
+	out := make([]*domain.LabelHit, len(rows))
+	for i, r := range rows {
+		out[i] = &domain.LabelHit{
+			JobID: r.JobID, JobResultID: r.JobResultID, Seq: r.Seq, Label: r.Label,
+			Modality: domain.Modality(r.Modality), Score: r.Score, StartMs: r.StartMs, EndMs: r.EndMs,
+			FrameStartMs: r.FrameStartMs, FrameEndMs: r.FrameEndMs,
+			TranscriptStartMs: r.TranscriptStartMs, TranscriptEndMs: r.TranscriptEndMs,
+		}
+	}
+	return out, nil
+}
