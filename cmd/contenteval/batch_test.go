@@ -124,11 +124,11 @@ func TestBatchLifecycle(t *testing.T) {
 			"csv": "ref_id,type,content\n" +
 				"r1,text,i will kill you\n" +
 				"r2,text,\"hello, friend\"\n" +
-				"r3,image_url,https://example.com/cat.png\n" +
+				"r3,image_url,http://127.0.0.1:1/cat.png\n" +
 				"r4,text,buy now\n",
 			"jsonl": `{"refId":"r1","contentData":{"text":"i will kill you"}}` + "\n" +
 				`{"refId":"r2","contentData":{"text":"hello, friend","metadata":{"k":"v"}}}` + "\n" +
-				`{"refId":"r3","contentData":{"imageUrl":"https://example.com/cat.png"}}` + "\n" +
+				`{"refId":"r3","contentData":{"imageUrl":"http://127.0.0.1:1/cat.png"}}` + "\n" +
 				`{"ref_id":"r4","content_data":{"text":"buy now"}}` + "\n",
 		}
 		ids := map[string]string{}
@@ -161,7 +161,7 @@ func TestBatchLifecycle(t *testing.T) {
 			require.Equal(t, client.BATCHJOBSTATECOMPLETED, *b.State, "%+v", b.Error)
 			require.EqualValues(t, 4, *b.ItemCount)
 			require.EqualValues(t, 4, *b.ProcessedCount)
-			require.EqualValues(t, 1, *b.FailedCount, "the image item fails: images are not evaluated in this build")
+			require.EqualValues(t, 1, *b.FailedCount, "the image item fails: its URL cannot be fetched")
 			require.Equal(t, policyID, *b.PolicyId)
 			require.NotEmpty(t, *b.PolicyVersionId)
 			require.NotNil(t, b.OutputFileUrl)
