@@ -395,7 +395,6 @@ func TestListJobs(t *testing.T) {
 		t0 := env.Clock.Now()
 		at := func(m int) time.Time { return t0.Add(time.Duration(m) * time.Minute) }
 		text := []client.ContentData{textItem("hi", nil)}
-		img := []byte("img")
 		env.Clock.Add(time.Minute) // A at t0+1m: completed, p1
 		a := env.submit(pf, client.CreateJobRequest{PolicyId: p1, WaitForCompletion: ptr(true), ContentData: text})
 		env.Clock.Add(time.Minute) // B at t0+2m: completed, p2
@@ -403,8 +402,13 @@ func TestListJobs(t *testing.T) {
 		env.Clock.Add(time.Minute) // C at t0+3m: pending, p1
 		cj := env.submit(pf, client.CreateJobRequest{PolicyId: p1, ContentData: text})
 		env.Clock.Add(time.Minute) // D at t0+4m: failed, p1
-		d := env.submit(pf, client.CreateJobRequest{PolicyId: p1, WaitForCompletion: ptr(true), ContentData: []client.ContentData{{Image: &img}}})
-		require.Equal(t, client.JOBSTATUSFAILED, *d.Status)
+		d := env.submit(pf, client.CreateJobRequest{PolicyId: p1, Expedited: ptr(true), ContentData: text})
+		// Fail D as a worker would (expedited: it is claimed before C).
+		store := persistence.NewJobs(env.Main.DB)
+		claimed, err := store.ClaimJobs(ctx, "test", env.Clock.Now(), env.Clock.Now().Add(time.Minute), 1)
+		require.NoError(t, err)
+		require.Equal(t, *d.JobUuid, claimed[0].ID)
+		require.NoError(t, store.FinishJob(ctx, *d.JobUuid, "test", domain.JobFailed, env.Clock.Now(), &domain.ErrJobInternal, nil, nil))
 		// Another account's job never shows.
 		other := env.newAccount("other", domain.AccountPolicyFirst)
 		env.submit(other.Token, client.CreateJobRequest{PolicyId: env.createPolicy(other.Token, "x"), ContentData: text})

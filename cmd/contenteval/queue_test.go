@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -187,4 +188,34 @@ func TestTwoReplicasShareTheQueue(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSyncJobPaths covers both ways a waited-for job runs: small text jobs
+// are evaluated first and recorded finished in one write; larger ones are
+// recorded running under this process's lease first (durable while they
+// run), then finished.
+func TestSyncJobPaths(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
+		pf := env.PolicyFirst.Token
+		policyID := env.createPolicy(pf, "main")
+		store := persistence.NewJobs(env.Main.DB)
+		small := "buy now"
+		large := small + " " + strings.Repeat("lorem ipsum ", 70<<10/12)
+		for _, text := range []string{small, large} {
+			j := env.submit(pf, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true), ContentData: []client.ContentData{textItem(text, nil)}})
+			require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status)
+			require.Equal(t, client.OUTCOMETRUE, *(*j.Results)[0].Report.Result)
+			got := env.waitForJob(pf, *j.JobUuid)
+			require.Equal(t, j.Results, got.Results, "what the request answered is what is stored")
+			require.Equal(t, j.Completed, got.Completed)
+			stored, err := store.GetJob(context.Background(), env.PolicyFirst.ID, *j.JobUuid)
+			require.NoError(t, err)
+			require.Equal(t, 1, stored.Attempts)
+			require.NotNil(t, stored.Started)
+			require.Empty(t, stored.LeaseOwner)
+			hits, err := store.ListLabelHits(context.Background(), *j.JobUuid, "", -1, 10)
+			require.NoError(t, err)
+			require.Len(t, hits, 1)
+		}
+	})
 }

@@ -1,0 +1,444 @@
+// Command jobsload is the load test of issue 4: POST /v1/jobs with
+// waitForCompletion, one 1 KiB text item, against a 20-label policy, through
+// the real binary (`contenteval serve`) on SQLite and on PostgreSQL, with the
+// loader on the same machine. For each backend it reports the peak (closed
+// loop, -c workers) and then the latency at half the peak rate (open loop,
+// latencies measured from each request's scheduled start, so a stall is not
+// hidden by the loader waiting for it). It finishes with pgbench's
+// single-row INSERT rate as the database's own ceiling.
+//
+//	go run ./bench/cmd/jobsload -c 32 -d 10s [-pg postgres://...] [-out bench/results/jobs.md]
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/contenteval/contenteval/bench"
+	"github.com/contenteval/contenteval/persistence"
+)
+
+type options struct {
+	workers  int
+	duration time.Duration
+	warmup   time.Duration
+	pg       string
+	out      string
+	backends string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.workers, "c", 32, "closed-loop workers for the peak")
+	flag.DurationVar(&o.duration, "d", 10*time.Second, "measured duration of each phase")
+	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured warm-up before the peak phase")
+	flag.StringVar(&o.pg, "pg", os.Getenv("CONTENTEVAL_TEST_DATABASE_URL"), "PostgreSQL URL (a schema is created and dropped); empty skips PostgreSQL")
+	flag.StringVar(&o.out, "out", "", "also write the results as Markdown to this file")
+	flag.StringVar(&o.backends, "backends", "sqlite,postgres", "backends to run")
+	flag.Parse()
+	if err := run(context.Background(), o); err != nil {
+		fmt.Fprintln(os.Stderr, "jobsload:", err)
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	backend                   string
+	peakRPS                   float64
+	peakP50, peakP99          time.Duration
+	halfRate                  float64
+	halfRPS                   float64
+	halfP50, halfP99, halfMax time.Duration
+	peakErrors, halfErrors    uint64
+	firstError                string
+}
+
+func run(ctx context.Context, o options) error {
+	dir, err := os.MkdirTemp("", "jobsload")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "contenteval")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/contenteval")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build: %w", err)
+	}
+	var results []result
+	for _, b := range strings.Split(o.backends, ",") {
+		var dbURL string
+		switch b {
+		case "sqlite":
+			dbURL = "sqlite:" + filepath.Join(dir, "sqlite", "contenteval.db")
+		case "postgres":
+			if o.pg == "" {
+				fmt.Println("postgres: skipped (no -pg URL)")
+				continue
+			}
+			u, drop, err := freshSchema(ctx, o.pg)
+			if err != nil {
+				return err
+			}
+			defer drop()
+			dbURL = u
+		default:
+			return fmt.Errorf("unknown backend %q", b)
+		}
+		r, err := runBackend(ctx, o, bin, filepath.Join(dir, b), b, dbURL)
+		if err != nil {
+			return fmt.Errorf("%s: %w", b, err)
+		}
+		results = append(results, r)
+	}
+	pg := ""
+	if o.pg != "" && strings.Contains(o.backends, "postgres") {
+		pg, err = pgbenchInserts(o.pg, o.duration)
+		if err != nil {
+			pg = "pgbench failed: " + err.Error()
+		}
+	}
+	report := markdown(o, results, pg)
+	fmt.Print(report)
+	if o.out != "" {
+		return os.WriteFile(o.out, []byte(report), 0o644)
+	}
+	return nil
+}
+
+// freshSchema creates a private schema and returns a URL using it.
+func freshSchema(ctx context.Context, base string) (string, func(), error) {
+	db, err := persistence.Open(ctx, base)
+	if err != nil {
+		return "", nil, err
+	}
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema := "ce_bench_" + hex.EncodeToString(b)
+	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		db.Close()
+		return "", nil, err
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), func() {
+		_, _ = db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		db.Close()
+	}, nil
+}
+
+// policyText is a 20-label policy: each label has an exact phrase, a fuzzy
+// (obfuscation-tolerant) phrase and a lexical concept. REGEX signals are
+// left out on purpose: the rules engine runs each regular expression over
+// the text separately (about 100 µs per KiB each), so 20 of them would make
+// this a benchmark of Go's regexp package.
+func policyText() string {
+	var b strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&b, "LABEL \"label-%02d\": \"review\" {\n    =(\"forbidden phrase %d\")\n    ~(\"spamword%d\")\n    \"violent threat %d\"\n}\n", i, i, i, i)
+	}
+	return b.String()
+}
+
+func cli(bin, dataDir, dbURL string, args ...string) (map[string]any, error) {
+	cmd := exec.Command(bin, append(args, "--json", "--data-dir="+dataDir, "--database-url="+dbURL)...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%v: %w", args, err)
+	}
+	var m map[string]any
+	return m, json.Unmarshal(out, &m)
+}
+
+func runBackend(ctx context.Context, o options, bin, dataDir, backend, dbURL string) (result, error) {
+	r := result{backend: backend}
+	if _, err := exec.Command(bin, "migrate", "--data-dir="+dataDir, "--database-url="+dbURL).CombinedOutput(); err != nil {
+		return r, fmt.Errorf("migrate: %w", err)
+	}
+	acct, err := cli(bin, dataDir, dbURL, "accounts", "create", "--name", "bench", "--type", "policy-first")
+	if err != nil {
+		return r, err
+	}
+	key, err := cli(bin, dataDir, dbURL, "keys", "create", "--account", acct["accountId"].(string))
+	if err != nil {
+		return r, err
+	}
+	token := key["token"].(string)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return r, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	srv := exec.Command(bin, "serve", "--addr="+addr, "--data-dir="+dataDir, "--database-url="+dbURL,
+		"--rate-rps=0", "--log-level=error", "--no-migrate=true")
+	srv.Stdout, srv.Stderr = io.Discard, os.Stderr
+	if err := srv.Start(); err != nil {
+		return r, err
+	}
+	defer func() { _ = srv.Process.Signal(os.Interrupt); _ = srv.Wait() }()
+	base := "http://" + addr
+	if err := waitReady(base); err != nil {
+		return r, err
+	}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 1024}, Timeout: 60 * time.Second}
+	hdr := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"}}
+	pb, _ := json.Marshal(map[string]string{"policyKey": "bench", "text": policyText()})
+	status, body, err := do(client, base+"/v1/policies", hdr, pb)
+	if err != nil || status != http.StatusOK {
+		return r, fmt.Errorf("create policy: %d %s %v", status, body, err)
+	}
+	var created struct {
+		Policy struct {
+			PolicyID string `json:"policyId"`
+		} `json:"policy"`
+	}
+	if err := json.Unmarshal(body, &created); err != nil {
+		return r, err
+	}
+	text := strings.Repeat("the quick brown fox jumps over the lazy dog, then buys a forbidden phrase 7 ", 14)[:1024]
+	jb, _ := json.Marshal(map[string]any{
+		"policyId": created.Policy.PolicyID, "waitForCompletion": true,
+		"contentData": []map[string]string{{"text": text}},
+	})
+	// A check that the job really completes.
+	status, body, err = do(client, base+"/v1/jobs", hdr, jb)
+	if err != nil || status != http.StatusOK || !bytes.Contains(body, []byte("JOB_STATUS_COMPLETED")) {
+		return r, fmt.Errorf("job: %d %s %v", status, body, err)
+	}
+
+	// Peak: closed loop.
+	closed(client, base+"/v1/jobs", hdr, jb, o.workers, o.warmup)
+	peak := closed(client, base+"/v1/jobs", hdr, jb, o.workers, o.duration)
+	r.peakRPS = peak.rps
+	r.peakP50, r.peakP99 = peak.h.Quantile(0.5), peak.h.Quantile(0.99)
+	r.peakErrors, r.firstError = peak.errors, peak.firstErr
+
+	// Half the peak: open loop.
+	r.halfRate = r.peakRPS / 2
+	half := open(client, base+"/v1/jobs", hdr, jb, r.halfRate, o.duration)
+	r.halfRPS = half.rps
+	r.halfP50, r.halfP99, r.halfMax = half.h.Quantile(0.5), half.h.Quantile(0.99), half.h.Max()
+	r.halfErrors = half.errors
+	if r.firstError == "" {
+		r.firstError = half.firstErr
+	}
+	return r, nil
+}
+
+func waitReady(base string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("server did not become ready")
+}
+
+func do(c *http.Client, u string, hdr http.Header, body []byte) (int, []byte, error) {
+	req, err := http.NewRequest(http.MethodPost, u, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header = hdr.Clone()
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, err
+}
+
+type phase struct {
+	h        bench.Histogram
+	rps      float64
+	errors   uint64
+	firstErr string
+}
+
+func (p *phase) record(ok bool, lat time.Duration, errText string) {
+	if ok {
+		p.h.Record(lat)
+		return
+	}
+	p.errors++
+	if p.firstErr == "" {
+		p.firstErr = errText
+	}
+}
+
+func (p *phase) merge(o *phase) {
+	p.h.Merge(&o.h)
+	p.errors += o.errors
+	if p.firstErr == "" {
+		p.firstErr = o.firstErr
+	}
+}
+
+func call(c *http.Client, u string, hdr http.Header, body []byte) (bool, string) {
+	status, b, err := do(c, u, hdr, body)
+	switch {
+	case err != nil:
+		return false, err.Error()
+	case status != http.StatusOK:
+		return false, fmt.Sprintf("status %d: %.200s", status, b)
+	case !bytes.Contains(b, []byte("JOB_STATUS_COMPLETED")):
+		return false, fmt.Sprintf("not completed: %.200s", b)
+	}
+	return true, ""
+}
+
+// closed runs n workers back to back for d.
+func closed(c *http.Client, u string, hdr http.Header, body []byte, n int, d time.Duration) *phase {
+	var stop atomic.Bool
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	total := &phase{}
+	begin := time.Now()
+	time.AfterFunc(d, func() { stop.Store(true) })
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := &phase{}
+			for !stop.Load() {
+				t0 := time.Now()
+				ok, e := call(c, u, hdr, body)
+				local.record(ok, time.Since(t0), e)
+			}
+			mu.Lock()
+			total.merge(local)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	total.rps = float64(total.h.Count()) / time.Since(begin).Seconds()
+	return total
+}
+
+// open starts requests at a fixed rate for d, each measured from its
+// scheduled start.
+func open(c *http.Client, u string, hdr http.Header, body []byte, rate float64, d time.Duration) *phase {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	total := &phase{}
+	interval := time.Duration(float64(time.Second) / rate)
+	begin := time.Now()
+	n := int(d / interval)
+	for i := range n {
+		due := begin.Add(time.Duration(i) * interval)
+		if w := time.Until(due); w > 0 {
+			time.Sleep(w)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ok, e := call(c, u, hdr, body)
+			lat := time.Since(due)
+			mu.Lock()
+			total.record(ok, lat, e)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	total.rps = float64(total.h.Count()) / time.Since(begin).Seconds()
+	return total
+}
+
+var tpsRE = regexp.MustCompile(`tps = ([0-9.]+)`)
+
+// pgbenchInserts measures single-row INSERTs per second with pgbench on a
+// scratch table (8 clients, 2 threads).
+func pgbenchInserts(base string, d time.Duration) (string, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", err
+	}
+	q := u.Query()
+	q.Del("sslmode")
+	u.RawQuery = ""
+	conn := u.String()
+	table := "ce_pgbench_rows"
+	psql := func(sql string) error {
+		out, err := exec.Command("psql", conn, "-v", "ON_ERROR_STOP=1", "-qc", sql).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("psql: %v: %s", err, out)
+		}
+		return nil
+	}
+	if err := psql("DROP TABLE IF EXISTS " + table + "; CREATE TABLE " + table + " (id BIGSERIAL PRIMARY KEY, v TEXT NOT NULL, created TIMESTAMPTZ NOT NULL DEFAULT now())"); err != nil {
+		return "", err
+	}
+	defer func() { _ = psql("DROP TABLE IF EXISTS " + table) }()
+	script := filepath.Join(os.TempDir(), "ce_pgbench_insert.sql")
+	if err := os.WriteFile(script, []byte("INSERT INTO "+table+" (v) VALUES ('x');\n"), 0o600); err != nil {
+		return "", err
+	}
+	defer os.Remove(script)
+	out, err := exec.Command("pgbench", "-n", "-c", "8", "-j", "2", "-T", fmt.Sprint(int(d.Seconds())), "-f", script, conn).CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%v: %s", err, out)
+	}
+	m := tpsRE.FindSubmatch(out)
+	if m == nil {
+		return "", fmt.Errorf("no tps in pgbench output: %s", out)
+	}
+	return string(m[1]), nil
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func markdown(o options, rs []result, pg string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## POST /v1/jobs, waitForCompletion, one 1 KiB text item, 20-label policy\n\n")
+	fmt.Fprintf(&b, "`go run ./bench/cmd/jobsload -c %d -d %s` on %s, GOMAXPROCS %d, %s/%s; server = the `contenteval serve` binary, loader in the same machine.\n\n",
+		o.workers, o.duration, time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(&b, "| backend | peak req/s (closed loop, %d workers) | p50 | p99 | errors | half-peak rate (open loop) | achieved req/s | p50 | p99 | max | errors |\n", o.workers)
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range rs {
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %d | %.0f/s | %.0f | %s | %s | %s | %d |\n",
+			r.backend, r.peakRPS, ms(r.peakP50), ms(r.peakP99), r.peakErrors, r.halfRate, r.halfRPS, ms(r.halfP50), ms(r.halfP99), ms(r.halfMax), r.halfErrors)
+	}
+	for _, r := range rs {
+		if r.firstError != "" {
+			fmt.Fprintf(&b, "\n%s first error: %s\n", r.backend, r.firstError)
+		}
+	}
+	if pg != "" {
+		fmt.Fprintf(&b, "\npgbench single-row INSERT (8 clients, 2 threads, %s): %s tps — the database's own ceiling for one write per request.\n", o.duration, pg)
+	}
+	return b.String()
+}
