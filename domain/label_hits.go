@@ -16,6 +16,9 @@ type LabelHitRangeStore interface {
 	// ListLabelHitsInRange returns the job's hits with afterSeq < seq <=
 	// lastSeq, in seq order.
 	ListLabelHitsInRange(ctx context.Context, jobID string, afterSeq, lastSeq int) ([]*LabelHit, error)
+	// ListResultHits returns up to limit hits of the job result resultID
+	// with seq > afterSeq, in seq order, whatever its job.
+	ListResultHits(ctx context.Context, resultID string, afterSeq, limit int) ([]*LabelHit, error)
 }
 
 // LabelHitCursor is the keyset position in a job's hits: the last Seq sent.
@@ -110,12 +113,27 @@ func describeJobNotFound(err error, id string) error {
 	return err
 }
 
-// pageOfHits returns up to limit hits after afterSeq. A job's hits are
+// pageOfHits returns up to limit hits after afterSeq. With a result filter
+// it reads through the result's index. A job's hits are
 // numbered 0, 1, 2, ... as they are recorded, so without a result filter the
 // next page is normally the seq range (afterSeq, afterSeq+limit], which is
 // read with explicit bounds; a short range (the last page, or gaps) is
 // answered by the general query, which then has few rows left to read.
 func (s *LabelEvaluationService) pageOfHits(ctx context.Context, jobID, resultID string, afterSeq, limit int) ([]*LabelHit, error) {
+	if resultID != "" && s.hitRanges != nil {
+		hits, err := s.hitRanges.ListResultHits(ctx, resultID, afterSeq, limit)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hits {
+			if h.JobID != jobID {
+				// Another job's result: none of this job's hits (the caller
+				// then finds the result is not the job's).
+				return nil, nil
+			}
+		}
+		return hits, nil
+	}
 	if resultID == "" && s.hitRanges != nil {
 		hits, err := s.hitRanges.ListLabelHitsInRange(ctx, jobID, afterSeq, afterSeq+limit)
 		if err != nil || len(hits) == limit {

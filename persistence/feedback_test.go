@@ -119,5 +119,11 @@ func TestLabelHits_Range(t *testing.T) {
 		got, err := lh.ListLabelHitsInRange(ctx, "job-1", 4, 5)
 		require.NoError(t, err)
 		require.Equal(t, hits[3], got[0])
+		byResult, err := lh.ListResultHits(ctx, "r1", 1, 2)
+		require.NoError(t, err)
+		require.Equal(t, []*domain.LabelHit{hits[2], hits[3]}, byResult)
+		byResult, err = lh.ListResultHits(ctx, "nope", -1, 10)
+		require.NoError(t, err)
+		require.Empty(t, byResult)
 	})
 }

@@ -32,6 +32,29 @@ func (s *LabelHits) ListLabelHitsInRange(ctx context.Context, jobID string, afte
 	if err != nil {
 		return nil, TranslateError(err)
 	}
+	return toDomainHits(rows), nil
+}
+
+// ListResultHits returns up to limit hits of the job result resultID with
+// seq > afterSeq, in seq order, whatever job the result belongs to (result
+// ids are unique; the caller checks the job). The query names only the
+// result, so the (job_result_id, seq) index serves both the filter and the
+// order: with job_id in the condition, PostgreSQL may take the primary key
+// instead and sort every hit of the job. Codes: UNAVAILABLE, CANCELED,
+// DEADLINE_EXCEEDED.
+func (s *LabelHits) ListResultHits(ctx context.Context, resultID string, afterSeq, limit int) ([]*domain.LabelHit, error) {
+	var rows []labelHitRow
+	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`
+		SELECT job_id, job_result_id, seq, label, modality, score, start_ms, end_ms, frame_start_ms,
+			frame_end_ms, transcript_start_ms, transcript_end_ms
+		FROM label_hits WHERE job_result_id = ? AND seq > ? ORDER BY job_result_id, seq LIMIT ?`), resultID, afterSeq, limit)
+	if err != nil {
+		return nil, TranslateError(err)
+	}
+	return toDomainHits(rows), nil
+}
+
+func toDomainHits(rows []labelHitRow) []*domain.LabelHit {
 	out := make([]*domain.LabelHit, len(rows))
 	for i, r := range rows {
 		out[i] = &domain.LabelHit{
@@ -41,5 +64,5 @@ func (s *LabelHits) ListLabelHitsInRange(ctx context.Context, jobID string, afte
 			TranscriptStartMs: r.TranscriptStartMs, TranscriptEndMs: r.TranscriptEndMs,
 		}
 	}
-	return out, nil
+	return out
 }
