@@ -249,6 +249,9 @@ func (s *BatchService) Cancel(ctx context.Context, account *Account, id string) 
 		if ErrorCode(err) == Aborted && attempt < 20 {
 			continue // it moved on meanwhile: cancel from its new state
 		}
+		if err == nil {
+			s.dropInput(out)
+		}
 		return out, err
 	}
 }

@@ -95,6 +95,11 @@ func (s *BatchService) drive(ctx context.Context, b *BatchJob) {
 	defer cancel()
 	stop := s.renewBatch(wctx, cancel, b.ID)
 	defer stop()
+	defer func() {
+		if b.State.Terminal() {
+			s.dropInput(b)
+		}
+	}()
 	for !b.State.Terminal() {
 		next, err := s.step(wctx, b)
 		if err != nil {
@@ -110,6 +115,22 @@ func (s *BatchService) drive(ctx context.Context, b *BatchJob) {
 			return
 		}
 		b = next
+	}
+}
+
+// dropInput deletes a terminal batch's input files (best effort): the
+// items live on in their jobs, the file is not needed and may be large or
+// sensitive.
+func (s *BatchService) dropInput(b *BatchJob) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, key := range []string{b.InputKey, batchDirectInputKey(b.ID)} {
+		if key == "" {
+			continue
+		}
+		if err := s.d.Blobs.Delete(ctx, key); err != nil {
+			s.d.Log.Warn("deleting a batch input file", "batch", b.ID, "error", err.Error())
+		}
 	}
 }
 

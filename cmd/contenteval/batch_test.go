@@ -166,6 +166,12 @@ func TestBatchLifecycle(t *testing.T) {
 			require.NotEmpty(t, *b.PolicyVersionId)
 			require.NotNil(t, b.OutputFileUrl)
 
+			// The input file is deleted once the batch is done.
+			stored, err := persistence.NewBatchJobs(env.Main.DB).GetBatchByID(ctx, ids[format])
+			require.NoError(t, err)
+			_, err = env.Main.Blobs.Stat(ctx, stored.InputKey)
+			require.Equal(t, domain.NotFound, domain.ErrorCode(err))
+
 			r := getFile(t, *b.OutputFileUrl)
 			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 			require.Equal(t, "application/x-ndjson", r.Header.Get("Content-Type"))
