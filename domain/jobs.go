@@ -343,7 +343,7 @@ func (f JobFilter) key() string {
 
 // unavailableContent returns the job error for entries this build cannot
 // evaluate, or nil. images says whether an ImageInspector is configured.
-func unavailableContent(items []ContentItem, images bool) *JobError {
+func unavailableContent(items []ContentItem, images, media bool) *JobError {
 	for _, it := range items {
 		switch it.Kind {
 		case ContentText:
@@ -354,6 +354,9 @@ func unavailableContent(items []ContentItem, images bool) *JobError {
 			e := ErrJobNoImage
 			return &e
 		default:
+			if media && isMediaKind(it.Kind) {
+				continue
+			}
 			e := ErrJobNoMedia
 			return &e
 		}

@@ -11,7 +11,7 @@ import (
 
 // This file is the integration point of timed media (issue 8) with job
 // execution. It is kept apart from the worker so that the media side can be
-// reviewed on its own; the worker needs four small hooks, which mirror what
+// reviewed on its own; the worker has four small hooks, which mirror what
 // it does for images:
 //
 //  1. JobConfig gets `Media MediaAnalyzer` and `MediaPrecheck

@@ -17,7 +17,12 @@ type JobConfig struct {
 	WebhookPoster WebhookPoster
 	// Images prechecks and analyses image entries; nil fails jobs with
 	// images (ErrJobNoImage).
-	Images            ImageInspector
+	Images ImageInspector
+	// Media analyses video and audio entries (domain/media_jobs.go); nil
+	// fails jobs with them (ErrJobNoMedia). MediaPrecheck checks their frames
+	// against the hash lists.
+	Media             MediaAnalyzer
+	MediaPrecheck     FramePrecheckFor
 	MaxItems          int           // contentData entries per job (100)
 	MaxTextBytes      int           // bytes of one text entry (256 KiB)
 	WaitCap           time.Duration // longest waitForCompletion (30 s)
@@ -387,7 +392,7 @@ func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan
 		return
 	}
 	if jobErr == nil {
-		jobErr = unavailableContent(j.Input, s.cfg.Images != nil)
+		jobErr = unavailableContent(j.Input, s.cfg.Images != nil, s.cfg.Media != nil)
 	}
 	if jobErr != nil {
 		s.finish(j, JobFailed, jobErr, nil, nil)
@@ -410,8 +415,10 @@ func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan
 	seq := 0
 	for i, it := range j.Input {
 		r, h, err := s.evaluateItem(ectx, j, i, it, plan, &seq)
-		if je := imageJobError(err); je != nil {
-			j.syncErr = err
+		if je := mediaJobError(err); je != nil {
+			if imageJobError(err) != nil {
+				j.syncErr = err
+			}
 			s.finish(j, JobFailed, je, nil, nil)
 			return
 		}
@@ -429,6 +436,9 @@ func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan
 // Image entries are prechecked first (a rejection is an error that
 // imageJobError maps).
 func (s *JobService) evaluateItem(ctx context.Context, j *Job, i int, it ContentItem, plan *rules.Plan, seq *int) (*JobResult, []*LabelHit, error) {
+	if isMediaKind(it.Kind) {
+		return evaluateMediaItem(ctx, s.cfg.Media, s.cfg.MediaPrecheck, j, i, it, plan, s.clock.Now, seq)
+	}
 	content := rules.Content{Text: it.Text, Modality: "text"}
 	hash, modality := j.Contents[i].ContentHash, ModalityText
 	if it.Kind == ContentImage || it.Kind == ContentImageURL {
@@ -666,7 +676,7 @@ func (st *JobStream) Run(ctx context.Context, emit func(StreamItem) error) error
 	var jobErr *JobError
 	seq := 0
 	for i, it := range j.Input {
-		if e := unavailableContent([]ContentItem{it}, s.cfg.Images != nil); e != nil {
+		if e := unavailableContent([]ContentItem{it}, s.cfg.Images != nil, s.cfg.Media != nil); e != nil {
 			jobErr = e
 			if err := emit(StreamItem{Index: i, Err: Errorf(Unimplemented, "%s", e.Message)}); err != nil {
 				s.finish(j, JobCanceled, nil, nil, nil)
@@ -675,12 +685,15 @@ func (st *JobStream) Run(ctx context.Context, emit func(StreamItem) error) error
 			continue
 		}
 		r, h, err := s.evaluateItem(ectx, j, i, it, st.plan, &seq)
-		if je := imageJobError(err); je != nil {
-			// The entry's error line carries the precheck body (code 1) or
-			// the fetch error; the other entries still stream.
+		if je := mediaJobError(err); je != nil {
+			// The entry's error line carries the precheck body (code 1), the
+			// fetch error, or the media failure; the other entries still
+			// stream.
 			jobErr = je
 			var de *Error
-			errors.As(err, &de)
+			if !errors.As(err, &de) {
+				de = Errorf(InvalidArgument, "%s", je.Message)
+			}
 			if err := emit(StreamItem{Index: i, Err: de}); err != nil {
 				s.finish(j, JobCanceled, nil, nil, nil)
 				return err

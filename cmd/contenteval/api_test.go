@@ -270,17 +270,6 @@ func TestNotReadyWithoutDatabase(t *testing.T) {
 	requireStatus(t, r, http.StatusServiceUnavailable, domain.Unavailable)
 }
 
-func TestUnimplementedOperationsSay501(t *testing.T) {
-	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
-		r := env.call(http.MethodGet, "/v1/batch-jobs", env.PolicyFirst.Token, "")
-		if r.Status == http.StatusOK {
-			t.Skip("listBatchJobs is implemented")
-		}
-		m := requireStatus(t, r, http.StatusNotImplemented, domain.Unimplemented)
-		require.Contains(t, m["message"], "not implemented yet")
-	})
-}
-
 func readResponse(t *testing.T, req *http.Request, resp *http.Response) rawResponse {
 	t.Helper()
 	defer resp.Body.Close()

@@ -111,12 +111,18 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 		persistence.NewJobs(db), persistence.NewFeedback(db), m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/label-evaluation")),
 		domain.LabelEvaluationConfig{MaxTextBytes: m.Config.JobMaxTextBytes, Images: images, HitRanges: persistence.NewLabelHits(db)})
+	mcfg, err := mediaConfig(envOS)
+	if err != nil {
+		return err
+	}
+	mediaAnalyzer := newMediaAnalyzer(mcfg, m.Config.AllowPrivateURLs, m.Clock.Now(), m.Log)
 	m.Jobs = domain.NewJobService(persistence.NewJobs(db), m.Policies, m.Accounts, m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/jobs")), domain.JobConfig{
 			MaxItems: m.Config.JobMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes, WaitCap: m.Config.JobWaitCap,
 			ExecutionDeadline: m.Config.JobExecutionDeadline, AdmissionTimeout: m.Config.JobAdmissionTimeout,
 			Lease: m.Config.JobLease, PollInterval: m.Config.JobPollInterval, Concurrency: m.Config.JobWorkers,
 			WebhookPoster: m.URLs, Images: images,
+			Media: mediaAnalyzer, MediaPrecheck: framePrecheckFor(m.Precheck),
 		}, m.Log)
 	m.Webhooks = &domain.WebhookDeliverer{
 		Store: persistence.NewWebhooks(db), Payloads: &handlers.WebhookPayloads{Jobs: m.Jobs},

@@ -371,16 +371,16 @@ func TestCreateJobErrors(t *testing.T) {
 	})
 }
 
-// Image entries are covered by images_test.go.
-func TestMediaContentFailsTheJob(t *testing.T) {
+// Image entries are covered by images_test.go, video in media_jobs_test.go.
+func TestUnreachableVideoURLFailsTheJob(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
 		policyID := env.createPolicy(env.PolicyFirst.Token, "main")
 		j := env.submit(env.PolicyFirst.Token, client.CreateJobRequest{
 			PolicyId: policyID, WaitForCompletion: ptr(true),
-			ContentData: []client.ContentData{{VideoUrl: ptr("https://example.com/v.mp4")}},
+			ContentData: []client.ContentData{{VideoUrl: ptr("https://example.invalid/v.mp4")}},
 		})
 		require.Equal(t, client.JOBSTATUSFAILED, *j.Status)
-		require.Contains(t, *j.Error.Message, "Video and audio evaluation are not available yet")
+		require.Equal(t, client.JOBERRORREASONVIDEOSOURCEUNREACHABLE, *j.Error.Reason)
 	})
 }
 

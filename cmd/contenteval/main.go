@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/google/uuid"
 )
 
@@ -105,6 +106,9 @@ func serve(ctx context.Context, m *Main) error {
 	if err := m.bootstrap(ctx); err != nil {
 		return err
 	}
+	// The rule engine's word list and tokenizer load once, not in the first
+	// request.
+	rules.Warm()
 	// Lists are in place before the first request; Watch keeps them fresh.
 	if err := m.Precheck.Reload(ctx); err != nil {
 		return fmt.Errorf("loading hash lists: %w", err)

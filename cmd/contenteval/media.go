@@ -15,8 +15,7 @@ import (
 // Timed media (issue 8) is wired from here: the settings, the analyzer with
 // its start-up statement of which tools exist, and the frame precheck. The
 // job service takes them as JobConfig.Media and JobConfig.MediaPrecheck
-// (see domain/media_jobs.go) once the worker has its media hook; until then
-// nothing calls these.
+// (see domain/media_jobs.go).
 
 // mediaSettings are the timed-media limits (DESIGN §8, §10), from the
 // environment like every setting; unset means the default.
