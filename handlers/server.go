@@ -60,7 +60,7 @@ var _ gen.StrictServerInterface = (*Server)(nil)
 // New builds the Echo server: operational routes, then the validated,
 // authenticated API group with the generated strict handlers.
 func New(cfg Config, deps Deps) (*echo.Echo, error) {
-	spec, err := gen.GetSwagger()
+	spec, err := gen.GetSpec()
 	if err != nil {
 		return nil, err
 	}

@@ -59,10 +59,6 @@ func normalizeLabel(l *domain.Label) {
 	l.DeletedAt = storedTimePtr(l.DeletedAt)
 }
 
-func labelNotFound(id string) error {
-	return domain.Errorf(domain.NotFound, "label %q not found", id)
-}
-
 // labelNameTaken is the ALREADY_EXISTS of the partial unique index.
 func labelNameTaken(err error, l *domain.Label) error {
 	if l.PolicyID != "" {
