@@ -3,13 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +18,6 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/gen/client"
-	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/persistence/persistencetest"
 	"github.com/stretchr/testify/require"
 )
@@ -45,26 +41,9 @@ func TestBatchThroughput(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "contenteval")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run())
+	bin := buildBinary(t)
 
-	admin, err := persistence.Open(ctx, base)
-	require.NoError(t, err)
-	defer admin.Close()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "ce_bbench_" + hex.EncodeToString(b)
-	_, err = admin.ExecContext(ctx, "CREATE SCHEMA "+schema)
-	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	u, err := url.Parse(base)
-	require.NoError(t, err)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	dbURL := u.String()
+	dbURL, _, _ := privateSchema(t, "ce_bbench_")
 
 	keyFile, dataDir := filepath.Join(dir, "jwt.pem"), filepath.Join(dir, "data")
 	cfg := testConfig(t)

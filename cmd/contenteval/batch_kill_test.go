@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +16,6 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/gen/client"
-	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/persistence/persistencetest"
 	"github.com/stretchr/testify/require"
 )
@@ -34,11 +30,7 @@ func TestBatchSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs it three times per backend")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "contenteval")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run(), "go build")
+	bin := buildBinary(t)
 
 	backends := []string{"sqlite"}
 	if os.Getenv(persistencetest.EnvDatabaseURL) != "" {
@@ -56,24 +48,8 @@ func batchKillRun(t *testing.T, bin, backend string) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	dbURL := "sqlite:" + filepath.Join(dir, "data", "contenteval.db")
-	schema := ""
 	if backend == "postgres" {
-		base := os.Getenv(persistencetest.EnvDatabaseURL)
-		admin, err := persistence.Open(ctx, base)
-		require.NoError(t, err)
-		defer admin.Close()
-		b := make([]byte, 6)
-		_, _ = rand.Read(b)
-		schema = "ce_bkill_" + hex.EncodeToString(b)
-		_, err = admin.ExecContext(ctx, "CREATE SCHEMA "+schema)
-		require.NoError(t, err)
-		t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-		u, err := url.Parse(base)
-		require.NoError(t, err)
-		q := u.Query()
-		q.Set("search_path", schema)
-		u.RawQuery = q.Encode()
-		dbURL = u.String()
+		dbURL, _, _ = privateSchema(t, "ce_bkill_")
 	}
 	keyFile := filepath.Join(dir, "jwt.pem")
 	dataDir := filepath.Join(dir, "data")

@@ -3,9 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -170,3 +175,41 @@ func statusOf(t *testing.T, r rawResponse) client.Status {
 }
 
 var ioCopy = io.Copy
+
+// buildBinary builds the contenteval command into a temporary directory, for
+// the tests that run real processes (and kill them).
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "contenteval")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run(), "go build")
+	return bin
+}
+
+// privateSchema creates a fresh schema on the test PostgreSQL
+// (CONTENTEVAL_TEST_DATABASE_URL) and returns a URL that uses it, its name,
+// and an admin handle outside it. The schema is dropped, then the handle
+// closed, when t ends.
+func privateSchema(t *testing.T, prefix string) (dbURL, schema string, admin *persistence.DB) {
+	t.Helper()
+	ctx := context.Background()
+	base := os.Getenv(persistencetest.EnvDatabaseURL)
+	admin, err := persistence.Open(ctx, base)
+	require.NoError(t, err)
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	schema = prefix + hex.EncodeToString(b)
+	_, err = admin.ExecContext(ctx, "CREATE SCHEMA "+schema)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		_ = admin.Close()
+	})
+	u, err := url.Parse(base)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), schema, admin
+}

@@ -2,13 +2,10 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +18,6 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/gen/client"
-	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/persistence/persistencetest"
 	"github.com/stretchr/testify/require"
 )
@@ -46,28 +42,9 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 
-	// A private schema, dropped at the end.
-	admin, err := persistence.Open(ctx, base)
-	require.NoError(t, err)
-	defer admin.Close()
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "ce_kill_" + hex.EncodeToString(b)
-	_, err = admin.ExecContext(ctx, "CREATE SCHEMA "+schema)
-	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	u, err := url.Parse(base)
-	require.NoError(t, err)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	dbURL := u.String()
-
+	dbURL, schema, admin := privateSchema(t, "ce_kill_")
+	bin := buildBinary(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "contenteval")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run(), "go build")
 	keyFile := filepath.Join(dir, "jwt.pem")
 
 	// The account, its key and a policy, through the same code the CLI uses.
