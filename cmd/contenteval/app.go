@@ -54,6 +54,8 @@ type Main struct {
 	Precheck *precheck.Service
 	OCR      *ocr.Tesseract
 
+	// serving is set by serve: start-up statements are for servers only.
+	serving  bool
 	listener net.Listener
 	http     *http.Server
 	workers  sync.WaitGroup
@@ -115,7 +117,13 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	if err != nil {
 		return err
 	}
-	mediaAnalyzer := newMediaAnalyzer(mcfg, m.Config.AllowPrivateURLs, m.Clock.Now(), m.Log)
+	// Only a server states its media tools; CLI commands would repeat it on
+	// every run.
+	mediaLog := m.Log
+	if !m.serving {
+		mediaLog = slog.New(slog.DiscardHandler)
+	}
+	mediaAnalyzer := newMediaAnalyzer(mcfg, m.Config.AllowPrivateURLs, m.Clock.Now(), mediaLog)
 	m.Jobs = domain.NewJobService(persistence.NewJobs(db), m.Policies, m.Accounts, m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/jobs")), domain.JobConfig{
 			MaxItems: m.Config.JobMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes, WaitCap: m.Config.JobWaitCap,

@@ -99,6 +99,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 }
 
 func serve(ctx context.Context, m *Main) error {
+	m.serving = true
 	if err := m.Open(ctx, !m.Config.NoMigrate); err != nil {
 		return err
 	}
