@@ -3,10 +3,13 @@ package persistence
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/rules"
@@ -135,50 +138,206 @@ func (s *Jobs) CreateJob(ctx context.Context, j *domain.Job) error {
 }
 
 // CreateFinishedJob inserts j, already in its terminal status, with its
-// results and hits (and its completion webhook into the outbox), in one
-// transaction: the fast path of a synchronous job evaluated before it is
-// stored. Codes: as CreateJob; INVALID_ARGUMENT when j is not terminal.
+// results and hits (and its completion webhook into the outbox), atomically:
+// the fast path of a synchronous job evaluated before it is stored. Codes:
+// as CreateJob; INVALID_ARGUMENT when j is not terminal.
+//
+// On PostgreSQL, a job without a webhook is written by finishedJobPostgres:
+// one prepared statement, atomic on its own, one round trip; instead of
+// BEGIN, three INSERTs and COMMIT (eight round trips with lib/pq, each
+// INSERT parsed and planned again). This is the write of every small
+// synchronous job, so it bounds their rate.
 func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*domain.JobResult, hits []*domain.LabelHit) error {
 	if !j.Status.Terminal() || j.Completed == nil {
 		return domain.Errorf(domain.InvalidArgument, "job %q is not finished", j.ID)
 	}
-	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		if err := insertJob(ctx, tx, j); err != nil {
-			return err
-		}
-		if err := insertOutcome(ctx, tx, j.ID, results, hits); err != nil {
-			return err
-		}
-		if j.Webhook == nil {
-			return nil // nothing owed; spares the outbox's read of the row
-		}
-		return enqueueJobWebhook(ctx, tx, j.ID, j.Status, *j.Completed)
-	})
+	job, err := jobInsert(j)
+	if err != nil {
+		return err
+	}
+	outcome, err := outcomeInserts(j.ID, results, hits)
+	if err != nil {
+		return err
+	}
+	if s.db.Dialect == Postgres && j.Webhook == nil {
+		err = s.createFinishedPostgres(ctx, job, outcome)
+	} else {
+		err = s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+			if err := execInserts(ctx, tx, append([]rowsInsert{job}, outcome...)); err != nil {
+				return err
+			}
+			if j.Webhook == nil {
+				return nil // nothing owed; spares the outbox's read of the row
+			}
+			return enqueueJobWebhook(ctx, tx, j.ID, j.Status, *j.Completed)
+		})
+	}
 	err = describe(err, domain.AlreadyExists, "job %q already exists", j.ID)
 	return describe(err, domain.NotFound, "account %q not found", j.AccountID)
 }
 
+// finishedJobPostgres records a finished job, its results and its hits in
+// one statement whose text does not depend on how many there are: the job
+// row from scalar arguments, the results and hits from one array argument
+// per column (unnest turns them back into rows; empty arrays insert
+// nothing). A fixed text is prepared once per connection, so PostgreSQL
+// neither parses nor plans it again. The INSERTs are data-modifying CTEs:
+// all of them run, and the foreign keys between them are checked at the end
+// of the statement, when every row exists.
+var finishedJobPostgres = func() string {
+	var b strings.Builder
+	n := len(jobInsertColumns)
+	fmt.Fprintf(&b, "WITH j AS (INSERT INTO jobs (%s) VALUES (%s)), r AS (%s) %s",
+		strings.Join(jobInsertColumns, ", "), placeholders(1, n),
+		unnestInsert("job_results", resultInsertColumns, resultColumnTypes, n+1),
+		unnestInsert("label_hits", hitInsertColumns, hitColumnTypes, n+len(resultInsertColumns)+1))
+	return b.String()
+}()
+
+func placeholders(first, n int) string {
+	ps := make([]string, n)
+	for i := range ps {
+		ps[i] = "$" + strconv.Itoa(first+i)
+	}
+	return strings.Join(ps, ", ")
+}
+
+// unnestInsert is INSERT INTO table (columns) SELECT * FROM unnest($first::
+// type[], ...): one array argument per column.
+func unnestInsert(table string, columns, types []string, first int) string {
+	arrays := make([]string, len(columns))
+	for i := range columns {
+		arrays[i] = "$" + strconv.Itoa(first+i) + "::" + types[i] + "[]"
+	}
+	return fmt.Sprintf("INSERT INTO %s (%s) SELECT * FROM unnest(%s)", table, strings.Join(columns, ", "), strings.Join(arrays, ", "))
+}
+
+func (s *Jobs) createFinishedPostgres(ctx context.Context, job rowsInsert, outcome []rowsInsert) error {
+	args := append([]any{}, job.rows[0]...)
+	resultRows := rowsInsert{columns: resultInsertColumns}
+	hitRows := rowsInsert{columns: hitInsertColumns}
+	for _, in := range outcome {
+		switch in.table {
+		case "job_results":
+			resultRows = in
+		case "label_hits":
+			hitRows = in
+		}
+	}
+	args = append(args, resultRows.columnArrays()...)
+	args = append(args, hitRows.columnArrays()...)
+	st, err := s.db.prepared(ctx, finishedJobPostgres)
+	if err != nil {
+		return TranslateError(err)
+	}
+	_, err = st.ExecContext(ctx, args...)
+	return TranslateError(err)
+}
+
+// postgresArrayTime is how a time travels inside an array argument: lib/pq
+// would write it with a space, which array syntax would have to quote.
+const postgresArrayTime = "2006-01-02T15:04:05.999999Z07:00"
+
+// columnArrays returns one array argument per column of in's rows.
+func (in rowsInsert) columnArrays() []any {
+	out := make([]any, len(in.columns))
+	for c := range in.columns {
+		vals := make([]any, len(in.rows))
+		for r, row := range in.rows {
+			v := row[c]
+			if t, ok := v.(time.Time); ok {
+				v = t.UTC().Format(postgresArrayTime)
+			}
+			vals[r] = v
+		}
+		out[c] = pq.GenericArray{A: vals}
+	}
+	return out
+}
+
+// rowsInsert is a multi-row INSERT not yet rendered: a table, its column
+// list and the arguments of each row (all of len(columns)).
+type rowsInsert struct {
+	table   string
+	columns []string
+	rows    [][]any
+}
+
+// maxStatementArgs bounds the bind arguments of one statement: below both
+// PostgreSQL's protocol limit (65,535) and SQLite's default (32,766).
+const maxStatementArgs = 30000
+
+// sql renders rows[from:to] of in with ? placeholders.
+func (in rowsInsert) sql(from, to int) (string, []any) {
+	var b strings.Builder
+	b.WriteString("INSERT INTO ")
+	b.WriteString(in.table)
+	b.WriteString(" (")
+	b.WriteString(strings.Join(in.columns, ", "))
+	b.WriteString(") VALUES ")
+	row := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(in.columns)), ", ") + ")"
+	args := make([]any, 0, (to-from)*len(in.columns))
+	for i := from; i < to; i++ {
+		if i > from {
+			b.WriteString(", ")
+		}
+		b.WriteString(row)
+		args = append(args, in.rows[i]...)
+	}
+	return b.String(), args
+}
+
+// execInserts runs ins in order in tx, each in statements of at most
+// maxStatementArgs arguments.
+func execInserts(ctx context.Context, tx *sqlx.Tx, ins []rowsInsert) error {
+	for _, in := range ins {
+		per := max(1, maxStatementArgs/len(in.columns))
+		for from := 0; from < len(in.rows); from += per {
+			q, args := in.sql(from, min(from+per, len(in.rows)))
+			if _, err := tx.ExecContext(ctx, tx.Rebind(q), args...); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var jobInsertColumns = strings.Fields(`id account_id job_type status policy_id policy_key policy_version_id
+	label_id label_version_id threshold expedited options input contents webhook_url
+	webhook_headers error_reason error_message lease_owner lease_expires_at attempts
+	created updated started completed`)
+
 // insertJob writes j's row; its times are normalized in place.
 func insertJob(ctx context.Context, tx *sqlx.Tx, j *domain.Job) error {
-	j.Created, j.Updated = StoredTime(j.Created), StoredTime(j.Updated)
-	j.Started, j.Completed, j.LeaseExpiresAt = storedTimePtr(j.Started), storedTimePtr(j.Completed), storedTimePtr(j.LeaseExpiresAt)
-	options, err := marshalJSON(j.Options)
+	in, err := jobInsert(j)
 	if err != nil {
 		return err
+	}
+	return execInserts(ctx, tx, []rowsInsert{in})
+}
+
+// jobInsert is the INSERT of j's row; its times are normalized in place.
+func jobInsert(j *domain.Job) (rowsInsert, error) {
+	j.Created, j.Updated = StoredTime(j.Created), StoredTime(j.Updated)
+	j.Started, j.Completed, j.LeaseExpiresAt = storedTimePtr(j.Started), storedTimePtr(j.Completed), storedTimePtr(j.LeaseExpiresAt)
+	in := rowsInsert{table: "jobs", columns: jobInsertColumns}
+	options, err := marshalJSON(j.Options)
+	if err != nil {
+		return in, err
 	}
 	input, err := marshalJSON(j.Input)
 	if err != nil {
-		return err
+		return in, err
 	}
 	contents, err := marshalJSON(j.Contents)
 	if err != nil {
-		return err
+		return in, err
 	}
 	hookURL, hookHeaders := "", "{}"
 	if j.Webhook != nil {
 		hookURL = j.Webhook.URL
 		if hookHeaders, err = marshalJSON(j.Webhook.ExtraHeaders); err != nil {
-			return err
+			return in, err
 		}
 	}
 	var owner *string
@@ -189,17 +348,13 @@ func insertJob(ctx context.Context, tx *sqlx.Tx, j *domain.Job) error {
 	if j.Error != nil {
 		reason, msg = string(j.Error.Reason), j.Error.Message
 	}
-	_, err = tx.ExecContext(ctx, tx.Rebind(`
-			INSERT INTO jobs (id, account_id, job_type, status, policy_id, policy_key, policy_version_id,
-				label_id, label_version_id, threshold, expedited, options, input, contents, webhook_url,
-				webhook_headers, error_reason, error_message, lease_owner, lease_expires_at, attempts,
-				created, updated, started, completed)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+	in.rows = [][]any{{
 		j.ID, j.AccountID, string(j.Type), string(j.Status), j.PolicyID, j.PolicyKey, j.PolicyVersionID,
 		j.LabelID, j.LabelVersionID, j.Threshold, j.Expedited, options, input, contents, hookURL,
 		hookHeaders, reason, msg, owner, j.LeaseExpiresAt, j.Attempts,
-		j.Created, j.Updated, j.Started, j.Completed)
-	return err
+		j.Created, j.Updated, j.Started, j.Completed,
+	}}
+	return in, nil
 }
 
 // GetJob returns a job of the account with its input. Codes: NOT_FOUND;
@@ -421,40 +576,57 @@ func (s *Jobs) FinishJob(ctx context.Context, id, owner string, to domain.JobSta
 
 // insertOutcome writes the results and label hits of job id.
 func insertOutcome(ctx context.Context, tx *sqlx.Tx, id string, results []*domain.JobResult, hits []*domain.LabelHit) error {
-	for _, r := range results {
-		r.Created = StoredTime(r.Created)
-		meta, err := marshalJSON(r.Metadata)
-		if err != nil {
-			return err
-		}
-		report := ""
-		if r.Report != nil {
-			if report, err = marshalJSON(r.Report); err != nil {
-				return err
+	ins, err := outcomeInserts(id, results, hits)
+	if err != nil {
+		return err
+	}
+	return execInserts(ctx, tx, ins)
+}
+
+var (
+	resultInsertColumns = strings.Fields(`id job_id seq content_hash metadata report error_reason error_message created`)
+	hitInsertColumns    = strings.Fields(`job_id job_result_id seq label modality score start_ms end_ms
+		frame_start_ms frame_end_ms transcript_start_ms transcript_end_ms`)
+	// The PostgreSQL types of those columns, for finishedJobPostgres.
+	resultColumnTypes = strings.Fields(`text text integer text text text text text timestamptz`)
+	hitColumnTypes    = strings.Fields(`text text integer text text float8 bigint bigint bigint bigint bigint bigint`)
+)
+
+// outcomeInserts are the INSERTs of the results and label hits of job id,
+// leaving out an empty one; result times are normalized in place.
+func outcomeInserts(id string, results []*domain.JobResult, hits []*domain.LabelHit) ([]rowsInsert, error) {
+	var ins []rowsInsert
+	if len(results) > 0 {
+		in := rowsInsert{table: "job_results", columns: resultInsertColumns, rows: make([][]any, 0, len(results))}
+		for _, r := range results {
+			r.Created = StoredTime(r.Created)
+			meta, err := marshalJSON(r.Metadata)
+			if err != nil {
+				return nil, err
 			}
+			report := ""
+			if r.Report != nil {
+				if report, err = marshalJSON(r.Report); err != nil {
+					return nil, err
+				}
+			}
+			rr, rm := "", ""
+			if r.Error != nil {
+				rr, rm = string(r.Error.Reason), r.Error.Message
+			}
+			in.rows = append(in.rows, []any{r.ID, id, r.Index, r.ContentHash, meta, report, rr, rm, r.Created})
 		}
-		rr, rm := "", ""
-		if r.Error != nil {
-			rr, rm = string(r.Error.Reason), r.Error.Message
-		}
-		if _, err := tx.ExecContext(ctx, tx.Rebind(`
-			INSERT INTO job_results (id, job_id, seq, content_hash, metadata, report, error_reason, error_message, created)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			r.ID, id, r.Index, r.ContentHash, meta, report, rr, rm, r.Created); err != nil {
-			return err
-		}
+		ins = append(ins, in)
 	}
-	for _, h := range hits {
-		if _, err := tx.ExecContext(ctx, tx.Rebind(`
-			INSERT INTO label_hits (job_id, job_result_id, seq, label, modality, score, start_ms, end_ms,
-				frame_start_ms, frame_end_ms, transcript_start_ms, transcript_end_ms)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-			id, h.JobResultID, h.Seq, h.Label, string(h.Modality), h.Score, h.StartMs, h.EndMs,
-			h.FrameStartMs, h.FrameEndMs, h.TranscriptStartMs, h.TranscriptEndMs); err != nil {
-			return err
+	if len(hits) > 0 {
+		in := rowsInsert{table: "label_hits", columns: hitInsertColumns, rows: make([][]any, 0, len(hits))}
+		for _, h := range hits {
+			in.rows = append(in.rows, []any{id, h.JobResultID, h.Seq, h.Label, string(h.Modality), h.Score, h.StartMs, h.EndMs,
+				h.FrameStartMs, h.FrameEndMs, h.TranscriptStartMs, h.TranscriptEndMs})
 		}
+		ins = append(ins, in)
 	}
-	return nil
+	return ins, nil
 }
 
 // enqueueJobWebhook writes the job's completion webhook, if it has one, into

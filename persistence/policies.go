@@ -96,7 +96,8 @@ func (s *Policies) CreatePolicy(ctx context.Context, p *domain.Policy, v *domain
 // CANCELED, DEADLINE_EXCEEDED.
 func (s *Policies) GetPolicy(ctx context.Context, accountID, id string) (*domain.Policy, error) {
 	var r policyRow
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+policyColumns+` FROM policies WHERE id = ? AND account_id = ?`), id, accountID)
+	// Read for every job submitted: through the statement cache.
+	err := s.db.getPrepared(ctx, &r, `SELECT `+policyColumns+` FROM policies WHERE id = ? AND account_id = ?`, id, accountID)
 	if err != nil {
 		return nil, describe(TranslateError(err), domain.NotFound, "policy %q not found", id)
 	}
