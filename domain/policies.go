@@ -69,7 +69,15 @@ type PolicyStore interface {
 type PolicyConfig struct {
 	// MaxTextBytes bounds a policy version's rule text (DESIGN §10: 64 KiB).
 	MaxTextBytes int
+	// ActiveTTL is how long a policy read for a job (its active version,
+	// whether it is disabled) is reused before it is read again; 0 reads it
+	// for every job. Changes made through this service apply at once; it
+	// bounds how late a change made by another replica applies.
+	ActiveTTL time.Duration
 }
+
+// activePolicyCacheSize bounds the policies kept for ActiveTTL.
+const activePolicyCacheSize = 4096
 
 // PolicyService creates, reads and versions policies and compiles them into
 // evaluation plans (cached per version: versions are immutable).
@@ -84,6 +92,21 @@ type PolicyService struct {
 	// reads its policy's active version.
 	mu       sync.Mutex
 	versions map[string]*PolicyVersion
+	// active caches policies read for jobs, by account and policy id, for
+	// cfg.ActiveTTL: every synchronous job would otherwise pay a database
+	// round trip (a third of the database work of a small job) for a row
+	// that changes only when a version is added or the policy is disabled.
+	active map[activeKey]activePolicy
+	// changes counts forget calls, so that a read which raced with a
+	// change is not cached as if it were current.
+	changes uint64
+}
+
+type activeKey struct{ account, policy string }
+
+type activePolicy struct {
+	policy *Policy
+	read   time.Time
 }
 
 // NewPolicyService returns the policy service.
@@ -94,7 +117,8 @@ func NewPolicyService(store PolicyStore, clock Clock, tokens *PageTokens, cfg Po
 	if plans == nil {
 		plans = rules.NewCache(1024)
 	}
-	return &PolicyService{store: store, clock: clock, tokens: tokens, cfg: cfg, plans: plans, versions: map[string]*PolicyVersion{}}
+	return &PolicyService{store: store, clock: clock, tokens: tokens, cfg: cfg, plans: plans,
+		versions: map[string]*PolicyVersion{}, active: map[activeKey]activePolicy{}}
 }
 
 var policyKeyPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -198,7 +222,9 @@ func (s *PolicyService) AddVersion(ctx context.Context, account *Account, policy
 		return nil, err
 	}
 	v := newVersion(policyID, text, plan, s.clock.Now())
-	if err := s.store.AddPolicyVersion(ctx, account.ID, v); err != nil {
+	err = s.store.AddPolicyVersion(ctx, account.ID, v)
+	s.forget(account.ID, policyID) // also on error: the write may have landed
+	if err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -239,13 +265,53 @@ func (s *PolicyService) ListVersions(ctx context.Context, account *Account, poli
 // SetDisabled enables or disables a policy; jobs against a disabled policy
 // are refused with FAILED_PRECONDITION. Codes: NOT_FOUND.
 func (s *PolicyService) SetDisabled(ctx context.Context, accountID, id string, disabled bool) (*Policy, error) {
-	return s.store.SetPolicyDisabled(ctx, accountID, id, disabled, s.clock.Now())
+	p, err := s.store.SetPolicyDisabled(ctx, accountID, id, disabled, s.clock.Now())
+	s.forget(accountID, id)
+	return p, err
+}
+
+// forget drops a policy from the active cache after a change to it.
+func (s *PolicyService) forget(accountID, policyID string) {
+	s.mu.Lock()
+	delete(s.active, activeKey{accountID, policyID})
+	s.changes++
+	s.mu.Unlock()
+}
+
+// activePolicy returns the policy, from the active cache when it was read
+// less than cfg.ActiveTTL ago. Codes: NOT_FOUND.
+func (s *PolicyService) activePolicy(ctx context.Context, accountID, policyID string) (*Policy, error) {
+	if s.cfg.ActiveTTL <= 0 {
+		return s.store.GetPolicy(ctx, accountID, policyID)
+	}
+	k := activeKey{accountID, policyID}
+	now := s.clock.Now()
+	s.mu.Lock()
+	c, ok := s.active[k]
+	changes := s.changes
+	s.mu.Unlock()
+	if ok && now.Sub(c.read) < s.cfg.ActiveTTL && now.Sub(c.read) >= 0 {
+		return c.policy, nil
+	}
+	p, err := s.store.GetPolicy(ctx, accountID, policyID)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if s.changes == changes {
+		if len(s.active) >= activePolicyCacheSize {
+			clear(s.active) // crude bound, as for versions
+		}
+		s.active[k] = activePolicy{policy: p, read: now}
+	}
+	s.mu.Unlock()
+	return p, nil
 }
 
 // activePlan returns the policy's active version and its compiled plan.
 // Codes: NOT_FOUND, FAILED_PRECONDITION (disabled policy).
 func (s *PolicyService) activePlan(ctx context.Context, accountID, policyID string) (*Policy, *PolicyVersion, *rules.Plan, error) {
-	p, err := s.store.GetPolicy(ctx, accountID, policyID)
+	p, err := s.activePolicy(ctx, accountID, policyID)
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -94,7 +94,7 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 		m.Clock, domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/labels")))
 	m.Policies = domain.NewPolicyService(persistence.NewPolicies(db), m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/policies")),
-		domain.PolicyConfig{MaxTextBytes: m.Config.PolicyMaxTextBytes}, nil)
+		domain.PolicyConfig{MaxTextBytes: m.Config.PolicyMaxTextBytes, ActiveTTL: m.Config.PolicyCacheTTL}, nil)
 	m.URLs = safehttp.New(safehttp.Config{AllowPrivate: m.Config.AllowPrivateURLs, MaxBytes: m.Config.ImageMaxBytes})
 	pc, err := newPrecheck(m)
 	if err != nil {

@@ -50,6 +50,7 @@ type Config struct {
 	JobPollInterval      time.Duration
 	JobWorkers           int
 	PolicyMaxTextBytes   int
+	PolicyCacheTTL       time.Duration
 
 	// Batch jobs and the blob store (batch.go).
 	PublicURL     string
@@ -89,6 +90,7 @@ var settings = []setting{
 	{"job-poll-interval", "CONTENTEVAL_JOB_POLL_INTERVAL", "250ms", "how often an idle worker looks for queued jobs", func(c *Config, v string) error { return parseDuration(&c.JobPollInterval, v) }, true},
 	{"job-workers", "CONTENTEVAL_JOB_WORKERS", "8", "queued jobs one process runs at once (roles all and worker)", func(c *Config, v string) error { return parseIntInt(&c.JobWorkers, v) }, true},
 	{"policy-max-text-bytes", "CONTENTEVAL_POLICY_MAX_TEXT_BYTES", "65536", "largest policy rule text, in bytes", func(c *Config, v string) error { return parseIntInt(&c.PolicyMaxTextBytes, v) }, true},
+	{"policy-cache-ttl", "CONTENTEVAL_POLICY_CACHE_TTL", "1s", "how long a policy read for a job is reused (0: read it for every job); bounds how late a new version or a disable made on another replica applies, this replica's own changes apply at once", func(c *Config, v string) error { return parseDuration(&c.PolicyCacheTTL, v) }, true},
 	{"pdq-bands", "CONTENTEVAL_PDQ_BANDS", "10,20,31", "PDQ Hamming distances of the HIGH,MEDIUM,LOW precheck bands", parsePDQBands, false},
 	{"webhook-poll-interval", "CONTENTEVAL_WEBHOOK_POLL_INTERVAL", "1s", "how often an idle webhook deliverer reads the outbox", func(c *Config, v string) error { return parseDuration(&c.WebhookPoll, v) }, true},
 	{"ocr", "CONTENTEVAL_OCR", "false", "run OCR (tesseract) on images by default; options.options.ocr overrides per job", func(c *Config, v string) error { return parseBool(&c.OCRByDefault, v) }, true},

@@ -1,0 +1,165 @@
+package domain
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// memPolicies is an in-memory PolicyStore that counts policy reads; it
+// stands for the database shared by several replicas.
+type memPolicies struct {
+	mu       sync.Mutex
+	policies map[string]Policy
+	versions map[string]PolicyVersion
+	reads    int
+}
+
+func (m *memPolicies) CreatePolicy(_ context.Context, p *Policy, v *PolicyVersion) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p.ActiveVersionID = v.ID
+	m.policies[p.ID], m.versions[v.ID] = *p, *v
+	return nil
+}
+
+func (m *memPolicies) GetPolicy(_ context.Context, accountID, id string) (*Policy, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reads++
+	p, ok := m.policies[id]
+	if !ok || p.AccountID != accountID {
+		return nil, Errorf(NotFound, "policy %q not found", id)
+	}
+	return &p, nil
+}
+
+func (m *memPolicies) ListPolicies(context.Context, string, *PolicyCursor, int) ([]*Policy, error) {
+	return nil, nil
+}
+
+func (m *memPolicies) AddPolicyVersion(_ context.Context, accountID string, v *PolicyVersion) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.policies[v.PolicyID]
+	if !ok || p.AccountID != accountID {
+		return Errorf(NotFound, "policy %q not found", v.PolicyID)
+	}
+	p.ActiveVersionID = v.ID
+	m.policies[p.ID], m.versions[v.ID] = p, *v
+	return nil
+}
+
+func (m *memPolicies) GetPolicyVersion(_ context.Context, policyID, versionID string) (*PolicyVersion, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := m.versions[versionID]
+	if !ok || v.PolicyID != policyID {
+		return nil, Errorf(NotFound, "policy version %q not found", versionID)
+	}
+	return &v, nil
+}
+
+func (m *memPolicies) ListPolicyVersions(context.Context, string, int, int) ([]*PolicyVersion, error) {
+	return nil, nil
+}
+
+func (m *memPolicies) SetPolicyDisabled(_ context.Context, accountID, id string, disabled bool, _ time.Time) (*Policy, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.policies[id]
+	if !ok || p.AccountID != accountID {
+		return nil, Errorf(NotFound, "policy %q not found", id)
+	}
+	p.Disabled = disabled
+	m.policies[id] = p
+	return &p, nil
+}
+
+type stepClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *stepClock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+// The active-policy cache: reads within the TTL reuse the policy, this
+// service's own changes apply at once, and a change made elsewhere (another
+// replica, here the store directly) applies once the TTL has passed.
+func TestPolicyService_ActiveCache(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	store := &memPolicies{policies: map[string]Policy{}, versions: map[string]PolicyVersion{}}
+	clock := &stepClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := NewPolicyService(store, clock, nil, PolicyConfig{ActiveTTL: time.Second}, nil)
+	account := &Account{ID: "acct"}
+	p, v1, err := s.Create(ctx, account, "p", `LABEL "a": "x" { "alpha" }`)
+	require.NoError(t, err)
+
+	active := func() (string, error) {
+		t.Helper()
+		_, v, _, err := s.activePlan(ctx, account.ID, p.ID)
+		if err != nil {
+			return "", err
+		}
+		return v.ID, nil
+	}
+	got, err := active()
+	require.NoError(t, err)
+	require.Equal(t, v1.ID, got)
+	reads := store.reads
+	for range 10 {
+		_, err := active()
+		require.NoError(t, err)
+	}
+	require.Equal(t, reads, store.reads, "reads within the TTL come from the cache")
+
+	v2, err := s.AddVersion(ctx, account, p.ID, `LABEL "b": "x" { "beta" }`)
+	require.NoError(t, err)
+	got, err = active()
+	require.NoError(t, err)
+	require.Equal(t, v2.ID, got, "this service's new version applies at once")
+
+	_, err = s.SetDisabled(ctx, account.ID, p.ID, true)
+	require.NoError(t, err)
+	_, err = active()
+	require.Equal(t, FailedPrecondition, ErrorCode(err), "this service's disable applies at once")
+	_, err = s.SetDisabled(ctx, account.ID, p.ID, false)
+	require.NoError(t, err)
+	_, err = active()
+	require.NoError(t, err)
+
+	// Another replica disables the policy.
+	_, err = store.SetPolicyDisabled(ctx, account.ID, p.ID, true, clock.Now())
+	require.NoError(t, err)
+	_, err = active()
+	require.NoError(t, err, "within the TTL the cached policy still applies")
+	clock.advance(time.Second)
+	_, err = active()
+	require.Equal(t, FailedPrecondition, ErrorCode(err), "after the TTL the change applies")
+
+	// Other accounts never see the policy, cached or not.
+	_, _, _, err = s.activePlan(ctx, "other", p.ID)
+	require.Equal(t, NotFound, ErrorCode(err))
+
+	// TTL 0 reads every time.
+	uncached := NewPolicyService(store, clock, nil, PolicyConfig{}, nil)
+	reads = store.reads
+	for range 3 {
+		_, _, _, _ = uncached.activePlan(ctx, account.ID, p.ID)
+	}
+	require.Equal(t, reads+3, store.reads)
+}
