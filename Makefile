@@ -13,12 +13,13 @@ run:
 build:
 	$(GO) build -o bin/contenteval ./cmd/contenteval
 
-## test: the whole suite with -race (SQLite; PostgreSQL too when CONTENTEVAL_TEST_DATABASE_URL is set)
-test:
+## test: the whole suite with -race (SQLite; PostgreSQL too when CONTENTEVAL_TEST_DATABASE_URL is set);
+## installs the OCR and media tools from Debian first when they are missing (the image and video tests run them)
+test: ocr-tools media-tools
 	$(GO) test $(GOTESTFLAGS) ./...
 
 ## test-postgres: the suite on SQLite and on the local PostgreSQL
-test-postgres:
+test-postgres: ocr-tools media-tools
 	CONTENTEVAL_TEST_DATABASE_URL='$(PG_URL)' $(GO) test $(GOTESTFLAGS) ./...
 
 ## generate: regenerate gen/ from openapi.yaml (never edit gen/ by hand)
