@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,9 @@ type options struct {
 	pg       string
 	out      string
 	backends string
+	bin      string
+	rate     float64
+	timeline bool
 }
 
 func main() {
@@ -54,7 +58,15 @@ func main() {
 	flag.StringVar(&o.pg, "pg", os.Getenv("CONTENTEVAL_TEST_DATABASE_URL"), "PostgreSQL URL (a schema is created and dropped); empty skips PostgreSQL")
 	flag.StringVar(&o.out, "out", "", "also write the results as Markdown to this file")
 	flag.StringVar(&o.backends, "backends", "sqlite,postgres", "backends to run")
+	flag.StringVar(&o.bin, "bin", "", "contenteval binary to measure (default: build ./cmd/contenteval), for A/B runs against an older build")
+	flag.Float64Var(&o.rate, "rate", 0, "skip the peak phase and run the open loop at this rate (req/s), to study the latency at one load")
+	flag.BoolVar(&o.timeline, "timeline", false, "print the open loop's latency second by second (count, p99, max), to see whether the tail is spread or comes in stalls")
+	loaderProcs := flag.Int("loader-procs", 1, "GOMAXPROCS of the loader itself (the server keeps the machine's)")
 	flag.Parse()
+	runtime.GOMAXPROCS(*loaderProcs)
+	// The loader's own collections take CPU from the server on this shared
+	// machine; its heap is small, so collect less often.
+	debug.SetGCPercent(400)
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "jobsload:", err)
 		os.Exit(1)
@@ -70,6 +82,7 @@ type result struct {
 	halfP50, halfP99, halfMax time.Duration
 	peakErrors, halfErrors    uint64
 	firstError                string
+	cpu                       cpuPerRequest // during the half-peak phase
 }
 
 func run(ctx context.Context, o options) error {
@@ -78,11 +91,14 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "contenteval")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/contenteval")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("go build: %w", err)
+	bin := o.bin
+	if bin == "" {
+		bin = filepath.Join(dir, "contenteval")
+		build := exec.Command("go", "build", "-o", bin, "./cmd/contenteval")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			return fmt.Errorf("go build: %w", err)
+		}
 	}
 	var results []result
 	for _, b := range strings.Split(o.backends, ",") {
@@ -234,15 +250,34 @@ func runBackend(ctx context.Context, o options, bin, dataDir, backend, dbURL str
 	}
 
 	// Peak: closed loop.
-	closed(client, base+"/v1/jobs", hdr, jb, o.workers, o.warmup)
-	peak := closed(client, base+"/v1/jobs", hdr, jb, o.workers, o.duration)
-	r.peakRPS = peak.rps
-	r.peakP50, r.peakP99 = peak.h.Quantile(0.5), peak.h.Quantile(0.99)
-	r.peakErrors, r.firstError = peak.errors, peak.firstErr
-
-	// Half the peak: open loop.
-	r.halfRate = r.peakRPS / 2
-	half := open(client, base+"/v1/jobs", hdr, jb, r.halfRate, o.duration)
+	load := newRawClient(addr, "/v1/jobs", hdr, jb, 1024)
+	defer load.close()
+	closed(load, o.workers, o.warmup)
+	if o.rate > 0 {
+		r.halfRate = o.rate
+	} else {
+		peak := closed(load, o.workers, o.duration)
+		r.peakRPS = peak.rps
+		r.peakP50, r.peakP99 = peak.h.Quantile(0.5), peak.h.Quantile(0.99)
+		r.peakErrors, r.firstError = peak.errors, peak.firstErr
+		// Half the peak: open loop.
+		r.halfRate = r.peakRPS / 2
+	}
+	cpu0 := readCPU(srv.Process.Pid)
+	m0 := serverBuckets(base)
+	half := open(load, r.halfRate, o.duration)
+	r.cpu = readCPU(srv.Process.Pid).since(cpu0, half.h.Count())
+	if o.timeline {
+		fmt.Printf("%s server-side latency of the half-peak phase (contenteval_http_request_duration_seconds):\n", backend)
+		for _, b := range serverBuckets(base).minus(m0) {
+			fmt.Printf("  <= %s: %d\n", b.le, b.n)
+		}
+		fmt.Printf("%s loader lateness (scheduled start to send): p50 %s, p99 %s, max %s\n", backend,
+			ms(half.late.Quantile(0.5)), ms(half.late.Quantile(0.99)), ms(half.late.Max()))
+		for i, h := range half.seconds {
+			fmt.Printf("%s second %2d: %4d requests, p99 %s, max %s\n", backend, i, h.Count(), ms(h.Quantile(0.99)), ms(h.Max()))
+		}
+	}
 	r.halfRPS = half.rps
 	r.halfP50, r.halfP99, r.halfMax = half.h.Quantile(0.5), half.h.Quantile(0.99), half.h.Max()
 	r.halfErrors = half.errors
@@ -267,23 +302,39 @@ func waitReady(base string) error {
 	return errors.New("server did not become ready")
 }
 
+// bodies recycles response buffers: the loader shares the machine with the
+// server and the database, so its own garbage is kept small.
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 func do(c *http.Client, u string, hdr http.Header, body []byte) (int, []byte, error) {
+	buf := bodies.Get().(*bytes.Buffer)
+	defer bodies.Put(buf)
+	status, err := doInto(c, u, hdr, body, buf)
+	return status, bytes.Clone(buf.Bytes()), err
+}
+
+// doInto posts body and reads the response into buf. hdr is shared by
+// concurrent requests; the transport only reads it.
+func doInto(c *http.Client, u string, hdr http.Header, body []byte, buf *bytes.Buffer) (int, error) {
 	req, err := http.NewRequest(http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
-		return 0, nil, err
+		return 0, err
 	}
-	req.Header = hdr.Clone()
+	req.Header = hdr
 	resp, err := c.Do(req)
 	if err != nil {
-		return 0, nil, err
+		return 0, err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, b, err
+	buf.Reset()
+	_, err = buf.ReadFrom(resp.Body)
+	return resp.StatusCode, err
 }
 
 type phase struct {
 	h        bench.Histogram
+	seconds  []*bench.Histogram // open loop: by scheduled second
+	late     bench.Histogram    // open loop: how late each request was sent
 	rps      float64
 	errors   uint64
 	firstErr string
@@ -308,8 +359,11 @@ func (p *phase) merge(o *phase) {
 	}
 }
 
-func call(c *http.Client, u string, hdr http.Header, body []byte) (bool, string) {
-	status, b, err := do(c, u, hdr, body)
+func call(c *rawClient) (bool, string) {
+	buf := bodies.Get().(*bytes.Buffer)
+	defer bodies.Put(buf)
+	status, err := c.post(buf)
+	b := buf.Bytes()
 	switch {
 	case err != nil:
 		return false, err.Error()
@@ -322,7 +376,7 @@ func call(c *http.Client, u string, hdr http.Header, body []byte) (bool, string)
 }
 
 // closed runs n workers back to back for d.
-func closed(c *http.Client, u string, hdr http.Header, body []byte, n int, d time.Duration) *phase {
+func closed(c *rawClient, n int, d time.Duration) *phase {
 	var stop atomic.Bool
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -336,7 +390,7 @@ func closed(c *http.Client, u string, hdr http.Header, body []byte, n int, d tim
 			local := &phase{}
 			for !stop.Load() {
 				t0 := time.Now()
-				ok, e := call(c, u, hdr, body)
+				ok, e := call(c)
 				local.record(ok, time.Since(t0), e)
 			}
 			mu.Lock()
@@ -351,13 +405,16 @@ func closed(c *http.Client, u string, hdr http.Header, body []byte, n int, d tim
 
 // open starts requests at a fixed rate for d, each measured from its
 // scheduled start.
-func open(c *http.Client, u string, hdr http.Header, body []byte, rate float64, d time.Duration) *phase {
+func open(c *rawClient, rate float64, d time.Duration) *phase {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	total := &phase{}
 	interval := time.Duration(float64(time.Second) / rate)
 	begin := time.Now()
 	n := int(d / interval)
+	for range int(d/time.Second) + 1 {
+		total.seconds = append(total.seconds, &bench.Histogram{})
+	}
 	for i := range n {
 		due := begin.Add(time.Duration(i) * interval)
 		if w := time.Until(due); w > 0 {
@@ -366,10 +423,15 @@ func open(c *http.Client, u string, hdr http.Header, body []byte, rate float64, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok, e := call(c, u, hdr, body)
+			late := time.Since(due)
+			ok, e := call(c)
 			lat := time.Since(due)
 			mu.Lock()
+			total.late.Record(late)
 			total.record(ok, lat, e)
+			if ok {
+				total.seconds[int(due.Sub(begin)/time.Second)].Record(lat)
+			}
 			mu.Unlock()
 		}()
 	}
@@ -431,6 +493,12 @@ func markdown(o options, rs []result, pg string) string {
 	for _, r := range rs {
 		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %d | %.0f/s | %.0f | %s | %s | %s | %d |\n",
 			r.backend, r.peakRPS, ms(r.peakP50), ms(r.peakP99), r.peakErrors, r.halfRate, r.halfRPS, ms(r.halfP50), ms(r.halfP99), ms(r.halfMax), r.halfErrors)
+	}
+	for _, r := range rs {
+		if r.cpu.server > 0 {
+			fmt.Fprintf(&b, "\n%s CPU per request at %.0f/s: server %s, PostgreSQL %s, loader %s; machine busy %.0f%%, stolen by the hypervisor %.0f%%.\n",
+				r.backend, r.halfRate, ms(r.cpu.server), ms(r.cpu.postgres), ms(r.cpu.loader), 100*r.cpu.busy, 100*r.cpu.steal)
+		}
 	}
 	for _, r := range rs {
 		if r.firstError != "" {
