@@ -44,6 +44,9 @@ type DB struct {
 	writeSem chan struct{}
 	// path is the SQLite database file; empty on PostgreSQL.
 	path string
+	// binaryParameters: lib/pq sends []byte arguments in binary format
+	// (binary_parameters=yes, our default on PostgreSQL).
+	binaryParameters bool
 	// stmts caches prepared hot-path reads by their (rebound) text: SQLite
 	// otherwise parses the SQL on every call, a fifth of a cheap request.
 	stmts sync.Map // string -> *sqlx.Stmt
@@ -135,7 +138,7 @@ func openPostgres(ctx context.Context, raw string) (*DB, error) {
 	sqlDB.SetMaxOpenConns(postgresPoolSize)
 	sqlDB.SetMaxIdleConns(postgresPoolSize)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
-	db := &DB{DB: sqlx.NewDb(sqlDB, "postgres"), Dialect: Postgres}
+	db := &DB{DB: sqlx.NewDb(sqlDB, "postgres"), Dialect: Postgres, binaryParameters: q.Get("binary_parameters") == "yes"}
 	if err := db.PingContext(ctx); err != nil {
 		sqlDB.Close()
 		return nil, fmt.Errorf("persistence: connect to postgres: %w", err)

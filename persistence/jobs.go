@@ -3,6 +3,7 @@ package persistence
 import (
 	"context"
 	"database/sql/driver"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -225,8 +226,8 @@ func (s *Jobs) createFinishedPostgres(ctx context.Context, job rowsInsert, outco
 			hitRows = in
 		}
 	}
-	args = append(args, resultRows.columnArrays()...)
-	args = append(args, hitRows.columnArrays()...)
+	args = append(args, resultRows.columnArrays(resultColumnTypes, s.db.binaryParameters)...)
+	args = append(args, hitRows.columnArrays(hitColumnTypes, s.db.binaryParameters)...)
 	st, err := s.db.prepared(ctx, finishedJobPostgres)
 	if err != nil {
 		return TranslateError(err)
@@ -239,13 +240,15 @@ func (s *Jobs) createFinishedPostgres(ctx context.Context, job rowsInsert, outco
 // would write it with a space, which array syntax would have to quote.
 const postgresArrayTime = "2006-01-02T15:04:05.999999Z07:00"
 
-// columnArrays returns one array argument per column of in's rows: a
-// textArray for columns of strings (and times), lib/pq's GenericArray for
-// the others (numbers, NULLs).
-func (in rowsInsert) columnArrays() []any {
+// columnArrays returns one array argument per column of in's rows, whose
+// PostgreSQL types are types: a binaryTextArray for text columns when the
+// connection sends []byte arguments in binary (binary), else a textArray;
+// a textArray for times; lib/pq's GenericArray for the others (numbers,
+// NULLs).
+func (in rowsInsert) columnArrays(types []string, binary bool) []any {
 	out := make([]any, len(in.columns))
 	for c := range in.columns {
-		texts := make(textArray, 0, len(in.rows))
+		texts := make([]string, 0, len(in.rows))
 		vals := make([]any, len(in.rows))
 		for r, row := range in.rows {
 			switch v := row[c].(type) {
@@ -257,13 +260,53 @@ func (in rowsInsert) columnArrays() []any {
 				vals[r] = v
 			}
 		}
-		if len(texts) == len(in.rows) {
-			out[c] = texts
-		} else {
+		switch {
+		case len(texts) < len(in.rows):
 			out[c] = pq.GenericArray{A: vals}
+		case types[c] == "text" && binary:
+			out[c] = binaryTextArray(texts)
+		default:
+			out[c] = textArray(texts)
 		}
 	}
 	return out
+}
+
+// binaryTextArray is a text[] argument in PostgreSQL's binary array format
+// (array_recv): no quoting for the client to write nor escapes for the
+// server to parse, which on a report's JSON was a tenth of PostgreSQL's CPU
+// per job. Only for connections with binary_parameters, which send []byte
+// arguments as binary.
+type binaryTextArray []string
+
+// textOID is the type OID of text, the element type of the array.
+const textOID = 25
+
+// Value renders the binary format: dimensions (1, or 0 when empty), no
+// NULLs, the element type, the length and lower bound (1) of the dimension,
+// then each element as a length and its bytes.
+func (a binaryTextArray) Value() (driver.Value, error) {
+	n := 20
+	for _, s := range a {
+		n += 4 + len(s)
+	}
+	b := make([]byte, 0, n)
+	ndim := uint32(1)
+	if len(a) == 0 {
+		ndim = 0
+	}
+	b = binary.BigEndian.AppendUint32(b, ndim)
+	b = binary.BigEndian.AppendUint32(b, 0) // no NULLs
+	b = binary.BigEndian.AppendUint32(b, textOID)
+	if ndim == 1 {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(a)))
+		b = binary.BigEndian.AppendUint32(b, 1)
+	}
+	for _, s := range a {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(s)))
+		b = append(b, s...)
+	}
+	return b, nil
 }
 
 // textArray is a text[] argument. lib/pq's arrays escape an element with

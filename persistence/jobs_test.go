@@ -2,6 +2,7 @@ package persistence_test
 
 import (
 	"fmt"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -383,7 +384,7 @@ func TestJobs_CreateFinishedJobShapes(t *testing.T) {
 		{name: "unknown account", results: 1, hits: 1, account: "nobody", code: domain.NotFound},
 		{name: "bad hit rolls back the job", results: 1, hits: 2, badHit: true, code: domain.NotFound},
 	}
-	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
+	shapes := func(t *testing.T, db *persistence.DB) {
 		b := setupJobs(t, db)
 		ctx := t.Context()
 		done := t0.Add(time.Second)
@@ -454,6 +455,13 @@ func TestJobs_CreateFinishedJobShapes(t *testing.T) {
 				}
 			})
 		}
+	}
+	persistencetest.Run(t, shapes)
+	// The text arguments are sent in binary by default; with lib/pq's
+	// binary_parameters off, as array literals.
+	t.Run("postgres text parameters", func(t *testing.T) {
+		t.Parallel()
+		shapes(t, persistencetest.OpenPostgres(t, url.Values{"binary_parameters": {"no"}}))
 	})
 }
 

@@ -90,14 +90,30 @@ func Open(t testing.TB, backend string) *persistence.DB {
 	case SQLite:
 		return openSQLite(t)
 	case Postgres:
-		u, ok := postgresURL(t)
-		if !ok {
-			t.Skipf("persistencetest: %s not set", EnvDatabaseURL)
-		}
-		return openPostgres(t, u)
+		return OpenPostgres(t, nil)
 	}
 	t.Fatalf("persistencetest: unknown backend %q", backend)
 	return nil
+}
+
+// OpenPostgres is Open(t, Postgres) with extra connection URL parameters
+// (say binary_parameters=no, to test the other side of a lib/pq option).
+func OpenPostgres(t testing.TB, params url.Values) *persistence.DB {
+	t.Helper()
+	base, ok := postgresURL(t)
+	if !ok {
+		t.Skipf("persistencetest: %s not set", EnvDatabaseURL)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("persistencetest: %s is not a URL", EnvDatabaseURL)
+	}
+	q := u.Query()
+	for k, vs := range params {
+		q[k] = vs
+	}
+	u.RawQuery = q.Encode()
+	return openPostgres(t, u.String())
 }
 
 // postgresURL returns the test PostgreSQL URL, failing t when CI requires it.
