@@ -39,7 +39,17 @@ section_batch() {
   CONTENTEVAL_BENCH_BATCH=1 go test -count=1 -run '^TestBatchThroughput$' -v -timeout 20m ./cmd/contenteval/ | grep -E 'items/s|first seen|^(ok|FAIL|---)'
 }
 
-SECTIONS=(http labelhits batch)
+# section_jobs (issue 4): POST /v1/jobs with waitForCompletion, one 1 KiB text item,
+# a 20-label policy, through the release binary: peak (closed loop) and p99 at half the
+# peak (open loop) on SQLite and, when CONTENTEVAL_TEST_DATABASE_URL is set, PostgreSQL,
+# then pgbench's single-row INSERT rate. Results: bench/results/jobs.md.
+#   JOBSLOAD_FLAGS  flags for bench/cmd/jobsload (default: -c 32 -d 10s -warmup 2s)
+section_jobs() {
+  # shellcheck disable=SC2086 # JOBSLOAD_FLAGS is a list of flags
+  go run ./bench/cmd/jobsload ${JOBSLOAD_FLAGS:--c 32 -d 10s -warmup 2s}
+}
+
+SECTIONS=(http jobs labelhits batch)
 
 all=$(IFS=,; echo "${SECTIONS[*]}")
 IFS=, read -r -a wanted <<<"${BENCH:-$all}"
