@@ -27,7 +27,7 @@ func (s *Server) CreateJob(ctx context.Context, req gen.CreateJobRequestObject) 
 	if err != nil {
 		return nil, err
 	}
-	return gen.CreateJob200JSONResponse{Job: toAPIJob(j)}, nil
+	return createJobResponse{Job: toAPIJob(j)}, nil
 }
 
 // GetJob returns one job of the account, with results when complete.
@@ -36,7 +36,7 @@ func (s *Server) GetJob(ctx context.Context, req gen.GetJobRequestObject) (gen.G
 	if err != nil {
 		return nil, err
 	}
-	return gen.GetJob200JSONResponse{Job: toAPIJob(j)}, nil
+	return getJobResponse{Job: toAPIJob(j)}, nil
 }
 
 // ListJobs returns a page of the account's jobs, newest first.
