@@ -157,15 +157,15 @@ func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*
 	if err != nil {
 		return err
 	}
-	outcome, err := outcomeInserts(j.ID, results, hits)
+	resultRows, hitRows, err := outcomeInserts(j.ID, results, hits)
 	if err != nil {
 		return err
 	}
 	if s.db.Dialect == Postgres && j.Webhook == nil {
-		err = s.createFinishedPostgres(ctx, job, outcome)
+		err = s.createFinishedPostgres(ctx, job, resultRows, hitRows)
 	} else {
 		err = s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-			if err := execInserts(ctx, tx, append([]rowsInsert{job}, outcome...)); err != nil {
+			if err := execInserts(ctx, tx, []rowsInsert{job, resultRows, hitRows}); err != nil {
 				return err
 			}
 			if j.Webhook == nil {
@@ -186,15 +186,10 @@ func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*
 // neither parses nor plans it again. The INSERTs are data-modifying CTEs:
 // all of them run, and the foreign keys between them are checked at the end
 // of the statement, when every row exists.
-var finishedJobPostgres = func() string {
-	var b strings.Builder
-	n := len(jobInsertColumns)
-	fmt.Fprintf(&b, "WITH j AS (INSERT INTO jobs (%s) VALUES (%s)), r AS (%s) %s",
-		strings.Join(jobInsertColumns, ", "), placeholders(1, n),
-		unnestInsert("job_results", resultInsertColumns, resultColumnTypes, n+1),
-		unnestInsert("label_hits", hitInsertColumns, hitColumnTypes, n+len(resultInsertColumns)+1))
-	return b.String()
-}()
+var finishedJobPostgres = fmt.Sprintf("WITH j AS (INSERT INTO jobs (%s) VALUES (%s)), r AS (%s) %s",
+	strings.Join(jobInsertColumns, ", "), placeholders(1, len(jobInsertColumns)),
+	unnestInsert("job_results", resultInsertColumns, resultColumnTypes, len(jobInsertColumns)+1),
+	unnestInsert("label_hits", hitInsertColumns, hitColumnTypes, len(jobInsertColumns)+len(resultInsertColumns)+1))
 
 func placeholders(first, n int) string {
 	ps := make([]string, n)
@@ -214,18 +209,8 @@ func unnestInsert(table string, columns, types []string, first int) string {
 	return fmt.Sprintf("INSERT INTO %s (%s) SELECT * FROM unnest(%s)", table, strings.Join(columns, ", "), strings.Join(arrays, ", "))
 }
 
-func (s *Jobs) createFinishedPostgres(ctx context.Context, job rowsInsert, outcome []rowsInsert) error {
+func (s *Jobs) createFinishedPostgres(ctx context.Context, job, resultRows, hitRows rowsInsert) error {
 	args := append([]any{}, job.rows[0]...)
-	resultRows := rowsInsert{columns: resultInsertColumns}
-	hitRows := rowsInsert{columns: hitInsertColumns}
-	for _, in := range outcome {
-		switch in.table {
-		case "job_results":
-			resultRows = in
-		case "label_hits":
-			hitRows = in
-		}
-	}
 	args = append(args, resultRows.columnArrays(resultColumnTypes, s.db.binaryParameters)...)
 	args = append(args, hitRows.columnArrays(hitColumnTypes, s.db.binaryParameters)...)
 	st, err := s.db.prepared(ctx, finishedJobPostgres)
@@ -371,8 +356,8 @@ func (in rowsInsert) sql(from, to int) (string, []any) {
 	return b.String(), args
 }
 
-// execInserts runs ins in order in tx, each in statements of at most
-// maxStatementArgs arguments.
+// execInserts runs ins in order in tx (one without rows writes nothing),
+// each in statements of at most maxStatementArgs arguments.
 func execInserts(ctx context.Context, tx *sqlx.Tx, ins []rowsInsert) error {
 	for _, in := range ins {
 		per := max(1, maxStatementArgs/len(in.columns))
@@ -660,57 +645,52 @@ func (s *Jobs) FinishJob(ctx context.Context, id, owner string, to domain.JobSta
 
 // insertOutcome writes the results and label hits of job id.
 func insertOutcome(ctx context.Context, tx *sqlx.Tx, id string, results []*domain.JobResult, hits []*domain.LabelHit) error {
-	ins, err := outcomeInserts(id, results, hits)
+	resultRows, hitRows, err := outcomeInserts(id, results, hits)
 	if err != nil {
 		return err
 	}
-	return execInserts(ctx, tx, ins)
+	return execInserts(ctx, tx, []rowsInsert{resultRows, hitRows})
 }
 
 var (
 	resultInsertColumns = strings.Fields(`id job_id seq content_hash metadata report error_reason error_message created`)
 	hitInsertColumns    = strings.Fields(`job_id job_result_id seq label modality score start_ms end_ms
 		frame_start_ms frame_end_ms transcript_start_ms transcript_end_ms`)
+	// labelHitColumns is the select list of labelHitRow.
+	labelHitColumns = strings.Join(hitInsertColumns, ", ")
 	// The PostgreSQL types of those columns, for finishedJobPostgres.
 	resultColumnTypes = strings.Fields(`text text integer text text text text text timestamptz`)
 	hitColumnTypes    = strings.Fields(`text text integer text text float8 bigint bigint bigint bigint bigint bigint`)
 )
 
-// outcomeInserts are the INSERTs of the results and label hits of job id,
-// leaving out an empty one; result times are normalized in place.
-func outcomeInserts(id string, results []*domain.JobResult, hits []*domain.LabelHit) ([]rowsInsert, error) {
-	var ins []rowsInsert
-	if len(results) > 0 {
-		in := rowsInsert{table: "job_results", columns: resultInsertColumns, rows: make([][]any, 0, len(results))}
-		for _, r := range results {
-			r.Created = StoredTime(r.Created)
-			meta, err := marshalJSON(r.Metadata)
-			if err != nil {
-				return nil, err
-			}
-			report := ""
-			if r.Report != nil {
-				if report, err = marshalJSON(r.Report); err != nil {
-					return nil, err
-				}
-			}
-			rr, rm := "", ""
-			if r.Error != nil {
-				rr, rm = string(r.Error.Reason), r.Error.Message
-			}
-			in.rows = append(in.rows, []any{r.ID, id, r.Index, r.ContentHash, meta, report, rr, rm, r.Created})
+// outcomeInserts are the INSERTs of the results and the label hits of job
+// id (either may have no rows); result times are normalized in place.
+func outcomeInserts(id string, results []*domain.JobResult, hits []*domain.LabelHit) (resultRows, hitRows rowsInsert, err error) {
+	resultRows = rowsInsert{table: "job_results", columns: resultInsertColumns, rows: make([][]any, 0, len(results))}
+	for _, r := range results {
+		r.Created = StoredTime(r.Created)
+		meta, err := marshalJSON(r.Metadata)
+		if err != nil {
+			return resultRows, hitRows, err
 		}
-		ins = append(ins, in)
-	}
-	if len(hits) > 0 {
-		in := rowsInsert{table: "label_hits", columns: hitInsertColumns, rows: make([][]any, 0, len(hits))}
-		for _, h := range hits {
-			in.rows = append(in.rows, []any{id, h.JobResultID, h.Seq, h.Label, string(h.Modality), h.Score, h.StartMs, h.EndMs,
-				h.FrameStartMs, h.FrameEndMs, h.TranscriptStartMs, h.TranscriptEndMs})
+		report := ""
+		if r.Report != nil {
+			if report, err = marshalJSON(r.Report); err != nil {
+				return resultRows, hitRows, err
+			}
 		}
-		ins = append(ins, in)
+		rr, rm := "", ""
+		if r.Error != nil {
+			rr, rm = string(r.Error.Reason), r.Error.Message
+		}
+		resultRows.rows = append(resultRows.rows, []any{r.ID, id, r.Index, r.ContentHash, meta, report, rr, rm, r.Created})
 	}
-	return ins, nil
+	hitRows = rowsInsert{table: "label_hits", columns: hitInsertColumns, rows: make([][]any, 0, len(hits))}
+	for _, h := range hits {
+		hitRows.rows = append(hitRows.rows, []any{id, h.JobResultID, h.Seq, h.Label, string(h.Modality), h.Score, h.StartMs, h.EndMs,
+			h.FrameStartMs, h.FrameEndMs, h.TranscriptStartMs, h.TranscriptEndMs})
+	}
+	return resultRows, hitRows, nil
 }
 
 // enqueueJobWebhook writes the job's completion webhook, if it has one, into
@@ -811,8 +791,7 @@ type labelHitRow struct {
 // order, of one result when jobResultID is set. Codes: UNAVAILABLE,
 // CANCELED, DEADLINE_EXCEEDED.
 func (s *Jobs) ListLabelHits(ctx context.Context, jobID, jobResultID string, afterSeq, limit int) ([]*domain.LabelHit, error) {
-	q := `SELECT job_id, job_result_id, seq, label, modality, score, start_ms, end_ms, frame_start_ms,
-		frame_end_ms, transcript_start_ms, transcript_end_ms FROM label_hits WHERE job_id = ? AND seq > ?`
+	q := `SELECT ` + labelHitColumns + ` FROM label_hits WHERE job_id = ? AND seq > ?`
 	args := []any{jobID, afterSeq}
 	if jobResultID != "" {
 		q += ` AND job_result_id = ?`
@@ -824,14 +803,5 @@ func (s *Jobs) ListLabelHits(ctx context.Context, jobID, jobResultID string, aft
 	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
 		return nil, TranslateError(err)
 	}
-	out := make([]*domain.LabelHit, len(rows))
-	for i, r := range rows {
-		out[i] = &domain.LabelHit{
-			JobID: r.JobID, JobResultID: r.JobResultID, Seq: r.Seq, Label: r.Label,
-			Modality: domain.Modality(r.Modality), Score: r.Score, StartMs: r.StartMs, EndMs: r.EndMs,
-			FrameStartMs: r.FrameStartMs, FrameEndMs: r.FrameEndMs,
-			TranscriptStartMs: r.TranscriptStartMs, TranscriptEndMs: r.TranscriptEndMs,
-		}
-	}
-	return out, nil
+	return toDomainHits(rows), nil
 }

@@ -26,8 +26,7 @@ func NewLabelHits(db *DB) *LabelHits { return &LabelHits{db: db} }
 func (s *LabelHits) ListLabelHitsInRange(ctx context.Context, jobID string, afterSeq, lastSeq int) ([]*domain.LabelHit, error) {
 	var rows []labelHitRow
 	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`
-		SELECT job_id, job_result_id, seq, label, modality, score, start_ms, end_ms, frame_start_ms,
-			frame_end_ms, transcript_start_ms, transcript_end_ms
+		SELECT `+labelHitColumns+`
 		FROM label_hits WHERE job_id = ? AND seq > ? AND seq <= ? ORDER BY seq`), jobID, afterSeq, lastSeq)
 	if err != nil {
 		return nil, TranslateError(err)
@@ -45,8 +44,7 @@ func (s *LabelHits) ListLabelHitsInRange(ctx context.Context, jobID string, afte
 func (s *LabelHits) ListResultHits(ctx context.Context, resultID string, afterSeq, limit int) ([]*domain.LabelHit, error) {
 	var rows []labelHitRow
 	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`
-		SELECT job_id, job_result_id, seq, label, modality, score, start_ms, end_ms, frame_start_ms,
-			frame_end_ms, transcript_start_ms, transcript_end_ms
+		SELECT `+labelHitColumns+`
 		FROM label_hits WHERE job_result_id = ? AND seq > ? ORDER BY job_result_id, seq LIMIT ?`), resultID, afterSeq, limit)
 	if err != nil {
 		return nil, TranslateError(err)
