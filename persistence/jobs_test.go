@@ -470,26 +470,23 @@ func TestJobs_CreateFinishedJobShapes(t *testing.T) {
 // synchronous job.
 func TestJobs_LargeColumnsUseLZ4(t *testing.T) {
 	t.Parallel()
-	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
-		if db.Dialect != persistence.Postgres {
-			return // SQLite does not compress rows
-		}
-		b := setupJobs(t, db)
-		ctx := t.Context()
-		done := t0.Add(time.Second)
-		big := strings.Repeat("compressible text ", 1000)
-		j := &domain.Job{
-			ID: "big", AccountID: b.account.ID, Type: domain.JobTypeStandard, Status: domain.JobCompleted,
-			Threshold: 0.5, Input: []domain.ContentItem{{Kind: domain.ContentText, Text: big}},
-			Created: t0, Updated: done, Started: &t0, Completed: &done, Attempts: 1,
-		}
-		results := []*domain.JobResult{{ID: "big-r", JobID: "big", Metadata: map[string]string{"m": big}, Created: done,
-			Report: &rules.Report{Result: rules.OutcomeFalse, LabelMatches: map[string]float64{big: 1}}}}
-		require.NoError(t, b.jobs.CreateFinishedJob(ctx, j, results, nil))
-		var input, report string
-		require.NoError(t, db.GetContext(ctx, &input, `SELECT pg_column_compression(input) FROM jobs WHERE id = 'big'`))
-		require.NoError(t, db.GetContext(ctx, &report, `SELECT pg_column_compression(report) FROM job_results WHERE id = 'big-r'`))
-		require.Equal(t, "lz4", input)
-		require.Equal(t, "lz4", report)
-	})
+	// PostgreSQL only: SQLite does not compress rows.
+	db := persistencetest.OpenPostgres(t, nil)
+	b := setupJobs(t, db)
+	ctx := t.Context()
+	done := t0.Add(time.Second)
+	big := strings.Repeat("compressible text ", 1000)
+	j := &domain.Job{
+		ID: "big", AccountID: b.account.ID, Type: domain.JobTypeStandard, Status: domain.JobCompleted,
+		Threshold: 0.5, Input: []domain.ContentItem{{Kind: domain.ContentText, Text: big}},
+		Created: t0, Updated: done, Started: &t0, Completed: &done, Attempts: 1,
+	}
+	results := []*domain.JobResult{{ID: "big-r", JobID: "big", Metadata: map[string]string{"m": big}, Created: done,
+		Report: &rules.Report{Result: rules.OutcomeFalse, LabelMatches: map[string]float64{big: 1}}}}
+	require.NoError(t, b.jobs.CreateFinishedJob(ctx, j, results, nil))
+	var input, report string
+	require.NoError(t, db.GetContext(ctx, &input, `SELECT pg_column_compression(input) FROM jobs WHERE id = 'big'`))
+	require.NoError(t, db.GetContext(ctx, &report, `SELECT pg_column_compression(report) FROM job_results WHERE id = 'big-r'`))
+	require.Equal(t, "lz4", input)
+	require.Equal(t, "lz4", report)
 }
