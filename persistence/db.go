@@ -50,6 +50,9 @@ type DB struct {
 	// stmts caches prepared hot-path reads by their (rebound) text: SQLite
 	// otherwise parses the SQL on every call, a fifth of a cheap request.
 	stmts sync.Map // string -> *sqlx.Stmt
+	// finishedJobs groups concurrent writes of finished synchronous jobs
+	// into shared statements (Jobs.CreateFinishedJob); PostgreSQL only.
+	finishedJobs *groupCommit[finishedWrite]
 }
 
 // prepared returns the cached prepared statement of query (written with ?).
@@ -139,6 +142,7 @@ func openPostgres(ctx context.Context, raw string) (*DB, error) {
 	sqlDB.SetMaxIdleConns(postgresPoolSize)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	db := &DB{DB: sqlx.NewDb(sqlDB, "postgres"), Dialect: Postgres, binaryParameters: q.Get("binary_parameters") == "yes"}
+	db.finishedJobs = newFinishedJobsGroup(db)
 	if err := db.PingContext(ctx); err != nil {
 		sqlDB.Close()
 		return nil, fmt.Errorf("persistence: connect to postgres: %w", err)

@@ -144,11 +144,12 @@ func (s *Jobs) CreateJob(ctx context.Context, j *domain.Job) error {
 // the fast path of a synchronous job evaluated before it is stored. Codes:
 // as CreateJob; INVALID_ARGUMENT when j is not terminal.
 //
-// On PostgreSQL, a job without a webhook is written by finishedJobPostgres:
+// On PostgreSQL, a job without a webhook is written by finishedJobsPostgres:
 // one prepared statement, atomic on its own, one round trip; instead of
 // BEGIN, three INSERTs and COMMIT (eight round trips with lib/pq, each
-// INSERT parsed and planned again). This is the write of every small
-// synchronous job, so it bounds their rate.
+// INSERT parsed and planned again). Concurrent calls share that statement
+// (DB.finishedJobs, a group commit): this is the write of every small
+// synchronous job, so it bounds their rate and their tail latency.
 func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*domain.JobResult, hits []*domain.LabelHit) error {
 	if !j.Status.Terminal() || j.Completed == nil {
 		return domain.Errorf(domain.InvalidArgument, "job %q is not finished", j.ID)
@@ -162,7 +163,7 @@ func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*
 		return err
 	}
 	if s.db.Dialect == Postgres && j.Webhook == nil {
-		err = s.createFinishedPostgres(ctx, job, resultRows, hitRows)
+		err = TranslateError(s.db.finishedJobs.write(ctx, finishedWrite{job: job, results: resultRows, hits: hitRows}))
 	} else {
 		err = s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 			if err := execInserts(ctx, tx, []rowsInsert{job, resultRows, hitRows}); err != nil {
@@ -178,26 +179,17 @@ func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*
 	return describe(err, domain.NotFound, "account %q not found", j.AccountID)
 }
 
-// finishedJobPostgres records a finished job, its results and its hits in
-// one statement whose text does not depend on how many there are: the job
-// row from scalar arguments, the results and hits from one array argument
-// per column (unnest turns them back into rows; empty arrays insert
-// nothing). A fixed text is prepared once per connection, so PostgreSQL
-// neither parses nor plans it again. The INSERTs are data-modifying CTEs:
-// all of them run, and the foreign keys between them are checked at the end
-// of the statement, when every row exists.
-var finishedJobPostgres = fmt.Sprintf("WITH j AS (INSERT INTO jobs (%s) VALUES (%s)), r AS (%s) %s",
-	strings.Join(jobInsertColumns, ", "), placeholders(1, len(jobInsertColumns)),
+// finishedJobsPostgres records finished jobs, their results and their hits
+// in one statement whose text does not depend on how many there are: one
+// array argument per column (unnest turns them back into rows; empty arrays
+// insert nothing). A fixed text is prepared once per connection, so
+// PostgreSQL neither parses nor plans it again. The INSERTs are
+// data-modifying CTEs: all of them run, and the foreign keys between them
+// are checked at the end of the statement, when every row exists.
+var finishedJobsPostgres = fmt.Sprintf("WITH j AS (%s), r AS (%s) %s",
+	unnestInsert("jobs", jobInsertColumns, jobColumnTypes, 1),
 	unnestInsert("job_results", resultInsertColumns, resultColumnTypes, len(jobInsertColumns)+1),
 	unnestInsert("label_hits", hitInsertColumns, hitColumnTypes, len(jobInsertColumns)+len(resultInsertColumns)+1))
-
-func placeholders(first, n int) string {
-	ps := make([]string, n)
-	for i := range ps {
-		ps[i] = "$" + strconv.Itoa(first+i)
-	}
-	return strings.Join(ps, ", ")
-}
 
 // unnestInsert is INSERT INTO table (columns) SELECT * FROM unnest($first::
 // type[], ...): one array argument per column.
@@ -209,16 +201,47 @@ func unnestInsert(table string, columns, types []string, first int) string {
 	return fmt.Sprintf("INSERT INTO %s (%s) SELECT * FROM unnest(%s)", table, strings.Join(columns, ", "), strings.Join(arrays, ", "))
 }
 
-func (s *Jobs) createFinishedPostgres(ctx context.Context, job, resultRows, hitRows rowsInsert) error {
-	args := append([]any{}, job.rows[0]...)
-	args = append(args, resultRows.columnArrays(resultColumnTypes, s.db.binaryParameters)...)
-	args = append(args, hitRows.columnArrays(hitColumnTypes, s.db.binaryParameters)...)
-	st, err := s.db.prepared(ctx, finishedJobPostgres)
+// finishedWrite is one finished job's rows, a write of DB.finishedJobs.
+type finishedWrite struct {
+	job, results, hits rowsInsert
+}
+
+// Group commit of finished jobs: two statements in flight keep the
+// database busy while the next group gathers; 32 jobs (each at most
+// fastPathMaxText of text) bound a group's statement to a few MiB.
+const (
+	finishedJobSlots    = 2
+	finishedJobMaxBatch = 32
+	finishedJobTimeout  = 30 * time.Second
+)
+
+func newFinishedJobsGroup(db *DB) *groupCommit[finishedWrite] {
+	return &groupCommit[finishedWrite]{exec: db.insertFinishedJobs, slots: finishedJobSlots,
+		maxBatch: finishedJobMaxBatch, timeout: finishedJobTimeout}
+}
+
+// insertFinishedJobs writes ws with finishedJobsPostgres. Errors are the
+// driver's, untranslated (the group commit tells server-side failures from
+// the others).
+func (db *DB) insertFinishedJobs(ctx context.Context, ws []finishedWrite) error {
+	job, results, hits := ws[0].job, ws[0].results, ws[0].hits
+	if len(ws) > 1 {
+		job.rows, results.rows, hits.rows = nil, nil, nil
+		for _, w := range ws {
+			job.rows = append(job.rows, w.job.rows...)
+			results.rows = append(results.rows, w.results.rows...)
+			hits.rows = append(hits.rows, w.hits.rows...)
+		}
+	}
+	args := job.columnArrays(jobColumnTypes, db.binaryParameters)
+	args = append(args, results.columnArrays(resultColumnTypes, db.binaryParameters)...)
+	args = append(args, hits.columnArrays(hitColumnTypes, db.binaryParameters)...)
+	st, err := db.prepared(ctx, finishedJobsPostgres)
 	if err != nil {
-		return TranslateError(err)
+		return err
 	}
 	_, err = st.ExecContext(ctx, args...)
-	return TranslateError(err)
+	return err
 }
 
 // postgresArrayTime is how a time travels inside an array argument: lib/pq
@@ -658,7 +681,11 @@ var (
 		frame_start_ms frame_end_ms transcript_start_ms transcript_end_ms`)
 	// labelHitColumns is the select list of labelHitRow.
 	labelHitColumns = strings.Join(hitInsertColumns, ", ")
-	// The PostgreSQL types of those columns, for finishedJobPostgres.
+	// The PostgreSQL types of the columns, for finishedJobsPostgres.
+	jobColumnTypes = strings.Fields(`text text text text text text text
+		text text float8 boolean text text text text
+		text text text text timestamptz integer
+		timestamptz timestamptz timestamptz timestamptz`)
 	resultColumnTypes = strings.Fields(`text text integer text text text text text timestamptz`)
 	hitColumnTypes    = strings.Fields(`text text integer text text float8 bigint bigint bigint bigint bigint bigint`)
 )

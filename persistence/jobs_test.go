@@ -490,3 +490,79 @@ func TestJobs_LargeColumnsUseLZ4(t *testing.T) {
 	require.Equal(t, "lz4", input)
 	require.Equal(t, "lz4", report)
 }
+
+// Concurrent synchronous jobs share statements on PostgreSQL (a group
+// commit): every job is stored once with its own results and hits, and a
+// bad job among them (unknown account, duplicate id) fails alone with its
+// own code while the others in its group are stored.
+func TestJobs_CreateFinishedJobConcurrent(t *testing.T) {
+	t.Parallel()
+	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
+		b := setupJobs(t, db)
+		ctx := t.Context()
+		done := t0.Add(time.Second)
+		finished := func(id, account string) (*domain.Job, []*domain.JobResult, []*domain.LabelHit) {
+			j := &domain.Job{
+				ID: id, AccountID: account, Type: domain.JobTypeStandard, Status: domain.JobCompleted,
+				Threshold: 0.5, Created: t0, Updated: done, Started: &t0, Completed: &done, Attempts: 1,
+			}
+			results := []*domain.JobResult{{ID: id + "-r", JobID: id, ContentHash: "sha256::" + id,
+				Report: &rules.Report{Result: rules.OutcomeTrue}, Created: done}}
+			hits := []*domain.LabelHit{
+				{JobID: id, JobResultID: id + "-r", Seq: 0, Label: "A " + id, Modality: domain.ModalityText, Score: 1},
+				{JobID: id, JobResultID: id + "-r", Seq: 1, Label: "B " + id, Modality: domain.ModalityText, Score: 0.5},
+			}
+			return j, results, hits
+		}
+		first, rs, hs := finished("dup", b.account.ID)
+		require.NoError(t, b.jobs.CreateFinishedJob(ctx, first, rs, hs))
+
+		const n = 60
+		want := map[string]domain.Code{}
+		for i := range n {
+			want[fmt.Sprintf("job-%02d", i)] = 0
+		}
+		want["stranger-1"], want["stranger-2"] = domain.NotFound, domain.NotFound
+		want["dup"] = domain.AlreadyExists
+		var mu sync.Mutex
+		got := map[string]error{}
+		var wg sync.WaitGroup
+		for id := range want {
+			account := b.account.ID
+			if strings.HasPrefix(id, "stranger") {
+				account = "nobody"
+			}
+			wg.Go(func() {
+				j, rs, hs := finished(id, account)
+				err := b.jobs.CreateFinishedJob(ctx, j, rs, hs)
+				mu.Lock()
+				got[id] = err
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		for id, code := range want {
+			if code != 0 {
+				requireCode(t, got[id], code)
+				continue
+			}
+			require.NoError(t, got[id], id)
+			rs, err := b.jobs.ListJobResults(ctx, id)
+			require.NoError(t, err)
+			require.Len(t, rs, 1, id)
+			require.Equal(t, "sha256::"+id, rs[0].ContentHash)
+			hs, err := b.jobs.ListLabelHits(ctx, id, "", -1, 10)
+			require.NoError(t, err)
+			require.Len(t, hs, 2, id)
+			require.Equal(t, "A "+id, hs[0].Label)
+		}
+		for _, id := range []string{"stranger-1", "stranger-2"} {
+			_, err := b.jobs.GetJob(ctx, "nobody", id)
+			requireCode(t, err, domain.NotFound)
+		}
+		// The duplicate left the first job as it was.
+		hs, err := b.jobs.ListLabelHits(ctx, "dup", "", -1, 10)
+		require.NoError(t, err)
+		require.Len(t, hs, 2)
+	})
+}
