@@ -41,6 +41,7 @@ import (
 type options struct {
 	workers  int
 	duration time.Duration
+	halfDur  time.Duration
 	warmup   time.Duration
 	pg       string
 	out      string
@@ -48,12 +49,14 @@ type options struct {
 	bin      string
 	rate     float64
 	timeline bool
+	step     time.Duration
 }
 
 func main() {
 	var o options
 	flag.IntVar(&o.workers, "c", 32, "closed-loop workers for the peak")
 	flag.DurationVar(&o.duration, "d", 10*time.Second, "measured duration of each phase")
+	flag.DurationVar(&o.halfDur, "half-d", 0, "measured duration of the half-peak (open loop) phase; 0: the same as -d")
 	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured warm-up before the peak phase")
 	flag.StringVar(&o.pg, "pg", os.Getenv("CONTENTEVAL_TEST_DATABASE_URL"), "PostgreSQL URL (a schema is created and dropped); empty skips PostgreSQL")
 	flag.StringVar(&o.out, "out", "", "also write the results as Markdown to this file")
@@ -61,8 +64,12 @@ func main() {
 	flag.StringVar(&o.bin, "bin", "", "contenteval binary to measure (default: build ./cmd/contenteval), for A/B runs against an older build")
 	flag.Float64Var(&o.rate, "rate", 0, "skip the peak phase and run the open loop at this rate (req/s), to study the latency at one load")
 	flag.BoolVar(&o.timeline, "timeline", false, "print the open loop's latency second by second (count, p99, max), to see whether the tail is spread or comes in stalls")
+	flag.DurationVar(&o.step, "timeline-step", time.Second, "with -timeline: the width of each line (e.g. 100ms to find stalls)")
 	loaderProcs := flag.Int("loader-procs", 1, "GOMAXPROCS of the loader itself (the server keeps the machine's)")
 	flag.Parse()
+	if o.halfDur <= 0 {
+		o.halfDur = o.duration
+	}
 	runtime.GOMAXPROCS(*loaderProcs)
 	// The loader's own collections take CPU from the server on this shared
 	// machine; its heap is small, so collect less often.
@@ -83,6 +90,7 @@ type result struct {
 	peakErrors, halfErrors    uint64
 	firstError                string
 	cpu                       cpuPerRequest // during the half-peak phase
+	wal                       walPerRequest // during the half-peak phase (PostgreSQL)
 }
 
 func run(ctx context.Context, o options) error {
@@ -120,7 +128,14 @@ func run(ctx context.Context, o options) error {
 		default:
 			return fmt.Errorf("unknown backend %q", b)
 		}
-		r, err := runBackend(ctx, o, bin, filepath.Join(dir, b), b, dbURL)
+		var stats *persistence.DB
+		if b == "postgres" {
+			if stats, err = persistence.Open(ctx, o.pg); err != nil {
+				return err
+			}
+			defer stats.Close()
+		}
+		r, err := runBackend(ctx, o, bin, filepath.Join(dir, b), b, dbURL, stats)
 		if err != nil {
 			return fmt.Errorf("%s: %w", b, err)
 		}
@@ -191,7 +206,7 @@ func cli(bin, dataDir, dbURL string, args ...string) (map[string]any, error) {
 	return m, json.Unmarshal(out, &m)
 }
 
-func runBackend(ctx context.Context, o options, bin, dataDir, backend, dbURL string) (result, error) {
+func runBackend(ctx context.Context, o options, bin, dataDir, backend, dbURL string, stats *persistence.DB) (result, error) {
 	r := result{backend: backend}
 	if _, err := exec.Command(bin, "migrate", "--data-dir="+dataDir, "--database-url="+dbURL).CombinedOutput(); err != nil {
 		return r, fmt.Errorf("migrate: %w", err)
@@ -265,8 +280,10 @@ func runBackend(ctx context.Context, o options, bin, dataDir, backend, dbURL str
 	}
 	cpu0 := readCPU(srv.Process.Pid)
 	m0 := serverBuckets(base)
-	half := open(load, r.halfRate, o.duration)
+	wal0 := readWAL(ctx, stats)
+	half := open(load, r.halfRate, o.halfDur, o.step)
 	r.cpu = readCPU(srv.Process.Pid).since(cpu0, half.h.Count())
+	r.wal = readWAL(ctx, stats).since(wal0, half.h.Count())
 	if o.timeline {
 		fmt.Printf("%s server-side latency of the half-peak phase (contenteval_http_request_duration_seconds):\n", backend)
 		for _, b := range serverBuckets(base).minus(m0) {
@@ -275,7 +292,7 @@ func runBackend(ctx context.Context, o options, bin, dataDir, backend, dbURL str
 		fmt.Printf("%s loader lateness (scheduled start to send): p50 %s, p99 %s, max %s\n", backend,
 			ms(half.late.Quantile(0.5)), ms(half.late.Quantile(0.99)), ms(half.late.Max()))
 		for i, h := range half.seconds {
-			fmt.Printf("%s second %2d: %4d requests, p99 %s, max %s\n", backend, i, h.Count(), ms(h.Quantile(0.99)), ms(h.Max()))
+			fmt.Printf("%s at %7s: %4d requests, p99 %s, max %s\n", backend, time.Duration(i)*o.step, h.Count(), ms(h.Quantile(0.99)), ms(h.Max()))
 		}
 	}
 	r.halfRPS = half.rps
@@ -333,7 +350,7 @@ func doInto(c *http.Client, u string, hdr http.Header, body []byte, buf *bytes.B
 
 type phase struct {
 	h        bench.Histogram
-	seconds  []*bench.Histogram // open loop: by scheduled second
+	seconds  []*bench.Histogram // open loop: by scheduled time, one per timeline step
 	late     bench.Histogram    // open loop: how late each request was sent
 	rps      float64
 	errors   uint64
@@ -404,15 +421,15 @@ func closed(c *rawClient, n int, d time.Duration) *phase {
 }
 
 // open starts requests at a fixed rate for d, each measured from its
-// scheduled start.
-func open(c *rawClient, rate float64, d time.Duration) *phase {
+// scheduled start; the timeline has one histogram per step.
+func open(c *rawClient, rate float64, d, step time.Duration) *phase {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	total := &phase{}
 	interval := time.Duration(float64(time.Second) / rate)
 	begin := time.Now()
 	n := int(d / interval)
-	for range int(d/time.Second) + 1 {
+	for range int(d/step) + 1 {
 		total.seconds = append(total.seconds, &bench.Histogram{})
 	}
 	for i := range n {
@@ -430,7 +447,7 @@ func open(c *rawClient, rate float64, d time.Duration) *phase {
 			total.late.Record(late)
 			total.record(ok, lat, e)
 			if ok {
-				total.seconds[int(due.Sub(begin)/time.Second)].Record(lat)
+				total.seconds[int(due.Sub(begin)/step)].Record(lat)
 			}
 			mu.Unlock()
 		}()
@@ -486,8 +503,8 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float
 func markdown(o options, rs []result, pg string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## POST /v1/jobs, waitForCompletion, one 1 KiB text item, 20-label policy\n\n")
-	fmt.Fprintf(&b, "`go run ./bench/cmd/jobsload -c %d -d %s` on %s, GOMAXPROCS %d, %s/%s; server = the `contenteval serve` binary, loader in the same machine.\n\n",
-		o.workers, o.duration, time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(&b, "`go run ./bench/cmd/jobsload -c %d -d %s -half-d %s` on %s, GOMAXPROCS %d, %s/%s; server = the `contenteval serve` binary, loader in the same machine.\n\n",
+		o.workers, o.duration, o.halfDur, time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(&b, "| backend | peak req/s (closed loop, %d workers) | p50 | p99 | errors | half-peak rate (open loop) | achieved req/s | p50 | p99 | max | errors |\n", o.workers)
 	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
@@ -498,6 +515,9 @@ func markdown(o options, rs []result, pg string) string {
 		if r.cpu.server > 0 {
 			fmt.Fprintf(&b, "\n%s CPU per request at %.0f/s: server %s, PostgreSQL %s, loader %s; machine busy %.0f%%, stolen by the hypervisor %.0f%%.\n",
 				r.backend, r.halfRate, ms(r.cpu.server), ms(r.cpu.postgres), ms(r.cpu.loader), 100*r.cpu.busy, 100*r.cpu.steal)
+		}
+		if r.wal.ok {
+			fmt.Fprintf(&b, "\n%s database in the half-peak phase: %s.\n", r.backend, r.wal)
 		}
 	}
 	for _, r := range rs {
