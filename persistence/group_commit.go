@@ -3,6 +3,8 @@ package persistence
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -17,17 +19,16 @@ import (
 // commit and one WAL flush instead of one each per write.
 //
 // Why: on the jobs load test every synchronous job committed on its own,
-// about one fdatasync of PostgreSQL's WAL per job (~1,200 a second at half
-// the peak). On the 2-core test machine such a stream of flushes now and
-// then stalled for 0.2-1.5 s, and every job in flight waited behind the
-// stalled flush; grouped commits (measured first with PostgreSQL's own
-// commit_delay) made those stalls disappear and raised the peak.
+// about one fdatasync of PostgreSQL's WAL per job, each one a round trip,
+// a commit record and a wakeup of three processes. Grouped, the peak rose
+// from ~2,500 to ~4,000-5,000 jobs a second on the 2-core test machine and
+// the CPU per job at half that rate fell by a third (bench/results/jobs.md).
 //
-// There is no background goroutine and no timer: the caller that takes a
-// free slot leads (it writes its own and the queued writes); when it is
-// done it hands the slot to the oldest queued write, whose caller leads the
-// next group, and signals the others their outcome. A write that waits
-// alone never waits for a timer, so an idle server adds no latency.
+// There is no background goroutine: the caller that takes a free slot
+// leads (it writes its own and the queued writes); when it is done it hands
+// the slot to the oldest queued write, whose caller leads the next group,
+// and signals the others their outcome. Only a group that would start less
+// than spacing after the last one waits, so an idle server adds no latency.
 type groupCommit[W any] struct {
 	// exec writes the batch atomically: all of it or none.
 	exec func(ctx context.Context, batch []W) error
@@ -36,10 +37,20 @@ type groupCommit[W any] struct {
 	// timeout bounds one statement. A group runs for several callers, so
 	// it runs on none of their contexts.
 	timeout time.Duration
+	// spacing is the least time between the starts of two groups: a leader
+	// that comes sooner waits out the rest, and the writes that arrive
+	// meanwhile join its group. Under load this bounds the statements (and
+	// commits, and WAL flushes) to one per spacing, so that a moderate load
+	// is grouped too, not only one that already keeps every slot busy. A
+	// write after a quiet spell does not wait.
+	spacing time.Duration
+	// sleep waits out the spacing (time.Sleep when nil; tests replace it).
+	sleep func(time.Duration)
 
-	mu       sync.Mutex
-	inFlight int
-	queue    []*groupWrite[W]
+	mu        sync.Mutex
+	inFlight  int
+	queue     []*groupWrite[W]
+	lastStart time.Time
 }
 
 // groupWrite is one caller's write and the channel of its outcome.
@@ -91,6 +102,16 @@ func (g *groupCommit[W]) write(ctx context.Context, w W) error {
 // slot on and signals the group's other writes.
 func (g *groupCommit[W]) lead(ctx context.Context, me *groupWrite[W]) error {
 	g.mu.Lock()
+	if wait := g.spacing - time.Since(g.lastStart); wait > 0 && len(g.queue) < g.maxBatch-1 {
+		g.mu.Unlock()
+		if g.sleep != nil {
+			g.sleep(wait)
+		} else {
+			time.Sleep(wait)
+		}
+		g.mu.Lock()
+	}
+	g.lastStart = time.Now()
 	n := min(len(g.queue), g.maxBatch-1)
 	batch := make([]*groupWrite[W], 0, n+1)
 	batch = append(append(batch, me), g.queue[:n]...)
@@ -136,7 +157,7 @@ func (g *groupCommit[W]) run(ctx context.Context, batch []*groupWrite[W]) []erro
 		ws[i] = b.w
 	}
 	errs := make([]error, len(batch))
-	err := g.exec(ctx, ws)
+	err := g.safeExec(ctx, ws)
 	var pqErr *pq.Error
 	if err == nil || len(batch) == 1 || !errors.As(err, &pqErr) {
 		for i := range errs {
@@ -145,7 +166,19 @@ func (g *groupCommit[W]) run(ctx context.Context, batch []*groupWrite[W]) []erro
 		return errs
 	}
 	for i, w := range ws {
-		errs[i] = g.exec(ctx, []W{w})
+		errs[i] = g.safeExec(ctx, []W{w})
 	}
 	return errs
+}
+
+// safeExec is exec with a panic turned into an error: the leader must
+// hand its slot on and answer the group's other callers whatever happens,
+// or every later write would wait forever.
+func (g *groupCommit[W]) safeExec(ctx context.Context, ws []W) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("persistence: group write panicked: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return g.exec(ctx, ws)
 }

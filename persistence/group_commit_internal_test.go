@@ -23,6 +23,7 @@ type fakeGroupExec struct {
 	batches [][]string
 	block   map[string]chan struct{}
 	fail    map[string]error
+	panicOn string
 }
 
 func (f *fakeGroupExec) exec(_ context.Context, batch []string) error {
@@ -37,6 +38,9 @@ func (f *fakeGroupExec) exec(_ context.Context, batch []string) error {
 	for _, w := range batch {
 		if err := f.fail[w]; err != nil {
 			return err
+		}
+		if w == f.panicOn {
+			panic("driver bug")
 		}
 	}
 	return nil
@@ -187,6 +191,45 @@ func TestGroupCommit_CanceledWhileQueued(t *testing.T) {
 	require.NoError(t, <-b.holdErr)
 	require.NoError(t, <-stays["stays"])
 	require.Equal(t, [][]string{{"hold"}, {"stays"}}, b.exec.recorded())
+}
+
+// With a spacing, a group that would start too soon after the last one
+// waits, and the writes that come meanwhile join it: a moderate load is
+// grouped too. A write after a quiet spell does not wait.
+func TestGroupCommit_Spacing(t *testing.T) {
+	t.Parallel()
+	f := &fakeGroupExec{}
+	slept := make(chan time.Duration)
+	wake := make(chan struct{})
+	g := &groupCommit[string]{exec: f.exec, slots: 1, maxBatch: 8, timeout: time.Minute, spacing: time.Hour,
+		sleep: func(d time.Duration) { slept <- d; <-wake }}
+	require.NoError(t, g.write(t.Context(), "first"), "the first write does not wait")
+	leader := make(chan error, 1)
+	go func() { leader <- g.write(t.Context(), "second") }()
+	d := <-slept
+	require.Greater(t, d, 59*time.Minute, "it waits out the rest of the spacing")
+	b := &groupBundle{g: g, exec: f}
+	outs := b.queue(t, t.Context(), "third", "fourth")
+	close(wake)
+	require.NoError(t, <-leader)
+	require.NoError(t, <-outs["third"])
+	require.NoError(t, <-outs["fourth"])
+	require.Equal(t, [][]string{{"first"}, {"second", "third", "fourth"}}, f.recorded())
+}
+
+// A panic in a group's statement is an error for each of its writes, and
+// the group commit keeps working.
+func TestGroupCommit_PanicIsAnError(t *testing.T) {
+	t.Parallel()
+	b := setupGroup(t, 32, nil)
+	b.exec.panicOn = "boom"
+	outs := b.queue(t, t.Context(), "a", "boom")
+	close(b.hold)
+	require.NoError(t, <-b.holdErr)
+	require.ErrorContains(t, <-outs["a"], "panicked")
+	require.ErrorContains(t, <-outs["boom"], "panicked")
+	require.NoError(t, b.g.write(t.Context(), "after"))
+	require.Zero(t, b.g.inFlight)
 }
 
 // Many concurrent writers through several slots: each write is written
