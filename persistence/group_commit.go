@@ -33,7 +33,10 @@ type groupCommit[W any] struct {
 	// exec writes the batch atomically: all of it or none.
 	exec func(ctx context.Context, batch []W) error
 	// slots bounds the statements in flight; maxBatch the writes in one.
-	slots, maxBatch int
+	// burstSlots (at least slots) is the bound while a backlog of more than
+	// a group waits, as after a stall of the database: the backlog then
+	// drains through several statements at once instead of one by one.
+	slots, burstSlots, maxBatch int
 	// timeout bounds one statement. A group runs for several callers, so
 	// it runs on none of their contexts.
 	timeout time.Duration
@@ -72,7 +75,7 @@ type groupOutcome struct {
 func (g *groupCommit[W]) write(ctx context.Context, w W) error {
 	me := &groupWrite[W]{w: w, done: make(chan groupOutcome, 1)}
 	g.mu.Lock()
-	if g.inFlight < g.slots {
+	if g.inFlight < g.slots || g.inFlight < g.burstSlots && len(g.queue) >= g.maxBatch {
 		g.inFlight++
 		g.mu.Unlock()
 		return g.lead(ctx, me)
@@ -122,14 +125,15 @@ func (g *groupCommit[W]) lead(ctx context.Context, me *groupWrite[W]) error {
 	errs := g.run(ctx, batch)
 	cancel()
 
-	// The next group starts before this one's callers are woken.
+	// The next group starts before this one's callers are woken; with a
+	// backlog, more than one.
 	g.mu.Lock()
-	if len(g.queue) > 0 {
+	g.inFlight--
+	for len(g.queue) > 0 && (g.inFlight < g.slots || g.inFlight < g.burstSlots && len(g.queue) > g.maxBatch) {
 		next := g.queue[0]
 		g.queue = g.dequeue(1)
+		g.inFlight++
 		next.done <- groupOutcome{lead: true}
-	} else {
-		g.inFlight--
 	}
 	g.mu.Unlock()
 	for i, b := range batch[1:] {

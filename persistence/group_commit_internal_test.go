@@ -30,6 +30,7 @@ func (f *fakeGroupExec) exec(_ context.Context, batch []string) error {
 	f.mu.Lock()
 	f.batches = append(f.batches, slices.Clone(batch))
 	f.mu.Unlock()
+
 	for _, w := range batch {
 		if ch := f.block[w]; ch != nil {
 			<-ch
@@ -62,11 +63,14 @@ type groupBundle struct {
 
 // setupGroup returns a group with one slot whose first write ("hold") is
 // in flight and blocked, so that the writes that follow queue behind it.
-func setupGroup(t *testing.T, maxBatch int, fail map[string]error) *groupBundle {
+func setupGroup(t *testing.T, maxBatch int, fail map[string]error, burstSlots ...int) *groupBundle {
 	t.Helper()
 	b := &groupBundle{hold: make(chan struct{}), holdErr: make(chan error, 1)}
 	b.exec = &fakeGroupExec{block: map[string]chan struct{}{"hold": b.hold}, fail: fail}
 	b.g = &groupCommit[string]{exec: b.exec.exec, slots: 1, maxBatch: maxBatch, timeout: time.Minute}
+	if len(burstSlots) > 0 {
+		b.g.burstSlots = burstSlots[0]
+	}
 	go func() { b.holdErr <- b.g.write(context.Background(), "hold") }()
 	require.Eventually(t, func() bool { return len(b.exec.recorded()) == 1 }, 10*time.Second, time.Millisecond)
 	return b
@@ -215,6 +219,41 @@ func TestGroupCommit_Spacing(t *testing.T) {
 	require.NoError(t, <-outs["third"])
 	require.NoError(t, <-outs["fourth"])
 	require.Equal(t, [][]string{{"first"}, {"second", "third", "fourth"}}, f.recorded())
+}
+
+// While a statement is in flight (the database stalls), a backlog of a
+// whole group starts a second statement at once when burstSlots allow it;
+// otherwise it waits for the first.
+func TestGroupCommit_BacklogStartsAnotherStatement(t *testing.T) {
+	t.Parallel()
+	for _, burst := range []int{1, 2} {
+		t.Run(fmt.Sprint("burst slots ", burst), func(t *testing.T) {
+			t.Parallel()
+			b := setupGroup(t, 4, nil, burst)
+			outs := b.queue(t, t.Context(), "w0", "w1", "w2", "w3")
+			fifth := make(chan error, 1)
+			go func() { fifth <- b.g.write(t.Context(), "w4") }()
+			if burst == 2 {
+				require.NoError(t, <-fifth, "written while the held statement is still in flight")
+				require.Equal(t, [][]string{{"hold"}, {"w4", "w0", "w1", "w2"}}, b.exec.recorded())
+			} else {
+				require.Eventually(t, func() bool { return b.queued() == 5 }, 10*time.Second, time.Millisecond)
+				outs["w4"] = fifth
+			}
+			close(b.hold)
+			require.NoError(t, <-b.holdErr)
+			for n, ch := range outs {
+				require.NoError(t, <-ch, n)
+			}
+			seen := 0
+			for _, batch := range b.exec.recorded()[1:] {
+				require.LessOrEqual(t, len(batch), 4)
+				seen += len(batch)
+			}
+			require.Equal(t, 5, seen)
+			require.Zero(t, b.g.inFlight)
+		})
+	}
 }
 
 // A panic in a group's statement is an error for each of its writes, and
