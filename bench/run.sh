@@ -43,10 +43,10 @@ section_batch() {
 # a 20-label policy, through the release binary: peak (closed loop) and p99 at half the
 # peak (open loop) on SQLite and, when CONTENTEVAL_TEST_DATABASE_URL is set, PostgreSQL,
 # then pgbench's single-row INSERT rate. Results: bench/results/jobs.md.
-#   JOBSLOAD_FLAGS  flags for bench/cmd/jobsload (default: -c 32 -d 10s -warmup 2s)
+#   JOBSLOAD_FLAGS  flags for bench/cmd/jobsload (default: -c 32 -d 10s -half-d 30s -warmup 2s)
 section_jobs() {
   # shellcheck disable=SC2086 # JOBSLOAD_FLAGS is a list of flags
-  go run ./bench/cmd/jobsload ${JOBSLOAD_FLAGS:--c 32 -d 10s -warmup 2s}
+  go run ./bench/cmd/jobsload ${JOBSLOAD_FLAGS:--c 32 -d 10s -half-d 30s -warmup 2s}
 }
 
 SECTIONS=(http jobs labelhits batch)
