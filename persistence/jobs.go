@@ -212,8 +212,8 @@ type finishedWrite struct {
 // once. When a whole group's worth waits behind the statement in flight (the
 // database stalled on a WAL flush), a second statement starts, so that the
 // backlog drains on both of PostgreSQL's cores. Measured on the jobs load
-// test at half its peak rate (bench/results/jobs.md, run 6): 0.15-0.22 WAL
-// flushes per job and the machine 57-64% busy, against 0.26-0.33 and 64-75%
+// test at half its peak rate (bench/results/jobs.md, run 6): 0.14-0.22 WAL
+// flushes per job and the machine 56-65% busy, against 0.26-0.33 and 64-75%
 // with two statements always allowed and 0.6-0.8 and 77-85% without the
 // spacing. 64 jobs (each at most fastPathMaxText of text) bound a statement
 // to a few MiB.
