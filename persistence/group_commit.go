@@ -21,8 +21,8 @@ import (
 // Why: on the jobs load test every synchronous job committed on its own,
 // about one fdatasync of PostgreSQL's WAL per job, each one a round trip,
 // a commit record and a wakeup of three processes. Grouped, the peak rose
-// from ~2,500 to ~4,000-5,000 jobs a second on the 2-core test machine and
-// the CPU per job at half that rate fell by a third (bench/results/jobs.md).
+// from ~2,500 to ~4,400-5,500 jobs a second on the 2-core test machine and
+// the CPU per job at half that rate fell by half (bench/results/jobs.md).
 //
 // There is no background goroutine: the caller that takes a free slot
 // leads (it writes its own and the queued writes); when it is done it hands
@@ -47,7 +47,7 @@ type groupCommit[W any] struct {
 	// is grouped too, not only one that already keeps every slot busy. A
 	// write after a quiet spell does not wait.
 	spacing time.Duration
-	// sleep waits out the spacing (time.Sleep when nil; tests replace it).
+	// sleep waits out the spacing: time.Sleep, or a test's.
 	sleep func(time.Duration)
 
 	mu        sync.Mutex
@@ -75,7 +75,7 @@ type groupOutcome struct {
 func (g *groupCommit[W]) write(ctx context.Context, w W) error {
 	me := &groupWrite[W]{w: w, done: make(chan groupOutcome, 1)}
 	g.mu.Lock()
-	if g.inFlight < g.slots || g.inFlight < g.burstSlots && len(g.queue) >= g.maxBatch {
+	if g.mayStart() {
 		g.inFlight++
 		g.mu.Unlock()
 		return g.lead(ctx, me)
@@ -107,11 +107,7 @@ func (g *groupCommit[W]) lead(ctx context.Context, me *groupWrite[W]) error {
 	g.mu.Lock()
 	if wait := g.spacing - time.Since(g.lastStart); wait > 0 && len(g.queue) < g.maxBatch-1 {
 		g.mu.Unlock()
-		if g.sleep != nil {
-			g.sleep(wait)
-		} else {
-			time.Sleep(wait)
-		}
+		g.sleep(wait)
 		g.mu.Lock()
 	}
 	g.lastStart = time.Now()
@@ -129,7 +125,7 @@ func (g *groupCommit[W]) lead(ctx context.Context, me *groupWrite[W]) error {
 	// backlog, more than one.
 	g.mu.Lock()
 	g.inFlight--
-	for len(g.queue) > 0 && (g.inFlight < g.slots || g.inFlight < g.burstSlots && len(g.queue) > g.maxBatch) {
+	for len(g.queue) > 0 && g.mayStart() {
 		next := g.queue[0]
 		g.queue = g.dequeue(1)
 		g.inFlight++
@@ -140,6 +136,13 @@ func (g *groupCommit[W]) lead(ctx context.Context, me *groupWrite[W]) error {
 		b.done <- groupOutcome{err: errs[i+1]}
 	}
 	return errs[0]
+}
+
+// mayStart reports whether another statement may start now: a slot is free,
+// or a burst slot is and more writes wait than the next group would take
+// (a backlog). Called with mu held.
+func (g *groupCommit[W]) mayStart() bool {
+	return g.inFlight < g.slots || g.inFlight < g.burstSlots && len(g.queue) >= g.maxBatch
 }
 
 // dequeue drops the first n queued writes, clearing their slots so that the

@@ -227,7 +227,7 @@ const (
 
 func newFinishedJobsGroup(db *DB) *groupCommit[finishedWrite] {
 	return &groupCommit[finishedWrite]{exec: db.insertFinishedJobs, slots: finishedJobSlots, burstSlots: finishedJobBurstSlots,
-		maxBatch: finishedJobMaxBatch, timeout: finishedJobTimeout, spacing: finishedJobSpacing}
+		maxBatch: finishedJobMaxBatch, timeout: finishedJobTimeout, spacing: finishedJobSpacing, sleep: time.Sleep}
 }
 
 // insertFinishedJobs writes ws with finishedJobsPostgres. Errors are the

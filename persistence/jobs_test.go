@@ -329,18 +329,25 @@ func TestJobs_ListFiltersAndKeyset(t *testing.T) {
 	})
 }
 
+// completedJob returns a job of account that completed a second after t0,
+// as the synchronous fast path records it.
+func completedJob(id, account string) *domain.Job {
+	done := t0.Add(time.Second)
+	return &domain.Job{
+		ID: id, AccountID: account, Type: domain.JobTypeStandard, Status: domain.JobCompleted,
+		Threshold: 0.5, Created: t0, Updated: done, Started: &t0, Completed: &done, Attempts: 1,
+	}
+}
+
 func TestJobs_CreateFinishedJob(t *testing.T) {
 	t.Parallel()
 	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
 		b := setupJobs(t, db)
 		ctx := t.Context()
 		done := t0.Add(time.Second)
-		j := &domain.Job{
-			ID: "sync", AccountID: b.account.ID, Type: domain.JobTypeStandard, Status: domain.JobCompleted,
-			Threshold: 0.5, Input: []domain.ContentItem{{Kind: domain.ContentText, Text: "x"}},
-			Contents: []domain.ContentSummary{{ContentHash: "sha256::00"}},
-			Created:  t0, Updated: done, Started: &t0, Completed: &done, Attempts: 1,
-		}
+		j := completedJob("sync", b.account.ID)
+		j.Input = []domain.ContentItem{{Kind: domain.ContentText, Text: "x"}}
+		j.Contents = []domain.ContentSummary{{ContentHash: "sha256::00"}}
 		results := []*domain.JobResult{{ID: "r", JobID: "sync", ContentHash: "sha256::00", Report: &rules.Report{Result: rules.OutcomeTrue}, Created: done}}
 		hits := []*domain.LabelHit{{JobID: "sync", JobResultID: "r", Label: "A", Modality: domain.ModalityText, Score: 1}}
 		require.NoError(t, b.jobs.CreateFinishedJob(ctx, j, results, hits))
@@ -395,10 +402,7 @@ func TestJobs_CreateFinishedJobShapes(t *testing.T) {
 				if tc.account != "" {
 					account = tc.account
 				}
-				j := &domain.Job{
-					ID: id, AccountID: account, Type: domain.JobTypeStandard, Status: domain.JobCompleted,
-					Threshold: 0.5, Created: t0, Updated: done, Started: &t0, Completed: &done, Attempts: 1,
-				}
+				j := completedJob(id, account)
 				if tc.results == 0 {
 					j.Status, j.Error = domain.JobFailed, &domain.ErrJobInternal
 				}
@@ -476,11 +480,8 @@ func TestJobs_LargeColumnsUseLZ4(t *testing.T) {
 	ctx := t.Context()
 	done := t0.Add(time.Second)
 	big := strings.Repeat("compressible text ", 1000)
-	j := &domain.Job{
-		ID: "big", AccountID: b.account.ID, Type: domain.JobTypeStandard, Status: domain.JobCompleted,
-		Threshold: 0.5, Input: []domain.ContentItem{{Kind: domain.ContentText, Text: big}},
-		Created: t0, Updated: done, Started: &t0, Completed: &done, Attempts: 1,
-	}
+	j := completedJob("big", b.account.ID)
+	j.Input = []domain.ContentItem{{Kind: domain.ContentText, Text: big}}
 	results := []*domain.JobResult{{ID: "big-r", JobID: "big", Metadata: map[string]string{"m": big}, Created: done,
 		Report: &rules.Report{Result: rules.OutcomeFalse, LabelMatches: map[string]float64{big: 1}}}}
 	require.NoError(t, b.jobs.CreateFinishedJob(ctx, j, results, nil))
@@ -502,10 +503,7 @@ func TestJobs_CreateFinishedJobConcurrent(t *testing.T) {
 		ctx := t.Context()
 		done := t0.Add(time.Second)
 		finished := func(id, account string) (*domain.Job, []*domain.JobResult, []*domain.LabelHit) {
-			j := &domain.Job{
-				ID: id, AccountID: account, Type: domain.JobTypeStandard, Status: domain.JobCompleted,
-				Threshold: 0.5, Created: t0, Updated: done, Started: &t0, Completed: &done, Attempts: 1,
-			}
+			j := completedJob(id, account)
 			results := []*domain.JobResult{{ID: id + "-r", JobID: id, ContentHash: "sha256::" + id,
 				Report: &rules.Report{Result: rules.OutcomeTrue}, Created: done}}
 			hits := []*domain.LabelHit{
