@@ -10,6 +10,8 @@ package safehttp
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -38,21 +40,30 @@ type Config struct {
 	MaxRedirects int
 	// LookupHost resolves names; tests replace it. Default: net.DefaultResolver.
 	LookupHost func(ctx context.Context, host string) ([]netip.Addr, error)
+	// RootCAs verifies https servers (default: the system's roots); tests
+	// trust their httptest servers with it.
+	RootCAs *x509.CertPool
 }
 
 // Client fetches customer URLs under Config's rules. Safe for concurrent use.
 type Client struct {
 	cfg  Config
 	http *http.Client
+	// post sends webhooks: the same transport, but redirects must stay https
+	// when the webhook had to be (see Post).
+	post *http.Client
 }
 
 // Errors callers branch on (errors.Is).
 var (
 	ErrScheme       = errors.New("only http and https URLs are allowed")
-	ErrBlocked      = errors.New("the URL resolves to an address that is not allowed (loopback, private, link-local or reserved)")
+	ErrBlocked      = errors.New("the URL resolves to an address that is not allowed (loopback, private, link-local or another special-purpose address)")
 	ErrTooLarge     = errors.New("the response is larger than allowed")
 	ErrTooManyHops  = errors.New("too many redirects")
 	ErrUnresolvable = errors.New("the host name does not resolve")
+	// ErrInsecureRedirect is a webhook redirected from https to plain http
+	// while https is required.
+	ErrInsecureRedirect = errors.New("the webhook redirected to a URL that is not https")
 )
 
 // StatusError is a non-2xx response.
@@ -110,20 +121,32 @@ func New(cfg Config) *Client {
 			}
 			return nil, lastErr
 		},
+		TLSClientConfig:       &tls.Config{RootCAs: cfg.RootCAs},
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: cfg.Timeout,
 	}
-	c.http = &http.Client{
+	checkRedirect := func(req *http.Request, via []*http.Request) error {
+		if len(via) > cfg.MaxRedirects {
+			return ErrTooManyHops
+		}
+		return c.CheckURL(req.URL.String())
+	}
+	c.http = &http.Client{Transport: transport, Timeout: cfg.Timeout, CheckRedirect: checkRedirect}
+	c.post = &http.Client{
 		Transport: transport,
 		Timeout:   cfg.Timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) > cfg.MaxRedirects {
-				return ErrTooManyHops
+			// A redirected request carries the signed payload (307, 308)
+			// and, whatever the status, the signature and the customer's
+			// extra headers: over plain http they would be readable and
+			// replayable on the way.
+			if c.RequireHTTPS() && req.URL.Scheme != "https" {
+				return ErrInsecureRedirect
 			}
-			return c.CheckURL(req.URL.String())
+			return checkRedirect(req, via)
 		},
 	}
 	return c
@@ -220,10 +243,16 @@ func (c *Client) Get(ctx context.Context, raw string) (*Response, error) {
 }
 
 // Post sends body to raw and returns the status code; the response body is
-// read (bounded) and discarded so the connection can be reused.
+// read (bounded) and discarded so the connection can be reused. When
+// RequireHTTPS, raw and every redirect must be https (ErrScheme,
+// ErrInsecureRedirect). Fetches (Get) have no such rule: an http media URL is
+// accepted to begin with and they send nothing of the customer's.
 func (c *Client) Post(ctx context.Context, raw string, header map[string][]string, body []byte) (int, error) {
 	if err := c.CheckURL(raw); err != nil {
 		return 0, err
+	}
+	if c.RequireHTTPS() && !strings.HasPrefix(strings.ToLower(raw), "https://") {
+		return 0, fmt.Errorf("%w: webhooks must be https", ErrScheme)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, raw, bytes.NewReader(body))
 	if err != nil {
@@ -232,7 +261,7 @@ func (c *Client) Post(ctx context.Context, raw string, header map[string][]strin
 	for k, vs := range header {
 		req.Header[k] = vs
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.post.Do(req)
 	if err != nil {
 		return 0, unwrapURLError(err)
 	}
@@ -242,7 +271,7 @@ func (c *Client) Post(ctx context.Context, raw string, header map[string][]strin
 }
 
 func unwrapURLError(err error) error {
-	for _, target := range []error{ErrBlocked, ErrScheme, ErrTooManyHops, ErrUnresolvable} {
+	for _, target := range []error{ErrBlocked, ErrScheme, ErrTooManyHops, ErrUnresolvable, ErrInsecureRedirect} {
 		if errors.Is(err, target) {
 			return target
 		}
@@ -264,36 +293,101 @@ func (c *Client) addrAllowed(a netip.Addr) bool {
 	return IsPublic(a)
 }
 
-var reserved = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),       // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"),   // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),    // IETF protocol assignments
-	netip.MustParsePrefix("192.0.2.0/24"),    // documentation
-	netip.MustParsePrefix("198.18.0.0/15"),   // benchmarking
-	netip.MustParsePrefix("198.51.100.0/24"), // documentation
-	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
-	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and broadcast
-	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64 can reach internal IPv4
-	netip.MustParsePrefix("64:ff9b:1::/48"),
-	netip.MustParsePrefix("2001:db8::/32"), // documentation
-	netip.MustParsePrefix("2002::/16"),     // 6to4 embeds IPv4
-	netip.MustParsePrefix("100::/64"),      // discard
-}
-
-// IsPublic reports whether a is a globally routable unicast address: not
-// loopback, private (RFC 1918, ULA — which covers cloud metadata such as
-// fd00:ec2::254), link-local (169.254.169.254 metadata), multicast,
-// unspecified or reserved.
+// IsPublic reports whether a is an ordinary globally routable unicast
+// address: none of the blocks of the IANA IPv4 and IPv6 Special-Purpose
+// Address Registries, nor multicast, nor (IPv6) outside 2000::/3 global
+// unicast. Blocks the registries mark "globally reachable" (AS112, AMT,
+// anycast PCP/TURN, ORCHIDv2, the NAT64 well-known prefix, ...) are refused
+// too: no customer's media or webhook is served from them, and the NAT64
+// prefix reaches whatever IPv4 address it embeds.
+//
+// An IPv4-mapped address (::ffff:a.b.c.d) is the IPv4 host itself — Go
+// dials it over IPv4 — so the embedded address is what is judged. Every
+// other IPv6 form that embeds an IPv4 address (IPv4-compatible ::a.b.c.d,
+// SIIT ::ffff:0:a.b.c.d, NAT64 64:ff9b::/96 and 64:ff9b:1::/48, 6to4
+// 2002::/16, Teredo 2001::/32) is refused whatever it embeds: the gateway
+// that unwraps it decides where the packet goes, and it may well be an
+// internal IPv4 address.
 func IsPublic(a netip.Addr) bool {
-	a = a.Unmap()
-	if !a.IsValid() || a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() ||
-		a.IsLinkLocalMulticast() || a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() {
+	// A zone only scopes link-local and other non-global addresses.
+	if !a.IsValid() || a.Zone() != "" {
 		return false
 	}
-	for _, p := range reserved {
+	a = a.Unmap()
+	if a.Is4() {
+		for _, p := range specialIPv4 {
+			if p.Contains(a) {
+				return false
+			}
+		}
+		return true
+	}
+	if !globalUnicastIPv6.Contains(a) {
+		return false
+	}
+	for _, p := range specialIPv6 {
 		if p.Contains(a) {
 			return false
 		}
 	}
 	return true
+}
+
+// specialIPv4 is every entry of the IANA IPv4 Special-Purpose Address
+// Registry (https://www.iana.org/assignments/iana-ipv4-special-registry),
+// plus multicast. Entries inside a larger one are listed anyway so the list
+// reads against the registry.
+var specialIPv4 = []netip.Prefix{
+	netip.MustParsePrefix("0.0.0.0/8"),          // "this network" (RFC 791)
+	netip.MustParsePrefix("10.0.0.0/8"),         // private use (RFC 1918)
+	netip.MustParsePrefix("100.64.0.0/10"),      // shared address space, carrier-grade NAT (RFC 6598)
+	netip.MustParsePrefix("127.0.0.0/8"),        // loopback
+	netip.MustParsePrefix("169.254.0.0/16"),     // link local: cloud metadata 169.254.169.254
+	netip.MustParsePrefix("172.16.0.0/12"),      // private use
+	netip.MustParsePrefix("192.0.0.0/24"),       // IETF protocol assignments (RFC 6890)
+	netip.MustParsePrefix("192.0.0.0/29"),       // IPv4 service continuity, DS-Lite (RFC 7335)
+	netip.MustParsePrefix("192.0.0.8/32"),       // IPv4 dummy address (RFC 7600)
+	netip.MustParsePrefix("192.0.0.9/32"),       // PCP anycast (RFC 7723)
+	netip.MustParsePrefix("192.0.0.10/32"),      // TURN anycast (RFC 8155)
+	netip.MustParsePrefix("192.0.0.170/31"),     // NAT64/DNS64 discovery, .170 and .171 (RFC 7050)
+	netip.MustParsePrefix("192.0.2.0/24"),       // documentation, TEST-NET-1
+	netip.MustParsePrefix("192.31.196.0/24"),    // AS112-v4 (RFC 7535)
+	netip.MustParsePrefix("192.52.193.0/24"),    // AMT (RFC 7450)
+	netip.MustParsePrefix("192.88.99.0/24"),     // deprecated 6to4 relay anycast (RFC 7526)
+	netip.MustParsePrefix("192.168.0.0/16"),     // private use
+	netip.MustParsePrefix("192.175.48.0/24"),    // direct delegation AS112 service (RFC 7534)
+	netip.MustParsePrefix("198.18.0.0/15"),      // benchmarking (RFC 2544)
+	netip.MustParsePrefix("198.51.100.0/24"),    // documentation, TEST-NET-2
+	netip.MustParsePrefix("203.0.113.0/24"),     // documentation, TEST-NET-3
+	netip.MustParsePrefix("224.0.0.0/4"),        // multicast (its own registry)
+	netip.MustParsePrefix("240.0.0.0/4"),        // reserved (RFC 1112)
+	netip.MustParsePrefix("255.255.255.255/32"), // limited broadcast (inside 240/4)
+}
+
+// globalUnicastIPv6 is the only IPv6 space IANA allocates for global
+// unicast; the rest is reserved by the IETF or has a special use (loopback,
+// unspecified, mapped, compatible, SIIT, NAT64 64:ff9b::/96 and
+// 64:ff9b:1::/48, discard 100::/64, SRv6 5f00::/16, unique local fc00::/7,
+// link local fe80::/10, site local fec0::/10, multicast ff00::/8).
+var globalUnicastIPv6 = netip.MustParsePrefix("2000::/3")
+
+// specialIPv6 is every entry of the IANA IPv6 Special-Purpose Address
+// Registry (https://www.iana.org/assignments/iana-ipv6-special-registry)
+// that lies inside 2000::/3.
+var specialIPv6 = []netip.Prefix{
+	netip.MustParsePrefix("2001::/23"),         // IETF protocol assignments (RFC 2928)
+	netip.MustParsePrefix("2001::/32"),         // Teredo: embeds an obfuscated IPv4 server and client (RFC 4380)
+	netip.MustParsePrefix("2001:1::1/128"),     // PCP anycast (RFC 7723)
+	netip.MustParsePrefix("2001:1::2/128"),     // TURN anycast (RFC 8155)
+	netip.MustParsePrefix("2001:1::3/128"),     // DNS-SD SRP anycast (RFC 9665)
+	netip.MustParsePrefix("2001:2::/48"),       // benchmarking (RFC 5180)
+	netip.MustParsePrefix("2001:3::/32"),       // AMT (RFC 7450)
+	netip.MustParsePrefix("2001:4:112::/48"),   // AS112-v6 (RFC 7535)
+	netip.MustParsePrefix("2001:10::/28"),      // deprecated ORCHID (RFC 4843)
+	netip.MustParsePrefix("2001:20::/28"),      // ORCHIDv2 (RFC 7343)
+	netip.MustParsePrefix("2001:30::/28"),      // drone remote ID entity tags (RFC 9374)
+	netip.MustParsePrefix("2001:db8::/32"),     // documentation (RFC 3849)
+	netip.MustParsePrefix("2002::/16"),         // 6to4: embeds an IPv4 address (RFC 3056)
+	netip.MustParsePrefix("2620:4f:8000::/48"), // direct delegation AS112 service (RFC 7534)
+	netip.MustParsePrefix("3fff::/20"),         // documentation (RFC 9637)
 }
