@@ -107,9 +107,10 @@ type FeedbackPage struct {
 // CreateFeedback records (or replaces) a reviewer's judgement on a result of
 // a completed job of the account. jobResultId defaults to the job's only
 // result; the label defaults to the label of a label-evaluation job. The
-// actual outcome is the job's thresholded result for the label. Codes:
-// NOT_FOUND (job, result), FAILED_PRECONDITION (job not complete),
-// INVALID_ARGUMENT.
+// actual outcome is the job's thresholded result for the label; labelId and
+// labelVersionId default to the job's and must otherwise be the account's.
+// Codes: NOT_FOUND (job, result, labelId, labelVersionId),
+// FAILED_PRECONDITION (job not complete), INVALID_ARGUMENT.
 func (s *LabelEvaluationService) CreateFeedback(ctx context.Context, accountID, jobID string, in NewFeedback) (*FeedbackAnnotation, error) {
 	switch in.Expected {
 	case EvaluationResultUnspecified, EvaluationResultTrue, EvaluationResultFalse:
@@ -188,12 +189,9 @@ func (s *LabelEvaluationService) CreateFeedback(ctx context.Context, accountID, 
 			return nil, InvalidField("label", "is not a label of the result's report")
 		}
 	}
-	labelID, versionID := in.LabelID, in.LabelVersionID
-	if labelID == "" {
-		labelID = j.LabelID
-	}
-	if versionID == "" {
-		versionID = j.LabelVersionID
+	labelID, versionID, err := s.feedbackLabelIDs(ctx, accountID, j, in)
+	if err != nil {
+		return nil, err
 	}
 	now := s.clock.Now()
 	a := &FeedbackAnnotation{
@@ -205,6 +203,39 @@ func (s *LabelEvaluationService) CreateFeedback(ctx context.Context, accountID, 
 		return nil, err
 	}
 	return a, nil
+}
+
+// feedbackLabelIDs resolves the label ids an annotation records: the ones
+// given, which must be the account's and agree with each other (a version
+// given alone names its label), else the job's own. The stored ids are
+// returned to the account and joined by its quality tools, so another
+// account's would leak into them. Codes: NOT_FOUND naming labelId or
+// labelVersionId.
+func (s *LabelEvaluationService) feedbackLabelIDs(ctx context.Context, accountID string, j *Job, in NewFeedback) (labelID, versionID string, err error) {
+	labelID, versionID = in.LabelID, in.LabelVersionID
+	if labelID != "" {
+		if _, err := s.labels.GetLabel(ctx, accountID, labelID); err != nil {
+			return "", "", describeNotFound(err, "labelId %q not found", labelID)
+		}
+	}
+	switch {
+	case versionID != "" && labelID == "":
+		v, err := s.versions.FindLabelVersion(ctx, accountID, versionID)
+		if err != nil {
+			return "", "", describeNotFound(err, "labelVersionId %q not found", versionID)
+		}
+		labelID = v.LabelID
+	case versionID != "":
+		if _, err := s.versions.GetLabelVersion(ctx, accountID, labelID, versionID); err != nil {
+			return "", "", describeNotFound(err, "labelVersionId %q is not a version of label %q", versionID, labelID)
+		}
+	case labelID == "":
+		labelID, versionID = j.LabelID, j.LabelVersionID
+	case labelID == j.LabelID:
+		// The job's version goes with the job's label only.
+		versionID = j.LabelVersionID
+	}
+	return labelID, versionID, nil
 }
 
 // ListFeedback returns a page of a job's feedback, oldest first by first

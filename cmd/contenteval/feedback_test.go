@@ -126,3 +126,71 @@ func TestFeedback(t *testing.T) {
 		require.Len(t, *env.listFeedback(env.PolicyFirst.Token, multi, "").Annotations, 1)
 	})
 }
+
+// TestFeedbackLabelIDsOfTheAccount: labelId and labelVersionId must be the
+// caller's and agree with each other; another account's ids are NOT_FOUND
+// and never stored (issue 13).
+func TestFeedbackLabelIDsOfTheAccount(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
+		tok := env.LabelFirst.Token
+		f := newEvalFixture(t, env)
+		other := env.newAccount("other", domain.AccountLabelFirst)
+		ol := env.createLabel(other.Token, map[string]any{"name": "Theirs"})
+		ov := env.createVersion(other.Token, *ol.LabelId, map[string]any{"text": `=("x")`})
+		res := env.evaluate(tok, map[string]any{"contentData": map[string]any{"text": "you are stupld"},
+			"labelVersionIds": []string{*f.threatV.LabelVersionId}})
+		jobID := *(*res.Results)[0].JobUuid
+
+		own, ownV := *f.threat.LabelId, *f.threatV.LabelVersionId
+		for _, tc := range []struct {
+			name                string
+			labelID, versionID  string
+			wantField           string // NOT_FOUND naming it; "" accepts
+			wantLabel, wantVers string
+		}{
+			{name: "another account's label", labelID: *ol.LabelId, wantField: "labelId"},
+			{name: "another account's version", versionID: *ov.LabelVersionId, wantField: "labelVersionId"},
+			{name: "another account's label and version", labelID: *ol.LabelId, versionID: *ov.LabelVersionId, wantField: "labelId"},
+			{name: "own label, another account's version", labelID: own, versionID: *ov.LabelVersionId, wantField: "labelVersionId"},
+			{name: "another account's label, own version", labelID: *ol.LabelId, versionID: ownV, wantField: "labelId"},
+			{name: "a version of another of the account's labels", labelID: own, versionID: *f.archivedV.LabelVersionId, wantField: "labelVersionId"},
+			{name: "unknown label", labelID: "nope", wantField: "labelId"},
+			{name: "unknown version", versionID: "nope", wantField: "labelVersionId"},
+			{name: "the job's, by default", wantLabel: own, wantVers: ownV},
+			{name: "own label and its version", labelID: own, versionID: ownV, wantLabel: own, wantVers: ownV},
+			{name: "a version alone names its label", versionID: *f.archivedV.LabelVersionId, wantLabel: *f.archived.LabelId, wantVers: *f.archivedV.LabelVersionId},
+			{name: "another own label takes no version of the job", labelID: *f.disabled.LabelId, wantLabel: *f.disabled.LabelId},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				body := map[string]any{"expectedOutcome": "EVALUATION_RESULT_TRUE"}
+				if tc.labelID != "" {
+					body["labelId"] = tc.labelID
+				}
+				if tc.versionID != "" {
+					body["labelVersionId"] = tc.versionID
+				}
+				if tc.wantField != "" {
+					m := requireStatus(t, env.call(http.MethodPost, "/v1/jobs/"+jobID+"/feedback", tok, mustJSON(t, body)), http.StatusNotFound, domain.NotFound)
+					require.Contains(t, m["message"], tc.wantField+" ")
+					return
+				}
+				a := env.postFeedback(tok, jobID, body)
+				require.Equal(t, tc.wantLabel, orEmpty(a.LabelId))
+				require.Equal(t, tc.wantVers, orEmpty(a.LabelVersionId))
+			})
+		}
+
+		// Nothing of the other account was stored, and it sees nothing.
+		for _, a := range *env.listFeedback(tok, jobID, "").Annotations {
+			require.NotEqual(t, *ol.LabelId, orEmpty(a.LabelId))
+			require.NotEqual(t, *ov.LabelVersionId, orEmpty(a.LabelVersionId))
+		}
+	})
+}
+
+func orEmpty(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
