@@ -132,7 +132,7 @@ func reportCPU(b *testing.B, cpu0 int64) {
 	}
 }
 
-var bigLimits = Limits{MaxTextBytes: 4 << 20, MaxSignals: 50000, MaxRules: 50000}
+var bigLimits = Limits{MaxTextBytes: 4 << 20, MaxSignals: 50000, MaxRules: 50000, MaxRegexInsts: 1 << 20}
 
 func BenchmarkCompile200Labels2000Signals(b *testing.B) {
 	words := benchWords(b)

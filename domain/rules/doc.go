@@ -38,4 +38,14 @@
 // expanded with an embedded synonym lexicon (data/lexicon.txt) for common moderation
 // topics, and the score is the largest fraction of them found within 12 words. Reports
 // say "(lexical match)" on such rules, because it is a much weaker judge than a model.
+//
+// # Cost
+//
+// Rule text is untrusted, so its cost is bounded when it compiles. Go's regexp matches
+// in time proportional to the text times the program, so the REGEX programs of a text
+// may hold 500 instructions together (Limits.MaxRegexInsts), about a second on a
+// 256 KiB text at worst; an alternation of words belongs in ANY(=(...), ...), whose
+// cost does not grow with the list. The edit-distance index, quadratic in a word, takes
+// words of at most 64 runes. Evaluate checks its context between stages and between
+// REGEX signals, so a deadline stops it.
 package rules

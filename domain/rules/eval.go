@@ -80,7 +80,9 @@ type evalState struct {
 
 // Evaluate scores content against the plan. It returns an error only for invalid
 // options or a cancelled context; signals that cannot be evaluated score -1 and show
-// as OUTCOME_FAILED in the report.
+// as OUTCOME_FAILED in the report. The context is checked between the stages of the
+// evaluation and between REGEX signals, so a deadline stops a long evaluation soon
+// after it passes, with ctx.Err() and no report.
 func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Report, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -100,6 +102,9 @@ func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Repo
 	hasText := c.Text != "" || c.Image == nil
 	if hasText {
 		st.a = analyseInto(sc, c.Text, p.fuzzy, p.ac, p.ed)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
 	// Every signal starts failed (-1) except phrases on text, which start at 0 and
 	// rise with matches; each evaluator below overwrites what it can score.
@@ -114,6 +119,11 @@ func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Repo
 			st.sig[i].score = 0
 		}
 		for _, i := range p.byKind[SignalRegex] {
+			// One REGEX cannot be stopped once started; its cost is bounded at
+			// compile time instead (compiler.regex).
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			r := &st.sig[i]
 			r.score = 0
 			for _, m := range p.signals[i].re.FindAllStringIndex(c.Text, maxOccurrences) {
@@ -129,7 +139,13 @@ func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Repo
 	}
 	if hasText {
 		st.scanPhrases()
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		st.sentiment(c.Text)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	usage := TokenUsage{Multiplier: p.multiplier(opts.Expedited)}
 	if opts.Evaluator != nil {
@@ -147,6 +163,9 @@ func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Repo
 			st.lexical = len(res) > 0
 		}
 		for i := range p.contexts {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
 			st.ctx[i] = st.proximity(p.contexts[i])
 		}
 		if opts.CountTokens {
@@ -154,6 +173,9 @@ func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Repo
 		}
 	}
 	usage.BilledTokens = int64(math.Ceil(float64(usage.InputTokens) * usage.Multiplier))
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	rep := st.report()
 	rep.TokenUsage = usage
 	return rep, nil
@@ -227,7 +249,7 @@ func (st *evalState) scanPhrases() {
 	}
 	p.ac.scan(ids, func(id, s, e int) {
 		refs := &p.patterns[id]
-		if len(refs.fuzzy) == 0 {
+		if len(refs.fuzzy) == 0 || st.saturated(refs.fuzzy) {
 			return
 		}
 		t0, t1 := int(pos[s]), int(pos[e-1])
@@ -244,6 +266,19 @@ func (st *evalState) scanPhrases() {
 			}
 		}
 	})
+}
+
+// saturated reports whether every signal of refs already keeps all the occurrences
+// it may, at the top score, so another match cannot change them. Scoring a fuzzy
+// match walks its words, so a long phrase that a text repeats would otherwise cost
+// its length for each of thousands of matches: seconds for a 10,000-word phrase.
+func (st *evalState) saturated(refs []fuzzyRef) bool {
+	for _, ref := range refs {
+		if r := &st.sig[ref.sig]; len(r.occ) < maxOccurrences || r.score < 1 {
+			return false
+		}
+	}
+	return true
 }
 
 // guard rejects a fuzzy match whose text word is a correctly spelled English word other

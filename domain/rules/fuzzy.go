@@ -72,13 +72,21 @@ func isDictWord(w string) bool {
 // shorter words have too many innocent neighbours.
 const minEditLetters = 5
 
+// maxEditRunes bounds the pattern words indexed for edit distance. The index stores
+// every one-rune deletion of a word, n strings of n bytes, so its cost is quadratic in
+// the word: one 60,000-letter phrase word cost gigabytes and tens of seconds per
+// compile. No real word is that long; a longer one still matches exactly and fuzzily,
+// only not at edit distance 1.
+const maxEditRunes = 64
+
 // editIndex finds pattern words at edit distance 1 from a text token with the
 // symmetric-delete method: every word is indexed under itself and each of its one-rune
 // deletions, and a token is looked up the same way, so a lookup costs O(len(token))
 // hash probes whatever the number of phrases.
 type editIndex struct {
-	words []string
-	dels  map[string][]int32
+	words    []string
+	dels     map[string][]int32
+	maxRunes int // longest indexed word: a longer token is more than one edit from all
 }
 
 func newEditIndex() *editIndex {
@@ -86,6 +94,10 @@ func newEditIndex() *editIndex {
 }
 
 func (e *editIndex) addWord(form string) {
+	n := utf8.RuneCountInString(form)
+	if n > maxEditRunes {
+		return
+	}
 	for _, id := range e.dels[form] {
 		if e.words[id] == form {
 			return
@@ -94,6 +106,7 @@ func (e *editIndex) addWord(form string) {
 	id := int32(len(e.words))
 	e.words = append(e.words, form)
 	e.dels[form] = append(e.dels[form], id)
+	e.maxRunes = max(e.maxRunes, n)
 	forEachDeletion(form, func(d []byte) { e.dels[string(d)] = append(e.dels[string(d)], id) })
 }
 
@@ -125,7 +138,9 @@ func (e *editIndex) apply(toks []ftoken, ac *wordAutomaton) {
 			continue
 		}
 		n := utf8.RuneCountInString(t.form)
-		if n < minEditLetters-1 || isDictWord(t.norm) {
+		// The length test also keeps the lookup, quadratic in the token, off the
+		// one-word 256 KiB texts a hostile client can send.
+		if n < minEditLetters-1 || n > e.maxRunes+1 || isDictWord(t.norm) {
 			continue
 		}
 		best := int32(-1)
