@@ -33,6 +33,8 @@ type Config struct {
 	OCRByDefault bool
 	// ImageMaxBytes bounds an image (inline or fetched).
 	ImageMaxBytes int64
+	// ImageDecodeBudget bounds the decoded pixel buffers of all images at once.
+	ImageDecodeBudget int64
 
 	BodyLimit       int64
 	RateRPS         float64
@@ -49,6 +51,8 @@ type Config struct {
 	JobLease             time.Duration
 	JobPollInterval      time.Duration
 	JobWorkers           int
+	ItemDeadline         time.Duration // fair sharing (DESIGN §15)
+	AccountMaxRunning    int           // fair sharing; 0 is half of JobWorkers
 	PolicyMaxTextBytes   int
 	PolicyCacheTTL       time.Duration
 
@@ -89,12 +93,15 @@ var settings = []setting{
 	{"job-lease", "CONTENTEVAL_JOB_LEASE", "30s", "how long a worker holds a job without renewing; a crashed worker's jobs are re-claimed after it", func(c *Config, v string) error { return parseDuration(&c.JobLease, v) }, true},
 	{"job-poll-interval", "CONTENTEVAL_JOB_POLL_INTERVAL", "250ms", "how often an idle worker looks for queued jobs", func(c *Config, v string) error { return parseDuration(&c.JobPollInterval, v) }, true},
 	{"job-workers", "CONTENTEVAL_JOB_WORKERS", "8", "queued jobs one process runs at once (roles all and worker)", func(c *Config, v string) error { return parseIntInt(&c.JobWorkers, v) }, true},
+	{"item-deadline", "CONTENTEVAL_ITEM_DEADLINE", "30s", "longest one content item's evaluation may take (then its job fails with JOB_ERROR_REASON_EXECUTION_DEADLINE_EXCEEDED)", func(c *Config, v string) error { return parseDuration(&c.ItemDeadline, v) }, true},
+	{"account-max-running", "CONTENTEVAL_ACCOUNT_MAX_RUNNING", "0", "most of this process's job workers one account holds while another account has queued jobs (0: half of --job-workers, at least 1)", func(c *Config, v string) error { return parseIntInt(&c.AccountMaxRunning, v) }, true},
 	{"policy-max-text-bytes", "CONTENTEVAL_POLICY_MAX_TEXT_BYTES", "65536", "largest policy rule text, in bytes", func(c *Config, v string) error { return parseIntInt(&c.PolicyMaxTextBytes, v) }, true},
 	{"policy-cache-ttl", "CONTENTEVAL_POLICY_CACHE_TTL", "1s", "how long a policy read for a job is reused (0: read it for every job); bounds how late a new version or a disable made on another replica applies, this replica's own changes apply at once", func(c *Config, v string) error { return parseDuration(&c.PolicyCacheTTL, v) }, true},
 	{"pdq-bands", "CONTENTEVAL_PDQ_BANDS", "10,20,31", "PDQ Hamming distances of the HIGH,MEDIUM,LOW precheck bands", parsePDQBands, false},
 	{"webhook-poll-interval", "CONTENTEVAL_WEBHOOK_POLL_INTERVAL", "1s", "how often an idle webhook deliverer reads the outbox", func(c *Config, v string) error { return parseDuration(&c.WebhookPoll, v) }, true},
 	{"ocr", "CONTENTEVAL_OCR", "false", "run OCR (tesseract) on images by default; options.options.ocr overrides per job", func(c *Config, v string) error { return parseBool(&c.OCRByDefault, v) }, true},
 	{"image-max-bytes", "CONTENTEVAL_IMAGE_MAX_BYTES", "20971520", "largest image, inline or fetched, in bytes", func(c *Config, v string) error { return parseInt(&c.ImageMaxBytes, v) }, true},
+	{"image-decode-budget", "CONTENTEVAL_IMAGE_DECODE_BUDGET", "1073741824", "bytes of decoded pixels all images being checked may hold at once; decodes beyond it wait, and an image larger than it fails", func(c *Config, v string) error { return parseInt(&c.ImageDecodeBudget, v) }, true},
 }
 
 // bindConfig registers the settings on fs (only the common ones unless
@@ -109,7 +116,16 @@ func bindConfig(fs *flag.FlagSet, serve bool, getenv func(string) string) func()
 		if e := getenv(s.env); e != "" {
 			v = e
 		}
-		values[s.flag] = fs.String(s.flag, v, s.help+" ($"+s.env+")")
+		p := new(string)
+		*p = v
+		values[s.flag] = p
+		if s.def == "true" || s.def == "false" {
+			// A bool setting: --flag alone means --flag=true, as for the
+			// standard library's bool flags.
+			fs.Var(boolFlag{p}, s.flag, s.help+" ($"+s.env+")")
+		} else {
+			fs.StringVar(p, s.flag, v, s.help+" ($"+s.env+")")
+		}
 	}
 	return func() (Config, error) {
 		var c Config
@@ -166,14 +182,39 @@ func (c *Config) validate() error {
 	if c.JobWaitCap <= 0 || c.JobExecutionDeadline <= 0 || c.JobAdmissionTimeout <= 0 || c.JobPollInterval <= 0 {
 		return errors.New("--job-wait-cap, --job-execution-deadline, --job-admission-timeout and --job-poll-interval must be positive")
 	}
+	if c.ItemDeadline <= 0 {
+		return errors.New("--item-deadline must be positive")
+	}
+	if c.AccountMaxRunning < 0 {
+		return errors.New("--account-max-running must not be negative")
+	}
 	if c.JobLease < time.Second {
 		return errors.New("--job-lease must be at least 1s")
+	}
+	if c.ImageDecodeBudget < 1 {
+		return errors.New("--image-decode-budget must be at least 1 byte")
 	}
 	if err := validateBatchConfig(c); err != nil {
 		return err
 	}
 	return nil
 }
+
+// boolFlag is a bool setting's flag. It keeps the text, which the setting
+// parses with the others so a bad value is reported the same way.
+type boolFlag struct{ v *string }
+
+func (b boolFlag) String() string {
+	if b.v == nil {
+		return ""
+	}
+	return *b.v
+}
+
+func (b boolFlag) Set(v string) error { *b.v = v; return nil }
+
+// IsBoolFlag lets the flag package accept the flag without a value.
+func (b boolFlag) IsBoolFlag() bool { return true }
 
 func parseBool(dst *bool, v string) error {
 	b, err := strconv.ParseBool(v)

@@ -18,8 +18,9 @@ import (
 // newPrecheck builds the precheck service over the database of m.
 func newPrecheck(m *Main) (*precheck.Service, error) {
 	return precheck.NewService(persistence.NewHashLists(m.DB), precheck.Config{
-		Bands:  imaging.Bands{High: m.Config.PDQHigh, Medium: m.Config.PDQMedium, Low: m.Config.PDQLow},
-		Limits: imaging.Limits{MaxBytes: m.Config.ImageMaxBytes},
+		Bands:        imaging.Bands{High: m.Config.PDQHigh, Medium: m.Config.PDQMedium, Low: m.Config.PDQLow},
+		Limits:       imaging.Limits{MaxBytes: m.Config.ImageMaxBytes},
+		DecodeBudget: imaging.NewBudget(m.Config.ImageDecodeBudget),
 	}, m.Clock, uuid.NewString, m.Log)
 }
 

@@ -88,7 +88,8 @@ type framePrecheck struct {
 }
 
 func (p framePrecheck) PrecheckFrame(ctx context.Context, f domain.VideoFrame) error {
-	_, err := p.svc.Check(ctx, p.accountID, p.jobID, f.Encoded)
+	img, err := p.svc.Check(ctx, p.accountID, p.jobID, f.Encoded)
+	img.Release()
 	return err
 }
 

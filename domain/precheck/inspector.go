@@ -58,6 +58,7 @@ func (in *Inspector) InspectImage(ctx context.Context, accountID, jobID string, 
 	if err != nil {
 		return nil, err
 	}
+	defer img.Release() // OCR is the pixels' last use
 	out := &domain.InspectedImage{
 		ContentHash: img.ContentHash,
 		Features: rules.ImageFeatures{PDQ: img.PDQ, PDQQuality: img.PDQQuality, HasPDQ: img.PDQQuality >= in.Service.cfg.MinPDQQuality,

@@ -7,6 +7,7 @@ package precheck
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"io"
@@ -75,6 +76,9 @@ type Config struct {
 	// MinPDQQuality: images whose PDQ quality is lower are matched only by
 	// md5/sha1 (a near-flat image's PDQ is noise that can land near anything).
 	MinPDQQuality int
+	// DecodeBudget is shared by every decode of the process (DESIGN §15);
+	// nil bounds nothing.
+	DecodeBudget *imaging.Budget
 }
 
 // Service runs prechecks and manages the lists.
@@ -200,7 +204,8 @@ func (s *Service) Watch(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// Image is a checked, decoded image ready for evaluation.
+// Image is a checked, decoded image ready for evaluation. Its pixels count
+// against the decode budget until Release.
 type Image struct {
 	Decoded     image.Image
 	Format      imaging.Format
@@ -208,6 +213,16 @@ type Image struct {
 	PDQ         imaging.Hash
 	PDQQuality  int
 	ContentHash string
+
+	release func()
+}
+
+// Release gives the image's share of the decode budget back; Decoded must
+// not be used after it. It may be called more than once.
+func (img *Image) Release() {
+	if img != nil && img.release != nil {
+		img.release()
+	}
 }
 
 // Blocked is the error of content the precheck refused; Failure is the
@@ -232,16 +247,22 @@ func (b *Blocked) Reason() string {
 // Check decodes and hashes data and matches it against the lists. A match is
 // audited (account, job, list, confidence) and returned as *Blocked, as is
 // an image that cannot be decoded; other errors mean the check could not
-// run. accountID and jobID are for the audit record.
+// run, ctx.Err() among them when ctx ends while the decode waits for the
+// decode budget. The caller must Release the returned image once done with
+// its pixels. accountID and jobID are for the audit record.
 func (s *Service) Check(ctx context.Context, accountID, jobID string, data []byte) (*Image, error) {
 	d := imaging.Digest(data)
 	contentHash := d.ContentHash()
-	img, format, err := imaging.Decode(data, s.cfg.Limits)
+	img, format, release, err := s.cfg.DecodeBudget.Decode(ctx, data, s.cfg.Limits)
 	if err != nil {
 		if ft, ok := imaging.FailureType(err); ok {
 			msg := "the image is invalid or corrupted"
-			if ft == domain.PrecheckFailureUnsupportedImageFormat {
+			var ie *imaging.Error
+			switch {
+			case ft == domain.PrecheckFailureUnsupportedImageFormat:
 				msg = "the image format is not supported; send JPEG, PNG, GIF, WebP, BMP or TIFF"
+			case errors.As(err, &ie) && ie.TooLarge:
+				msg = "the image is too large: " + ie.Message
 			}
 			return nil, &Blocked{Failure: domain.PrecheckFailure{Type: ft, Message: msg, ContentHash: contentHash,
 				MatchConfidence: domain.MatchConfidenceUnspecified}}
@@ -251,6 +272,7 @@ func (s *Service) Check(ctx context.Context, accountID, jobID string, data []byt
 	pdq, quality := imaging.PDQ(img)
 	res := s.matcher.Check(d.MD5, d.SHA1, pdq, quality >= s.cfg.MinPDQQuality, s.cfg.Bands)
 	if res.Matched {
+		release()
 		m := &Match{ID: s.newID(), AccountID: accountID, JobID: jobID, List: res.List, Kind: res.Kind,
 			Confidence: res.Confidence, Distance: res.Distance, Created: s.clock.Now()}
 		if err := s.store.RecordMatch(ctx, m); err != nil {
@@ -264,5 +286,6 @@ func (s *Service) Check(ctx context.Context, accountID, jobID string, data []byt
 			ContentHash: contentHash, MatchConfidence: res.Confidence,
 		}}
 	}
-	return &Image{Decoded: img, Format: format, Digests: d, PDQ: pdq, PDQQuality: quality, ContentHash: contentHash}, nil
+	return &Image{Decoded: img, Format: format, Digests: d, PDQ: pdq, PDQQuality: quality, ContentHash: contentHash,
+		release: release}, nil
 }
