@@ -74,12 +74,15 @@ type JobError struct {
 
 // The fixed job errors.
 var (
-	ErrJobDeadline  = JobError{ReasonExecutionDeadlineExceeded, "The job overran its execution deadline."}
-	ErrJobAdmission = JobError{ReasonAdmissionQueueTimeout, "The job timed out waiting to be admitted."}
-	ErrJobQuota     = JobError{ReasonQuotaExceeded, "The account's daily evaluation quota ran out before the job could start."}
-	ErrJobInternal  = JobError{ReasonJobFailed, "The job failed."}
-	ErrJobNoImage   = JobError{ReasonJobFailed, "Image evaluation is not available yet; this job contains an image entry."}
-	ErrJobNoMedia   = JobError{ReasonJobFailed, "Video and audio evaluation are not available yet; this job contains a video or audio entry."}
+	ErrJobDeadline = JobError{ReasonExecutionDeadlineExceeded, "The job overran its execution deadline."}
+	// ErrJobItemDeadline: one content item overran its own budget
+	// (--item-deadline), however much of the job's deadline was left.
+	ErrJobItemDeadline = JobError{ReasonExecutionDeadlineExceeded, "A content item overran its evaluation time budget."}
+	ErrJobAdmission    = JobError{ReasonAdmissionQueueTimeout, "The job timed out waiting to be admitted."}
+	ErrJobQuota        = JobError{ReasonQuotaExceeded, "The account's daily evaluation quota ran out before the job could start."}
+	ErrJobInternal     = JobError{ReasonJobFailed, "The job failed."}
+	ErrJobNoImage      = JobError{ReasonJobFailed, "Image evaluation is not available yet; this job contains an image entry."}
+	ErrJobNoMedia      = JobError{ReasonJobFailed, "Video and audio evaluation are not available yet; this job contains a video or audio entry."}
 )
 
 // ContentKind says which field of a content entry carries the content.
@@ -239,10 +242,15 @@ type JobStore interface {
 	ListJobResults(ctx context.Context, jobID string) ([]*JobResult, error)
 	// ClaimJobs moves up to limit claimable jobs to JobRunning under owner's
 	// lease until leaseUntil, and returns them. Claimable: pending, or
-	// running with a lease expired at now. Expedited jobs first, then oldest.
-	// Concurrent claimers (in any process) never get the same job while its
-	// lease holds.
-	ClaimJobs(ctx context.Context, owner string, now, leaseUntil time.Time, limit int) ([]*Job, error)
+	// running with a lease expired at now. The jobs are shared fairly
+	// (DESIGN §15): each goes to the account with the least running work
+	// (jobs running under a live lease, whoever holds it) among those with
+	// claimable jobs, ties to the account whose oldest claimable job is
+	// oldest; within an account, expedited jobs first, then oldest. While
+	// another account has claimable jobs, no account gets more than
+	// accountMax jobs held by owner (0: no cap). Concurrent claimers (in any
+	// process) never get the same job while its lease holds.
+	ClaimJobs(ctx context.Context, owner string, now, leaseUntil time.Time, limit, accountMax int) ([]*Job, error)
 	// RenewLease extends owner's lease. Codes: ABORTED when owner no longer
 	// holds the job.
 	RenewLease(ctx context.Context, id, owner string, until, now time.Time) error

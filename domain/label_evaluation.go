@@ -4,6 +4,7 @@ import (
 	"container/list"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -51,6 +52,9 @@ type LabelEvaluationConfig struct {
 	HitRanges    LabelHitRangeStore
 	CacheEntries int           // evaluation reports kept (10,000)
 	Lease        time.Duration // lease on a job while the request evaluates it (5 min)
+	// ItemDeadline is the budget of the image's inspection and of each
+	// version's evaluation (30 s), as JobConfig.ItemDeadline is for jobs.
+	ItemDeadline time.Duration
 }
 
 // NewLabelEvaluationService returns the service on its stores.
@@ -64,6 +68,9 @@ func NewLabelEvaluationService(labels LabelStore, versions LabelVersionStore, jo
 	}
 	if cfg.Lease <= 0 {
 		cfg.Lease = 5 * time.Minute
+	}
+	if cfg.ItemDeadline <= 0 {
+		cfg.ItemDeadline = 30 * time.Second
 	}
 	return &LabelEvaluationService{
 		labels: labels, versions: versions, jobs: jobs, feedback: feedback, hitRanges: cfg.HitRanges, clock: clock, tokens: tokens, cfg: cfg,
@@ -146,8 +153,13 @@ func (s *LabelEvaluationService) Evaluate(ctx context.Context, account *Account,
 	content := rules.Content{Text: items[0].Text, Modality: "text"}
 	modality := ModalityText
 	if k := items[0].Kind; (k == ContentImage || k == ContentImageURL) && s.cfg.Images != nil {
-		img, err := s.cfg.Images.InspectImage(ctx, account.ID, "", items[0], nil)
+		ictx, cancel := context.WithTimeoutCause(ctx, s.cfg.ItemDeadline, errItemDeadline)
+		img, err := s.cfg.Images.InspectImage(ictx, account.ID, "", items[0], nil)
+		cancel()
 		if err != nil {
+			if ctx.Err() == nil && errors.Is(context.Cause(ictx), errItemDeadline) {
+				return nil, Errorf(DeadlineExceeded, "%s", ErrJobItemDeadline.Message)
+			}
 			return nil, withFieldPrefix(err, "contentData.")
 		}
 		content = rules.Content{Text: img.Text, Image: &img.Features, Modality: "image"}
@@ -295,12 +307,17 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 	if e := labelContentError(items[0], content); e != nil {
 		return fail(*e)
 	}
-	rep, err := s.report(ctx, v, st, bypass, content, sums[0].ContentHash)
+	ictx, cancel := context.WithTimeoutCause(ctx, s.cfg.ItemDeadline, errItemDeadline)
+	defer cancel()
+	rep, err := s.report(ictx, v, st, bypass, content, sums[0].ContentHash)
 	if err != nil {
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil:
 			// The client went away: the job is canceled, not failed.
 			_ = end(JobCanceled, nil, nil, nil)
 			return nil, ctx.Err()
+		case errors.Is(context.Cause(ictx), errItemDeadline):
+			return fail(ErrJobItemDeadline)
 		}
 		return fail(ErrJobInternal)
 	}

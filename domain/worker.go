@@ -31,6 +31,14 @@ type JobConfig struct {
 	Lease             time.Duration // a worker's hold on a job, renewed while it runs
 	PollInterval      time.Duration // how often an idle worker looks for jobs
 	Concurrency       int           // jobs one process's workers run at once
+	// ItemDeadline is the budget of one content item's evaluation (30 s):
+	// past it the item, and so its job, fails with
+	// JOB_ERROR_REASON_EXECUTION_DEADLINE_EXCEEDED (DESIGN §15).
+	ItemDeadline time.Duration
+	// AccountMaxRunning caps the workers of this process one account holds
+	// while another account has queued work (DESIGN §15); 0 means half of
+	// Concurrency, at least one.
+	AccountMaxRunning int
 }
 
 func (c JobConfig) withDefaults() JobConfig {
@@ -52,6 +60,10 @@ func (c JobConfig) withDefaults() JobConfig {
 	def(&c.PollInterval, 250*time.Millisecond)
 	if c.Concurrency <= 0 {
 		c.Concurrency = 8
+	}
+	def(&c.ItemDeadline, 30*time.Second)
+	if c.AccountMaxRunning <= 0 {
+		c.AccountMaxRunning = max(1, c.Concurrency/2)
 	}
 	return c
 }
@@ -260,10 +272,14 @@ func (s *JobService) runFast(ctx context.Context, store finishedJobStore, j *Job
 			if s.bgCtx.Err() != nil {
 				return nil, Errorf(Unavailable, "the server is shutting down; retry the request")
 			}
-			s.log.Error("job failed", "job", j.ID, "error", err.Error())
 			e := ErrJobInternal
-			if errors.Is(ectx.Err(), context.DeadlineExceeded) {
+			switch {
+			case errors.Is(err, errItemDeadline):
+				e = ErrJobItemDeadline
+			case errors.Is(ectx.Err(), context.DeadlineExceeded):
 				e = ErrJobDeadline
+			default:
+				s.log.Error("job failed", "job", j.ID, "error", err.Error())
 			}
 			jobErr, results, hits = &e, nil, nil
 			break
@@ -415,7 +431,7 @@ func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan
 	seq := 0
 	for i, it := range j.Input {
 		r, h, err := s.evaluateItem(ectx, j, i, it, plan, &seq)
-		if je := mediaJobError(err); je != nil {
+		if je := itemJobError(err); je != nil {
 			if imageJobError(err) != nil {
 				j.syncErr = err
 			}
@@ -432,10 +448,39 @@ func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan
 	s.finish(j, JobCompleted, nil, results, hits)
 }
 
-// evaluateItem evaluates one text or image entry into its result and hits.
-// Image entries are prechecked first (a rejection is an error that
-// imageJobError maps).
+// errItemDeadline is the cause of an item's context whose budget ran out:
+// it tells the item's budget apart from the job's deadline, a lost lease and
+// a shutdown, which end the same context.
+var errItemDeadline = errors.New("the content item overran its time budget")
+
+// evaluateItem evaluates one entry within the item budget
+// (JobConfig.ItemDeadline), so that no single item holds a worker longer:
+// past it the error wraps errItemDeadline, whatever the evaluation returned
+// as it was cut short (a failed fetch, a killed ffmpeg, ctx.Err()).
 func (s *JobService) evaluateItem(ctx context.Context, j *Job, i int, it ContentItem, plan *rules.Plan, seq *int) (*JobResult, []*LabelHit, error) {
+	ictx, cancel := context.WithTimeoutCause(ctx, s.cfg.ItemDeadline, errItemDeadline)
+	defer cancel()
+	r, h, err := s.evaluateContent(ictx, j, i, it, plan, seq)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(ictx), errItemDeadline) {
+		return nil, nil, fmt.Errorf("contentData[%d]: %w", i, errItemDeadline)
+	}
+	return r, h, err
+}
+
+// itemJobError returns the job error that an item's evaluation error ends
+// its job with, or nil for errors that are not the item's (see endOnError).
+func itemJobError(err error) *JobError {
+	if errors.Is(err, errItemDeadline) {
+		e := ErrJobItemDeadline
+		return &e
+	}
+	return mediaJobError(err)
+}
+
+// evaluateContent evaluates one text or image entry into its result and
+// hits. Image entries are prechecked first (a rejection is an error that
+// imageJobError maps).
+func (s *JobService) evaluateContent(ctx context.Context, j *Job, i int, it ContentItem, plan *rules.Plan, seq *int) (*JobResult, []*LabelHit, error) {
 	if isMediaKind(it.Kind) {
 		return evaluateMediaItem(ctx, s.cfg.Media, s.cfg.MediaPrecheck, j, i, it, plan, s.clock.Now, seq)
 	}
@@ -561,7 +606,7 @@ func (s *JobService) RunWorkers(ctx context.Context) {
 		claimed := 0
 		if free > 0 && ctx.Err() == nil {
 			now := s.clock.Now()
-			jobs, err := s.jobs.ClaimJobs(ctx, s.owner, now, now.Add(s.cfg.Lease), free)
+			jobs, err := s.jobs.ClaimJobs(ctx, s.owner, now, now.Add(s.cfg.Lease), free, s.cfg.AccountMaxRunning)
 			if err != nil && ctx.Err() == nil {
 				s.log.Warn("claiming jobs", "error", err.Error())
 			}
@@ -685,13 +730,16 @@ func (st *JobStream) Run(ctx context.Context, emit func(StreamItem) error) error
 			continue
 		}
 		r, h, err := s.evaluateItem(ectx, j, i, it, st.plan, &seq)
-		if je := mediaJobError(err); je != nil {
+		if je := itemJobError(err); je != nil {
 			// The entry's error line carries the precheck body (code 1), the
-			// fetch error, or the media failure; the other entries still
-			// stream.
+			// fetch error, the media failure, or the item's overrun budget;
+			// the other entries still stream.
 			jobErr = je
 			var de *Error
-			if !errors.As(err, &de) {
+			switch {
+			case errors.Is(err, errItemDeadline):
+				de = Errorf(DeadlineExceeded, "%s", je.Message)
+			case !errors.As(err, &de):
 				de = Errorf(InvalidArgument, "%s", je.Message)
 			}
 			if err := emit(StreamItem{Index: i, Err: de}); err != nil {

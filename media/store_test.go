@@ -42,7 +42,7 @@ func TestVideoHitsRoundTripTheStore(t *testing.T) {
 			Contents: []domain.ContentSummary{{ContentHash: got.ContentHash}, {ContentHash: audio.ContentHash}},
 			Created:  t0, Updated: t0,
 		}))
-		_, err := jobs.ClaimJobs(ctx, "w", t0, t0.Add(time.Minute), 1)
+		_, err := jobs.ClaimJobs(ctx, "w", t0, t0.Add(time.Minute), 1, 0)
 		require.NoError(t, err)
 		seq := 0
 		results := []*domain.JobResult{

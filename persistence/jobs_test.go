@@ -75,7 +75,7 @@ func TestJobs_ClaimOrderAndLeases(t *testing.T) {
 
 		now := t0.Add(time.Minute)
 		lease := now.Add(30 * time.Second)
-		got, err := b.jobs.ClaimJobs(ctx, "w1", now, lease, 2)
+		got, err := b.jobs.ClaimJobs(ctx, "w1", now, lease, 2, 0)
 		require.NoError(t, err)
 		require.Len(t, got, 2)
 		ids := []string{got[0].ID, got[1].ID}
@@ -90,11 +90,11 @@ func TestJobs_ClaimOrderAndLeases(t *testing.T) {
 		}
 
 		// While the leases hold, only the remaining job is claimable.
-		got, err = b.jobs.ClaimJobs(ctx, "w2", now, lease, 10)
+		got, err = b.jobs.ClaimJobs(ctx, "w2", now, lease, 10, 0)
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		require.Equal(t, "new", got[0].ID)
-		got, err = b.jobs.ClaimJobs(ctx, "w2", now, lease, 10)
+		got, err = b.jobs.ClaimJobs(ctx, "w2", now, lease, 10, 0)
 		require.NoError(t, err)
 		require.Empty(t, got)
 
@@ -102,7 +102,7 @@ func TestJobs_ClaimOrderAndLeases(t *testing.T) {
 		require.NoError(t, b.jobs.RenewLease(ctx, "old", "w1", now.Add(time.Hour), now))
 		requireCode(t, b.jobs.RenewLease(ctx, "old", "w2", now.Add(time.Hour), now), domain.Aborted)
 		later := now.Add(time.Minute)
-		got, err = b.jobs.ClaimJobs(ctx, "w3", later, later.Add(30*time.Second), 10)
+		got, err = b.jobs.ClaimJobs(ctx, "w3", later, later.Add(30*time.Second), 10, 0)
 		require.NoError(t, err)
 		ids = nil
 		for _, j := range got {
@@ -126,7 +126,7 @@ func TestJobs_ClaimOrderAndLeases(t *testing.T) {
 		// Release puts a job back in the queue.
 		require.NoError(t, b.jobs.ReleaseJob(ctx, "new", "w3", later))
 		requireCode(t, b.jobs.ReleaseJob(ctx, "new", "w3", later), domain.Aborted)
-		got, err = b.jobs.ClaimJobs(ctx, "w4", later, later.Add(time.Minute), 10)
+		got, err = b.jobs.ClaimJobs(ctx, "w4", later, later.Add(time.Minute), 10, 0)
 		require.NoError(t, err)
 		require.Len(t, got, 1)
 		require.Equal(t, "new", got[0].ID)
@@ -141,7 +141,7 @@ func TestJobs_FinishStoresResultsAndHits(t *testing.T) {
 		b := setupJobs(t, db)
 		ctx := t.Context()
 		b.newJob(t, "j", t0, false)
-		_, err := b.jobs.ClaimJobs(ctx, "w", t0, t0.Add(time.Minute), 1)
+		_, err := b.jobs.ClaimJobs(ctx, "w", t0, t0.Add(time.Minute), 1, 0)
 		require.NoError(t, err)
 		rep := &rules.Report{Result: rules.OutcomeTrue, LabelMatches: map[string]float64{"A": 1}, Threshold: 0.5,
 			Sections: []rules.SectionReport{{Name: "A", Result: rules.OutcomeTrue, Score: 1}}}
@@ -184,7 +184,7 @@ func TestJobs_FailedJobKeepsError(t *testing.T) {
 		b := setupJobs(t, db)
 		ctx := t.Context()
 		b.newJob(t, "j", t0, false)
-		_, err := b.jobs.ClaimJobs(ctx, "w", t0, t0.Add(time.Minute), 1)
+		_, err := b.jobs.ClaimJobs(ctx, "w", t0, t0.Add(time.Minute), 1, 0)
 		require.NoError(t, err)
 		require.NoError(t, b.jobs.FinishJob(ctx, "j", "w", domain.JobFailed, t0, &domain.ErrJobQuota, nil, nil))
 		j, err := b.jobs.GetJob(ctx, b.account.ID, "j")
@@ -202,7 +202,7 @@ func TestJobs_ChargeQuota(t *testing.T) {
 		for i := range 4 {
 			b.newJob(t, fmt.Sprintf("j%d", i), t0.Add(time.Duration(i)*time.Second), false)
 		}
-		_, err := b.jobs.ClaimJobs(ctx, "w", t0, t0.Add(time.Hour), 4)
+		_, err := b.jobs.ClaimJobs(ctx, "w", t0, t0.Add(time.Hour), 4, 0)
 		require.NoError(t, err)
 		const day = "2026-03-04"
 		ok, err := b.jobs.ChargeQuota(ctx, "j0", "w", b.account.ID, day, 2, 3)
@@ -255,7 +255,7 @@ func TestJobs_ConcurrentClaimsAreExclusive(t *testing.T) {
 				defer wg.Done()
 				owner := fmt.Sprintf("w%d", w)
 				for {
-					js, err := b.jobs.ClaimJobs(ctx, owner, now, now.Add(time.Hour), 5)
+					js, err := b.jobs.ClaimJobs(ctx, owner, now, now.Add(time.Hour), 5, 0)
 					if err != nil {
 						if domain.ErrorCode(err) == domain.Unavailable || domain.ErrorCode(err) == domain.Aborted {
 							continue // busy database: retry, as the worker loop does
@@ -361,7 +361,7 @@ func TestJobs_CreateFinishedJob(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, hs, 1)
 		// Finished jobs are never claimed.
-		claimed, err := b.jobs.ClaimJobs(ctx, "w", done, done.Add(time.Minute), 10)
+		claimed, err := b.jobs.ClaimJobs(ctx, "w", done, done.Add(time.Minute), 10, 0)
 		require.NoError(t, err)
 		require.Empty(t, claimed)
 		requireCode(t, b.jobs.CreateFinishedJob(ctx, j, nil, nil), domain.AlreadyExists)

@@ -405,7 +405,7 @@ func TestListJobs(t *testing.T) {
 		d := env.submit(pf, client.CreateJobRequest{PolicyId: p1, Expedited: ptr(true), ContentData: text})
 		// Fail D as a worker would (expedited: it is claimed before C).
 		store := persistence.NewJobs(env.Main.DB)
-		claimed, err := store.ClaimJobs(ctx, "test", env.Clock.Now(), env.Clock.Now().Add(time.Minute), 1)
+		claimed, err := store.ClaimJobs(ctx, "test", env.Clock.Now(), env.Clock.Now().Add(time.Minute), 1, 0)
 		require.NoError(t, err)
 		require.Equal(t, *d.JobUuid, claimed[0].ID)
 		require.NoError(t, store.FinishJob(ctx, *d.JobUuid, "test", domain.JobFailed, env.Clock.Now(), &domain.ErrJobInternal, nil, nil))

@@ -100,7 +100,7 @@ func TestCrashedWorkerRecovery(t *testing.T) {
 
 		a := env.submit(pf, client.CreateJobRequest{PolicyId: policyID, ContentData: item})
 		now := env.Clock.Now()
-		claimed, err := store.ClaimJobs(ctx, "crashed", now, now.Add(30*time.Second), 10)
+		claimed, err := store.ClaimJobs(ctx, "crashed", now, now.Add(30*time.Second), 10, 0)
 		require.NoError(t, err)
 		require.Len(t, claimed, 1)
 		stop := runWorkers(t, env)
@@ -125,7 +125,7 @@ func TestCrashedWorkerRecovery(t *testing.T) {
 		// A job re-claimed after its execution deadline fails.
 		b := env.submit(pf, client.CreateJobRequest{PolicyId: policyID, ContentData: item})
 		now = env.Clock.Now()
-		claimed, err = store.ClaimJobs(ctx, "crashed", now, now.Add(time.Minute), 10)
+		claimed, err = store.ClaimJobs(ctx, "crashed", now, now.Add(time.Minute), 10, 0)
 		require.NoError(t, err)
 		require.Len(t, claimed, 1)
 		env.Clock.Add(16 * time.Minute)
