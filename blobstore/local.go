@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
@@ -23,9 +24,11 @@ type Local struct{ dir string }
 
 var _ domain.BlobStore = (*Local)(nil)
 
-// NewLocal returns a store rooted at dir, creating it.
+// NewLocal returns a store rooted at dir, creating it. Directories are
+// created 0700 and files 0600 (os.CreateTemp): batch files are customer
+// content (DESIGN §15).
 func NewLocal(dir string) (*Local, error) {
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("blobstore: create %s: %w", dir, err)
 	}
 	abs, err := filepath.Abs(dir)
@@ -45,7 +48,16 @@ func (l *Local) path(key string) (string, error) {
 // unavailable hides a file-system error (which names paths) behind a safe
 // message while keeping it for logs.
 func unavailable(op string, err error) error {
-	return &storeError{err: domain.Errorf(domain.Unavailable, "the file store failed; retry later"), cause: fmt.Errorf("blobstore %s: %w", op, err)}
+	msg := "the file store failed; retry later"
+	switch {
+	case errors.Is(err, syscall.ENOSPC), errors.Is(err, syscall.EDQUOT):
+		msg = "storage is unavailable: disk full"
+	case errors.Is(err, syscall.EIO):
+		msg = "storage is unavailable: I/O error"
+	case errors.Is(err, syscall.EROFS):
+		msg = "storage is unavailable: the file store is read-only"
+	}
+	return &storeError{err: domain.Errorf(domain.Unavailable, "%s", msg), cause: fmt.Errorf("blobstore %s: %w", op, err)}
 }
 
 type storeError struct {
@@ -64,7 +76,7 @@ func (l *Local) Put(ctx context.Context, key string, r io.Reader) (int64, error)
 		return 0, err
 	}
 	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return 0, unavailable("mkdir", err)
 	}
 	f, err := os.CreateTemp(dir, ".put-*")

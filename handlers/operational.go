@@ -30,7 +30,11 @@ func (s *Server) registerOperational(e *echo.Echo) {
 			defer cancel()
 			if err := s.deps.Ready(ctx); err != nil {
 				s.log.Warn("not ready", "error", err.Error())
-				return domain.Errorf(domain.Unavailable, "database is not reachable")
+				msg := "database is not reachable"
+				if domain.ErrorCode(err) == domain.Unavailable {
+					msg = domain.ErrorMessage(err) // which storage fault, say: disk full
+				}
+				return domain.Errorf(domain.Unavailable, "%s", msg)
 			}
 		}
 		return c.String(http.StatusOK, "ready\n")

@@ -34,7 +34,15 @@ type accountRow struct {
 
 const accountColumns = `id, name, type, rps, burst, evaluations_per_day, webhook_secret, created, updated`
 
-func (r *accountRow) toDomain() *domain.Account {
+// toDomain returns the account of r with its webhook secret opened. Codes:
+// INTERNAL when the secret does not open (the server key was replaced, or
+// the row altered).
+func (s *Accounts) toDomain(r *accountRow) (*domain.Account, error) {
+	secret, err := s.db.secrets.open(r.ID, r.WebhookSecret)
+	if err != nil {
+		return nil, &dbError{err: domain.Errorf(domain.Internal,
+			"the webhook secret of account %q cannot be read with this server key", r.ID), cause: err}
+	}
 	return &domain.Account{
 		ID:   r.ID,
 		Name: r.Name,
@@ -44,10 +52,10 @@ func (r *accountRow) toDomain() *domain.Account {
 			Burst:             r.Burst,
 			EvaluationsPerDay: r.EvaluationsPerDay,
 		},
-		WebhookSecret: r.WebhookSecret,
+		WebhookSecret: secret,
 		Created:       r.Created.UTC(),
 		Updated:       r.Updated.UTC(),
-	}
+	}, nil
 }
 
 // normalizeAccount makes a's times what the database will store, so the
@@ -58,16 +66,21 @@ func normalizeAccount(a *domain.Account) {
 }
 
 // CreateAccount inserts a as given (the caller sets ID and times); a's times
-// are normalized in place to UTC microseconds. Codes: ALREADY_EXISTS when
-// the id is taken; UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+// are normalized in place to UTC microseconds. The webhook secret is stored
+// sealed (EncryptSecretsWith). Codes: ALREADY_EXISTS when the id is taken;
+// UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
 func (s *Accounts) CreateAccount(ctx context.Context, a *domain.Account) error {
 	normalizeAccount(a)
-	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+	secret, err := s.db.secrets.seal(a.ID, a.WebhookSecret)
+	if err != nil {
+		return err
+	}
+	err = s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		_, err := tx.ExecContext(ctx, tx.Rebind(`
 			INSERT INTO accounts (`+accountColumns+`)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			a.ID, a.Name, string(a.Type), a.Limits.RequestsPerSecond, a.Limits.Burst,
-			a.Limits.EvaluationsPerDay, a.WebhookSecret, a.Created, a.Updated)
+			a.Limits.EvaluationsPerDay, secret, a.Created, a.Updated)
 		return err
 	})
 	return describe(err, domain.AlreadyExists, "account %q already exists", a.ID)
@@ -81,7 +94,7 @@ func (s *Accounts) GetAccount(ctx context.Context, id string) (*domain.Account, 
 	if err != nil {
 		return nil, describe(TranslateError(err), domain.NotFound, "account %q not found", id)
 	}
-	return r.toDomain(), nil
+	return s.toDomain(&r)
 }
 
 // ListAccounts returns every account, oldest first (ties by id); an empty
@@ -94,7 +107,11 @@ func (s *Accounts) ListAccounts(ctx context.Context) ([]*domain.Account, error) 
 	}
 	out := make([]*domain.Account, len(rows))
 	for i := range rows {
-		out[i] = rows[i].toDomain()
+		a, err := s.toDomain(&rows[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = a
 	}
 	return out, nil
 }
@@ -114,19 +131,25 @@ func (s *Accounts) UpdateAccount(ctx context.Context, id string, fn func(*domain
 		if err != nil {
 			return describe(TranslateError(err), domain.NotFound, "account %q not found", id)
 		}
-		a = r.toDomain()
+		if a, err = s.toDomain(&r); err != nil {
+			return err
+		}
 		if err := fn(a); err != nil {
 			return err
 		}
 		a.ID, a.Created = r.ID, r.Created.UTC()
 		normalizeAccount(a)
+		secret, err := s.db.secrets.seal(a.ID, a.WebhookSecret)
+		if err != nil {
+			return err
+		}
 		_, err = tx.ExecContext(ctx, tx.Rebind(`
 			UPDATE accounts
 			SET name = ?, type = ?, rps = ?, burst = ?, evaluations_per_day = ?,
 			    webhook_secret = ?, updated = ?
 			WHERE id = ?`),
 			a.Name, string(a.Type), a.Limits.RequestsPerSecond, a.Limits.Burst,
-			a.Limits.EvaluationsPerDay, a.WebhookSecret, a.Updated, id)
+			a.Limits.EvaluationsPerDay, secret, a.Updated, id)
 		return err
 	})
 	if err != nil {
@@ -141,6 +164,50 @@ func (s *Accounts) CountAccounts(ctx context.Context) (int, error) {
 	var n int
 	if err := s.db.GetContext(ctx, &n, `SELECT COUNT(*) FROM accounts`); err != nil {
 		return 0, TranslateError(err)
+	}
+	return n, nil
+}
+
+// SealWebhookSecrets seals the webhook secrets stored in plaintext (rows
+// written before secrets were sealed, or without EncryptSecretsWith) and
+// returns how many it sealed. It runs in one transaction and skips sealed
+// rows, so running it again, or on several replicas at once, is harmless.
+// A migration cannot do it: the key is not in the database. Codes:
+// FAILED_PRECONDITION (no key given); UNAVAILABLE, CANCELED,
+// DEADLINE_EXCEEDED.
+func (s *Accounts) SealWebhookSecrets(ctx context.Context) (int, error) {
+	if s.db.secrets == nil {
+		return 0, domain.Errorf(domain.FailedPrecondition, "no server key to seal webhook secrets with")
+	}
+	n := 0
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		var rows []struct {
+			ID     string `db:"id"`
+			Secret string `db:"webhook_secret"`
+		}
+		// The prefix test is spelled with substr: LIKE would treat '_' in
+		// a pattern as a wildcard, and the rows are few.
+		err := tx.SelectContext(ctx, &rows, tx.Rebind(`
+			SELECT id, webhook_secret FROM accounts
+			WHERE webhook_secret <> '' AND substr(webhook_secret, 1, ?) <> ?`+s.db.forUpdate()),
+			len(sealedPrefix), sealedPrefix)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows {
+			sealed, err := s.db.secrets.seal(r.ID, r.Secret)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE accounts SET webhook_secret = ? WHERE id = ?`), sealed, r.ID); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	return n, nil
 }

@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -11,11 +12,14 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 	_ "github.com/lib/pq"  // registers "postgres"
 	_ "modernc.org/sqlite" // registers "sqlite"
+
+	"github.com/contenteval/contenteval/domain"
 )
 
 // Dialect names the SQL database behind a DB.
@@ -53,6 +57,27 @@ type DB struct {
 	// finishedJobs groups concurrent writes of finished synchronous jobs
 	// into shared statements (Jobs.CreateFinishedJob); PostgreSQL only.
 	finishedJobs *groupCommit[finishedWrite]
+
+	// file is the SQLite database file as opened, and wal whether its
+	// write-ahead log has been seen: checkFile compares them with what the
+	// paths name now.
+	file os.FileInfo
+	wal  atomic.Bool
+	// checked is when checkFile last passed (unix nanoseconds); a write
+	// checks again only once checkEvery has gone by since.
+	checked    atomic.Int64
+	checkEvery time.Duration
+	// lost is set once the SQLite file was found deleted or replaced. It
+	// stays set: the open descriptors write to an inode nobody will read
+	// again, and only a restart (on a restored file) can help.
+	lost atomic.Bool
+	// fault is the client message of the last storage fault a write met
+	// (disk full, I/O error), held until a probe write succeeds; nil when
+	// there is none. It is what makes Ready fail while reads still work.
+	fault atomic.Pointer[string]
+	// secrets seals webhook secrets at rest; nil until
+	// EncryptSecretsWith (then they are stored as given).
+	secrets *secretBox
 }
 
 // prepared returns the cached prepared statement of query (written with ?).
@@ -143,6 +168,13 @@ func openPostgres(ctx context.Context, raw string) (*DB, error) {
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	db := &DB{DB: sqlx.NewDb(sqlDB, "postgres"), Dialect: Postgres, binaryParameters: q.Get("binary_parameters") == "yes"}
 	db.finishedJobs = newFinishedJobsGroup(db)
+	// The grouped writes bypass InTx; their storage faults count too.
+	exec := db.finishedJobs.exec
+	db.finishedJobs.exec = func(ctx context.Context, ws []finishedWrite) error {
+		err := exec(ctx, ws)
+		db.noteFault(err)
+		return err
+	}
 	if err := db.PingContext(ctx); err != nil {
 		sqlDB.Close()
 		return nil, fmt.Errorf("persistence: connect to postgres: %w", err)
@@ -162,8 +194,12 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		// The driver splits its DSN at the first '?'.
 		return nil, errors.New("persistence: sqlite path must not contain '?'")
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+	// The database holds secrets: owner only (DESIGN §15).
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("persistence: create database directory: %w", err)
+	}
+	if err := createPrivate(path); err != nil {
+		return nil, err
 	}
 	// Applied by the driver to every new connection:
 	//   busy_timeout   wait for another process's lock instead of failing at once
@@ -194,12 +230,151 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	sqlDB.SetMaxOpenConns(n)
 	sqlDB.SetMaxIdleConns(n)
 	// sqlx knows the '?' bindvar under the name "sqlite3", not "sqlite".
-	db := &DB{DB: sqlx.NewDb(sqlDB, "sqlite3"), Dialect: SQLite, writeSem: make(chan struct{}, 1), path: path}
+	db := &DB{DB: sqlx.NewDb(sqlDB, "sqlite3"), Dialect: SQLite, writeSem: make(chan struct{}, 1), path: path,
+		checkEvery: fileCheckEvery}
 	if err := db.PingContext(ctx); err != nil {
 		sqlDB.Close()
 		return nil, fmt.Errorf("persistence: open sqlite database: %w", err)
 	}
+	if db.file, err = os.Stat(path); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("persistence: open sqlite database: %w", err)
+	}
 	return db, nil
+}
+
+// createPrivate creates the SQLite file 0600 before the driver opens it:
+// SQLite would create it 0644 (less the umask), and it gives the -wal and
+// -shm files the mode of the database file. A file left wider by an
+// earlier version is narrowed, best effort (a file owned by someone else
+// stays as it is, and SQLite reports what it cannot open).
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("persistence: create database file: %w", err)
+	}
+	_ = f.Close()
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if fi, err := os.Stat(p); err == nil && fi.Mode().Perm()&0o077 != 0 {
+			_ = os.Chmod(p, fi.Mode().Perm()&0o700)
+		}
+	}
+	return nil
+}
+
+// fileCheckEvery is how stale a write lets the last check of the SQLite
+// file be. Two stat calls per write cost a tenth to a third of a small
+// write transaction on a loaded machine (BenchmarkCheckFile against
+// BenchmarkInTxSQLite); this bounds them to ten a second, and the writes
+// of the first tenth of a second after a loss (a deleted directory is
+// noticed by a person, not a process, in far more) are the price. Ready
+// checks every time.
+const fileCheckEvery = 100 * time.Millisecond
+
+// errFileLost is the cause of the UNAVAILABLE error of a lost SQLite file.
+var errFileLost = errors.New("persistence: the sqlite database file or its write-ahead log was deleted or replaced since it was opened")
+
+// checkFile reports UNAVAILABLE when the SQLite file is no longer the one
+// opened: deleted, replaced or its directory removed. Writes would land in
+// the deleted inode and vanish at exit. Two stat calls, which writes make
+// at most every fileCheckEvery (checkFileOften). The log is checked for existence
+// only, once seen (SQLite creates it with the first transaction): SQLite
+// itself deletes and recreates it when the last connection of a process
+// closes, and the inode changing then is no loss, while the pool keeps its
+// connections open.
+func (db *DB) checkFile() error {
+	if db.file == nil {
+		return nil
+	}
+	if !db.lost.Load() {
+		fi, err := os.Stat(db.path)
+		ok := err == nil && os.SameFile(fi, db.file)
+		if ok {
+			_, err = os.Stat(db.path + "-wal")
+			if err == nil {
+				db.wal.Store(true)
+			} else {
+				ok = !db.wal.Load()
+			}
+		}
+		if ok {
+			db.checked.Store(time.Now().UnixNano())
+			return nil
+		}
+		db.lost.Store(true)
+	}
+	return &dbError{err: &domain.Error{Code: domain.Unavailable, Message: msgFileLost}, cause: errFileLost}
+}
+
+// checkFileOften is checkFile for writes: skipped while the last check
+// is younger than checkEvery, unless the file is known lost.
+func (db *DB) checkFileOften() error {
+	if db.file == nil {
+		return nil
+	}
+	if !db.lost.Load() && time.Now().UnixNano()-db.checked.Load() < int64(db.checkEvery) {
+		return nil
+	}
+	return db.checkFile()
+}
+
+// noteFault remembers err when it is a storage fault, so Ready fails until
+// a probe write succeeds.
+func (db *DB) noteFault(err error) {
+	if err == nil {
+		return
+	}
+	if msg := storageFault(err); msg != "" {
+		db.fault.Store(&msg)
+	}
+}
+
+// probeBytes is the size of the probe write: several pages, so that it
+// needs new space and not only a rewrite in place. On PostgreSQL the new
+// TOAST chunks need the relation extended (the dead ones are reusable only
+// after a vacuum); on SQLite the write-ahead log grows by as much.
+const probeBytes = 16 << 10
+
+// Ready reports whether the database can take writes: it answers (Ping),
+// its SQLite file is still the one opened, and, after a write met a storage
+// fault, a probe write of probeBytes (storage_probe, one row) succeeds; the
+// fault is forgotten then. Without a fault no write is made, so Ready
+// costs a ping. The probe is a fair test, not a proof: SQLite reuses the
+// pages the previous probe freed, so it finds a full disk only when the
+// write-ahead log must grow (it must, until a checkpoint resets it); a
+// write that fails again brings the fault back. Codes: UNAVAILABLE (the
+// message says which fault), CANCELED, DEADLINE_EXCEEDED.
+func (db *DB) Ready(ctx context.Context) error {
+	if err := db.checkFile(); err != nil {
+		return err
+	}
+	if err := db.Ping(ctx); err != nil {
+		return err
+	}
+	fault := db.fault.Load()
+	if fault == nil {
+		return nil
+	}
+	payload := make([]byte, probeBytes)
+	_, _ = rand.Read(payload) // incompressible, so PostgreSQL stores every byte
+	// An upsert, so that concurrent probes wait for each other instead of
+	// colliding on the key.
+	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+		_, err := tx.ExecContext(ctx, tx.Rebind(`
+			INSERT INTO storage_probe (id, payload) VALUES (1, ?)
+			ON CONFLICT (id) DO UPDATE SET payload = excluded.payload`), payload)
+		return err
+	})
+	if err != nil {
+		if domain.ErrorCode(err) == domain.Unavailable {
+			return err
+		}
+		// Any other failure of the probe (say, the table missing under
+		// --no-migrate) must not pass for the fault being over.
+		return &dbError{err: &domain.Error{Code: domain.Unavailable, Message: *fault}, cause: err}
+	}
+	db.fault.CompareAndSwap(fault, nil)
+	return nil
 }
 
 // Ping checks that the database answers. Codes: UNAVAILABLE, CANCELED,
@@ -226,9 +401,11 @@ func (db *DB) Close() error {
 // and then BEGINs IMMEDIATE; so InTx must not be nested, and fn must use tx,
 // never db, for writes: a write on another connection would wait on the lock
 // fn's own transaction holds. Codes: whatever fn returns; UNAVAILABLE
-// (database busy or unreachable), ABORTED (serialization failure or deadlock
+// (database busy or unreachable, a storage fault, the SQLite file lost:
+// see Ready), ABORTED (serialization failure or deadlock
 // at commit), CANCELED, DEADLINE_EXCEEDED.
 func (db *DB) InTx(ctx context.Context, fn func(tx *sqlx.Tx) error) (err error) {
+	defer func() { db.noteFault(err) }()
 	if db.writeSem != nil {
 		select {
 		case db.writeSem <- struct{}{}:
@@ -236,6 +413,9 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *sqlx.Tx) error) (err error) 
 			return TranslateError(ctx.Err())
 		}
 		defer func() { <-db.writeSem }()
+		if err := db.checkFileOften(); err != nil {
+			return err
+		}
 	}
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {

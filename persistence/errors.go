@@ -6,6 +6,8 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 
 	"github.com/lib/pq"
@@ -26,6 +28,9 @@ import (
 //	serialization failure (40001), deadlock     -> ABORTED (retry the transaction)
 //	SQLITE_BUSY, SQLITE_LOCKED, lock_not_available,
 //	connection failures, server shutting down   -> UNAVAILABLE
+//	storage faults: SQLITE_FULL, SQLITE_IOERR*,
+//	SQLITE_READONLY*, SQLITE_CANTOPEN, class 53
+//	(disk full, out of memory), class 58 (I/O)  -> UNAVAILABLE, saying which
 //	context.Canceled, query canceled, interrupt -> CANCELED
 //	context.DeadlineExceeded                    -> DEADLINE_EXCEEDED
 //	anything else                               -> err unchanged (INTERNAL at the API)
@@ -59,6 +64,12 @@ const (
 	msgAlreadyExists = "already exists"
 	msgAborted       = "the operation conflicted with a concurrent one; retry it"
 	msgUnavailable   = "the database is busy or unreachable; retry later"
+	msgDiskFull      = "storage is unavailable: disk full"
+	msgIOError       = "storage is unavailable: I/O error"
+	msgReadOnly      = "storage is unavailable: the database is read-only"
+	msgCantOpen      = "storage is unavailable: the database file cannot be opened"
+	msgFileLost      = "storage is unavailable: the database file was deleted or replaced"
+	msgOutOfMemory   = "the database is out of memory; retry later"
 	msgCanceled      = "the request was canceled"
 	msgDeadline      = "the request deadline was exceeded"
 )
@@ -81,10 +92,19 @@ func classify(err error) (domain.Code, string, bool) {
 		return domain.Canceled, msgCanceled, true
 	case errors.Is(err, context.DeadlineExceeded):
 		return domain.DeadlineExceeded, msgDeadline, true
-	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone):
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, sql.ErrConnDone),
+		// lib/pq returns the socket's error (a *net.OpError, or a short
+		// read) when the connection breaks mid-statement: it cannot say
+		// ErrBadConn once the statement may have run.
+		errors.Is(err, io.ErrUnexpectedEOF), isNetOpError(err):
 		return domain.Unavailable, msgUnavailable, true
 	}
 	return 0, "", false
+}
+
+func isNetOpError(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe)
 }
 
 // classifyPostgres maps a PostgreSQL SQLSTATE
@@ -103,11 +123,20 @@ func classifyPostgres(state string) (domain.Code, string, bool) {
 		"57P03", // cannot_connect_now
 		"25006": // read_only_sql_transaction: a standby after failover
 		return domain.Unavailable, msgUnavailable, true
+	case "53100": // disk_full
+		return domain.Unavailable, msgDiskFull, true
+	case "53200": // out_of_memory
+		return domain.Unavailable, msgOutOfMemory, true
 	case "57014": // query_canceled (context canceled or statement_timeout)
 		return domain.Canceled, msgCanceled, true
 	}
-	if strings.HasPrefix(state, "08") { // connection_exception class
+	switch {
+	case strings.HasPrefix(state, "08"): // connection_exception
 		return domain.Unavailable, msgUnavailable, true
+	case strings.HasPrefix(state, "53"): // insufficient_resources, the rest of it
+		return domain.Unavailable, msgUnavailable, true
+	case strings.HasPrefix(state, "58"): // system_error: io_error, undefined_file...
+		return domain.Unavailable, msgIOError, true
 	}
 	return 0, "", false
 }
@@ -126,6 +155,20 @@ func classifySQLite(code int) (domain.Code, string, bool) {
 		return domain.Unavailable, msgUnavailable, true
 	case sqlite3.SQLITE_INTERRUPT: // the driver interrupts on context cancel
 		return domain.Canceled, msgCanceled, true
+	case sqlite3.SQLITE_FULL:
+		return domain.Unavailable, msgDiskFull, true
+	case sqlite3.SQLITE_IOERR:
+		if code == sqlite3.SQLITE_IOERR_NOMEM {
+			return domain.Unavailable, msgOutOfMemory, true
+		}
+		return domain.Unavailable, msgIOError, true
+	case sqlite3.SQLITE_READONLY:
+		if code == sqlite3.SQLITE_READONLY_DBMOVED {
+			return domain.Unavailable, msgFileLost, true
+		}
+		return domain.Unavailable, msgReadOnly, true
+	case sqlite3.SQLITE_CANTOPEN:
+		return domain.Unavailable, msgCantOpen, true
 	}
 	return 0, "", false
 }
@@ -156,4 +199,16 @@ func relabel(err error, from, to domain.Code, format string, args ...any) error 
 // describe replaces the generic message of a translated error of code c.
 func describe(err error, c domain.Code, format string, args ...any) error {
 	return relabel(err, c, c, format, args...)
+}
+
+// storageFault returns the client message of err when it is a storage
+// fault, one that says the database cannot write (disk full, I/O error,
+// read-only or unopenable file) rather than that it is busy; "" otherwise.
+func storageFault(err error) string {
+	_, msg, _ := classify(err)
+	switch msg {
+	case msgDiskFull, msgIOError, msgReadOnly, msgCantOpen, msgFileLost:
+		return msg
+	}
+	return ""
 }

@@ -1,0 +1,11 @@
+-- One row that DB.Ready rewrites, only after a write met a storage fault
+-- (disk full, I/O error), to learn whether writes work again (DESIGN §15).
+
+-- +goose Up
+CREATE TABLE storage_probe (
+    id      INTEGER NOT NULL PRIMARY KEY,
+    payload BLOB NOT NULL
+);
+
+-- +goose Down
+DROP TABLE storage_probe;
