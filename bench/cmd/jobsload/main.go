@@ -50,6 +50,8 @@ type options struct {
 	rate     float64
 	timeline bool
 	step     time.Duration
+	queue    int
+	accounts int
 }
 
 func main() {
@@ -65,6 +67,8 @@ func main() {
 	flag.Float64Var(&o.rate, "rate", 0, "skip the peak phase and run the open loop at this rate (req/s), to study the latency at one load")
 	flag.BoolVar(&o.timeline, "timeline", false, "print the open loop's latency second by second (count, p99, max), to see whether the tail is spread or comes in stalls")
 	flag.DurationVar(&o.step, "timeline-step", time.Second, "with -timeline: the width of each line (e.g. 100ms to find stalls)")
+	flag.IntVar(&o.queue, "queue", 0, "instead of the synchronous load: queue this many asynchronous jobs on a server without workers, then time one worker process draining them (queue.go)")
+	flag.IntVar(&o.accounts, "accounts", 4, "with -queue: how many accounts the jobs are spread over, round robin")
 	loaderProcs := flag.Int("loader-procs", 1, "GOMAXPROCS of the loader itself (the server keeps the machine's)")
 	flag.Parse()
 	if o.halfDur <= 0 {
@@ -91,6 +95,7 @@ type result struct {
 	firstError                string
 	cpu                       cpuPerRequest // during the half-peak phase
 	wal                       walPerRequest // during the half-peak phase (PostgreSQL)
+	queue                     queueResult   // with -queue
 }
 
 func run(ctx context.Context, o options) error {
@@ -140,6 +145,14 @@ func run(ctx context.Context, o options) error {
 			return fmt.Errorf("%s: %w", b, err)
 		}
 		results = append(results, r)
+	}
+	if o.queue > 0 {
+		report := queueMarkdown(o, results)
+		fmt.Print(report)
+		if o.out != "" {
+			return os.WriteFile(o.out, []byte(report), 0o644)
+		}
+		return nil
 	}
 	pg := ""
 	if o.pg != "" && strings.Contains(o.backends, "postgres") {
@@ -227,8 +240,12 @@ func runBackend(ctx context.Context, o options, bin, dataDir, backend, dbURL str
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	role := "all"
+	if o.queue > 0 {
+		role = "api" // the queue fills first; drainQueue starts the workers
+	}
 	srv := exec.Command(bin, "serve", "--addr="+addr, "--data-dir="+dataDir, "--database-url="+dbURL,
-		"--rate-rps=0", "--log-level=error", "--no-migrate=true")
+		"--rate-rps=0", "--log-level=error", "--no-migrate=true", "--role="+role)
 	srv.Stdout, srv.Stderr = io.Discard, os.Stderr
 	if err := srv.Start(); err != nil {
 		return r, err
@@ -262,6 +279,10 @@ func runBackend(ctx context.Context, o options, bin, dataDir, backend, dbURL str
 	status, body, err = do(client, base+"/v1/jobs", hdr, jb)
 	if err != nil || status != http.StatusOK || !bytes.Contains(body, []byte("JOB_STATUS_COMPLETED")) {
 		return r, fmt.Errorf("job: %d %s %v", status, body, err)
+	}
+	if o.queue > 0 {
+		r.queue, err = drainQueue(o, bin, dataDir, dbURL, base, client, token, created.Policy.PolicyID, text)
+		return r, err
 	}
 
 	// Peak: closed loop.
