@@ -190,7 +190,7 @@ func (a *Analyzer) AnalyzeMedia(ctx context.Context, in domain.MediaInput, pre d
 	var reports []*rules.Report
 	var frames []domain.FrameLabels
 	if in.Kind == domain.MediaVideo {
-		err := a.scanScenes(ctx, input, pr.DurationMs, func(seg domain.FrameSegment, f sampledFrame) error {
+		err := a.scanScenes(ctx, input, pr.Demuxer, pr.DurationMs, func(seg domain.FrameSegment, f sampledFrame) error {
 			rep, labels, err := a.evaluateFrame(ctx, seg, f, pre, eval)
 			if err != nil {
 				return &frameError{err}
@@ -212,7 +212,7 @@ func (a *Analyzer) AnalyzeMedia(ctx context.Context, in domain.MediaInput, pre d
 		}
 	}
 	if !in.HasCaptions && pr.HasAudio && a.tools.ASRReady() {
-		words, err := a.recognise(ctx, input)
+		words, err := a.recognise(ctx, input, pr.Demuxer)
 		if err != nil {
 			return nil, a.failure(ctx, err, domain.ReasonTranscriptArtifactInvalid, msgTranscript)
 		}
@@ -289,7 +289,10 @@ func (a *Analyzer) failure(ctx context.Context, err error, reason domain.JobErro
 // stage writes the input to a file in dir and returns its path and content
 // hash. Inline bytes are written as they are; a URL is fetched through the
 // SSRF-safe fetcher; an HLS playlist (by extension, media type or signature)
-// is downloaded segment by segment and remuxed into one local file.
+// is downloaded segment by segment and remuxed into one local file. A staged
+// file that starts like a playlist, concat script or manifest is refused
+// here with a message that says so; what keeps ffmpeg from following any
+// such file, whatever it starts with, is the demuxer allowlist (inputArgs).
 func (a *Analyzer) stage(ctx context.Context, in domain.MediaInput, dir string) (string, string, error) {
 	path := filepath.Join(dir, "input")
 	h := sha256.New()
@@ -396,11 +399,15 @@ func (a *Analyzer) stageHLS(ctx context.Context, raw string, first *safehttp.Res
 	if err := os.WriteFile(pl, []byte(local), 0o600); err != nil {
 		return "", "", err
 	}
+	// The one run that reads a playlist: the one we wrote, as hls (the
+	// demuxer's own extension list narrowed to the names we gave), its
+	// segments by the container demuxers only, files and AES-128 only.
 	out := filepath.Join(dir, "remuxed.mkv")
 	err = a.run.run(hctx, command{
 		path: a.tools.FFmpeg,
 		args: []string{"-nostdin", "-hide_banner", "-nostats", "-loglevel", "error",
-			"-protocol_whitelist", "file,crypto", "-i", pl,
+			"-protocol_whitelist", "file,crypto", "-format_whitelist", hlsRemuxWhitelist,
+			"-f", "hls", "-allowed_extensions", hlsAllowedExtensions, "-i", "file:" + pl,
 			"-map", "0:v?", "-map", "0:a?", "-c", "copy", "-f", "matroska", out},
 		timeout: a.cfg.RemuxTimeout,
 	})

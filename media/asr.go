@@ -86,10 +86,18 @@ func parsePocketsphinx(r io.Reader) ([]Word, error) {
 
 func secondsToMs(s float64) int64 { return int64(math.Round(s * 1000)) }
 
-// recognise runs speech recognition over the audio of the file at path:
+// asrDecodeArgs are ffmpeg's arguments to decode the audio of the file at
+// path to what pocketsphinx reads (16 kHz mono PCM) on standard output.
+func asrDecodeArgs(path, demuxer string) []string {
+	args := append([]string{"-nostdin", "-hide_banner", "-nostats", "-loglevel", "error"}, inputArgs(path, demuxer)...)
+	return append(args, "-vn", "-sn", "-dn", "-ac", "1", "-ar", "16000", "-f", "s16le", "pipe:1")
+}
+
+// recognise runs speech recognition over the audio of the file at path
+// (read with demuxer, see inputArgs):
 // ffmpeg decodes it to 16 kHz mono PCM into a pipe that pocketsphinx reads,
 // so the audio is never on disk or in memory as a whole.
-func (a *Analyzer) recognise(ctx context.Context, path string) ([]Word, error) {
+func (a *Analyzer) recognise(ctx context.Context, path, demuxer string) ([]Word, error) {
 	// An OS pipe, not io.Pipe: each tool reads or writes its end directly,
 	// so ffmpeg can exit while pocketsphinx (slower than ffmpeg) still
 	// drains the kernel buffer, and no goroutine has to copy between them.
@@ -104,7 +112,7 @@ func (a *Analyzer) recognise(ctx context.Context, path string) ([]Word, error) {
 	go func() {
 		err := a.run.run(ctx, command{
 			path:    a.tools.FFmpeg,
-			args:    []string{"-nostdin", "-hide_banner", "-nostats", "-loglevel", "error", "-protocol_whitelist", "file", "-i", path, "-vn", "-sn", "-dn", "-ac", "1", "-ar", "16000", "-f", "s16le", "pipe:1"},
+			args:    asrDecodeArgs(path, demuxer),
 			timeout: a.cfg.ASRTimeout,
 			stdout:  pw,
 		})

@@ -19,6 +19,11 @@
 //     bounds.
 //   - Frames are extracted one at a time as small PNG files through a pipe.
 //   - Customer URLs are fetched only through the SSRF-safe fetcher; ffmpeg is
-//     only ever given local files (an HLS playlist is downloaded and rewritten
-//     to local segments first), and refuses every protocol but file.
+//     only ever given local files (an HLS playlist is downloaded and written
+//     anew with local names, hls.go), and refuses every protocol but file.
+//   - ffmpeg and ffprobe open a staged file with the container demuxers
+//     only (DESIGN §15, containerDemuxers in probe.go): never a playlist,
+//     manifest, concat script, session description or image sequence,
+//     whatever its first bytes are, so no input can make them read another
+//     file of the server's or a URL.
 package media

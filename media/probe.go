@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -15,6 +16,9 @@ import (
 // probeResult is what the pipeline needs to know about an input file.
 type probeResult struct {
 	FormatName string
+	// Demuxer is the allowed demuxer ffprobe read the file with (the first
+	// of the names in FormatName); later runs force it.
+	Demuxer    string
 	DurationMs int64
 	HasVideo   bool
 	HasAudio   bool
@@ -43,6 +47,10 @@ type ffprobeOutput struct {
 // errNotMedia is a file ffprobe reads but in which it finds nothing
 // decodable of the kind asked for.
 var errNotMedia = errors.New("no decodable stream")
+
+// errNotContainer is a file ffprobe read with a demuxer that is not one of
+// containerDemuxers.
+var errNotContainer = errors.New("not an allowed container format")
 
 // parseProbe interprets ffprobe's JSON. A cover picture (attached_pic) is
 // not a video stream: an MP3 with album art is audio.
@@ -78,9 +86,23 @@ func parseProbe(b []byte) (probeResult, error) {
 	if dur < 0 {
 		return r, errors.New("the duration is unknown")
 	}
+	if dur > maxProbeSeconds {
+		// A stream's duration is any int64 in any time base; in
+		// milliseconds it could wrap negative and slip under MaxDuration.
+		return r, fmt.Errorf("the duration %g s is out of range", dur)
+	}
+	// ffprobe already refused every other demuxer (-format_whitelist); a
+	// format outside the list here means that refusal did not happen.
+	if r.Demuxer = containerDemuxer(r.FormatName); r.Demuxer == "" {
+		return r, fmt.Errorf("%w: %q", errNotContainer, r.FormatName)
+	}
 	r.DurationMs = int64(math.Round(dur * 1000))
 	return r, nil
 }
+
+// maxProbeSeconds bounds a duration ffprobe reports (about 31 years), far
+// above any MaxDuration and far below an overflow in milliseconds.
+const maxProbeSeconds = 1e9
 
 // parseSeconds parses ffprobe's decimal seconds; -1 for "N/A" or garbage.
 func parseSeconds(s string) float64 {
@@ -91,15 +113,74 @@ func parseSeconds(s string) float64 {
 	return v
 }
 
-// probe runs ffprobe on a local file.
+// containerDemuxers are the only demuxers ffmpeg and ffprobe may open a
+// staged file with (DESIGN §15), by ffmpeg's name for each (the first of the
+// comma-separated names it reports as format_name). Each is a container or
+// a stream format of video or audio that reads nothing but the file it is
+// given: no playlist or manifest (hls, dash, webm_dash_manifest), no concat
+// script (concat), no session description (sdp, rtp, rtsp), no image
+// sequence or single image (image2, image2pipe, *_pipe), no device or
+// filter graph (lavfi), no subtitle sidecar (vobsub) — nothing that opens
+// another file or URL whatever its bytes say. mov's external data
+// references (enable_drefs) are off by default, as we leave them.
+//
+// ffmpeg checks the list (-format_whitelist) after probing: a file whose
+// bytes look most like a format outside it is refused, not read with the
+// next-best demuxer. The list also binds every nested open, so it is the
+// defense whatever the first bytes are; the sniffing of sniffReferencing is
+// only there to give playlists a clearer message.
+var containerDemuxers = []string{
+	"mov",      // mov,mp4,m4a,3gp,3g2,mj2
+	"matroska", // matroska,webm
+	"avi", "flv", "asf",
+	"mpegts", // MPEG transport stream (.ts, .m2ts)
+	"mpeg",   // MPEG program stream (.mpg, .vob)
+	"ogg",
+	"wav", "w64", "aiff", "caf",
+	"mp3", "aac", "ac3", "eac3", "flac", "amr",
+}
+
+// containerWhitelist is containerDemuxers as ffmpeg's -format_whitelist.
+var containerWhitelist = strings.Join(containerDemuxers, ",")
+
+// hlsRemuxWhitelist is the list for the one run that reads an HLS playlist:
+// the playlist we wrote ourselves (hls.go) and its segments. The hls
+// demuxer opens each segment with the same list and forbids segments from
+// opening anything in turn.
+var hlsRemuxWhitelist = "hls," + containerWhitelist
+
+// containerDemuxer returns the demuxer to force for a file ffprobe reported
+// as formatName, or "" when that format is not an allowed container.
+func containerDemuxer(formatName string) string {
+	name, _, _ := strings.Cut(formatName, ",")
+	for _, d := range containerDemuxers {
+		if name == d {
+			return d
+		}
+	}
+	return ""
+}
+
+// inputArgs are the ffmpeg/ffprobe options that open a staged file: the file
+// protocol only, the container demuxers only (for nested opens too), the
+// demuxer forced when the probe has named it, and the path as a file: URL so
+// that no part of it is read as a protocol or option.
+func inputArgs(path, demuxer string) []string {
+	args := []string{"-protocol_whitelist", "file", "-format_whitelist", containerWhitelist}
+	if demuxer != "" {
+		args = append(args, "-f", demuxer)
+	}
+	return append(args, "-i", "file:"+path)
+}
+
+// probe runs ffprobe on a staged file.
 func (a *Analyzer) probe(ctx context.Context, path string) (probeResult, error) {
 	var out bytes.Buffer
+	args := []string{"-hide_banner", "-v", "error", "-print_format", "json",
+		"-show_entries", "format=format_name,duration:stream=codec_type,codec_name,width,height,duration:stream_disposition=attached_pic"}
 	err := a.run.run(ctx, command{
-		path: a.tools.FFprobe,
-		args: []string{"-hide_banner", "-v", "error", "-protocol_whitelist", "file",
-			"-print_format", "json",
-			"-show_entries", "format=format_name,duration:stream=codec_type,codec_name,width,height,duration:stream_disposition=attached_pic",
-			path},
+		path:      a.tools.FFprobe,
+		args:      append(args, inputArgs(path, "")...),
 		timeout:   a.cfg.ProbeTimeout,
 		stdout:    &out,
 		maxStdout: 1 << 20,
@@ -111,10 +192,9 @@ func (a *Analyzer) probe(ctx context.Context, path string) (probeResult, error) 
 }
 
 // referencingFormats are the text formats whose demuxers open other files or
-// URLs named inside them (playlists, concat scripts, DASH manifests). A
-// customer's upload must never make ffmpeg read a local path it names, so
-// such content is refused before ffmpeg sees it; HLS by URL is handled by
-// downloading and rewriting the playlist instead (hls.go).
+// URLs named inside them (playlists, concat scripts, DASH manifests). They
+// are refused before ffmpeg sees them, with a message that says why; the
+// refusal that holds whatever the bytes are is containerDemuxers.
 var referencingFormats = [][]byte{
 	[]byte("#EXTM3U"), []byte("ffconcat"), []byte("<?xml"), []byte("<MPD"), []byte("<smil"),
 }
@@ -132,11 +212,17 @@ func sniffReferencing(path string) (bool, error) {
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
 		return false, err
 	}
-	h := bytes.TrimLeft(bytes.TrimPrefix(head[:n], []byte("\xEF\xBB\xBF")), " \t\r\n")
+	return referencingHead(head[:n]), nil
+}
+
+// referencingHead reports whether the first bytes of a file start like a
+// referencing text format, after an optional BOM and whitespace.
+func referencingHead(head []byte) bool {
+	h := bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\xEF\xBB\xBF")), " \t\r\n")
 	for _, p := range referencingFormats {
 		if len(h) >= len(p) && strings.EqualFold(string(h[:len(p)]), string(p)) {
-			return true, nil
+			return true
 		}
 	}
-	return false, nil
+	return false
 }

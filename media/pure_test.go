@@ -101,7 +101,7 @@ func TestParseProbe(t *testing.T) {
 		{"codec_type":"video","codec_name":"h264","width":320,"height":240,"disposition":{"attached_pic":0}},
 		{"codec_type":"audio","codec_name":"aac"}]}`))
 	require.NoError(t, err)
-	require.Equal(t, probeResult{FormatName: "mov,mp4", DurationMs: 5600, HasVideo: true, HasAudio: true, Width: 320, Height: 240}, r)
+	require.Equal(t, probeResult{FormatName: "mov,mp4", Demuxer: "mov", DurationMs: 5600, HasVideo: true, HasAudio: true, Width: 320, Height: 240}, r)
 
 	// An MP3 with cover art is audio only; the duration may come from the
 	// stream.
@@ -109,12 +109,23 @@ func TestParseProbe(t *testing.T) {
 		{"codec_type":"audio","codec_name":"mp3","duration":"3.0005"},
 		{"codec_type":"video","codec_name":"mjpeg","width":500,"height":500,"disposition":{"attached_pic":1}}]}`))
 	require.NoError(t, err)
-	require.Equal(t, probeResult{FormatName: "mp3", DurationMs: 3001, HasAudio: true}, r)
+	require.Equal(t, probeResult{FormatName: "mp3", Demuxer: "mp3", DurationMs: 3001, HasAudio: true}, r)
+
+	// Only container formats: a manifest, playlist, concat script, image
+	// or raw stream is refused even when ffprobe found streams in it.
+	for _, f := range []string{"dash", "hls", "concat", "sdp", "image2", "png_pipe", "lavfi", "webm_dash_manifest", "h264", "tty", "", "mov2", "webm"} {
+		_, err = parseProbe([]byte(`{"format":{"format_name":"` + f + `","duration":"1"},"streams":[{"codec_type":"video","width":2,"height":2}]}`))
+		require.ErrorIs(t, err, errNotContainer, f)
+	}
 
 	_, err = parseProbe([]byte(`{"format":{"format_name":"tty","duration":"1"},"streams":[{"codec_type":"data"}]}`))
 	require.ErrorIs(t, err, errNotMedia)
 	_, err = parseProbe([]byte(`{"format":{"duration":"N/A"},"streams":[{"codec_type":"audio"}]}`))
 	require.Error(t, err)
+	// A duration that would wrap negative in milliseconds (and slip under
+	// MaxDuration) is refused.
+	_, err = parseProbe([]byte(`{"format":{"format_name":"matroska,webm","duration":"N/A"},"streams":[{"codec_type":"audio","duration":"9223372036854775807"}]}`))
+	require.ErrorContains(t, err, "out of range")
 	_, err = parseProbe([]byte(`not json`))
 	require.Error(t, err)
 }
@@ -144,12 +155,72 @@ other/index.m3u8
 	_, err = hlsVariant("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1\n")
 	require.Error(t, err)
 
-	l := `#EXT-X-KEY:METHOD=AES-128,URI="https://k.example/key?id=1,2",IV=0x0123`
-	require.Equal(t, "https://k.example/key?id=1,2", attr(l, "URI"))
-	require.Equal(t, "AES-128", attr(l, "METHOD"))
-	require.Equal(t, "0x0123", attr(l, "IV"))
-	require.Equal(t, `#EXT-X-KEY:METHOD=AES-128,URI="r00001.key",IV=0x0123`, setAttr(l, "URI", "r00001.key"))
-	require.Equal(t, "2500000", attr("#EXT-X-STREAM-INF:AVERAGE-BANDWIDTH=1,BANDWIDTH=2500000", "BANDWIDTH"))
+	a, err := parseAttrs(`METHOD=AES-128,URI="https://k.example/key?id=1,2", IV=0x0123`)
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"METHOD": "AES-128", "URI": "https://k.example/key?id=1,2", "IV": "0x0123"}, a)
+	a, err = parseAttrs("AVERAGE-BANDWIDTH=1,BANDWIDTH=2500000")
+	require.NoError(t, err)
+	require.Equal(t, "2500000", a["BANDWIDTH"])
+	for _, bad := range []string{
+		`URI="a",URI="b"`, `URI="a",uri="b"`, `URI="a`, `URI="a"x`, `URI=a"b"`, `=1`, `URI`, `URI="a",`, `A B=1`,
+	} {
+		_, err := parseAttrs(bad)
+		require.ErrorIs(t, err, errBadAttrs, bad)
+	}
+}
+
+// TestRewriteHLS: the local playlist of the remux is written anew from the
+// customer's: only the tags the remux needs, rebuilt, and local names.
+func TestRewriteHLS(t *testing.T) {
+	t.Parallel()
+	resolve := func(ref, ext string, hashIt bool) (string, error) {
+		return "[" + ref + ext + map[bool]string{true: " hashed"}[hashIt] + "]", nil
+	}
+	for _, tc := range []struct{ name, in, want, err string }{
+		{
+			name: "what ffmpeg's muxer writes",
+			in: "#EXTM3U\n#EXT-X-VERSION:7\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:4\n#EXT-X-PLAYLIST-TYPE:VOD\n" +
+				"#EXT-X-MAP:URI=\"init.mp4\",BYTERANGE=\"800@0\"\n#EXT-X-KEY:METHOD=AES-128,URI=\"k.bin\",IV=0x0011\n" +
+				"#EXTINF:1.000000,\n#EXT-X-BYTERANGE:100@800\ns0.m4s?x=1\n#EXT-X-DISCONTINUITY\n#EXT-X-KEY:METHOD=NONE\n#EXTINF:0.5,title\ns1.weird\n#EXT-X-ENDLIST\n",
+			want: "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:4\n" +
+				"#EXT-X-MAP:URI=\"[init.mp4.mp4]\",BYTERANGE=\"800@0\"\n#EXT-X-KEY:METHOD=AES-128,URI=\"[k.bin.key]\",IV=0x0011\n" +
+				"#EXTINF:1,\n#EXT-X-BYTERANGE:100@800\n[s0.m4s?x=1.m4s hashed]\n#EXT-X-DISCONTINUITY\n#EXT-X-KEY:METHOD=NONE\n#EXTINF:0.5,\n[s1.weird.ts hashed]\n#EXT-X-ENDLIST\n",
+		},
+		{
+			name: "a live playlist gets the end tag; IPTV attributes and a BOM",
+			in:   "\uFEFF#EXTM3U\r\n#EXTINF:-1 tvg-id=\"x\",Radio\r\nhttp://r.example/live.aac\r\n",
+			want: "#EXTM3U\n#EXTINF:0,\n[http://r.example/live.aac.aac hashed]\n#EXT-X-ENDLIST\n",
+		},
+		{
+			name: "renditions, variants and unknown tags are left out",
+			in: "#EXTM3U\n#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",URI=\"file:///etc/secret.m3u8\"\n#EXT-X-STREAM-INF:BANDWIDTH=1\n" +
+				"#EXT-X-I-FRAME-STREAM-INF:URI=\"/etc/x.m3u8\"\n#EXT-X-SESSION-KEY:METHOD=AES-128,URI=\"/k\"\n#EXTINF:2,\ns.ts\n",
+			want: "#EXTM3U\n#EXTINF:2,\n[s.ts.ts hashed]\n#EXT-X-ENDLIST\n",
+		},
+		{
+			name: "a line behind a lone CR or a NUL is a line, as ffmpeg reads it",
+			in:   "#EXTM3U\n#EXT-X-FOO:1\r#EXTINF:5.6,\r/srv/secret.ts\x00#EXTINF:2,x\x00/srv/other.ts\n",
+			want: "#EXTM3U\n#EXTINF:5.6,\n[/srv/secret.ts.ts hashed]\n#EXTINF:2,\n[/srv/other.ts.ts hashed]\n#EXT-X-ENDLIST\n",
+		},
+		{name: "an attribute given twice", in: "#EXTM3U\n#EXT-X-MAP:URI=\"a.mp4\",URI=\"/srv/secret.mp4\"\n#EXTINF:2,\ns.ts\n", err: "given twice"},
+		{name: "a key without URI", in: "#EXTM3U\n#EXT-X-KEY:METHOD=AES-128\n#EXTINF:2,\ns.ts\n", err: "without URI"},
+		{name: "an unknown key method", in: "#EXTM3U\n#EXT-X-KEY:METHOD=AES-256,URI=\"k\"\n#EXTINF:2,\ns.ts\n", err: "METHOD"},
+		{name: "an IV that is not hex", in: "#EXTM3U\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\",IV=0x12\"\n#EXTINF:2,\ns.ts\n", err: "malformed"},
+		{name: "a byte range that is not numbers", in: "#EXTM3U\n#EXTINF:2,\n#EXT-X-BYTERANGE:1@x\ns.ts\n", err: "BYTERANGE"},
+		{name: "a duration that is not a number", in: "#EXTM3U\n#EXTINF:NaN,\ns.ts\n", err: "EXTINF"},
+		{name: "no header", in: "#EXTINF:2,\ns.ts\n", err: "#EXTM3U"},
+		{name: "no segment", in: "#EXTM3U\n#EXT-X-ENDLIST\n", err: "no segments"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := rewriteHLS(tc.in, resolve)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
 }
 
 func TestToolsStatus(t *testing.T) {

@@ -57,8 +57,9 @@ type sampledFrame struct {
 // last), so at most two frames are in memory at any time.
 //
 // The scene ceiling is enforced as frames are selected: the pass stops as
-// soon as it is passed, without decoding the rest.
-func (a *Analyzer) scanScenes(ctx context.Context, path string, durationMs int64, onSegment func(domain.FrameSegment, sampledFrame) error) error {
+// soon as it is passed, without decoding the rest. The file is read with
+// demuxer ("" = probed among the allowed ones, see inputArgs).
+func (a *Analyzer) scanScenes(ctx context.Context, path, demuxer string, durationMs int64, onSegment func(domain.FrameSegment, sampledFrame) error) error {
 	// showinfo logs a frame before it is encoded, so its time is sent
 	// before its PNG arrives; the buffer lets the stderr reader run ahead.
 	times := make(chan int64, a.cfg.SceneCeiling+1)
@@ -94,12 +95,11 @@ func (a *Analyzer) scanScenes(ctx context.Context, path string, durationMs int64
 		return nil
 	}
 	filter := fmt.Sprintf("select='eq(n,0)+gt(scene,%s)',showinfo", strconv.FormatFloat(a.cfg.SceneThreshold, 'f', -1, 64))
+	args := append([]string{"-nostdin", "-hide_banner", "-nostats", "-loglevel", "info"}, inputArgs(path, demuxer)...)
 	err := a.run.run(ctx, command{
 		path: a.tools.FFmpeg,
-		args: []string{"-nostdin", "-hide_banner", "-nostats", "-loglevel", "info",
-			"-protocol_whitelist", "file", "-i", path,
-			"-map", "0:v:0", "-an", "-sn", "-dn", "-vf", filter, "-fps_mode", "passthrough",
-			"-f", "image2pipe", "-c:v", "png", "pipe:1"},
+		args: append(args, "-map", "0:v:0", "-an", "-sn", "-dn", "-vf", filter, "-fps_mode", "passthrough",
+			"-f", "image2pipe", "-c:v", "png", "pipe:1"),
 		timeout: a.cfg.SceneTimeout,
 		stdout:  &pngSplitter{max: maxFrameBytes, onPNG: handle},
 		stderrLine: func(line string) error {
