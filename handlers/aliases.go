@@ -1,9 +1,6 @@
 package handlers
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
 	"strings"
 	"unicode"
 
@@ -11,11 +8,12 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// acceptAliases rewrites the snake_case spellings of query parameters and
-// body fields to the names the spec declares (DESIGN §4: clients of
-// gRPC-gateway services send either). Body keys are renamed only where the
-// schema declares a property, so the keys of free-form maps (metadata,
-// options, extra headers) are left exactly as sent.
+// acceptAliases rewrites the snake_case spellings of query parameters to
+// the names the spec declares (DESIGN §4: clients of gRPC-gateway services
+// send either). Body fields are renamed in the decoded body (renameKeys,
+// from validateBody), only where the schema declares a property, so the
+// keys of free-form maps (metadata, options, extra headers) are left
+// exactly as sent.
 func (s *Server) acceptAliases(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		o := operationOf(c)
@@ -38,19 +36,6 @@ func (s *Server) acceptAliases(next echo.HandlerFunc) echo.HandlerFunc {
 				req.URL.RawQuery = q.Encode()
 			}
 		}
-		schema := jsonBodySchema(o.spec)
-		if schema == nil || req.Body == nil || !strings.HasPrefix(req.Header.Get(echo.HeaderContentType), echo.MIMEApplicationJSON) {
-			return next(c)
-		}
-		body, err := io.ReadAll(req.Body)
-		if err != nil {
-			return err
-		}
-		if bytes.IndexByte(body, '_') >= 0 {
-			body = renameBodyKeys(body, schema)
-		}
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		req.ContentLength = int64(len(body))
 		return next(c)
 	}
 }
@@ -66,25 +51,9 @@ func jsonBodySchema(op *openapi3.Operation) *openapi3.Schema {
 	return mt.Schema.Value
 }
 
-// renameBodyKeys returns body with aliased keys renamed, or body unchanged
-// when it is not JSON (the validator then reports it) or needs no change.
-func renameBodyKeys(body []byte, schema *openapi3.Schema) []byte {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return body
-	}
-	if !renameKeys(v, schema) {
-		return body
-	}
-	out, err := json.Marshal(v)
-	if err != nil {
-		return body
-	}
-	return out
-}
-
+// renameKeys renames, in a decoded body, the members the schema declares
+// that were sent in snake_case (validateBody calls it before validating).
+// It reports whether it changed anything.
 func renameKeys(v any, schema *openapi3.Schema) bool {
 	if schema == nil {
 		return false

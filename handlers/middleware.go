@@ -24,6 +24,7 @@ type operation struct {
 	accountType  domain.AccountType // "" when both types may call it
 	spec         *openapi3.Operation
 	queryAliases map[string]string // snake or camel spelling -> declared name
+	input        inputRules
 }
 
 type routeKey struct{ method, path string }

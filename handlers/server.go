@@ -10,10 +10,8 @@ import (
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/gen"
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
-	echomiddleware "github.com/oapi-codegen/echo-middleware"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -21,6 +19,10 @@ import (
 type Config struct {
 	// BodyLimit is the largest request body accepted, in bytes.
 	BodyLimit int64
+	// RuleTextMaxBytes is the longest rule text (policies, label
+	// versions); operations without content take bodies of eight times it
+	// plus 1 MiB (at most BodyLimit).
+	RuleTextMaxBytes int
 }
 
 // Deps are the domain services the handlers translate to.
@@ -39,7 +41,8 @@ type Deps struct {
 	Jobs *domain.JobService
 	// Batches creates, lists and cancels batch jobs and moves their files.
 	Batches *domain.BatchService
-	// Ready reports whether the service can take traffic (database ping).
+	// Ready reports whether the service can take traffic: the database
+	// answers and can write (persistence.DB.Ready).
 	Ready func(ctx context.Context) error
 	// Registry receives the HTTP metrics; nil makes a private one.
 	Registry *prometheus.Registry
@@ -72,6 +75,7 @@ func New(cfg Config, deps Deps) (*echo.Echo, error) {
 	}
 	s := &Server{cfg: cfg, deps: deps, log: deps.Log, spec: spec, ops: operations(spec)}
 	s.metrics = newHTTPMetrics(deps.Registry)
+	s.setInputRules()
 
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -88,23 +92,17 @@ func New(cfg Config, deps Deps) (*echo.Echo, error) {
 	// us under any host name, so route by path only.
 	validated := *spec
 	validated.Servers = nil
+	validate, err := s.validateRequest(&validated)
+	if err != nil {
+		return nil, err
+	}
 	api := e.Group("",
 		s.resolveOperation,
 		middleware.BodyLimit(byteSize(cfg.BodyLimit)),
 		s.authenticate,
+		s.guardInput,
 		s.acceptAliases,
-		echomiddleware.OapiRequestValidatorWithOptions(&validated, &echomiddleware.Options{
-			SilenceServersWarning: true,
-			Skipper:               func(c echo.Context) bool { return operationOf(c) == nil },
-			MultiErrorHandler:     validationError,
-			Options: openapi3filter.Options{
-				MultiError:         true,
-				KeepValidatedValue: true,
-				// Authentication already ran (s.authenticate): it needs the
-				// account before the body is read.
-				AuthenticationFunc: openapi3filter.NoopAuthenticationFunc,
-			},
-		}),
+		validate,
 	)
 	gen.RegisterHandlers(api, gen.NewStrictHandler(s, nil))
 	return e, nil
