@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -99,8 +101,13 @@ func (p *batchParser) item(line int, refID string, c ContentInput) (stop bool, e
 		return p.fail(line, "ref_id is empty"), nil
 	case len(refID) > maxRefIDBytes:
 		return p.fail(line, "ref_id is longer than %d bytes", maxRefIDBytes), nil
+	case strings.IndexByte(refID, 0) >= 0:
+		return p.fail(line, "ref_id contains a NUL character"), nil
 	case !utf8.ValidString(refID):
 		return p.fail(line, "ref_id is not valid UTF-8"), nil
+	}
+	if field, reason := badContentText(c); reason != "" {
+		return p.fail(line, "content.%s: %s", field, reason), nil
 	}
 	if first, dup := p.seen[refID]; dup {
 		return p.fail(line, "duplicate ref_id %q (first on line %d)", refID, first), nil
@@ -123,6 +130,45 @@ func (p *batchParser) item(line int, refID string, c ContentInput) (stop bool, e
 		return false, nil // the file is invalid: keep checking, emit nothing
 	}
 	return false, p.emit(&BatchInputItem{Line: line, RefID: refID, Content: items[0], Summary: sums[0]})
+}
+
+// badContentText finds a string of c that PostgreSQL cannot store in a text
+// column or that encoding would silently alter (DESIGN §15: NUL or invalid
+// UTF-8 is refused on every backend, as in request bodies): CSV fields are
+// raw bytes, and a JSON line may carry \u0000. It returns the field (in the
+// spelling of the API) and why, or "" for both.
+func badContentText(c ContentInput) (field, reason string) {
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"text", c.Text}, {"imageUrl", c.ImageURL}, {"videoUrl", c.VideoURL}, {"audioUrl", c.AudioURL}, {"captions", c.Captions}} {
+		if f.v != nil {
+			if reason := badText(*f.v); reason != "" {
+				return f.name, reason
+			}
+		}
+	}
+	// Sorted, so a file with several bad keys always names the same one.
+	for _, k := range slices.Sorted(maps.Keys(c.Metadata)) {
+		if reason := badText(k); reason != "" {
+			return "metadata", "a key " + reason
+		}
+		if reason := badText(c.Metadata[k]); reason != "" {
+			return "metadata." + k, reason
+		}
+	}
+	return "", ""
+}
+
+// badText says why s cannot be stored as text, or "".
+func badText(s string) string {
+	switch {
+	case strings.IndexByte(s, 0) >= 0:
+		return "contains a NUL character"
+	case !utf8.ValidString(s):
+		return "is not valid UTF-8"
+	}
+	return ""
 }
 
 func (p *batchParser) finish() (int, error) {
@@ -341,6 +387,12 @@ func ParseBatchJSONL(r io.Reader, lim BatchInputLimits, emit func(*BatchInputIte
 }
 
 func (p *batchParser) jsonItem(line int, b []byte) (bool, error) {
+	// encoding/json would turn invalid UTF-8 into U+FFFD without a word
+	// (two different ref ids could then collide); request bodies with it
+	// are refused too (DESIGN §15).
+	if !utf8.Valid(b) {
+		return p.fail(line, "the line is not valid UTF-8"), nil
+	}
 	var l jsonLine
 	if err := json.Unmarshal(b, &l); err != nil {
 		var te *json.UnmarshalTypeError

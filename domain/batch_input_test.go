@@ -109,6 +109,18 @@ func TestParseBatchInput_Invalid(t *testing.T) {
 		"jsonl long line":    {"{\"refId\":\"a\",\"contentData\":{\"text\":\"" + strings.Repeat("x", 300) + "\"}}\n{\"refId\":\"b\",\"contentData\":{\"text\":\"y\"}}\n", []string{"line 1: the line is longer than 200 bytes"}},
 		"jsonl array":        {"{\"refId\":\"a\",\"contentData\":{\"text\":\"x\"}}\n[1]\n", []string{"line 2: not a JSON object"}},
 		"jsonl too many":     {strings.Repeat("{\"refId\":\"a\",\"contentData\":{\"text\":\"x\"}}\n", 1) + "{\"refId\":\"b\",\"contentData\":{\"text\":\"x\"}}\n{\"refId\":\"c\",\"contentData\":{\"text\":\"x\"}}\n{\"refId\":\"d\",\"contentData\":{\"text\":\"x\"}}\n", []string{"line 4: the file has more than 3 items"}},
+		"csv NUL ref":        {"ref_id,type,content\na\x00b,text,x\n", []string{"line 2: ref_id contains a NUL character"}},
+		"csv bad UTF-8 ref":  {"ref_id,type,content\na\xffb,text,x\n", []string{"line 2: ref_id is not valid UTF-8"}},
+		"csv NUL text":       {"ref_id,type,content\na,text,x\x00y\n", []string{"line 2: content.text: contains a NUL character"}},
+		"csv bad UTF-8 text": {"ref_id,type,content\na,text,x\xc3\n", []string{"line 2: content.text: is not valid UTF-8"}},
+		"csv NUL url":        {"ref_id,type,content\na,image_url,https://e.com/\x00\n", []string{"line 2: content.imageUrl: contains a NUL character"}},
+		"jsonl NUL ref":      {`{"refId":"a\u0000b","contentData":{"text":"x"}}` + "\n", []string{"line 1: ref_id contains a NUL character"}},
+		"jsonl NUL snake":    {`{"ref_id":"\u0000","content_data":{"text":"x"}}` + "\n", []string{"line 1: ref_id contains a NUL character"}},
+		"jsonl NUL text":     {`{"refId":"a","contentData":{"text":"x\u0000"}}` + "\n", []string{"line 1: content.text: contains a NUL character"}},
+		"jsonl NUL captions": {`{"refId":"a","contentData":{"videoUrl":"https://e.com/v.mp4","captions":"\u0000"}}` + "\n", []string{"line 1: content.captions: contains a NUL character"}},
+		"jsonl NUL meta key": {`{"refId":"a","contentData":{"text":"x","metadata":{"k\u0000":"v"}}}` + "\n", []string{"line 1: content.metadata: a key contains a NUL character"}},
+		"jsonl NUL meta":     {`{"refId":"a","contentData":{"text":"x","metadata":{"b":"ok","k":"\u0000"}}}` + "\n", []string{"line 1: content.metadata.k: contains a NUL character"}},
+		"jsonl bad UTF-8":    {"{\"refId\":\"a\xff\",\"contentData\":{\"text\":\"x\"}}\n", []string{"line 1: the line is not valid UTF-8"}},
 		"five bad lines max": {"ref_id,type,content\n" + strings.Repeat(",text,x\n", 9), []string{"line 2:", "line 3:", "line 4:", "line 5:", "line 6: ref_id is empty"}},
 	}
 	for name, c := range cases {

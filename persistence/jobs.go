@@ -114,9 +114,17 @@ func unmarshalJSON(s string, v any) error {
 	return json.Unmarshal([]byte(s), v)
 }
 
+// marshalJSON encodes v for a text column. A job's input is as large as
+// its request body (100 texts of 256 KiB): json.Marshal copies its grown
+// buffer out and string() copies that again, two of the copies that put a
+// full job over DESIGN §15's memory bound (issue 13). An Encoder writes its
+// buffer into the Builder once, and String does not copy.
 func marshalJSON(v any) (string, error) {
-	b, err := json.Marshal(v)
-	return string(b), err
+	var b strings.Builder
+	if err := json.NewEncoder(&b).Encode(v); err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
 func toJobs(rows []jobRow) ([]*domain.Job, error) {

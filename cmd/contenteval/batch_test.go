@@ -330,6 +330,11 @@ func TestBatchInvalidFiles(t *testing.T) {
 			{"no contentData", `{"refId":"a"}` + "\n", "line 1: contentData is missing"},
 			{"two contents", `{"refId":"a","contentData":{"text":"x","audioUrl":"https://e.com/a.mp3"}}` + "\n", "line 1: content: must carry exactly one of"},
 			{"duplicate ref jsonl", `{"refId":"a","contentData":{"text":"x"}}` + "\n" + `{"refId":"a","contentData":{"text":"y"}}` + "\n", `line 2: duplicate ref_id "a" (first on line 1)`},
+			// PostgreSQL cannot store NUL in a text column: refused as
+			// any bad ref id is, not an error of the store or a stuck batch.
+			{"NUL ref csv", "ref_id,type,content\na\x00b,text,x\n", "line 2: ref_id contains a NUL character"},
+			{"NUL ref jsonl", `{"refId":"a\u0000","contentData":{"text":"x"}}` + "\n", "line 1: ref_id contains a NUL character"},
+			{"NUL metadata jsonl", `{"refId":"a","contentData":{"text":"x","metadata":{"k":"\u0000"}}}` + "\n", "line 1: content.metadata.k: contains a NUL character"},
 			{"several bad lines", "ref_id,type,content\n,text,x\na,bogus,x\nb,text,x\n,text,y\n", "line 2: ref_id is empty; line 3: unknown type"},
 		}
 		ids := map[string]string{}
