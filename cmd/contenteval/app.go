@@ -87,7 +87,24 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	if err != nil {
 		return err
 	}
+	if err := db.EncryptSecretsWith(key); err != nil {
+		return err
+	}
 	m.Accounts = persistence.NewAccounts(db)
+	if migrate {
+		// Rows from before secrets were sealed; a goose migration cannot do
+		// it, the key is not in the database.
+		n, err := m.Accounts.SealWebhookSecrets(ctx)
+		if err != nil {
+			return fmt.Errorf("seal webhook secrets: %w", err)
+		}
+		if n > 0 {
+			m.Log.Info("sealed plaintext webhook secrets", "accounts", n)
+		}
+	}
+	if m.serving {
+		warnOpenDataDir(m.Log, m.Config.DataDir)
+	}
 	m.Keys = domain.NewKeyService(persistence.NewKeys(db), m.Accounts, key, m.Clock, m.Config.KeyCacheTTL)
 	m.Limiter = domain.NewRateLimiter(domain.Limits{RequestsPerSecond: m.Config.RateRPS, Burst: m.Config.RateBurst}, m.Clock)
 	m.Labels = domain.NewLabelService(persistence.NewLabels(db), persistence.NewLabelVersions(db), persistence.NewLabelTags(db),
@@ -112,7 +129,8 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	m.LabelEvaluation = domain.NewLabelEvaluationService(persistence.NewLabels(db), persistence.NewLabelVersions(db),
 		persistence.NewJobs(db), persistence.NewFeedback(db), m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/label-evaluation")),
-		domain.LabelEvaluationConfig{MaxTextBytes: m.Config.JobMaxTextBytes, Images: images, HitRanges: persistence.NewLabelHits(db)})
+		domain.LabelEvaluationConfig{MaxTextBytes: m.Config.JobMaxTextBytes, Images: images, HitRanges: persistence.NewLabelHits(db),
+			ItemDeadline: m.Config.ItemDeadline})
 	mcfg, err := mediaConfig(envOS)
 	if err != nil {
 		return err
@@ -129,6 +147,7 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 			MaxItems: m.Config.JobMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes, WaitCap: m.Config.JobWaitCap,
 			ExecutionDeadline: m.Config.JobExecutionDeadline, AdmissionTimeout: m.Config.JobAdmissionTimeout,
 			Lease: m.Config.JobLease, PollInterval: m.Config.JobPollInterval, Concurrency: m.Config.JobWorkers,
+			ItemDeadline: m.Config.ItemDeadline, AccountMaxRunning: m.Config.AccountMaxRunning,
 			WebhookPoster: m.URLs, Images: images,
 			Media: mediaAnalyzer, MediaPrecheck: framePrecheckFor(m.Precheck),
 		}, m.Log)
@@ -145,8 +164,8 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 
 // Listen binds the HTTP listener (so tests can learn the port of :0).
 func (m *Main) Listen() error {
-	e, err := handlers.New(handlers.Config{BodyLimit: m.Config.BodyLimit}, handlers.Deps{
-		Log: m.Log, Keys: m.Keys, Limiter: m.Limiter, Ready: m.DB.Ping,
+	e, err := handlers.New(handlers.Config{BodyLimit: m.Config.BodyLimit, RuleTextMaxBytes: m.Config.PolicyMaxTextBytes}, handlers.Deps{
+		Log: m.Log, Keys: m.Keys, Limiter: m.Limiter, Ready: m.DB.Ready,
 		Labels:          m.Labels,
 		LabelEvaluation: m.LabelEvaluation,
 		Policies:        m.Policies, Jobs: m.Jobs, Batches: m.Batches,
@@ -337,6 +356,16 @@ func loadOrCreateSigningKey(path string) (ed25519.PrivateKey, error) {
 		return nil, fmt.Errorf("signing key %s: not an Ed25519 key", path)
 	}
 	return priv, nil
+}
+
+// warnOpenDataDir warns when others may enter the data directory. The
+// files in it are created 0600 and a directory created here is 0700, but an
+// existing one is the operator's: it is not narrowed behind their back.
+func warnOpenDataDir(log *slog.Logger, dir string) {
+	fi, err := os.Stat(dir)
+	if err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 != 0 {
+		log.Warn("the data directory is open to other users; chmod 700 it", "mode", fmt.Sprintf("%#o", fi.Mode().Perm()))
+	}
 }
 
 func persistenceKeys(m *Main) *persistence.Keys { return persistence.NewKeys(m.DB) }
