@@ -3,6 +3,8 @@ package handlers
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -55,6 +57,13 @@ func checkDecodeJSON(t *testing.T, b []byte) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	wantErr := dec.Decode(&want)
+	if wantErr == nil {
+		// A Decoder reads a stream of values; a body is one value (as for
+		// json.Unmarshal), so anything after it is an error.
+		if _, err := dec.Token(); err != io.EOF {
+			wantErr = fmt.Errorf("data after the top-level value: %v", err)
+		}
+	}
 	got, err := decodeJSON(b)
 	if wantErr != nil {
 		require.Error(t, err, "%q decoded to %#v; encoding/json: %v", b, got, wantErr)
