@@ -22,7 +22,20 @@
 // joined by separators or spaces) and maps each token to a fuzzy form: diacritics
 // removed, non-Latin look-alikes replaced by their TR39 prototype, leet digits decoded,
 // runs of one letter collapsed. Phrases are analysed the same way at compile time, so
-// both sides always agree.
+// both sides always agree. The fuzzy stream also ignores invisible characters inside
+// words (Unicode Cf: zero-width spaces and joiners, soft hyphens, direction marks;
+// variation selectors) and reads styled letters as their base letters: NFKC folds the
+// mathematical, fullwidth, circled, squared and parenthesized forms, and the fuzzy
+// form the ones it leaves (regional indicators, negative circled and squared letters).
+//
+// A plan also compiles a fuzzy vocabulary: the automaton's words plus, for each word
+// of a fuzzy phrase, the fuzzy forms of its regular inflections (-s, -es, -ed, -ing,
+// -er, 's) and, for 4-letter words, of each swap of two adjacent letters (score 0.8).
+// A content token still costs one hash probe however many phrases there are, and the
+// exact stream keeps the automaton's own vocabulary, so =("idiot") never matches
+// "idiots". A token that matches nothing and is no dictionary word is split, when it
+// can be, into dictionary words one of which is a phrase word ("youidiot"), at a
+// bounded cost: at most 24 letters, parts of at most 16.
 //
 // All exact and fuzzy phrases of a plan are compiled into one Aho-Corasick automaton
 // over word ids: phrases only ever match whole words, so a word no phrase contains costs
@@ -32,7 +45,11 @@
 // word that is a correctly spelled English word (from an embedded list of 275,000) never
 // matches a different phrase word, whether through folding ("looser" is not "loser") or
 // through the edit-distance-1 match that words of five letters or more get (score 0.8);
-// and matching is by whole word, so "skill" never contains "kill".
+// and matching is by whole word, so "skill" never contains "kill". The dictionary is
+// asked about a word as spelled once leetspeak and styles are undone ("l0ver" is
+// "lover"); an inflection passes only if it is spelled as one ("rapper" collapses like
+// "raper" but is not "rape"+"er"); and a capitalised word inside a sentence is taken
+// for a name and never split ("Middlesex").
 //
 // The built-in concept matcher is lexical: a concept's content words are stemmed and
 // expanded with an embedded synonym lexicon (data/lexicon.txt) for common moderation

@@ -101,7 +101,7 @@ func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Repo
 	st := &evalState{p: p, t: t, sig: sc.sig, ctx: sc.ctx, sc: sc, scoreBuf: sc.scores[:0]}
 	hasText := c.Text != "" || c.Image == nil
 	if hasText {
-		st.a = analyseInto(sc, c.Text, p.fuzzy, p.ac, p.ed)
+		st.a = analyseInto(sc, c.Text, p.fuzzy, p.ac, p.ed, p.fv)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -282,15 +282,17 @@ func (st *evalState) saturated(refs []fuzzyRef) bool {
 }
 
 // guard rejects a fuzzy match whose text word is a correctly spelled English word other
-// than the phrase's own: folding and collapsing make "looser" look like "loser", and
-// false positives are the costly failure.
+// than the phrase's own or one of its regular inflections: folding and collapsing make
+// "looser" look like "loser" and "rapper" like "raper", and false positives are the
+// costly failure.
 func (st *evalState) guard(ref fuzzyRef, t0, t1 int) bool {
 	if len(ref.norms) != t1-t0+1 {
 		return true
 	}
 	for k := t0; k <= t1; k++ {
-		n := st.a.ftoks[k].norm
-		if n != ref.norms[k-t0] && isDictWord(n) {
+		t := &st.a.ftoks[k]
+		base := ref.norms[k-t0]
+		if t.spell != base && isDictWord(t.spell) && !(t.infl && isInflectionOf(t.spell, base)) {
 			return false
 		}
 	}

@@ -265,15 +265,40 @@ func TestScoringExactFuzzy(t *testing.T) {
 		{`~("idiot")`, "idoit", 0.8},  // adjacent swap
 		{`~("stupid")`, "stuupid", 1}, // repeated letter, not an edit
 		// false positives that must not happen
-		{`~("kill")`, "skill", 0},  // Scunthorpe
-		{`~("kill")`, "killer", 0}, // longer word
+		{`~("kill")`, "skill", 0},   // Scunthorpe
+		{`~("kill")`, "killjoy", 0}, // a longer word, not an inflection
 		{`~("ass")`, "class assessment", 0},
-		{`~("loser")`, "lover", 0},  // correctly spelled word at distance 1
-		{`~("loser")`, "looser", 0}, // correctly spelled word after collapsing
-		{`~("kill")`, "kiln", 0},    // 4 letters: no edit distance
-		{`~("idiot")`, "idiots", 0}, // a dictionary word is never an edit
-		{`~("kys")`, "k y", 0},      // two letters are not a spaced word
-		{`~("kys")`, "k y s", 1},    // three are
+		{`~("loser")`, "lover", 0},      // correctly spelled word at distance 1
+		{`~("loser")`, "looser", 0},     // correctly spelled word after collapsing
+		{`~("kill")`, "kiln", 0},        // 4 letters: no edit distance
+		{`~("loser")`, "l0ver", 0},      // a dictionary word under leetspeak
+		{`~("loser")`, "🅻🅾🆅🅴🆁", 0},      // and under styled letters
+		{`~("idiot")`, "idiotic", 0},    // a dictionary word is never an edit
+		{`~("rape")`, "rapper", 0},      // collapses to "raper", but is spelled as another word
+		{`~("ass")`, "assess", 0},       // collapses to "ases", like "asses"
+		{`~("kill")`, "Kilkenny", 0},    // "kil" is not "kill", though both collapse to "kil"
+		{`~("sex")`, "in Middlesex", 0}, // a name inside a sentence is not split
+		// RULES.md's later families: invisible characters, styled letters, inflections,
+		// swaps on 4-letter words, words run together
+		{`~("kill")`, "ki\u200bll", 1},
+		{`~("kill")`, "k\u00adi\u00adl\u00adl", 1},
+		{`~("kill")`, "⒦⒤⒧⒧", 1},
+		{`~("kill")`, "🇰🇮🇱🇱", 1},
+		{`~("kill")`, "🅺 🅸 🅻 🅻", 1},
+		{`~("idiot")`, "idiots", 1},
+		{`~("idiot")`, "IDIOTS!!!", 1},
+		{`~("kill")`, "killer", 1},
+		{`~("hate")`, "hating", 1},
+		{`~("assault")`, "two assaults", 1},
+		{`=("idiot")`, "idiots", 0}, // inflections are fuzzy only
+		{`~("kill")`, "klil", 0.8},
+		{`~("hate")`, "haet", 0}, // the shipped list has "haet" (Scots: a whit)
+		{`~("idiot")`, "idoits", 0.8},
+		{`~("idiot")`, "youidiot", 1},
+		{`~("i hate you")`, "ihateyou", 1},
+		{`~("kill")`, "skillz", 0}, // "s" is not a word
+		{`~("kys")`, "k y", 0},     // two letters are not a spaced word
+		{`~("kys")`, "k y s", 1},   // three are
 	}
 	for _, tc := range tests {
 		t.Run(tc.rule+" "+tc.text, func(t *testing.T) {

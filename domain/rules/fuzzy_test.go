@@ -27,3 +27,19 @@ func TestWithinOneEdit(t *testing.T) {
 		}
 	}
 }
+
+// TestMaybeDictWordAgreesWithDictionary checks that the Bloom filter in front of the
+// dictionary never turns a word away: it may only answer "no" for non-words.
+func TestMaybeDictWordAgreesWithDictionary(t *testing.T) {
+	t.Parallel()
+	for _, w := range benchWords(t)[:20000] {
+		if !maybeDictWord(w) {
+			t.Fatalf("maybeDictWord(%q) = false for a dictionary word", w)
+		}
+	}
+	for _, w := range []string{"youidiot", "scunthorpe", "qwertyuiop", "skillz", "klil"} {
+		if got, want := maybeDictWord(w), isDictWord(w); got != want {
+			t.Errorf("maybeDictWord(%q) = %v, isDictWord says %v", w, got, want)
+		}
+	}
+}

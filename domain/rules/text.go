@@ -33,10 +33,16 @@ type ftoken struct {
 	u0, u1     int // unit range, inclusive
 	start, end int // byte offsets in the original text
 	norm       string
-	form       string // fuzzy form: no diacritics, confusables mapped, leet decoded, runs collapsed
-	approx     bool   // form was replaced by a pattern word at edit distance 1
-	id         uint32 // the form's word id in the plan's automaton, 0 if no phrase has it
-	clause     bool   // a clause ends between the previous token and this one
+	// spell is norm as a word is spelled once styled letters, leetspeak and invisible
+	// characters are undone, runs kept: what the dictionary is asked about, so that
+	// "l0ver" and "🅻🅾🆅🅴🆁" are "lover", a word, not one edit from "loser".
+	spell  string
+	form   string // fuzzy form: no diacritics, confusables mapped, leet decoded, runs collapsed
+	approx bool   // form was replaced by a pattern word at edit distance 1, or by one swap
+	infl   bool   // form is a regular inflection of a pattern word ("idiots"), mapped to it
+	dict   int8   // whether spell is a dictionary word, once looked up (dictUnknown...)
+	id     uint32 // the form's word id in the plan's automaton, 0 if no phrase has it
+	clause bool   // a clause ends between the previous token and this one
 }
 
 // analysis is everything the built-in evaluators need from one content item. It is
@@ -92,7 +98,70 @@ const (
 	segPunct
 	segLeet
 	segWord
+	// segGlue is a segment of invisible characters only (a zero-width space splits a
+	// word into three segments): inside a word it joins the two halves back.
+	segGlue
 )
+
+// invisible reports characters that render as nothing and are typed into words to
+// break matching: format characters (Cf: zero-width spaces and joiners, soft hyphens,
+// direction marks, the BOM) and variation selectors.
+func invisible(r rune) bool {
+	if r < 0xAD {
+		return false // below the soft hyphen, the first of them: keeps ASCII fast
+	}
+	return unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Variation_Selector, r)
+}
+
+// styledLetter maps the styled letters that NFKC leaves alone to their base letter:
+// regional indicators (what flag emoji are made of) and the negative circled and
+// negative squared capitals. NFKC already folds the mathematical alphanumerics,
+// fullwidth, circled, squared and parenthesized forms (the last to "(k)", whose
+// parentheses the fuzzy form drops).
+func styledLetter(r rune) (rune, bool) {
+	switch {
+	case r >= 0x1F1E6 && r <= 0x1F1FF: // regional indicator symbols A-Z
+		return 'a' + r - 0x1F1E6, true
+	case r >= 0x1F150 && r <= 0x1F169: // negative circled capitals
+		return 'a' + r - 0x1F150, true
+	case r >= 0x1F170 && r <= 0x1F189: // negative squared capitals
+		return 'a' + r - 0x1F170, true
+	}
+	return 0, false
+}
+
+// enclosedLetter reports a letter written as a symbol (So) that stands for a Latin
+// letter or digit: the forms word segmentation does not treat as letters, so each is a
+// segment of its own, like an emoji, unless the fuzzy stream joins them.
+func enclosedLetter(r rune) bool {
+	if _, ok := styledLetter(r); ok {
+		return true
+	}
+	switch {
+	case r >= 0x2460 && r <= 0x24FF: // enclosed alphanumerics: circled, parenthesized
+		return true
+	case r >= 0x1F100 && r <= 0x1F1FF: // enclosed alphanumeric supplement
+		return true
+	}
+	return false
+}
+
+// letterLike reports a segment that spells letters: a spaced-script word or a run of
+// styled letters. Two adjacent ones are one word written in mixed styles
+// ("⒦⒤⒧⒧", "🇰🇮🇱🇱"), unlike an ideograph or an emoji next to a word.
+func letterLike(seg string) bool {
+	seen := false
+	for _, r := range seg {
+		if invisible(r) {
+			continue
+		}
+		if !enclosedLetter(r) && !isSpaced(r) {
+			return false
+		}
+		seen = true
+	}
+	return seen
+}
 
 func isLeetSymbol(r rune) bool {
 	switch r {
@@ -130,12 +199,18 @@ func classify(seg string) segClass {
 			return segSpace
 		}
 	}
-	allSpace, allLeet := true, true
+	allSpace, allLeet, allInvisible := true, true, true
 	for _, r := range seg {
 		if unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.So, r) || unicode.Is(unicode.Sk, r) && r > 0x7f {
 			return segWord
 		}
-		if !unicode.IsSpace(r) {
+		inv := invisible(r)
+		if !inv {
+			allInvisible = false
+		}
+		// Word segmentation attaches a format character to the space before it, so
+		// " \u00ad" is still a space.
+		if !unicode.IsSpace(r) && !inv {
 			allSpace = false
 		}
 		if !isLeetSymbol(r) {
@@ -143,6 +218,8 @@ func classify(seg string) segClass {
 		}
 	}
 	switch {
+	case allInvisible:
+		return segGlue
 	case allSpace:
 		return segSpace
 	case allLeet:
@@ -162,7 +239,7 @@ type segment struct {
 // analyse analyses text with no plan: how phrases and concepts are analysed at
 // compile time, exactly like content.
 func analyse(text string, fuzzy bool) *analysis {
-	return analyseInto(&scratch{}, text, fuzzy, nil, nil)
+	return analyseInto(&scratch{}, text, fuzzy, nil, nil, nil)
 }
 
 // scratch holds the buffers of one evaluation. Evaluate takes one from scratchPool and
@@ -181,9 +258,10 @@ type scratch struct {
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}
 
-// analyseInto is analyse with buffers reused from sc; with a plan's automaton and
-// edit index it also resolves fuzzy tokens to word ids and applies edit distance.
-func analyseInto(sc *scratch, text string, fuzzy bool, ac *wordAutomaton, ed *editIndex) *analysis {
+// analyseInto is analyse with buffers reused from sc; with a plan's automaton, edit
+// index and fuzzy vocabulary it also resolves fuzzy tokens to word ids (inflections
+// and swaps included), applies edit distance and splits compounds.
+func analyseInto(sc *scratch, text string, fuzzy bool, ac *wordAutomaton, ed *editIndex, fv *fuzzyVocab) *analysis {
 	a := &sc.a
 	*a = analysis{text: text, units: a.units[:0], ftoks: a.ftoks[:0]}
 	segs := sc.segs[:0]
@@ -212,15 +290,21 @@ func analyseInto(sc *scratch, text string, fuzzy bool, ac *wordAutomaton, ed *ed
 		if ac != nil {
 			for i := range a.ftoks {
 				t := &a.ftoks[i]
-				t.id = ac.vocab[t.form]
-				if t.u0 == t.u1 && t.form == a.units[t.u0].norm {
+				v := fv.ids[t.form]
+				t.id = v & fvIDMask
+				t.infl, t.approx = v&fvInflected != 0, v&fvSwapped != 0
+				if v == t.id && t.u0 == t.u1 && t.form == a.units[t.u0].norm {
 					a.units[t.u0].id, a.units[t.u0].idKnown = t.id, true
 				}
 			}
 			ed.apply(a.ftoks, ac)
+			a.ftoks = fv.splitCompounds(a.ftoks, text)
 		}
 		for i := 1; i < len(a.ftoks); i++ {
-			a.ftoks[i].clause = clauseBetween(text[a.ftoks[i-1].end:a.ftoks[i].start])
+			// The parts of a split compound ("you|idiot") share their token's span.
+			if a.ftoks[i-1].end <= a.ftoks[i].start {
+				a.ftoks[i].clause = clauseBetween(text[a.ftoks[i-1].end:a.ftoks[i].start])
+			}
 		}
 	}
 	return a
@@ -263,14 +347,53 @@ func isSpaced(r rune) bool {
 	return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai)
 }
 
-// singleChar reports whether a piece of text is one letter or digit of a spaced script,
-// the building block of "k i l l"-style obfuscation.
+// singleChar reports whether a piece of text is one letter or digit of a spaced script
+// (or a styled letter), the building block of "k i l l"-style obfuscation. Invisible
+// characters around it do not count.
 func singleChar(s string) bool {
-	if len(s) > utf8.UTFMax {
+	if len(s) <= utf8.UTFMax {
+		r, n := utf8.DecodeRuneInString(s)
+		if n == len(s) {
+			return isSpaced(r) || isLeetSymbol(r) || enclosedLetter(r)
+		}
+	}
+	// The common case, a word: two ASCII characters, the second no separator, is
+	// neither one character among invisible ones nor spaced characters. This runs for
+	// every word of every text.
+	if len(s) >= 2 && s[0] < utf8.RuneSelf && s[1] < utf8.RuneSelf && !isSeparator(rune(s[1])) {
 		return false
 	}
-	r, n := utf8.DecodeRuneInString(s)
-	return n == len(s) && (isSpaced(r) || isLeetSymbol(r))
+	if spacedChars(s) {
+		return true
+	}
+	var one rune = -1
+	for _, r := range s {
+		switch {
+		case invisible(r):
+		case one >= 0:
+			return false
+		default:
+			one = r
+		}
+	}
+	return one >= 0 && (isSpaced(one) || isLeetSymbol(one) || enclosedLetter(one))
+}
+
+// spacedChars reports a segment such as "1.0" or "l.l": word segmentation keeps
+// digits, and letters, joined by a period in one segment, so "i.d.1.0.t" and
+// "k.1.l.l" hold one; there they are letters spelled with separators, like the
+// single letters around them.
+func spacedChars(s string) bool {
+	if len(s) < 3 || len(s)%2 == 0 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if i%2 == 0 && !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') || i%2 == 1 && !isSeparator(rune(c)) {
+			return false
+		}
+	}
+	return true
 }
 
 // buildFuzzyTokens regroups segments into fuzzy tokens: leet symbols glued to a word
@@ -315,7 +438,8 @@ func buildFuzzyTokens(toks []ftoken, pieces []piece, text string, segs []segment
 					flush() // trailing "!!!" is exclamation, not leetspeak
 					continue
 				}
-				if joins && s.class == segWord && segs[k-1].class == segWord && !singleChar(text[cur.start:cur.end]) {
+				if joins && s.class == segWord && segs[k-1].class == segWord && !singleChar(text[cur.start:cur.end]) &&
+					!(letterLike(seg) && letterLike(text[segs[k-1].start:segs[k-1].end])) {
 					// two adjacent word segments (CJK ideographs, emoji) stay apart
 					flush()
 					joins = false
@@ -329,6 +453,11 @@ func buildFuzzyTokens(toks []ftoken, pieces []piece, text string, segs []segment
 				}
 				if s.class == segWord {
 					cur.hasWord = true
+				}
+			case segGlue:
+				// Invisible characters inside a word are obfuscation: "ki\u200bll".
+				if cur != nil && k < j && (segs[k+1].class == segWord || segs[k+1].class == segLeet) {
+					cur.s1, cur.end = k, s.end
 				}
 			case segPunct:
 				// A separator between single characters is obfuscation: "k-i-l-l".
@@ -367,6 +496,7 @@ func buildFuzzyTokens(toks []ftoken, pieces []piece, text string, segs []segment
 			t.u0, t.u1 = unitOfSeg[p.s0], unitOfSeg[p.s0]
 			t.norm = units[t.u0].norm
 			t.form = fuzzyForm(t.norm)
+			t.spell = spelling(t.norm, t.form)
 			if t.form != "" {
 				toks = append(toks, t)
 			}
@@ -389,6 +519,7 @@ func buildFuzzyTokens(toks []ftoken, pieces []piece, text string, segs []segment
 		}
 		t.norm = nb.String()
 		t.form = fuzzyForm(t.norm)
+		t.spell = spelling(t.norm, t.form)
 		if t.form == "" {
 			continue
 		}
@@ -414,11 +545,12 @@ func allSeparators(s string) bool {
 }
 
 func gapIsSeparator(s string) bool {
-	if utf8.RuneCountInString(s) > 3 {
-		return false
-	}
+	visible := 0
 	for _, r := range s {
-		if !unicode.IsSpace(r) && !isSeparator(r) {
+		if invisible(r) {
+			continue
+		}
+		if visible++; visible > 3 || !unicode.IsSpace(r) && !isSeparator(r) {
 			return false
 		}
 	}
@@ -431,16 +563,25 @@ var leetDigits = [10]byte{'o', 'i', 0, 'e', 'a', 's', 0, 't', 'b', 'g'}
 var extraSkeleton = map[rune]rune{'ĸ': 'k', 'ı': 'i', 'ȷ': 'j', 'ɑ': 'a', 'ɡ': 'g'}
 
 // fuzzyForm maps a normalised word to the form fuzzy phrases are matched in: diacritics
-// removed, non-Latin look-alikes replaced by their TR39 prototype, leetspeak decoded in
-// words that contain a letter, separators dropped and runs of one character collapsed.
+// removed, non-Latin look-alikes replaced by their TR39 prototype, styled letters by
+// their base letter, leetspeak decoded in words that contain a letter, separators and
+// invisible characters dropped and runs of one character collapsed.
 func fuzzyForm(s string) string {
 	if plainWord(s) {
 		return s
 	}
+	return foldWord(s, true)
+}
+
+// foldWord is fuzzyForm with the collapsing of runs optional: dictionary look-ups need
+// the letters as spelled ("kill", not "kil").
+func foldWord(s string, collapse bool) string {
 	hasLetter := false
 	ascii := true
 	for _, r := range s {
 		if unicode.IsLetter(r) {
+			hasLetter = true
+		} else if _, ok := styledLetter(r); ok {
 			hasLetter = true
 		}
 		if r >= utf8.RuneSelf {
@@ -453,7 +594,7 @@ func fuzzyForm(s string) string {
 	out := make([]byte, 0, len(s))
 	var last rune = -1
 	emit := func(r rune) {
-		if r == last {
+		if r == last && collapse {
 			return
 		}
 		last = r
@@ -481,11 +622,17 @@ func fuzzyForm(s string) string {
 				emit('t')
 			}
 		case unicode.Is(unicode.Mn, r):
+		case invisible(r):
+			// Dropped without breaking a run: "kil\u200bl" is "kill".
 		case r == '€':
 			emit('e')
 		case r == '£':
 			emit('l')
 		default:
+			if x, ok := styledLetter(r); ok {
+				emit(x)
+				continue
+			}
 			if x, ok := extraSkeleton[r]; ok {
 				emit(x)
 				continue
@@ -510,6 +657,15 @@ func fuzzyForm(s string) string {
 		}
 	}
 	return string(out)
+}
+
+// spelling returns the spell of a token from its norm and fuzzy form without
+// allocating in the common case, a word of lower-case ASCII letters.
+func spelling(norm, form string) string {
+	if norm == form || asciiLetters(norm) {
+		return norm
+	}
+	return foldWord(norm, false)
 }
 
 // plainWord reports whether s is lower-case ASCII letters with no letter repeated
