@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -176,15 +177,42 @@ func statusOf(t *testing.T, r rawResponse) client.Status {
 
 var ioCopy = io.Copy
 
-// buildBinary builds the contenteval command into a temporary directory, for
-// the tests that run real processes (and kill them).
+// binary is the contenteval command built once per test binary run, shared
+// by the tests that run real processes; TestMain removes it.
+var binary struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// buildBinary returns the contenteval command, built on first use into a
+// temporary directory, for the tests that run real processes (and kill
+// them).
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "contenteval")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run(), "go build")
-	return bin
+	binary.once.Do(func() {
+		binary.dir, binary.err = os.MkdirTemp("", "contenteval-bin-")
+		if binary.err != nil {
+			return
+		}
+		binary.path = filepath.Join(binary.dir, "contenteval")
+		build := exec.Command("go", "build", "-o", binary.path, ".")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			binary.err = fmt.Errorf("go build: %w", err)
+		}
+	})
+	require.NoError(t, binary.err)
+	return binary.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binary.dir != "" {
+		_ = os.RemoveAll(binary.dir)
+	}
+	os.Exit(code)
 }
 
 // privateSchema creates a fresh schema on the test PostgreSQL

@@ -19,6 +19,7 @@ import (
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/gen/client"
 	"github.com/contenteval/contenteval/persistence/persistencetest"
+	"github.com/lib/pq"
 	"github.com/stretchr/testify/require"
 )
 
@@ -61,7 +62,7 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	type proc struct {
 		cmd  *exec.Cmd
 		url  string
-		done chan error
+		done chan struct{} // closed when the process has exited
 	}
 	start := func(name string) *proc {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -73,8 +74,8 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 			"--log-level=error", "--job-lease=2s", "--job-workers=2", "--job-poll-interval=50ms")
 		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 		require.NoError(t, cmd.Start())
-		p := &proc{cmd: cmd, url: "http://" + addr, done: make(chan error, 1)}
-		go func() { p.done <- cmd.Wait() }()
+		p := &proc{cmd: cmd, url: "http://" + addr, done: make(chan struct{})}
+		go func() { _ = cmd.Wait(); close(p.done) }()
 		t.Cleanup(func() {
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			select {
@@ -151,17 +152,29 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 		require.NoError(t, admin.GetContext(ctx, &v, fmt.Sprintf(query, schema)))
 		return v
 	}
-	// Kill process one while the queue is being worked.
+	// Kill process one while the queue is being worked: a quarter done,
+	// and both processes running jobs.
 	deadline := time.Now().Add(2 * time.Minute)
-	for count(`SELECT COUNT(*) FROM %s.jobs WHERE status = 'completed'`) < n/4 {
-		require.True(t, time.Now().Before(deadline), "jobs are not being completed")
+	for count(`SELECT COUNT(*) FROM %s.jobs WHERE status = 'completed'`) < n/4 ||
+		count(`SELECT COUNT(DISTINCT lease_owner) FROM %s.jobs WHERE status = 'running'`) < 2 {
+		require.True(t, time.Now().Before(deadline), "jobs are not being completed by both processes")
 		time.Sleep(5 * time.Millisecond)
 	}
 	require.NoError(t, p1.cmd.Process.Signal(syscall.SIGKILL))
 	<-p1.done
 	atKill := count(`SELECT COUNT(*) FROM %s.jobs WHERE status = 'completed'`)
-	heldByDead := count(`SELECT COUNT(*) FROM %s.jobs WHERE status = 'running'`)
-	t.Logf("killed process one with %d/%d jobs completed, %d running", atKill, n, heldByDead)
+	// The jobs running now, by lease owner: the dead process's stay
+	// running until their leases expire, the survivor's it finishes.
+	var running []struct {
+		ID    string `db:"id"`
+		Owner string `db:"lease_owner"`
+	}
+	require.NoError(t, admin.SelectContext(ctx, &running, fmt.Sprintf(`SELECT id, lease_owner FROM %s.jobs WHERE status = 'running'`, schema)))
+	byOwner := map[string][]string{}
+	for _, r := range running {
+		byOwner[r.Owner] = append(byOwner[r.Owner], r.ID)
+	}
+	t.Logf("killed process one with %d/%d jobs completed, %d running under %d owners", atKill, n, len(running), len(byOwner))
 	require.Less(t, atKill, n, "the kill must come while jobs remain")
 
 	for count(`SELECT COUNT(*) FROM %s.jobs WHERE status IN ('completed', 'failed', 'canceled')`) < n {
@@ -173,6 +186,21 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	require.Equal(t, 0, count(`SELECT COUNT(*) FROM (SELECT job_id FROM %s.job_results GROUP BY job_id HAVING COUNT(*) <> 1) x`))
 	reclaimed := count(`SELECT COUNT(*) FROM %s.jobs WHERE attempts > 1`)
 	t.Logf("%d jobs were re-claimed after the kill", reclaimed)
+	// Exactly one owner's jobs, the dead process's, were all re-claimed;
+	// the survivor finished its own without a second claim.
+	dead := 0
+	for owner, ids := range byOwner {
+		var again int
+		require.NoError(t, admin.GetContext(ctx, &again, fmt.Sprintf(`SELECT COUNT(*) FROM %s.jobs WHERE attempts > 1 AND id = ANY($1)`, schema), pq.Array(ids)))
+		switch again {
+		case len(ids):
+			dead++
+		case 0:
+		default:
+			t.Errorf("owner %s: %d of its %d jobs running at the kill were re-claimed", owner, again, len(ids))
+		}
+	}
+	require.Equal(t, 1, dead, "the dead process held jobs at the kill, and the survivor re-claimed all of them")
 	// Still answering: the survivor serves the results.
 	lr, err := c2.ListJobsWithResponse(ctx, &client.ListJobsParams{QueryStatus: ptr(client.JOBSTATUSCOMPLETED), PageSize: ptr(int32(1000))})
 	require.NoError(t, err)

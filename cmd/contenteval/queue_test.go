@@ -105,7 +105,18 @@ func TestCrashedWorkerRecovery(t *testing.T) {
 		require.Len(t, claimed, 1)
 		stop := runWorkers(t, env)
 
-		// While the dead worker's lease holds, nobody takes the job.
+		// While the dead worker's lease holds, nobody takes the job. A
+		// marker job of the same account submitted now is claimed by a
+		// claim that would have taken the older job too (it comes first in
+		// the account's queue, and a claim takes several): once the marker
+		// is done, that claim has passed the job over.
+		marker := env.submit(pf, client.CreateJobRequest{PolicyId: policyID, ContentData: item})
+		require.Equal(t, client.JOBSTATUSCOMPLETED, *env.waitForJob(pf, *marker.JobUuid).Status)
+		held, err := store.GetJob(ctx, env.PolicyFirst.ID, *a.JobUuid)
+		require.NoError(t, err)
+		require.Equal(t, domain.JobRunning, held.Status)
+		require.Equal(t, "crashed", held.LeaseOwner)
+		require.Equal(t, 1, held.Attempts)
 		r, err := env.Client(pf).GetJobWithResponse(ctx, *a.JobUuid)
 		require.NoError(t, err)
 		require.Equal(t, client.JOBSTATUSRUNNING, *r.JSON200.Job.Status)

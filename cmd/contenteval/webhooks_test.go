@@ -108,9 +108,41 @@ func TestJobWebhooks(t *testing.T) {
 		require.Equal(t, "job.failed", byJob[*failed.JobUuid].Type)
 		require.NotNil(t, byJob[*failed.JobUuid].Job.Error)
 
-		// Delivered once each: nothing more arrives.
-		time.Sleep(100 * time.Millisecond)
-		require.Len(t, received(), 2)
+		// Delivered once each: nothing more arrives. Once every outbox row
+		// of the account is delivered (its POST answered before the row is
+		// marked), every delivery it will ever make has reached the
+		// receiver: a duplicate event, or a second attempt at one, would
+		// be counted here.
+		type outboxRow struct {
+			Type        string     `db:"type"`
+			SubjectID   string     `db:"subject_id"`
+			Attempts    int        `db:"attempts"`
+			DeliveredAt *time.Time `db:"delivered_at"`
+			FailedAt    *time.Time `db:"failed_at"`
+		}
+		var rows []outboxRow
+		for deadline := time.Now().Add(20 * time.Second); ; {
+			rows = nil
+			require.NoError(t, env.Main.DB.SelectContext(ctx, &rows, env.Main.DB.Rebind(
+				`SELECT type, subject_id, attempts, delivered_at, failed_at FROM webhook_events WHERE account_id = ?`), env.PolicyFirst.ID))
+			pending := 0
+			for _, r := range rows {
+				if r.DeliveredAt == nil && r.FailedAt == nil {
+					pending++
+				}
+			}
+			if pending == 0 {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "%d outbox events still pending", pending)
+			time.Sleep(10 * time.Millisecond)
+		}
+		require.Len(t, received(), 2, "each job's webhook is delivered once")
+		require.Len(t, rows, 2, "one outbox event per job")
+		for _, r := range rows {
+			require.NotNil(t, r.DeliveredAt, "event %s of %s", r.Type, r.SubjectID)
+			require.Equal(t, 1, r.Attempts, "event %s of %s", r.Type, r.SubjectID)
+		}
 	})
 }
 
