@@ -1,0 +1,280 @@
+package persistence
+
+// The durable job queue: claiming (fairly across accounts, DESIGN §15) and
+// the lease transitions of a claimed job. jobs.go holds the rows and the
+// finished-job write path.
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/contenteval/contenteval/domain"
+	"github.com/jmoiron/sqlx"
+)
+
+// claimable is the condition of a job a worker may claim at now.
+const claimable = `(status = 'pending' OR (status = 'running' AND lease_expires_at < ?))`
+
+// claimableJ is claimable on the alias j.
+const claimableJ = `(j.status = 'pending' OR (j.status = 'running' AND j.lease_expires_at < ?))`
+
+// queuedAccountsSQL lists the accounts with claimable jobs, each with its
+// running work (jobs under a live lease, any owner's, then the claimer's
+// only), how many jobs it has to claim (counted up to the claim's limit),
+// and the creation time of its oldest claimable job in each lane.
+// The accounts are found by a loose index scan of jobs_account_queue_idx
+// (one probe per account, each the next account_id after the previous),
+// not by reading the queue: one account's backlog of any size costs one
+// probe. The running counts read jobs_running_idx, the oldest jobs one
+// probe per lane of jobs_account_queue_idx. Its arguments are
+// queuedAccountsArgs.
+const queuedAccountsSQL = `
+	WITH RECURSIVE queued (account_id) AS (
+		SELECT (SELECT j.account_id FROM jobs j
+		        WHERE j.status IN ('pending', 'running') AND ` + claimableJ + `
+		        ORDER BY j.account_id LIMIT 1)
+		UNION ALL
+		SELECT (SELECT j.account_id FROM jobs j
+		        WHERE j.status IN ('pending', 'running') AND ` + claimableJ + ` AND j.account_id > q.account_id
+		        ORDER BY j.account_id LIMIT 1)
+		FROM queued q WHERE q.account_id IS NOT NULL
+	)
+	SELECT q.account_id,
+		(SELECT COUNT(*) FROM jobs j
+		 WHERE j.account_id = q.account_id AND j.status = 'running' AND j.lease_expires_at >= ?) AS running,
+		(SELECT COUNT(*) FROM jobs j
+		 WHERE j.account_id = q.account_id AND j.status = 'running' AND j.lease_expires_at >= ? AND j.lease_owner = ?) AS mine,
+		(SELECT j.created FROM jobs j
+		 WHERE j.account_id = q.account_id AND j.status IN ('pending', 'running') AND j.expedited = TRUE AND ` + claimableJ + `
+		 ORDER BY j.created LIMIT 1) AS oldest_expedited,
+		(SELECT j.created FROM jobs j
+		 WHERE j.account_id = q.account_id AND j.status IN ('pending', 'running') AND j.expedited = FALSE AND ` + claimableJ + `
+		 ORDER BY j.created LIMIT 1) AS oldest_standard,
+		(SELECT COUNT(*) FROM (SELECT 1 FROM jobs j
+		 WHERE j.account_id = q.account_id AND j.status IN ('pending', 'running') AND ` + claimableJ + `
+		 LIMIT ?) d) AS depth
+	FROM queued q WHERE q.account_id IS NOT NULL`
+
+func queuedAccountsArgs(owner string, now time.Time, limit int) []any {
+	return []any{now, now, now, now, owner, now, now, now, limit}
+}
+
+// claimAccountSQL claims up to a number of one account's claimable jobs,
+// expedited first, then oldest. The candidates are picked in a CTE:
+// PostgreSQL may run an IN (subquery) once per outer row, and with SKIP
+// LOCKED each run can pick different rows, claiming more than asked. A
+// locking CTE runs once. %s is the row-lock clause (none on SQLite, whose
+// transaction holds the write lock).
+const claimAccountSQL = `
+	WITH picked AS (
+		SELECT id FROM jobs
+		WHERE account_id = ? AND status IN ('pending', 'running') AND ` + claimable + `
+		ORDER BY expedited DESC, created, id
+		LIMIT ?%s
+	)
+	UPDATE jobs
+	SET status = 'running', lease_owner = ?, lease_expires_at = ?, attempts = attempts + 1,
+	    started = COALESCE(started, ?), updated = ?
+	WHERE id IN (SELECT id FROM picked) AND ` + claimable + `
+	RETURNING ` + jobColumns + `, input`
+
+// queuedAccount is an account with claimable jobs, as a claim sees it.
+type queuedAccount struct {
+	ID              string    `db:"account_id"`
+	Running         int       `db:"running"` // jobs under a live lease, any owner's
+	Mine            int       `db:"mine"`    // of those, the claimer's
+	OldestExpedited scanTime  `db:"oldest_expedited"`
+	OldestStandard  scanTime  `db:"oldest_standard"`
+	Depth           int       `db:"depth"` // claimable jobs, up to the claim's limit
+	oldest          time.Time // the older of the two
+}
+
+// ClaimJobs claims up to limit jobs for owner, shared fairly across
+// accounts (domain.JobStore.ClaimJobs; DESIGN §15).
+//
+// The accounts with claimable jobs and their running work are read first,
+// outside a transaction; that read is also what an idle worker polling an
+// empty queue costs, so it takes no write lock (SQLite) nor row locks.
+// shareSlots then decides how many jobs each account gets, and each
+// account's share is claimed by one guarded UPDATE in one transaction. An
+// account that gives fewer jobs than its share (another claimer took them
+// since the read) is left out and the rest shared again.
+//
+// Several replicas claim concurrently on PostgreSQL: each sees the others'
+// committed claims only, so two claims at the same instant may both favour
+// the same account; the next claims even it out. Exactly-once does not
+// depend on the read: every UPDATE re-checks that the job is claimable, and
+// SKIP LOCKED keeps concurrent claimers off each other's rows.
+// Codes: ABORTED, UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+func (s *Jobs) ClaimJobs(ctx context.Context, owner string, now, leaseUntil time.Time, limit, accountMax int) ([]*domain.Job, error) {
+	now, leaseUntil = StoredTime(now), StoredTime(leaseUntil)
+	if limit <= 0 {
+		return nil, nil
+	}
+	var accounts []*queuedAccount
+	// Prepared once per connection: planning the statement costs more than
+	// running it on a short queue.
+	if err := s.db.selectPrepared(ctx, &accounts, queuedAccountsSQL, queuedAccountsArgs(owner, now, limit)...); err != nil {
+		return nil, TranslateError(err)
+	}
+	if len(accounts) == 0 {
+		return nil, nil
+	}
+	for _, a := range accounts {
+		a.oldest = a.OldestStandard.Time
+		if e := a.OldestExpedited.Time; !e.IsZero() && (a.oldest.IsZero() || e.Before(a.oldest)) {
+			a.oldest = e
+		}
+	}
+	lock := ""
+	if s.db.Dialect == Postgres {
+		lock = " FOR UPDATE SKIP LOCKED"
+	}
+	claim := fmt.Sprintf(claimAccountSQL, lock)
+	var rows []jobRow
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		free := limit
+		for free > 0 {
+			shares := shareSlots(accounts, free, accountMax)
+			again := false
+			for i, n := range shares {
+				if n == 0 {
+					continue
+				}
+				var got []jobRow
+				if err := tx.SelectContext(ctx, &got, tx.Rebind(claim),
+					accounts[i].ID, now, n, owner, leaseUntil, now, now, now); err != nil {
+					return err
+				}
+				rows = append(rows, got...)
+				free -= len(got)
+				accounts[i].Running += len(got)
+				accounts[i].Mine += len(got)
+				accounts[i].Depth -= len(got)
+				if len(got) < n {
+					accounts[i].Depth = 0
+					again = true
+				}
+			}
+			if !again {
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return toJobs(rows)
+}
+
+// shareSlots returns how many of free slots each account gets (by index of
+// accounts), given one at a time: to the account with the least running
+// work, counting what it got already; ties to the account whose oldest
+// claimable job is oldest, then to the smaller id. No account gets more
+// than its Depth. While another account still has jobs left without a slot,
+// an account holding accountMax of the claimer's slots gets no more
+// (accountMax 0: no cap).
+func shareSlots(accounts []*queuedAccount, free, accountMax int) []int {
+	shares := make([]int, len(accounts))
+	waiting := 0 // accounts with jobs left without a slot
+	for _, a := range accounts {
+		if a.Depth > 0 {
+			waiting++
+		}
+	}
+	for range free {
+		best := -1
+		for i, a := range accounts {
+			if shares[i] >= a.Depth {
+				continue
+			}
+			if accountMax > 0 && a.Mine+shares[i] >= accountMax && waiting > 1 {
+				continue
+			}
+			if best < 0 || fairer(a, shares[i], accounts[best], shares[best]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		shares[best]++
+		if shares[best] == accounts[best].Depth {
+			waiting--
+		}
+	}
+	return shares
+}
+
+// fairer reports whether a (with n slots given in this claim) comes before
+// b (with m).
+func fairer(a *queuedAccount, n int, b *queuedAccount, m int) bool {
+	if ra, rb := a.Running+n, b.Running+m; ra != rb {
+		return ra < rb
+	}
+	if !a.oldest.Equal(b.oldest) {
+		return a.oldest.Before(b.oldest)
+	}
+	return a.ID < b.ID
+}
+
+// scanTime scans a nullable time that may arrive as a time.Time or, from
+// an SQLite expression (which carries no column type for the driver to
+// convert), as the stored integer of unix microseconds. NULL is the zero
+// time.
+type scanTime struct{ time.Time }
+
+func (t *scanTime) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		t.Time = time.Time{}
+	case time.Time:
+		t.Time = v.UTC()
+	case int64:
+		t.Time = time.UnixMicro(v).UTC()
+	default:
+		return fmt.Errorf("persistence: cannot scan %T as a time", src)
+	}
+	return nil
+}
+
+// guarded runs a transition UPDATE whose WHERE requires the job to be
+// running under owner; no row updated means owner lost it: ABORTED.
+func guarded(ctx context.Context, tx *sqlx.Tx, id string, query string, args ...any) error {
+	res, err := tx.ExecContext(ctx, tx.Rebind(query), args...)
+	if err != nil {
+		return err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return domain.Errorf(domain.Aborted, "job %q is no longer held by this worker", id)
+	}
+	return nil
+}
+
+// RenewLease extends owner's lease to until. Codes: ABORTED when owner no
+// longer holds the job; UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+func (s *Jobs) RenewLease(ctx context.Context, id, owner string, until, now time.Time) error {
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		return guarded(ctx, tx, id, `
+			UPDATE jobs SET lease_expires_at = ?
+			WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+			StoredTime(until), id, owner)
+	})
+}
+
+// ReleaseJob puts a job owner holds back in the queue. Codes: ABORTED;
+// UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+func (s *Jobs) ReleaseJob(ctx context.Context, id, owner string, now time.Time) error {
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		return guarded(ctx, tx, id, `
+			UPDATE jobs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated = ?
+			WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+			StoredTime(now), id, owner)
+	})
+}
