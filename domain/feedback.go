@@ -195,7 +195,7 @@ func (s *LabelEvaluationService) CreateFeedback(ctx context.Context, accountID, 
 	}
 	now := s.clock.Now()
 	a := &FeedbackAnnotation{
-		ID: newLabelObjectID(), AccountID: accountID, JobID: j.ID, JobResultID: res.ID, ContentHash: hash,
+		ID: NewID(), AccountID: accountID, JobID: j.ID, JobResultID: res.ID, ContentHash: hash,
 		Occurrence: in.Occurrence, Label: label, LabelID: labelID, LabelVersionID: versionID,
 		Expected: in.Expected, Actual: actual, Comment: in.Comment, Created: now, Updated: now,
 	}

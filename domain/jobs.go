@@ -158,9 +158,6 @@ type Job struct {
 	Completed       *time.Time // terminal transition
 	// Results are filled by JobService.Get for completed jobs only.
 	Results []*JobResult
-	// syncErr is what a synchronous caller (waitForCompletion) gets instead
-	// of the failed job: the precheck's 499, or a bad image URL's 400.
-	syncErr error
 }
 
 // JobResult is the evaluation of one content entry.
@@ -267,6 +264,11 @@ type JobStore interface {
 	// returns false, charging nothing, when it would not. Codes: ABORTED
 	// when owner no longer holds the job.
 	ChargeQuota(ctx context.Context, id, owner, accountID, day string, n, limit int64) (bool, error)
+	// CreateFinishedJob inserts j, already in its terminal status, with its
+	// results and hits, in one write: a synchronous job evaluated before it
+	// was stored (the fast path). Codes: ALREADY_EXISTS, NOT_FOUND (unknown
+	// account).
+	CreateFinishedJob(ctx context.Context, j *Job, results []*JobResult, hits []*LabelHit) error
 	// ListLabelHits returns a job's hits with Seq > afterSeq, in Seq order,
 	// optionally of one result only.
 	ListLabelHits(ctx context.Context, jobID, jobResultID string, afterSeq, limit int) ([]*LabelHit, error)
@@ -370,23 +372,6 @@ func unavailableContent(items []ContentItem, images, media bool) *JobError {
 		}
 	}
 	return nil
-}
-
-// contentHits returns the label hits of one text or image result: one per
-// TRUE section, in report order, at startMs 0.
-func contentHits(jobID, resultID string, modality Modality, rep *rules.Report, seq *int) []*LabelHit {
-	var hits []*LabelHit
-	for _, s := range rep.Sections {
-		if s.Result != rules.OutcomeTrue {
-			continue
-		}
-		hits = append(hits, &LabelHit{
-			JobID: jobID, JobResultID: resultID, Seq: *seq, Label: s.Name,
-			Modality: modality, Score: s.Score, StartMs: 0,
-		})
-		*seq++
-	}
-	return hits
 }
 
 func parseURL(s string) (*url.URL, error) { return url.Parse(s) }

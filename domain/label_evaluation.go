@@ -4,7 +4,6 @@ import (
 	"container/list"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -37,6 +36,7 @@ type LabelEvaluationService struct {
 	clock     Clock
 	tokens    *PageTokens
 	cfg       LabelEvaluationConfig
+	runner    *ItemRunner
 	owner     string
 	plans     *rules.Cache
 	cache     *evaluationCache
@@ -74,7 +74,8 @@ func NewLabelEvaluationService(labels LabelStore, versions LabelVersionStore, jo
 	}
 	return &LabelEvaluationService{
 		labels: labels, versions: versions, jobs: jobs, feedback: feedback, hitRanges: cfg.HitRanges, clock: clock, tokens: tokens, cfg: cfg,
-		owner: "label-eval-" + newLabelObjectID(), plans: rules.NewCache(1000), cache: newEvaluationCache(cfg.CacheEntries),
+		runner: NewItemRunner(ItemRunnerConfig{Images: cfg.Images, Budget: cfg.ItemDeadline, Now: clock.Now}),
+		owner:  "label-eval-" + NewID(), plans: rules.NewCache(1000), cache: newEvaluationCache(cfg.CacheEntries),
 	}
 }
 
@@ -150,25 +151,23 @@ func (s *LabelEvaluationService) Evaluate(ctx context.Context, account *Account,
 	// An image is fetched, prechecked and analysed once for all versions. A
 	// precheck rejection is CANCELED with a PrecheckFailure detail (the 499
 	// body) and no job is recorded for content that must not be evaluated.
-	content := rules.Content{Text: items[0].Text, Modality: "text"}
-	modality := ModalityText
-	if k := items[0].Kind; (k == ContentImage || k == ContentImageURL) && s.cfg.Images != nil {
-		ictx, cancel := context.WithTimeoutCause(ctx, s.cfg.ItemDeadline, errItemDeadline)
-		img, err := s.cfg.Images.InspectImage(ictx, account.ID, "", items[0], nil)
-		cancel()
-		if err != nil {
-			if ctx.Err() == nil && errors.Is(context.Cause(ictx), errItemDeadline) {
-				return nil, Errorf(DeadlineExceeded, "%s", ErrJobItemDeadline.Message)
-			}
-			return nil, withFieldPrefix(err, "contentData.")
+	// Content the runner cannot take here (video, audio, images without an
+	// inspector) fails each version's job instead (labelContentError).
+	item := Item{AccountID: account.ID, Field: "contentData", Content: items[0], ContentHash: sums[0].ContentHash}
+	in := &InspectedItem{item: item, hash: item.ContentHash, modality: ModalityText, content: rules.Content{Text: items[0].Text, Modality: "text"}}
+	if k := items[0].Kind; k == ContentText || ((k == ContentImage || k == ContentImageURL) && s.cfg.Images != nil) {
+		in, err = s.runner.Inspect(ctx, item)
+		if ie, ok := AsItemError(err); ok {
+			return nil, ie.Err
 		}
-		content = rules.Content{Text: img.Text, Image: &img.Features, Modality: "image"}
-		modality = ModalityImage
-		sums[0].ContentHash = img.ContentHash
+		if err != nil {
+			return nil, err
+		}
+		sums[0].ContentHash = in.ContentHash()
 	}
 	resp := &LabelEvaluationResponse{ContentHash: sums[0].ContentHash}
 	for _, id := range req.LabelVersionIDs {
-		r, err := s.evaluateOne(ctx, account, req, id, items, sums, content, modality)
+		r, err := s.evaluateOne(ctx, account, req, id, items, sums, in)
 		if err != nil {
 			return nil, err
 		}
@@ -227,7 +226,7 @@ func lderefOr[T any](first, second *T, def T) T {
 }
 
 func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Account, req EvaluateLabelsRequest, id string,
-	items []ContentItem, sums []ContentSummary, content rules.Content, modality Modality) (*LabelEvaluationResult, error) {
+	items []ContentItem, sums []ContentSummary, in *InspectedItem) (*LabelEvaluationResult, error) {
 	res := &LabelEvaluationResult{LabelVersionID: id}
 	v, err := s.versions.FindLabelVersion(ctx, account.ID, id)
 	if ErrorCode(err) == NotFound {
@@ -265,7 +264,7 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 		input = nil
 	}
 	j := &Job{
-		ID: newLabelObjectID(), AccountID: account.ID, Type: JobTypeStandard, Status: JobRunning,
+		ID: NewID(), AccountID: account.ID, Type: JobTypeStandard, Status: JobRunning,
 		LabelID: l.ID, LabelVersionID: v.ID, Threshold: st.Threshold, Expedited: st.Expedited,
 		Input: input, Contents: sums, LeaseOwner: s.owner, LeaseExpiresAt: &until, Attempts: 1,
 		Created: now, Updated: now, Started: &now,
@@ -304,29 +303,26 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 			return fail(ErrJobQuota)
 		}
 	}
-	if e := labelContentError(items[0], content); e != nil {
+	if e := labelContentError(items[0], in.Content()); e != nil {
 		return fail(*e)
 	}
-	ictx, cancel := context.WithTimeoutCause(ctx, s.cfg.ItemDeadline, errItemDeadline)
-	defer cancel()
-	rep, err := s.report(ictx, v, st, bypass, content, sums[0].ContentHash)
+	eval := func(ctx context.Context, c rules.Content) (*rules.Report, error) {
+		return s.report(ctx, v, st, bypass, c, sums[0].ContentHash)
+	}
+	seq := 0
+	r, hits, err := s.runner.Evaluate(ctx, in.ForJob(j.ID), eval, &seq)
 	if err != nil {
-		switch {
-		case ctx.Err() != nil:
+		if ctx.Err() != nil {
 			// The client went away: the job is canceled, not failed.
 			_ = end(JobCanceled, nil, nil, nil)
 			return nil, ctx.Err()
-		case errors.Is(context.Cause(ictx), errItemDeadline):
-			return fail(ErrJobItemDeadline)
+		}
+		if ie, ok := AsItemError(err); ok {
+			return fail(ie.Job)
 		}
 		return fail(ErrJobInternal)
 	}
-	r := &JobResult{
-		ID: newLabelObjectID(), JobID: j.ID, Index: 0, ContentHash: sums[0].ContentHash,
-		Metadata: items[0].Metadata, Report: rep, Created: s.clock.Now(),
-	}
-	seq := 0
-	hits := labelHits(j.ID, r.ID, modality, rep, &seq)
+	rep := r.Report
 	if err := end(JobCompleted, nil, []*JobResult{r}, hits); err != nil {
 		return nil, err
 	}
@@ -354,23 +350,6 @@ func labelContentError(it ContentItem, c rules.Content) *JobError {
 	}
 	e := JobError{ReasonJobFailed, "Label evaluation supports text and image content; the content is " + string(it.Kind) + "."}
 	return &e
-}
-
-// labelHits returns the label hits of a text or image result: one per TRUE
-// section, in report order, at startMs 0.
-func labelHits(jobID, resultID string, modality Modality, rep *rules.Report, seq *int) []*LabelHit {
-	var hits []*LabelHit
-	for _, sec := range rep.Sections {
-		if sec.Result != rules.OutcomeTrue {
-			continue
-		}
-		hits = append(hits, &LabelHit{
-			JobID: jobID, JobResultID: resultID, Seq: *seq, Label: sec.Name,
-			Modality: modality, Score: sec.Score, StartMs: 0,
-		})
-		*seq++
-	}
-	return hits
 }
 
 // labelSection returns the section of a label version's report: the one

@@ -49,7 +49,7 @@ func (s *LabelService) CreateLabelTag(ctx context.Context, accountID string, in 
 		return nil, InvalidField("color", "must be at most 32 characters")
 	}
 	now := s.clock.Now()
-	t := &LabelTag{ID: newLabelObjectID(), AccountID: accountID, Name: in.Name, Color: in.Color, Created: now, Updated: now}
+	t := &LabelTag{ID: NewID(), AccountID: accountID, Name: in.Name, Color: in.Color, Created: now, Updated: now}
 	if err := s.tags.CreateLabelTag(ctx, t, MaxLabelTagsPerAccount); err != nil {
 		return nil, err
 	}

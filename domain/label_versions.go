@@ -168,7 +168,7 @@ func (s *LabelService) CreateLabelVersion(ctx context.Context, accountID, labelI
 	}
 	st := plan.StatsWithGlobalContext(in.GlobalContext)
 	v := &LabelVersion{
-		ID:                   newLabelObjectID(),
+		ID:                   NewID(),
 		LabelID:              label.ID,
 		AccountID:            accountID,
 		Text:                 in.Text,

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // Label is a named rule entity of a label-first account; its rules live in
@@ -174,7 +172,7 @@ func (s *LabelService) CreateLabel(ctx context.Context, accountID string, in New
 	}
 	now := s.clock.Now()
 	l := &Label{
-		ID: newLabelObjectID(), AccountID: accountID, Name: in.Name, PolicyID: in.PolicyID,
+		ID: NewID(), AccountID: accountID, Name: in.Name, PolicyID: in.PolicyID,
 		Description: in.Description, Created: now, Updated: now,
 	}
 	if err := s.labels.CreateLabel(ctx, l, tagIDs); err != nil {
@@ -294,12 +292,4 @@ func (s *LabelService) SetLabelTags(ctx context.Context, accountID, id string, t
 		return nil, InvalidField("labelTagIds", "at most 100 tags per label")
 	}
 	return s.labels.SetLabelTags(ctx, accountID, id, tagIDs, s.clock.Now())
-}
-
-// newLabelObjectID returns a time-ordered UUID (v7), falling back to v4.
-func newLabelObjectID() string {
-	if id, err := uuid.NewV7(); err == nil {
-		return id.String()
-	}
-	return uuid.NewString()
 }

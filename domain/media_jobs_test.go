@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -77,44 +76,6 @@ func (f *fakeAnalyzer) AnalyzeMedia(ctx context.Context, in MediaInput, pre Fram
 			FrameStartMs: mediaMs(0), FrameEndMs: mediaMs(1000), TranscriptStartMs: mediaMs(100), TranscriptEndMs: mediaMs(900)})
 	}
 	return &MediaAnalysis{Kind: in.Kind, ContentHash: "sha256::fetched", Hits: hits, Report: rep}, nil
-}
-
-func TestEvaluateMediaItem(t *testing.T) {
-	t.Parallel()
-	plan, err := rules.Compile(`LABEL "Violence" { =("kill") }`, rules.CompileOptions{})
-	require.NoError(t, err)
-	now := time.Date(2026, 11, 22, 7, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	j := &Job{ID: "job1", AccountID: "acct1", Threshold: 0.5, Contents: []ContentSummary{{ContentHash: ""}, {ContentHash: "sha256::submitted"}}}
-
-	an := &fakeAnalyzer{text: "I will kill you"}
-	seq := 0
-	it := ContentItem{Kind: ContentVideoURL, URL: "https://cdn/v.mp4", Metadata: map[string]string{"k": "v"}}
-	preFor := func(accountID, jobID string) FramePrecheck { return &jobPrecheck{accountID, jobID} }
-	r, hits, err := evaluateMediaItem(context.Background(), an, preFor, j, 0, it, plan, clock, &seq)
-	require.NoError(t, err)
-	require.Equal(t, &jobPrecheck{"acct1", "job1"}, an.pre, "the precheck is the job's own, for its audit records")
-	require.Equal(t, MediaInput{Kind: MediaVideo, URL: "https://cdn/v.mp4"}, an.got)
-	require.Equal(t, "sha256::fetched", r.ContentHash, "a URL's hash comes from what was fetched")
-	require.Equal(t, "job1", r.JobID)
-	require.Equal(t, 0, r.Index)
-	require.Equal(t, now, r.Created)
-	require.Equal(t, map[string]string{"k": "v"}, r.Metadata)
-	require.Equal(t, rules.OutcomeTrue, r.Report.Result)
-	require.Equal(t, []*LabelHit{{JobID: "job1", JobResultID: r.ID, Seq: 0, Label: "Violence", Modality: ModalityVideo, Score: 1,
-		StartMs: 100, EndMs: mediaMs(900), FrameStartMs: mediaMs(0), FrameEndMs: mediaMs(1000),
-		TranscriptStartMs: mediaMs(100), TranscriptEndMs: mediaMs(900)}}, hits)
-
-	r, _, err = evaluateMediaItem(context.Background(), an, nil, j, 1, ContentItem{Kind: ContentAudio, Bytes: []byte("x")}, plan, clock, &seq)
-	require.NoError(t, err)
-	require.Equal(t, "sha256::submitted", r.ContentHash, "inline bytes keep the hash computed on submission")
-
-	_, _, err = evaluateMediaItem(context.Background(), an, nil, j, 0, ContentItem{Kind: ContentText}, plan, clock, &seq)
-	require.Error(t, err)
-	require.Nil(t, mediaJobError(err))
-
-	_, _, err = evaluateMediaItem(context.Background(), nil, nil, j, 0, it, plan, clock, &seq)
-	require.Equal(t, &ErrJobNoMedia, mediaJobError(err))
 }
 
 type jobPrecheck struct{ account, job string }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain/rules"
-	"github.com/google/uuid"
 )
 
 // Policy is a named rule document of a policy-first account (DESIGN §9). Its
@@ -357,15 +356,6 @@ func (s *PolicyService) version(ctx context.Context, policyID, versionID string)
 	s.versions[versionID] = v
 	s.mu.Unlock()
 	return v, nil
-}
-
-// NewID returns a new time-ordered unique id (UUIDv7).
-func NewID() string {
-	id, err := uuid.NewV7()
-	if err != nil {
-		return uuid.NewString()
-	}
-	return id.String()
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -3,7 +3,6 @@ package domain
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -77,6 +76,7 @@ type JobService struct {
 	clock    Clock
 	tokens   *PageTokens
 	cfg      JobConfig
+	runner   *ItemRunner
 	owner    string // this process's lease owner id
 	log      *slog.Logger
 
@@ -95,9 +95,14 @@ func NewJobService(jobs JobStore, policies *PolicyService, accounts AccountStore
 		log = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	cfg = cfg.withDefaults()
+	runner := NewItemRunner(ItemRunnerConfig{
+		Images: cfg.Images, Media: cfg.Media, MediaPrecheck: cfg.MediaPrecheck,
+		Budget: cfg.ItemDeadline, Now: clock.Now,
+	})
 	return &JobService{
 		jobs: jobs, policies: policies, accounts: accounts, clock: clock, tokens: tokens,
-		cfg: cfg.withDefaults(), owner: NewID(), log: log,
+		cfg: cfg, runner: runner, owner: NewID(), log: log,
 		wake: make(chan struct{}, 1), bgCtx: ctx, bgCancel: cancel,
 	}
 }
@@ -191,26 +196,29 @@ func (s *JobService) Submit(ctx context.Context, account *Account, req JobReques
 		s.notify()
 		return j, nil
 	}
-	if store, ok := s.fastPath(j, account); ok {
-		return s.runFast(ctx, store, j, plan)
+	if s.fastPath(j, account) {
+		return s.runFast(ctx, j, plan)
 	}
 	s.own(j)
 	if err := s.jobs.CreateJob(ctx, j); err != nil {
 		return nil, err
 	}
 	done := make(chan struct{})
+	var itemErr *ItemError
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
 		defer close(done)
-		s.execute(s.bgCtx, j, account, plan)
+		itemErr = s.execute(s.bgCtx, j, account, plan)
 	}()
 	timer := time.NewTimer(s.cfg.WaitCap)
 	defer timer.Stop()
 	select {
 	case <-done:
-		if j.syncErr != nil {
-			return nil, j.syncErr
+		if itemErr != nil {
+			if err := itemErr.RequestError(); err != nil {
+				return nil, err
+			}
 		}
 		if j.Status.Terminal() { // finished by this process: j is current
 			return j, nil
@@ -220,85 +228,6 @@ func (s *JobService) Submit(ctx context.Context, account *Account, req JobReques
 		return nil, ctx.Err()
 	}
 	return s.Get(ctx, account, j.ID)
-}
-
-// finishedJobStore is implemented by job stores that can record a job that
-// is already finished, with its results, in one write.
-type finishedJobStore interface {
-	CreateFinishedJob(ctx context.Context, j *Job, results []*JobResult, hits []*LabelHit) error
-}
-
-// fastPathMaxText bounds the text of a synchronous job that takes the fast
-// path: small enough to evaluate in milliseconds.
-const fastPathMaxText = 64 << 10
-
-// fastPath reports whether a synchronous job may be evaluated before it is
-// stored and then recorded finished in one write, instead of being stored
-// running, evaluated under a lease and finished (two writes): small text-only
-// jobs of accounts without a daily quota (charging needs the stored job).
-// The trade: such a job is recorded only once it is done, so a crash during
-// its few milliseconds of evaluation leaves no record; the client, whose
-// request fails with the crash, never learned its id either.
-func (s *JobService) fastPath(j *Job, account *Account) (finishedJobStore, bool) {
-	store, ok := s.jobs.(finishedJobStore)
-	if !ok || account.Limits.EvaluationsPerDay > 0 {
-		return nil, false
-	}
-	total := 0
-	for _, it := range j.Input {
-		if it.Kind != ContentText {
-			return nil, false
-		}
-		total += len(it.Text)
-	}
-	return store, total <= fastPathMaxText
-}
-
-// runFast evaluates j in the request and records it finished (see fastPath).
-// The evaluation runs under the process's lifetime, not the request's, so a
-// client that goes away does not leave the job half done.
-func (s *JobService) runFast(ctx context.Context, store finishedJobStore, j *Job, plan *rules.Plan) (*Job, error) {
-	ectx, cancel := context.WithTimeout(s.bgCtx, s.cfg.ExecutionDeadline)
-	defer cancel()
-	started := j.Created
-	j.Started, j.Attempts = &started, 1
-	var results []*JobResult
-	var hits []*LabelHit
-	var jobErr *JobError
-	seq := 0
-	for i, it := range j.Input {
-		r, h, err := s.evaluateItem(ectx, j, i, it, plan, &seq)
-		if err != nil {
-			if s.bgCtx.Err() != nil {
-				return nil, Errorf(Unavailable, "the server is shutting down; retry the request")
-			}
-			e := ErrJobInternal
-			switch {
-			case errors.Is(err, errItemDeadline):
-				e = ErrJobItemDeadline
-			case errors.Is(ectx.Err(), context.DeadlineExceeded):
-				e = ErrJobDeadline
-			default:
-				s.log.Error("job failed", "job", j.ID, "error", err.Error())
-			}
-			jobErr, results, hits = &e, nil, nil
-			break
-		}
-		results = append(results, r)
-		hits = append(hits, h...)
-	}
-	now := s.clock.Now()
-	j.Status, j.Error, j.Completed, j.Updated = JobCompleted, jobErr, &now, now
-	if jobErr != nil {
-		j.Status = JobFailed
-	}
-	if err := store.CreateFinishedJob(context.WithoutCancel(ctx), j, results, hits); err != nil {
-		return nil, err
-	}
-	if j.Status == JobCompleted {
-		j.Results = results
-	}
-	return j, nil
 }
 
 // Get returns a job of the account, with its results when it is complete.
@@ -352,13 +281,6 @@ func (s *JobService) List(ctx context.Context, account *Account, f JobFilter, pa
 	return js, next, nil
 }
 
-func (s *JobService) notify() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
 // begin runs the checks every job passes before its evaluation starts: the
 // admission timeout (queued jobs on their first claim), the execution
 // deadline and the daily quota. It returns the job error that ends the job
@@ -400,19 +322,21 @@ func (s *JobService) begin(ctx context.Context, j *Job, account *Account, queued
 
 // execute runs a job this process holds, to its terminal status. ctx is the
 // process's lifetime: when it ends first, the job is released to the queue
-// for another process (or left to its lease expiry when that fails).
-func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan *rules.Plan) {
+// for another process (or left to its lease expiry when that fails). An
+// item's failure, which failed the job, is returned: a synchronous caller
+// may have to answer with it instead of the job.
+func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan *rules.Plan) *ItemError {
 	jobErr, left, err := s.begin(ctx, j, account, account == nil)
 	if err != nil {
 		s.abandon(ctx, j, err)
-		return
+		return nil
 	}
 	if jobErr == nil {
 		jobErr = unavailableContent(j.Input, s.cfg.Images != nil, s.cfg.Media != nil)
 	}
 	if jobErr != nil {
 		s.finish(j, JobFailed, jobErr, nil, nil)
-		return
+		return nil
 	}
 	ectx, cancel := context.WithTimeout(ctx, left)
 	defer cancel()
@@ -423,86 +347,28 @@ func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan
 		_, plan, err = s.policies.plan(ectx, j.PolicyID, j.PolicyVersionID)
 		if err != nil {
 			s.endOnError(ctx, ectx, j, err)
-			return
+			return nil
 		}
 	}
+	eval := PlanEvaluator(plan, j)
 	var results []*JobResult
 	var hits []*LabelHit
 	seq := 0
-	for i, it := range j.Input {
-		r, h, err := s.evaluateItem(ectx, j, i, it, plan, &seq)
-		if je := itemJobError(err); je != nil {
-			if imageJobError(err) != nil {
-				j.syncErr = err
-			}
-			s.finish(j, JobFailed, je, nil, nil)
-			return
+	for i := range j.Input {
+		r, h, err := s.runner.Run(ectx, JobItem(j, i), eval, &seq)
+		if ie, ok := AsItemError(err); ok {
+			s.finish(j, JobFailed, &ie.Job, nil, nil)
+			return ie
 		}
 		if err != nil {
 			s.endOnError(ctx, ectx, j, err)
-			return
+			return nil
 		}
 		results = append(results, r)
 		hits = append(hits, h...)
 	}
 	s.finish(j, JobCompleted, nil, results, hits)
-}
-
-// errItemDeadline is the cause of an item's context whose budget ran out:
-// it tells the item's budget apart from the job's deadline, a lost lease and
-// a shutdown, which end the same context.
-var errItemDeadline = errors.New("the content item overran its time budget")
-
-// evaluateItem evaluates one entry within the item budget
-// (JobConfig.ItemDeadline), so that no single item holds a worker longer:
-// past it the error wraps errItemDeadline, whatever the evaluation returned
-// as it was cut short (a failed fetch, a killed ffmpeg, ctx.Err()).
-func (s *JobService) evaluateItem(ctx context.Context, j *Job, i int, it ContentItem, plan *rules.Plan, seq *int) (*JobResult, []*LabelHit, error) {
-	ictx, cancel := context.WithTimeoutCause(ctx, s.cfg.ItemDeadline, errItemDeadline)
-	defer cancel()
-	r, h, err := s.evaluateContent(ictx, j, i, it, plan, seq)
-	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(ictx), errItemDeadline) {
-		return nil, nil, fmt.Errorf("contentData[%d]: %w", i, errItemDeadline)
-	}
-	return r, h, err
-}
-
-// itemJobError returns the job error that an item's evaluation error ends
-// its job with, or nil for errors that are not the item's (see endOnError).
-func itemJobError(err error) *JobError {
-	if errors.Is(err, errItemDeadline) {
-		e := ErrJobItemDeadline
-		return &e
-	}
-	return mediaJobError(err)
-}
-
-// evaluateContent evaluates one text or image entry into its result and
-// hits. Image entries are prechecked first (a rejection is an error that
-// imageJobError maps).
-func (s *JobService) evaluateContent(ctx context.Context, j *Job, i int, it ContentItem, plan *rules.Plan, seq *int) (*JobResult, []*LabelHit, error) {
-	if isMediaKind(it.Kind) {
-		return evaluateMediaItem(ctx, s.cfg.Media, s.cfg.MediaPrecheck, j, i, it, plan, s.clock.Now, seq)
-	}
-	content := rules.Content{Text: it.Text, Modality: "text"}
-	hash, modality := j.Contents[i].ContentHash, ModalityText
-	if it.Kind == ContentImage || it.Kind == ContentImageURL {
-		img, err := s.cfg.Images.InspectImage(ctx, j.AccountID, j.ID, it, j.Options)
-		if err != nil {
-			return nil, nil, withFieldPrefix(err, fmt.Sprintf("contentData[%d].", i))
-		}
-		content = rules.Content{Text: img.Text, Image: &img.Features, Modality: "image"}
-		hash, modality = img.ContentHash, ModalityImage
-	}
-	rep, err := plan.Evaluate(ctx, content, rules.EvalOptions{Threshold: j.Threshold, Expedited: j.Expedited})
-	if err != nil {
-		return nil, nil, err
-	}
-	r := &JobResult{
-		ID: NewID(), JobID: j.ID, Index: i, ContentHash: hash,
-		Metadata: it.Metadata, Report: rep, Created: s.clock.Now(),
-	}
-	return r, contentHits(j.ID, r.ID, modality, rep, seq), nil
+	return nil
 }
 
 // endOnError ends a job whose evaluation returned err: the execution
@@ -561,220 +427,4 @@ func (s *JobService) finish(j *Job, to JobStatus, jobErr *JobError, results []*J
 	default:
 		s.log.Error("recording job outcome", "job", j.ID, "error", err.Error())
 	}
-}
-
-// renewWhileRunning renews j's lease every third of the lease until stopped;
-// losing the lease cancels the job's context through cancel.
-func (s *JobService) renewWhileRunning(ctx context.Context, cancel context.CancelFunc, j *Job) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(s.cfg.Lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				now := s.clock.Now()
-				err := s.jobs.RenewLease(ctx, j.ID, j.LeaseOwner, now.Add(s.cfg.Lease), now)
-				if ErrorCode(err) == Aborted {
-					cancel()
-					return
-				}
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
-}
-
-// RunWorkers claims and runs queued jobs until ctx ends, then releases the
-// jobs still running and returns. Several processes may run workers on one
-// database; the store's claims and leases make each job run to completion
-// once.
-func (s *JobService) RunWorkers(ctx context.Context) {
-	slots := make(chan struct{}, s.cfg.Concurrency)
-	freed := make(chan struct{}, s.cfg.Concurrency)
-	var running sync.WaitGroup
-	defer running.Wait()
-	for {
-		free := s.cfg.Concurrency - len(slots)
-		claimed := 0
-		if free > 0 && ctx.Err() == nil {
-			now := s.clock.Now()
-			jobs, err := s.jobs.ClaimJobs(ctx, s.owner, now, now.Add(s.cfg.Lease), free, s.cfg.AccountMaxRunning)
-			if err != nil && ctx.Err() == nil {
-				s.log.Warn("claiming jobs", "error", err.Error())
-			}
-			claimed = len(jobs)
-			for _, j := range jobs {
-				slots <- struct{}{}
-				running.Add(1)
-				go func() {
-					defer running.Done()
-					defer func() {
-						<-slots
-						select {
-						case freed <- struct{}{}:
-						default:
-						}
-					}()
-					s.execute(ctx, j, nil, nil)
-				}()
-			}
-		}
-		if claimed > 0 && claimed == free {
-			continue // there may be more, and no slot is free anyway
-		}
-		timer := time.NewTimer(s.cfg.PollInterval)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case <-s.wake:
-		case <-freed:
-		case <-timer.C:
-		}
-		timer.Stop()
-	}
-}
-
-// Shutdown stops the jobs this process runs for requests (synchronous and
-// streamed) and waits for them, up to ctx.
-func (s *JobService) Shutdown(ctx context.Context) {
-	s.bgCancel()
-	done := make(chan struct{})
-	go func() { s.bg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-	}
-}
-
-// StreamItem is one line of a job stream: the result of entry Index, or the
-// error that entry failed with.
-type StreamItem struct {
-	Index  int
-	Result *JobResult
-	Err    *Error
-}
-
-// JobStream is a streamed job (POST /v1/jobs/stream): created and owned by
-// the requesting process, evaluated entry by entry as Run is called.
-type JobStream struct {
-	Job  *Job
-	s    *JobService
-	plan *rules.Plan
-	left time.Duration
-}
-
-// StartStream validates the request and records its job, running under this
-// process's lease. Validation errors come from here, before anything is
-// streamed. Codes: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION,
-// RESOURCE_EXHAUSTED (daily quota; the job is recorded failed).
-func (s *JobService) StartStream(ctx context.Context, account *Account, req JobRequest) (*JobStream, error) {
-	req.Wait, req.Webhook = false, nil
-	j, plan, err := s.prepare(ctx, account, req)
-	if err != nil {
-		return nil, err
-	}
-	s.own(j)
-	if err := s.jobs.CreateJob(ctx, j); err != nil {
-		return nil, err
-	}
-	jobErr, left, err := s.begin(ctx, j, account, false)
-	if err != nil {
-		s.finish(j, JobFailed, &ErrJobInternal, nil, nil)
-		return nil, err
-	}
-	if jobErr != nil {
-		s.finish(j, JobFailed, jobErr, nil, nil)
-		if jobErr.Reason == ReasonQuotaExceeded {
-			return nil, Errorf(ResourceExhausted, "%s", jobErr.Message)
-		}
-		return nil, Errorf(DeadlineExceeded, "%s", jobErr.Message)
-	}
-	return &JobStream{Job: j, s: s, plan: plan, left: left}, nil
-}
-
-// Run evaluates the entries in order and calls emit with each one as soon
-// as it is done. When ctx ends (the client went away) or emit fails, the
-// remaining entries are not evaluated and the job is recorded canceled; the
-// error is returned. An entry that cannot be evaluated (image, video, audio
-// in this build) gets an error item, and the job is recorded failed with
-// JOB_ERROR_REASON_JOB_FAILED after the other entries are streamed.
-func (st *JobStream) Run(ctx context.Context, emit func(StreamItem) error) error {
-	s, j := st.s, st.Job
-	ectx, cancel := context.WithTimeout(ctx, st.left)
-	defer cancel()
-	stopShutdown := context.AfterFunc(s.bgCtx, cancel)
-	defer stopShutdown()
-	stopRenew := s.renewWhileRunning(ectx, cancel, j)
-	defer stopRenew()
-
-	var results []*JobResult
-	var hits []*LabelHit
-	var jobErr *JobError
-	seq := 0
-	for i, it := range j.Input {
-		if e := unavailableContent([]ContentItem{it}, s.cfg.Images != nil, s.cfg.Media != nil); e != nil {
-			jobErr = e
-			if err := emit(StreamItem{Index: i, Err: Errorf(Unimplemented, "%s", e.Message)}); err != nil {
-				s.finish(j, JobCanceled, nil, nil, nil)
-				return err
-			}
-			continue
-		}
-		r, h, err := s.evaluateItem(ectx, j, i, it, st.plan, &seq)
-		if je := itemJobError(err); je != nil {
-			// The entry's error line carries the precheck body (code 1), the
-			// fetch error, the media failure, or the item's overrun budget;
-			// the other entries still stream.
-			jobErr = je
-			var de *Error
-			switch {
-			case errors.Is(err, errItemDeadline):
-				de = Errorf(DeadlineExceeded, "%s", je.Message)
-			case !errors.As(err, &de):
-				de = Errorf(InvalidArgument, "%s", je.Message)
-			}
-			if err := emit(StreamItem{Index: i, Err: de}); err != nil {
-				s.finish(j, JobCanceled, nil, nil, nil)
-				return err
-			}
-			continue
-		}
-		if err != nil {
-			switch {
-			case ctx.Err() != nil || s.bgCtx.Err() != nil:
-				s.finish(j, JobCanceled, nil, nil, nil)
-				return err
-			case errors.Is(ectx.Err(), context.DeadlineExceeded):
-				s.finish(j, JobFailed, &ErrJobDeadline, nil, nil)
-				_ = emit(StreamItem{Index: i, Err: Errorf(DeadlineExceeded, "%s", ErrJobDeadline.Message)})
-				return err
-			default:
-				s.log.Error("stream job failed", "job", j.ID, "error", err.Error())
-				s.finish(j, JobFailed, &ErrJobInternal, nil, nil)
-				_ = emit(StreamItem{Index: i, Err: Errorf(Internal, "%s", ErrJobInternal.Message)})
-				return err
-			}
-		}
-		results = append(results, r)
-		hits = append(hits, h...)
-		if err := emit(StreamItem{Index: i, Result: r}); err != nil {
-			s.finish(j, JobCanceled, nil, nil, nil)
-			return err
-		}
-	}
-	if jobErr != nil {
-		s.finish(j, JobFailed, jobErr, results, hits)
-		return nil
-	}
-	s.finish(j, JobCompleted, nil, results, hits)
-	return nil
 }
