@@ -32,40 +32,31 @@ func (s *BatchService) RunWorkers(ctx context.Context) {
 	var running sync.WaitGroup
 	defer running.Wait()
 	lastWatch := time.Time{}
-	for ctx.Err() == nil {
+	pollLoop(ctx, s.cfg.PollInterval, s.wake, nil, func() bool {
 		if s.direct && time.Since(lastWatch) >= time.Second {
 			lastWatch = time.Now()
 			s.watchUploads(ctx)
 		}
-		claimed := false
-		if len(slots) < cap(slots) {
-			now := s.d.Clock.Now()
-			b, err := s.d.Store.ClaimBatch(ctx, s.owner, now, now.Add(s.cfg.Lease))
-			switch {
-			case err == nil:
-				claimed = true
-				slots <- struct{}{}
-				running.Add(1)
-				go func() {
-					defer running.Done()
-					defer func() { <-slots; s.notify() }()
-					s.drive(ctx, b)
-				}()
-			case ErrorCode(err) != NotFound && ctx.Err() == nil:
-				s.d.Log.Warn("claiming batch jobs", "error", err.Error())
-			}
+		if len(slots) == cap(slots) {
+			return false
 		}
-		if claimed {
-			continue
+		now := s.d.Clock.Now()
+		b, err := s.d.Store.ClaimBatch(ctx, s.owner, now, now.Add(s.cfg.Lease))
+		switch {
+		case err == nil:
+			slots <- struct{}{}
+			running.Add(1)
+			go func() {
+				defer running.Done()
+				defer func() { <-slots; s.notify() }()
+				s.drive(ctx, b)
+			}()
+			return true
+		case ErrorCode(err) != NotFound && ctx.Err() == nil:
+			s.d.Log.Warn("claiming batch jobs", "error", err.Error())
 		}
-		t := time.NewTimer(s.cfg.PollInterval)
-		select {
-		case <-ctx.Done():
-		case <-s.wake:
-		case <-t.C:
-		}
-		t.Stop()
-	}
+		return false
+	})
 }
 
 // watchUploads queues batches whose file a client uploaded straight to the
@@ -142,32 +133,13 @@ func (s *BatchService) release(id string) {
 	}
 }
 
-// renewBatch renews the lease every third of it until stopped; losing it
-// cancels the run through cancel.
+// renewBatch keeps the batch's lease while this worker drives it; losing
+// it cancels the run through cancel.
 func (s *BatchService) renewBatch(ctx context.Context, cancel context.CancelFunc, id string) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(s.cfg.Lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				now := s.d.Clock.Now()
-				if err := s.d.Store.RenewBatchLease(ctx, id, s.owner, now.Add(s.cfg.Lease), now); ErrorCode(err) == Aborted {
-					cancel()
-					return
-				}
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+	return keepLease(ctx, cancel, s.cfg.Lease, func(ctx context.Context) error {
+		now := s.d.Clock.Now()
+		return s.d.Store.RenewBatchLease(ctx, id, s.owner, now.Add(s.cfg.Lease), now)
+	})
 }
 
 // transition applies a guarded step of b held by this worker.

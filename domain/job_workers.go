@@ -3,7 +3,6 @@ package domain
 import (
 	"context"
 	"sync"
-	"time"
 )
 
 // The queue side of JobService: the workers' claim loop, lease renewal,
@@ -16,33 +15,13 @@ func (s *JobService) notify() {
 	}
 }
 
-// renewWhileRunning renews j's lease every third of the lease until stopped;
-// losing the lease cancels the job's context through cancel.
+// renewWhileRunning keeps j's lease while it runs; losing it cancels the
+// job's context through cancel.
 func (s *JobService) renewWhileRunning(ctx context.Context, cancel context.CancelFunc, j *Job) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(s.cfg.Lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				now := s.clock.Now()
-				err := s.jobs.RenewLease(ctx, j.ID, j.LeaseOwner, now.Add(s.cfg.Lease), now)
-				if ErrorCode(err) == Aborted {
-					cancel()
-					return
-				}
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+	return keepLease(ctx, cancel, s.cfg.Lease, func(ctx context.Context) error {
+		now := s.clock.Now()
+		return s.jobs.RenewLease(ctx, j.ID, j.LeaseOwner, now.Add(s.cfg.Lease), now)
+	})
 }
 
 // RunWorkers claims and runs queued jobs until ctx ends, then releases the
@@ -54,46 +33,35 @@ func (s *JobService) RunWorkers(ctx context.Context) {
 	freed := make(chan struct{}, s.cfg.Concurrency)
 	var running sync.WaitGroup
 	defer running.Wait()
-	for {
+	pollLoop(ctx, s.cfg.PollInterval, s.wake, freed, func() bool {
 		free := s.cfg.Concurrency - len(slots)
-		claimed := 0
-		if free > 0 && ctx.Err() == nil {
-			now := s.clock.Now()
-			jobs, err := s.jobs.ClaimJobs(ctx, s.owner, now, now.Add(s.cfg.Lease), free, s.cfg.AccountMaxRunning)
-			if err != nil && ctx.Err() == nil {
-				s.log.Warn("claiming jobs", "error", err.Error())
-			}
-			claimed = len(jobs)
-			for _, j := range jobs {
-				slots <- struct{}{}
-				running.Add(1)
-				go func() {
-					defer running.Done()
-					defer func() {
-						<-slots
-						select {
-						case freed <- struct{}{}:
-						default:
-						}
-					}()
-					s.execute(ctx, j, nil, nil)
+		if free == 0 {
+			return false
+		}
+		now := s.clock.Now()
+		jobs, err := s.jobs.ClaimJobs(ctx, s.owner, now, now.Add(s.cfg.Lease), free, s.cfg.AccountMaxRunning)
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("claiming jobs", "error", err.Error())
+		}
+		for _, j := range jobs {
+			slots <- struct{}{}
+			running.Add(1)
+			go func() {
+				defer running.Done()
+				defer func() {
+					<-slots
+					select {
+					case freed <- struct{}{}:
+					default:
+					}
 				}()
-			}
+				s.execute(ctx, j, nil, nil)
+			}()
 		}
-		if claimed > 0 && claimed == free {
-			continue // there may be more, and no slot is free anyway
-		}
-		timer := time.NewTimer(s.cfg.PollInterval)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return
-		case <-s.wake:
-		case <-freed:
-		case <-timer.C:
-		}
-		timer.Stop()
-	}
+		// A full claim may have left more behind, and no slot is free to
+		// wait for anyway.
+		return len(jobs) > 0 && len(jobs) == free
+	})
 }
 
 // Shutdown stops the jobs this process runs for requests (synchronous and
