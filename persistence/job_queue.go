@@ -1,8 +1,8 @@
 package persistence
 
 // The durable job queue: claiming (fairly across accounts, DESIGN §15) and
-// the lease transitions of a claimed job. jobs.go holds the rows and the
-// finished-job write path.
+// the lease transitions of a claimed job. jobs.go holds the rows,
+// job_finish.go the finished-job write path.
 
 import (
 	"context"
