@@ -242,32 +242,17 @@ func (s *LabelEvaluationService) feedbackLabelIDs(ctx context.Context, accountID
 // submission, then id. Codes: NOT_FOUND (job), INVALID_ARGUMENT (negative
 // page_size, a token of another request).
 func (s *LabelEvaluationService) ListFeedback(ctx context.Context, accountID, jobID string, pageSize *int32, pageToken string) (*FeedbackPage, error) {
-	size, err := PageSize("page_size", pageSize, DefaultFeedbackPageSize, MaxFeedbackPageSize)
+	q := PageQuery{SizeField: "page_size", TokenField: "page_token", Size: pageSize, Token: pageToken,
+		Default: DefaultFeedbackPageSize, Max: MaxFeedbackPageSize, Scope: "feedback\x00" + accountID + "\x00" + jobID}
+	check := func() error {
+		_, err := s.jobs.GetJob(ctx, accountID, jobID)
+		return describeJobNotFound(err, jobID)
+	}
+	as, next, err := keysetPage(s.tokens, q, check, func(after *FeedbackCursor, limit int) ([]*FeedbackAnnotation, error) {
+		return s.feedback.ListFeedback(ctx, accountID, jobID, after, limit)
+	}, func(a *FeedbackAnnotation) FeedbackCursor { return FeedbackCursor{Created: a.Created, ID: a.ID} })
 	if err != nil {
 		return nil, err
 	}
-	scope := "feedback\x00" + accountID + "\x00" + jobID
-	// The job first: another account's job is NOT_FOUND whatever the token.
-	if _, err := s.jobs.GetJob(ctx, accountID, jobID); err != nil {
-		return nil, describeJobNotFound(err, jobID)
-	}
-	var after *FeedbackCursor
-	if pageToken != "" {
-		var c FeedbackCursor
-		if err := s.tokens.Decode("page_token", pageToken, scope, &c); err != nil {
-			return nil, err
-		}
-		after = &c
-	}
-	as, err := s.feedback.ListFeedback(ctx, accountID, jobID, after, size+1)
-	if err != nil {
-		return nil, err
-	}
-	page := &FeedbackPage{Annotations: as}
-	if len(as) > size {
-		page.Annotations = as[:size]
-		last := page.Annotations[size-1]
-		page.NextPageToken = s.tokens.Encode(scope, FeedbackCursor{Created: last.Created, ID: last.ID})
-	}
-	return page, nil
+	return &FeedbackPage{Annotations: as, NextPageToken: next}, nil
 }

@@ -52,55 +52,55 @@ type ListJobLabelHitsRequest struct {
 // Codes: NOT_FOUND (job, or a jobResultId that is not one of its results),
 // INVALID_ARGUMENT (negative pageSize, a token of another request).
 func (s *LabelEvaluationService) ListJobLabelHits(ctx context.Context, accountID string, req ListJobLabelHitsRequest) (*LabelHitPage, error) {
-	size, err := PageSize("pageSize", req.PageSize, DefaultLabelHitPageSize, MaxLabelHitPageSize)
+	q := PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: req.PageSize, Token: req.PageToken,
+		Default: DefaultLabelHitPageSize, Max: MaxLabelHitPageSize,
+		Scope: "jobLabelHits\x00" + accountID + "\x00" + req.JobID + "\x00" + req.JobResultID}
+	var j *Job
+	check := func() (err error) {
+		j, err = s.jobs.GetJob(ctx, accountID, req.JobID)
+		return describeJobNotFound(err, req.JobID)
+	}
+	hits, next, err := keysetPage(s.tokens, q, check, func(after *LabelHitCursor, limit int) ([]*LabelHit, error) {
+		if j.Status != JobCompleted {
+			return nil, nil // only the status is returned
+		}
+		afterSeq := -1
+		if after != nil {
+			afterSeq = after.Seq
+		}
+		hits, err := s.pageOfHits(ctx, j.ID, req.JobResultID, afterSeq, limit)
+		if err != nil {
+			return nil, err
+		}
+		// Hits of the job under jobResultId prove it is one of the job's
+		// results; only an empty page needs the (costlier) list of results
+		// to tell an unknown result from one without hits.
+		if req.JobResultID != "" && len(hits) == 0 {
+			results, err := s.jobs.ListJobResults(ctx, j.ID)
+			if err != nil {
+				return nil, err
+			}
+			if !slices.ContainsFunc(results, func(r *JobResult) bool { return r.ID == req.JobResultID }) {
+				return nil, Errorf(NotFound, "job result %q not found in job %q", req.JobResultID, req.JobID)
+			}
+		}
+		return hits, nil
+	}, func(h *LabelHit) LabelHitCursor { return LabelHitCursor{Seq: h.Seq} })
 	if err != nil {
 		return nil, err
 	}
-	scope := "jobLabelHits\x00" + accountID + "\x00" + req.JobID + "\x00" + req.JobResultID
-	// The job first: another account's job is NOT_FOUND whatever the token.
-	j, err := s.jobs.GetJob(ctx, accountID, req.JobID)
-	if err != nil {
-		return nil, describeJobNotFound(err, req.JobID)
-	}
-	after := LabelHitCursor{Seq: -1}
-	if req.PageToken != "" {
-		if err := s.tokens.Decode("pageToken", req.PageToken, scope, &after); err != nil {
-			return nil, err
-		}
-	}
 	page := &LabelHitPage{Status: j.Status}
-	if j.Status == JobFailed {
+	switch j.Status {
+	case JobFailed:
 		page.Error = j.Error
 		if page.Error == nil {
 			page.Error = &ErrJobInternal
 		}
-	}
-	if j.Status != JobCompleted {
-		return page, nil
-	}
-	hits, err := s.pageOfHits(ctx, j.ID, req.JobResultID, after.Seq, size+1)
-	if err != nil {
-		return nil, err
-	}
-	// Hits of the job under jobResultId prove it is one of the job's results;
-	// only an empty page needs the (costlier) list of results to tell an
-	// unknown result from one without hits.
-	if req.JobResultID != "" && len(hits) == 0 {
-		results, err := s.jobs.ListJobResults(ctx, j.ID)
-		if err != nil {
-			return nil, err
+	case JobCompleted:
+		page.Hits, page.NextPageToken = hits, next
+		if page.Hits == nil {
+			page.Hits = []*LabelHit{}
 		}
-		if !slices.ContainsFunc(results, func(r *JobResult) bool { return r.ID == req.JobResultID }) {
-			return nil, Errorf(NotFound, "job result %q not found in job %q", req.JobResultID, req.JobID)
-		}
-	}
-	if hits == nil {
-		hits = []*LabelHit{}
-	}
-	page.Hits = hits
-	if len(hits) > size {
-		page.Hits = hits[:size]
-		page.NextPageToken = s.tokens.Encode(scope, LabelHitCursor{Seq: page.Hits[size-1].Seq})
 	}
 	return page, nil
 }

@@ -206,31 +206,19 @@ func (s *LabelService) GetLabelVersion(ctx context.Context, accountID, labelID, 
 // sequentialVersion ascending then id. Codes: NOT_FOUND (label),
 // INVALID_ARGUMENT (negative page_size, page_token of another request).
 func (s *LabelService) ListLabelVersions(ctx context.Context, accountID, labelID string, pageSize *int32, pageToken string) (*LabelVersionPage, error) {
-	size, err := PageSize("page_size", pageSize, DefaultLabelPageSize, MaxLabelPageSize)
+	q := PageQuery{SizeField: "page_size", TokenField: "page_token", Size: pageSize, Token: pageToken,
+		Default: DefaultLabelPageSize, Max: MaxLabelPageSize, Scope: "listLabelVersions\x00" + accountID + "\x00" + labelID}
+	check := func() error {
+		_, err := s.labels.GetLabel(ctx, accountID, labelID)
+		return err
+	}
+	vs, next, err := keysetPage(s.tokens, q, check, func(after *LabelVersionCursor, limit int) ([]*LabelVersion, error) {
+		return s.versions.ListLabelVersions(ctx, accountID, labelID, after, limit)
+	}, func(v *LabelVersion) LabelVersionCursor {
+		return LabelVersionCursor{Seq: v.SequentialVersion, ID: v.ID}
+	})
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.labels.GetLabel(ctx, accountID, labelID); err != nil {
-		return nil, err
-	}
-	scope := "listLabelVersions\x00" + accountID + "\x00" + labelID
-	var after *LabelVersionCursor
-	if pageToken != "" {
-		var c LabelVersionCursor
-		if err := s.tokens.Decode("page_token", pageToken, scope, &c); err != nil {
-			return nil, err
-		}
-		after = &c
-	}
-	vs, err := s.versions.ListLabelVersions(ctx, accountID, labelID, after, size+1)
-	if err != nil {
-		return nil, err
-	}
-	page := &LabelVersionPage{Versions: vs}
-	if len(vs) > size {
-		page.Versions = vs[:size]
-		last := page.Versions[size-1]
-		page.NextPageToken = s.tokens.Encode(scope, LabelVersionCursor{Seq: last.SequentialVersion, ID: last.ID})
-	}
-	return page, nil
+	return &LabelVersionPage{Versions: vs, NextPageToken: next}, nil
 }

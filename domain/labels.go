@@ -191,32 +191,18 @@ func (s *LabelService) GetLabel(ctx context.Context, accountID, id string) (*Lab
 // Codes: INVALID_ARGUMENT (negative page_size, page_token of another
 // request).
 func (s *LabelService) ListLabels(ctx context.Context, accountID string, r ListLabelsRequest) (*LabelPage, error) {
-	size, err := PageSize("page_size", r.PageSize, DefaultLabelPageSize, MaxLabelPageSize)
-	if err != nil {
-		return nil, err
-	}
 	tagIDs := dedupeLabelIDs(r.TagIDs)
 	slices.Sort(tagIDs)
-	scope := "listLabels\x00" + accountID + "\x00" + labelBoolString(r.IncludeArchived) + "\x00" + strings.Join(tagIDs, "\x00")
-	q := LabelQuery{AccountID: accountID, IncludeArchived: r.IncludeArchived, TagIDs: tagIDs, Limit: size + 1}
-	if r.PageToken != "" {
-		var c LabelCursor
-		if err := s.tokens.Decode("page_token", r.PageToken, scope, &c); err != nil {
-			return nil, err
-		}
-		q.After = &c
-	}
-	labels, err := s.labels.ListLabels(ctx, q)
+	q := PageQuery{SizeField: "page_size", TokenField: "page_token", Size: r.PageSize, Token: r.PageToken,
+		Default: DefaultLabelPageSize, Max: MaxLabelPageSize,
+		Scope: "listLabels\x00" + accountID + "\x00" + labelBoolString(r.IncludeArchived) + "\x00" + strings.Join(tagIDs, "\x00")}
+	labels, next, err := keysetPage(s.tokens, q, nil, func(after *LabelCursor, limit int) ([]*Label, error) {
+		return s.labels.ListLabels(ctx, LabelQuery{AccountID: accountID, IncludeArchived: r.IncludeArchived, TagIDs: tagIDs, Limit: limit, After: after})
+	}, func(l *Label) LabelCursor { return LabelCursor{Created: l.Created, ID: l.ID} })
 	if err != nil {
 		return nil, err
 	}
-	page := &LabelPage{Labels: labels}
-	if len(labels) > size {
-		page.Labels = labels[:size]
-		last := page.Labels[size-1]
-		page.NextPageToken = s.tokens.Encode(scope, LabelCursor{Created: last.Created, ID: last.ID})
-	}
-	return page, nil
+	return &LabelPage{Labels: labels, NextPageToken: next}, nil
 }
 
 func labelBoolString(b bool) string {

@@ -67,3 +67,53 @@ func PageSize(field string, v *int32, def, max int) (int, error) {
 	}
 	return int(*v), nil
 }
+
+// PageQuery is a keyset page as a list operation is asked for it.
+type PageQuery struct {
+	// SizeField and TokenField are the request's names for the page size
+	// and token, for the errors that name them.
+	SizeField, TokenField string
+	Size                  *int32
+	Token                 string
+	Default, Max          int
+	// Scope binds the page tokens to the account, the operation and the
+	// request's filters.
+	Scope string
+}
+
+// keysetPage reads one page of a keyset-paged list: it checks the size,
+// runs check (the existence of what is listed: another account's object is
+// NOT_FOUND whatever the token), decodes the token into the cursor (nil on
+// the first page), and asks fetch for one row more than the page holds, to
+// know whether there is a next page. It returns the page's rows and the
+// token of the next page, the cursor of the page's last row ("" on the last
+// page). Codes: INVALID_ARGUMENT naming the size or the token; check's and
+// fetch's.
+func keysetPage[T, C any](tokens *PageTokens, q PageQuery, check func() error,
+	fetch func(after *C, limit int) ([]T, error), cursorOf func(T) C) ([]T, string, error) {
+	size, err := PageSize(q.SizeField, q.Size, q.Default, q.Max)
+	if err != nil {
+		return nil, "", err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return nil, "", err
+		}
+	}
+	var after *C
+	if q.Token != "" {
+		after = new(C)
+		if err := tokens.Decode(q.TokenField, q.Token, q.Scope, after); err != nil {
+			return nil, "", err
+		}
+	}
+	rows, err := fetch(after, size+1)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(rows) <= size {
+		return rows, "", nil
+	}
+	rows = rows[:size]
+	return rows, tokens.Encode(q.Scope, cursorOf(rows[size-1])), nil
+}

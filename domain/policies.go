@@ -185,29 +185,11 @@ func (s *PolicyService) Get(ctx context.Context, account *Account, id string) (*
 // of the next page ("" when there is none). Codes: INVALID_ARGUMENT (page
 // token or size).
 func (s *PolicyService) List(ctx context.Context, account *Account, pageSize *int32, pageToken string) ([]*Policy, string, error) {
-	n, err := PageSize("pageSize", pageSize, 100, 1000)
-	if err != nil {
-		return nil, "", err
-	}
-	scope := "policies|" + account.ID
-	var after *PolicyCursor
-	if pageToken != "" {
-		after = &PolicyCursor{}
-		if err := s.tokens.Decode("pageToken", pageToken, scope, after); err != nil {
-			return nil, "", err
-		}
-	}
-	ps, err := s.store.ListPolicies(ctx, account.ID, after, n+1)
-	if err != nil {
-		return nil, "", err
-	}
-	next := ""
-	if len(ps) > n {
-		ps = ps[:n]
-		last := ps[n-1]
-		next = s.tokens.Encode(scope, PolicyCursor{Created: last.Created, ID: last.ID})
-	}
-	return ps, next, nil
+	q := PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
+		Default: 100, Max: 1000, Scope: "policies|" + account.ID}
+	return keysetPage(s.tokens, q, nil, func(after *PolicyCursor, limit int) ([]*Policy, error) {
+		return s.store.ListPolicies(ctx, account.ID, after, limit)
+	}, func(p *Policy) PolicyCursor { return PolicyCursor{Created: p.Created, ID: p.ID} })
 }
 
 // AddVersion compiles text into a new version of the policy and makes it
@@ -232,33 +214,24 @@ func (s *PolicyService) AddVersion(ctx context.Context, account *Account, policy
 // ListVersions returns a page of a policy's versions, oldest first. Codes:
 // NOT_FOUND, INVALID_ARGUMENT (page token or size).
 func (s *PolicyService) ListVersions(ctx context.Context, account *Account, policyID string, pageSize *int32, pageToken string) ([]*PolicyVersion, string, error) {
-	n, err := PageSize("pageSize", pageSize, 100, 1000)
-	if err != nil {
-		return nil, "", err
+	q := PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
+		Default: 100, Max: 1000, Scope: "policyVersions|" + account.ID + "|" + policyID}
+	check := func() error {
+		_, err := s.store.GetPolicy(ctx, account.ID, policyID)
+		return err
 	}
-	if _, err := s.store.GetPolicy(ctx, account.ID, policyID); err != nil {
-		return nil, "", err
-	}
-	scope := "policyVersions|" + account.ID + "|" + policyID
-	var after struct {
-		Seq int `json:"s"`
-	}
-	if pageToken != "" {
-		if err := s.tokens.Decode("pageToken", pageToken, scope, &after); err != nil {
-			return nil, "", err
+	return keysetPage(s.tokens, q, check, func(after *policyVersionCursor, limit int) ([]*PolicyVersion, error) {
+		seq := 0
+		if after != nil {
+			seq = after.Seq
 		}
-	}
-	vs, err := s.store.ListPolicyVersions(ctx, policyID, after.Seq, n+1)
-	if err != nil {
-		return nil, "", err
-	}
-	next := ""
-	if len(vs) > n {
-		vs = vs[:n]
-		after.Seq = vs[n-1].Seq
-		next = s.tokens.Encode(scope, after)
-	}
-	return vs, next, nil
+		return s.store.ListPolicyVersions(ctx, policyID, seq, limit)
+	}, func(v *PolicyVersion) policyVersionCursor { return policyVersionCursor{Seq: v.Seq} })
+}
+
+// policyVersionCursor is the position in a policy's versions.
+type policyVersionCursor struct {
+	Seq int `json:"s"`
 }
 
 // SetDisabled enables or disables a policy; jobs against a disabled policy

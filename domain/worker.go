@@ -256,29 +256,11 @@ func describeNotFound(err error, format string, args ...any) error {
 // the next page's token ("" on the last page). Codes: INVALID_ARGUMENT (page
 // size or a token of another request).
 func (s *JobService) List(ctx context.Context, account *Account, f JobFilter, pageSize *int32, pageToken string) ([]*Job, string, error) {
-	n, err := PageSize("pageSize", pageSize, 10, 1000)
-	if err != nil {
-		return nil, "", err
-	}
-	scope := "jobs|" + account.ID + "|" + f.key()
-	var after *JobCursor
-	if pageToken != "" {
-		after = &JobCursor{}
-		if err := s.tokens.Decode("pageToken", pageToken, scope, after); err != nil {
-			return nil, "", err
-		}
-	}
-	js, err := s.jobs.ListJobs(ctx, account.ID, f, after, n+1)
-	if err != nil {
-		return nil, "", err
-	}
-	next := ""
-	if len(js) > n {
-		js = js[:n]
-		last := js[n-1]
-		next = s.tokens.Encode(scope, JobCursor{Created: last.Created, ID: last.ID})
-	}
-	return js, next, nil
+	q := PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
+		Default: 10, Max: 1000, Scope: "jobs|" + account.ID + "|" + f.key()}
+	return keysetPage(s.tokens, q, nil, func(after *JobCursor, limit int) ([]*Job, error) {
+		return s.jobs.ListJobs(ctx, account.ID, f, after, limit)
+	}, func(j *Job) JobCursor { return JobCursor{Created: j.Created, ID: j.ID} })
 }
 
 // begin runs the checks every job passes before its evaluation starts: the
