@@ -6,15 +6,13 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
-	"github.com/contenteval/contenteval/domain/imaging"
-	"github.com/contenteval/contenteval/domain/precheck"
 	"github.com/jmoiron/sqlx"
 )
 
-// HashLists implements precheck.Store.
+// HashLists implements domain.HashListStore.
 type HashLists struct{ db *DB }
 
-var _ precheck.Store = (*HashLists)(nil)
+var _ domain.HashListStore = (*HashLists)(nil)
 
 // NewHashLists returns the hash-list store.
 func NewHashLists(db *DB) *HashLists { return &HashLists{db: db} }
@@ -25,7 +23,7 @@ const insertBatch = 500
 // ImportHashList replaces (or creates) the list named l.Name in one
 // transaction. Duplicate hashes within a file are kept once. Codes:
 // INVALID_ARGUMENT from entries; UNAVAILABLE.
-func (s *HashLists) ImportHashList(ctx context.Context, l *precheck.HashList, entries func(yield func(precheck.Entry) error) error) error {
+func (s *HashLists) ImportHashList(ctx context.Context, l *domain.HashList, entries func(yield func(domain.HashListEntry) error) error) error {
 	l.Created = StoredTime(l.Created)
 	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM hash_lists WHERE name = ?`), l.Name); err != nil {
@@ -35,7 +33,7 @@ func (s *HashLists) ImportHashList(ctx context.Context, l *precheck.HashList, en
 			l.ID, l.Name, string(l.Kind), l.Created); err != nil {
 			return TranslateError(err)
 		}
-		var batch []precheck.Entry
+		var batch []domain.HashListEntry
 		flush := func() error {
 			if len(batch) == 0 {
 				return nil
@@ -55,7 +53,7 @@ func (s *HashLists) ImportHashList(ctx context.Context, l *precheck.HashList, en
 			_, err := tx.ExecContext(ctx, tx.Rebind(q.String()), args...)
 			return TranslateError(err)
 		}
-		err := entries(func(e precheck.Entry) error {
+		err := entries(func(e domain.HashListEntry) error {
 			batch = append(batch, e)
 			if len(batch) >= insertBatch {
 				return flush()
@@ -88,14 +86,14 @@ type hashListRow struct {
 }
 
 // ListHashLists returns every list by name. Codes: UNAVAILABLE.
-func (s *HashLists) ListHashLists(ctx context.Context) ([]*precheck.HashList, error) {
+func (s *HashLists) ListHashLists(ctx context.Context) ([]*domain.HashList, error) {
 	var rows []hashListRow
 	if err := s.db.SelectContext(ctx, &rows, `SELECT id, name, kind, count, created FROM hash_lists ORDER BY name`); err != nil {
 		return nil, TranslateError(err)
 	}
-	out := make([]*precheck.HashList, len(rows))
+	out := make([]*domain.HashList, len(rows))
 	for i, r := range rows {
-		out[i] = &precheck.HashList{ID: r.ID, Name: r.Name, Kind: imaging.Kind(r.Kind), Count: r.Count, Created: r.Created.UTC()}
+		out[i] = &domain.HashList{ID: r.ID, Name: r.Name, Kind: domain.HashKind(r.Kind), Count: r.Count, Created: r.Created.UTC()}
 	}
 	return out, nil
 }
@@ -128,7 +126,7 @@ func (s *HashLists) HashListsGeneration(ctx context.Context) (int64, error) {
 }
 
 // EachHashEntry streams every entry with its list. Codes: UNAVAILABLE.
-func (s *HashLists) EachHashEntry(ctx context.Context, fn func(list string, kind imaging.Kind, e precheck.Entry) error) error {
+func (s *HashLists) EachHashEntry(ctx context.Context, fn func(list string, kind domain.HashKind, e domain.HashListEntry) error) error {
 	rows, err := s.db.QueryxContext(ctx, `
 		SELECT l.name, l.kind, e.hash, e.quality
 		FROM hash_list_entries e JOIN hash_lists l ON l.id = e.list_id
@@ -143,7 +141,7 @@ func (s *HashLists) EachHashEntry(ctx context.Context, fn func(list string, kind
 		if err := rows.Scan(&name, &kind, &hash, &quality); err != nil {
 			return TranslateError(err)
 		}
-		if err := fn(name, imaging.Kind(kind), precheck.Entry{Hex: hash, Quality: quality}); err != nil {
+		if err := fn(name, domain.HashKind(kind), domain.HashListEntry{Hex: hash, Quality: quality}); err != nil {
 			return err
 		}
 	}
@@ -151,7 +149,7 @@ func (s *HashLists) EachHashEntry(ctx context.Context, fn func(list string, kind
 }
 
 // RecordMatch writes an audit record. Codes: UNAVAILABLE.
-func (s *HashLists) RecordMatch(ctx context.Context, m *precheck.Match) error {
+func (s *HashLists) RecordMatch(ctx context.Context, m *domain.PrecheckMatch) error {
 	m.Created = StoredTime(m.Created)
 	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		_, err := tx.ExecContext(ctx, tx.Rebind(`
@@ -164,7 +162,7 @@ func (s *HashLists) RecordMatch(ctx context.Context, m *precheck.Match) error {
 
 // ListMatches returns an account's audit records, newest first. Codes:
 // UNAVAILABLE.
-func (s *HashLists) ListMatches(ctx context.Context, accountID string, limit int) ([]*precheck.Match, error) {
+func (s *HashLists) ListMatches(ctx context.Context, accountID string, limit int) ([]*domain.PrecheckMatch, error) {
 	var rows []struct {
 		ID         string    `db:"id"`
 		AccountID  string    `db:"account_id"`
@@ -181,9 +179,9 @@ func (s *HashLists) ListMatches(ctx context.Context, accountID string, limit int
 	if err != nil {
 		return nil, TranslateError(err)
 	}
-	out := make([]*precheck.Match, len(rows))
+	out := make([]*domain.PrecheckMatch, len(rows))
 	for i, r := range rows {
-		out[i] = &precheck.Match{ID: r.ID, AccountID: r.AccountID, JobID: r.JobID, List: r.List, Kind: imaging.Kind(r.Kind),
+		out[i] = &domain.PrecheckMatch{ID: r.ID, AccountID: r.AccountID, JobID: r.JobID, List: r.List, Kind: domain.HashKind(r.Kind),
 			Confidence: domain.PrecheckMatchConfidence(r.Confidence), Distance: r.Distance, Created: r.Created.UTC()}
 	}
 	return out, nil

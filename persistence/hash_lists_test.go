@@ -12,9 +12,9 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/imaging"
-	"github.com/contenteval/contenteval/domain/precheck"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/persistence/persistencetest"
+	"github.com/contenteval/contenteval/precheck"
 	"github.com/stretchr/testify/require"
 )
 

@@ -19,10 +19,10 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
-	"github.com/contenteval/contenteval/domain/precheck"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/ocr"
 	"github.com/contenteval/contenteval/persistence"
+	"github.com/contenteval/contenteval/precheck"
 	"github.com/contenteval/contenteval/safehttp"
 )
 

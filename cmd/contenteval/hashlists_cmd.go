@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain/imaging"
-	"github.com/contenteval/contenteval/domain/precheck"
 	"github.com/contenteval/contenteval/persistence"
+	"github.com/contenteval/contenteval/precheck"
 	"github.com/google/uuid"
 )
 

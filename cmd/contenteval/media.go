@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
-	"github.com/contenteval/contenteval/domain/precheck"
 	"github.com/contenteval/contenteval/media"
+	"github.com/contenteval/contenteval/precheck"
 	"github.com/contenteval/contenteval/safehttp"
 )
 

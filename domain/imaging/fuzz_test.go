@@ -84,7 +84,7 @@ func FuzzParseHashList(f *testing.F) {
 		for _, kind := range []Kind{KindMD5, KindSHA1, KindPDQ} {
 			last := 0
 			err := ParseHashList(strings.NewReader(text), kind, func(e HashEntry) error {
-				if e.Line <= last || len(e.Hex) != kind.hexLen() || e.Hex != strings.ToLower(e.Hex) {
+				if e.Line <= last || len(e.Hex) != hexLen(kind) || e.Hex != strings.ToLower(e.Hex) {
 					t.Fatalf("%s entry %+v after line %d", kind, e, last)
 				}
 				if kind == KindPDQ && (e.PDQ.String() != e.Hex || e.Quality < -1 || e.Quality > 100) {

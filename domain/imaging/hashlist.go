@@ -8,16 +8,19 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/contenteval/contenteval/domain"
 )
 
-// Kind is the kind of hash a hash list holds.
-type Kind string
+// Kind is the kind of hash a hash list holds (the kernel's, as hash lists
+// are entities of it).
+type Kind = domain.HashKind
 
 // Hash-list kinds (`contenteval hashlists import --kind`).
 const (
-	KindMD5  Kind = "md5"
-	KindSHA1 Kind = "sha1"
-	KindPDQ  Kind = "pdq"
+	KindMD5  = domain.HashMD5
+	KindSHA1 = domain.HashSHA1
+	KindPDQ  = domain.HashPDQ
 )
 
 // ParseKind parses "md5", "sha1" or "pdq" (case-insensitive).
@@ -29,8 +32,8 @@ func ParseKind(s string) (Kind, error) {
 	return "", fmt.Errorf("unknown hash kind %q (want md5, sha1 or pdq)", s)
 }
 
-// hexLen is the number of hex digits of a hash of the kind.
-func (k Kind) hexLen() int {
+// hexLen is the number of hex digits of a hash of kind k.
+func hexLen(k Kind) int {
 	switch k {
 	case KindMD5:
 		return 32
@@ -75,7 +78,7 @@ func (e *ParseError) Error() string { return fmt.Sprintf("line %d: %s", e.Line, 
 // The first bad line stops the parse with a *ParseError naming it. An error
 // returned by fn stops the parse and is returned as is.
 func ParseHashList(r io.Reader, kind Kind, fn func(HashEntry) error) error {
-	want := kind.hexLen()
+	want := hexLen(kind)
 	if want == 0 {
 		return fmt.Errorf("unknown hash kind %q", kind)
 	}

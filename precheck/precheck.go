@@ -20,55 +20,6 @@ import (
 	"github.com/contenteval/contenteval/domain/imaging"
 )
 
-// HashList is one operator-imported list.
-type HashList struct {
-	ID      string
-	Name    string
-	Kind    imaging.Kind
-	Count   int64
-	Created time.Time
-}
-
-// Entry is one hash of a list: lowercase hex, and a PDQ quality (-1 when
-// the list gives none).
-type Entry struct {
-	Hex     string
-	Quality int
-}
-
-// Match is one audit record: who sent what matched which list, never the
-// content itself.
-type Match struct {
-	ID         string
-	AccountID  string
-	JobID      string
-	List       string
-	Kind       imaging.Kind
-	Confidence domain.PrecheckMatchConfidence
-	Distance   int
-	Created    time.Time
-}
-
-// Store persists hash lists and the audit trail.
-type Store interface {
-	// ImportHashList creates list l, or replaces the entries of the list of the
-	// same name, with the entries entries yields, in one transaction: readers
-	// see the old list or the new one, never a half import.
-	ImportHashList(ctx context.Context, l *HashList, entries func(yield func(Entry) error) error) error
-	// ListHashLists returns every list by name.
-	ListHashLists(ctx context.Context) ([]*HashList, error)
-	// DeleteHashList removes a list and its entries. Codes: NOT_FOUND.
-	DeleteHashList(ctx context.Context, name string) error
-	// HashListsGeneration changes whenever any list is imported or deleted.
-	HashListsGeneration(ctx context.Context) (int64, error)
-	// EachHashEntry calls fn for every entry of every list.
-	EachHashEntry(ctx context.Context, fn func(list string, kind imaging.Kind, e Entry) error) error
-	// RecordMatch writes an audit record.
-	RecordMatch(ctx context.Context, m *Match) error
-	// ListMatches returns the audit records of an account, newest first.
-	ListMatches(ctx context.Context, accountID string, limit int) ([]*Match, error)
-}
-
 // Config holds the precheck settings.
 type Config struct {
 	Bands  imaging.Bands
@@ -83,7 +34,7 @@ type Config struct {
 
 // Service runs prechecks and manages the lists.
 type Service struct {
-	store   Store
+	store   domain.HashListStore
 	matcher *imaging.Matcher
 	cfg     Config
 	clock   domain.Clock
@@ -96,7 +47,7 @@ type Service struct {
 }
 
 // NewService returns a Service; call Reload (or Watch) to load the lists.
-func NewService(store Store, cfg Config, clock domain.Clock, newID func() string, log *slog.Logger) (*Service, error) {
+func NewService(store domain.HashListStore, cfg Config, clock domain.Clock, newID func() string, log *slog.Logger) (*Service, error) {
 	if cfg.Bands == (imaging.Bands{}) {
 		cfg.Bands = imaging.DefaultBands()
 	}
@@ -114,15 +65,15 @@ var listName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 // Import reads a hash-list file (one hex hash per line; PDQ lines may carry
 // a quality) into the list name, replacing it when it exists. Codes:
 // INVALID_ARGUMENT naming the bad line.
-func (s *Service) Import(ctx context.Context, name string, kind imaging.Kind, r io.Reader) (*HashList, error) {
+func (s *Service) Import(ctx context.Context, name string, kind imaging.Kind, r io.Reader) (*domain.HashList, error) {
 	if !listName.MatchString(name) {
 		return nil, domain.InvalidField("name", "use 1-128 letters, digits, '.', '_' or '-'")
 	}
-	l := &HashList{ID: s.newID(), Name: name, Kind: kind, Created: s.clock.Now()}
-	err := s.store.ImportHashList(ctx, l, func(yield func(Entry) error) error {
+	l := &domain.HashList{ID: s.newID(), Name: name, Kind: kind, Created: s.clock.Now()}
+	err := s.store.ImportHashList(ctx, l, func(yield func(domain.HashListEntry) error) error {
 		err := imaging.ParseHashList(r, kind, func(e imaging.HashEntry) error {
 			l.Count++
-			return yield(Entry{Hex: e.Hex, Quality: e.Quality})
+			return yield(domain.HashListEntry{Hex: e.Hex, Quality: e.Quality})
 		})
 		if pe, ok := err.(*imaging.ParseError); ok {
 			return domain.InvalidField("file", pe.Error())
@@ -136,7 +87,9 @@ func (s *Service) Import(ctx context.Context, name string, kind imaging.Kind, r 
 }
 
 // List returns the lists.
-func (s *Service) List(ctx context.Context) ([]*HashList, error) { return s.store.ListHashLists(ctx) }
+func (s *Service) List(ctx context.Context) ([]*domain.HashList, error) {
+	return s.store.ListHashLists(ctx)
+}
 
 // Delete removes a list. Codes: NOT_FOUND.
 func (s *Service) Delete(ctx context.Context, name string) error {
@@ -157,7 +110,7 @@ func (s *Service) Reload(ctx context.Context) error {
 	}
 	var md5s, sha1s []imaging.ExactEntry
 	var pdqs []imaging.IndexEntry
-	err = s.store.EachHashEntry(ctx, func(list string, kind imaging.Kind, e Entry) error {
+	err = s.store.EachHashEntry(ctx, func(list string, kind imaging.Kind, e domain.HashListEntry) error {
 		switch kind {
 		case imaging.KindMD5:
 			md5s = append(md5s, imaging.ExactEntry{Hex: e.Hex, List: list})
@@ -273,7 +226,7 @@ func (s *Service) Check(ctx context.Context, accountID, jobID string, data []byt
 	res := s.matcher.Check(d.MD5, d.SHA1, pdq, quality >= s.cfg.MinPDQQuality, s.cfg.Bands)
 	if res.Matched {
 		release()
-		m := &Match{ID: s.newID(), AccountID: accountID, JobID: jobID, List: res.List, Kind: res.Kind,
+		m := &domain.PrecheckMatch{ID: s.newID(), AccountID: accountID, JobID: jobID, List: res.List, Kind: res.Kind,
 			Confidence: res.Confidence, Distance: res.Distance, Created: s.clock.Now()}
 		if err := s.store.RecordMatch(ctx, m); err != nil {
 			// Blocking must not depend on the audit write; the log keeps it.
