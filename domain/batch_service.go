@@ -72,11 +72,8 @@ type BatchDeps struct {
 	Signer   *URLSigner
 	// Poster validates webhook URLs (DESIGN §5); nil skips the check.
 	Poster WebhookPoster
-	// BaseURL is the server's external base URL (http://host:port), the
-	// prefix of the signed URLs of the API's own file endpoints.
-	BaseURL func() string
-	Lines   BatchLineEncoder
-	Log     *slog.Logger
+	Lines  BatchLineEncoder
+	Log    *slog.Logger
 }
 
 // BatchService creates, lists and cancels batch jobs, receives and serves
@@ -110,21 +107,21 @@ type CreateBatchRequest struct {
 }
 
 // Create records a batch job against the active version of the policy and
-// returns it with its signed upload URL. A policy that does not exist or is
+// returns it with the link its input file is uploaded to. A policy that does not exist or is
 // disabled is not a request error (SPEC.md: the response carries `error`):
 // the batch is recorded in BatchError with BATCH_JOB_ERROR_INVALID_POLICY,
-// so its id can be listed like any other, and no upload URL is returned.
+// so its id can be listed like any other, and no upload link is returned.
 // Codes: INVALID_ARGUMENT (webhookUrl, policyId, name).
-func (s *BatchService) Create(ctx context.Context, account *Account, req CreateBatchRequest) (*BatchJob, string, error) {
+func (s *BatchService) Create(ctx context.Context, account *Account, req CreateBatchRequest) (*BatchJob, *BatchFileLink, error) {
 	if req.PolicyID == "" {
-		return nil, "", InvalidField("policyId", "is required")
+		return nil, nil, InvalidField("policyId", "is required")
 	}
 	if len(req.Name) > 200 {
-		return nil, "", InvalidField("name", "is longer than 200 characters")
+		return nil, nil, InvalidField("name", "is longer than 200 characters")
 	}
 	if req.WebhookURL != "" && s.d.Poster != nil {
 		if err := ValidateWebhook(s.d.Poster, "webhookUrl", req.WebhookURL, nil); err != nil {
-			return nil, "", err
+			return nil, nil, err
 		}
 	}
 	now := s.d.Clock.Now()
@@ -143,22 +140,22 @@ func (s *BatchService) Create(ctx context.Context, account *Account, req CreateB
 	case code == FailedPrecondition:
 		b.State, b.ErrorCode, b.ErrorMessage = BatchError, BatchErrInvalidPolicy, ErrorMessage(err)
 	default:
-		return nil, "", err
+		return nil, nil, err
 	}
 	if b.State == BatchError {
 		b.Completed = &now
 	}
 	if err := s.d.Store.CreateBatch(ctx, b); err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	if b.State == BatchError {
-		return b, "", nil
+		return b, nil, nil
 	}
-	u, err := s.uploadURL(ctx, b)
+	l, err := s.uploadLink(ctx, b)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
-	return b, u, nil
+	return b, l, nil
 }
 
 func policyExists(ctx context.Context, ps *PolicyService, accountID, id string) bool {
@@ -168,38 +165,46 @@ func policyExists(ctx context.Context, ps *PolicyService, accountID, id string) 
 
 func quote(s string) string { return "\"" + strings.ReplaceAll(s, "\"", "'") + "\"" }
 
-// uploadURL is where the client PUTs the input file: the blob store's own
-// presigned URL when it has them, else the API's signed endpoint.
-func (s *BatchService) uploadURL(ctx context.Context, b *BatchJob) (string, error) {
+// BatchFileLink is how a client reaches a batch's file: the blob store's
+// own presigned URL when it makes them (S3), otherwise the API's file
+// endpoint of the batch (PUT input, GET output) with Query, which signs it.
+// The handlers make it a URL: the API's paths and external address are
+// theirs.
+type BatchFileLink struct {
+	Presigned string
+	BatchID   string
+	Query     url.Values
+}
+
+// uploadLink is where the client PUTs the input file.
+func (s *BatchService) uploadLink(ctx context.Context, b *BatchJob) (*BatchFileLink, error) {
 	exp := s.d.Clock.Now().Add(s.cfg.URLValidity)
 	if s.direct {
 		u, ok, err := s.d.Blobs.PresignURL(ctx, http.MethodPut, batchDirectInputKey(b.ID), exp)
-		if err != nil || ok {
-			return u, err
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return &BatchFileLink{Presigned: u, BatchID: b.ID}, nil
 		}
 	}
-	return s.ownURL(http.MethodPut, b.ID, "input", exp), nil
+	return &BatchFileLink{BatchID: b.ID, Query: s.d.Signer.Sign(http.MethodPut, b.ID, exp)}, nil
 }
 
-func (s *BatchService) ownURL(method, id, what string, exp time.Time) string {
-	base := strings.TrimRight(s.d.BaseURL(), "/")
-	return base + "/v1/batch-jobs/" + url.PathEscape(id) + "/" + what + "?" + s.d.Signer.Sign(method, id, exp).Encode()
-}
-
-// OutputURL returns the signed GET URL of a completed batch's output file,
-// valid for the URL validity from now, or "" when b is not completed.
-func (s *BatchService) OutputURL(ctx context.Context, b *BatchJob) string {
+// OutputLink returns where a completed batch's output file is read, valid
+// for the URL validity from now, or nil when b is not completed.
+func (s *BatchService) OutputLink(ctx context.Context, b *BatchJob) *BatchFileLink {
 	if b.State != BatchCompleted || b.OutputKey == "" {
-		return ""
+		return nil
 	}
 	exp := s.d.Clock.Now().Add(s.cfg.URLValidity)
 	if s.direct {
 		u, ok, err := s.d.Blobs.PresignURL(ctx, http.MethodGet, b.OutputKey, exp)
 		if err == nil && ok {
-			return u
+			return &BatchFileLink{Presigned: u, BatchID: b.ID}
 		}
 	}
-	return s.ownURL(http.MethodGet, b.ID, "output", exp)
+	return &BatchFileLink{BatchID: b.ID, Query: s.d.Signer.Sign(http.MethodGet, b.ID, exp)}
 }
 
 // Get returns a batch of the account. Codes: NOT_FOUND.

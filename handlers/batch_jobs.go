@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"strings"
 
 	"github.com/contenteval/contenteval/domain"
@@ -21,13 +22,13 @@ func (s *Server) CreateBatchJob(ctx context.Context, req gen.CreateBatchJobReque
 	if body.WebhookUrl != nil {
 		in.WebhookURL = *body.WebhookUrl
 	}
-	b, uploadURL, err := s.deps.Batches.Create(ctx, AccountFrom(ctx), in)
+	b, upload, err := s.deps.Batches.Create(ctx, AccountFrom(ctx), in)
 	if err != nil {
 		return nil, err
 	}
 	out := gen.CreateBatchJob200JSONResponse{BatchJobId: &b.ID, Name: &b.Name, Error: toAPIBatchError(b)}
-	if uploadURL != "" {
-		out.InputFileUploadUrl = &uploadURL
+	if u := batchFileURL(s.deps.PublicURL, upload, "input"); u != "" {
+		out.InputFileUploadUrl = &u
 	}
 	return out, nil
 }
@@ -104,7 +105,7 @@ func toAPIBatchError(b *domain.BatchJob) *gen.BatchJobError {
 }
 
 func (s *Server) toAPIBatchJob(ctx context.Context, b *domain.BatchJob) gen.BatchJob {
-	return toAPIBatchJob(b, s.deps.Batches.OutputURL(ctx, b))
+	return toAPIBatchJob(b, batchFileURL(s.deps.PublicURL, s.deps.Batches.OutputLink(ctx, b), "output"))
 }
 
 func toAPIBatchJob(b *domain.BatchJob, outputURL string) gen.BatchJob {
@@ -125,9 +126,11 @@ func toAPIBatchJob(b *domain.BatchJob, outputURL string) gen.BatchJob {
 // API's shapes; cmd hands it to the domain (domain.BatchLineEncoder) and to
 // the webhook deliverer.
 type BatchOutput struct {
-	// Batches gives the signed output URL of the webhook payload; set it
+	// Batches gives the signed output link of the webhook payload; set it
 	// after the service is built.
 	Batches *domain.BatchService
+	// PublicURL is the server's external base URL (Deps.PublicURL).
+	PublicURL func() string
 }
 
 var _ domain.BatchLineEncoder = (*BatchOutput)(nil)
@@ -173,5 +176,19 @@ func (o *BatchOutput) RenderBatchWebhook(ctx context.Context, e *domain.WebhookE
 	return json.Marshal(struct {
 		Type     string       `json:"type"`
 		BatchJob gen.BatchJob `json:"batchJob"`
-	}{e.Type, toAPIBatchJob(b, o.Batches.OutputURL(ctx, b))})
+	}{e.Type, toAPIBatchJob(b, batchFileURL(o.PublicURL, o.Batches.OutputLink(ctx, b), "output"))})
+}
+
+// batchFileURL is the URL of a batch's file link: the blob store's
+// presigned URL, or the API's endpoint of the file (input or output) under
+// the external base URL with the link's signature; "" for no link.
+func batchFileURL(publicURL func() string, l *domain.BatchFileLink, file string) string {
+	switch {
+	case l == nil:
+		return ""
+	case l.Presigned != "":
+		return l.Presigned
+	}
+	base := strings.TrimRight(publicURL(), "/")
+	return base + "/v1/batch-jobs/" + url.PathEscape(l.BatchID) + "/" + file + "?" + l.Query.Encode()
 }

@@ -41,6 +41,9 @@ type Deps struct {
 	Jobs *domain.JobService
 	// Batches creates, lists and cancels batch jobs and moves their files.
 	Batches *domain.BatchService
+	// PublicURL is the server's external base URL (http://host:port), the
+	// prefix of the signed URLs of the batch file endpoints.
+	PublicURL func() string
 	// Ready reports whether the service can take traffic: the database
 	// answers and can write (persistence.DB.Ready).
 	Ready func(ctx context.Context) error

@@ -168,7 +168,7 @@ func (m *Main) Listen() error {
 		Log: m.Log, Keys: m.Keys, Limiter: m.Limiter, Ready: m.DB.Ready,
 		Labels:          m.Labels,
 		LabelEvaluation: m.LabelEvaluation,
-		Policies:        m.Policies, Jobs: m.Jobs, Batches: m.Batches,
+		Policies:        m.Policies, Jobs: m.Jobs, Batches: m.Batches, PublicURL: m.publicURL,
 	})
 	if err != nil {
 		return err

@@ -79,14 +79,14 @@ func (m *Main) openBatches(ctx context.Context) error {
 			m.Blobs = l
 		}
 	}
-	out := &handlers.BatchOutput{}
+	out := &handlers.BatchOutput{PublicURL: m.publicURL}
 	var poster domain.WebhookPoster
 	if m.URLs != nil {
 		poster = m.URLs
 	}
 	m.Batches = domain.NewBatchService(domain.BatchDeps{
 		Store: persistence.NewBatchJobs(m.DB), Blobs: m.Blobs, Jobs: persistence.NewJobs(m.DB), JobQueue: m.Jobs,
-		Policies: m.Policies, Clock: m.Clock, Poster: poster, BaseURL: m.publicURL, Lines: out, Log: m.Log,
+		Policies: m.Policies, Clock: m.Clock, Poster: poster, Lines: out, Log: m.Log,
 		Signer: domain.NewURLSigner(m.Keys.DeriveSecret("contenteval/signed-urls/batch-jobs")),
 	}, domain.BatchConfig{
 		MaxItems: m.Config.BatchMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes,
