@@ -1,12 +1,14 @@
 package rules
 
+// The compiler: limits and options, Compile, and how rules and signals become
+// a Plan. The Plan's own types are in plan.go.
+
 import (
 	"encoding/hex"
 	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"strings"
-	"sync"
 	"unicode/utf8"
 )
 
@@ -55,102 +57,6 @@ type CompileOptions struct {
 	// exactly one LABEL/SECTION block. When empty the text is a policy document.
 	LabelName string
 	Limits    Limits
-}
-
-// Plan is a compiled policy or label version. It is immutable and safe for concurrent
-// use.
-type Plan struct {
-	source     string
-	labels     []*labelPlan
-	docExcept  []*rulePlan
-	docTmpl    [2][]AssertionReport
-	priorities [][]int
-	signals    []*signalPlan
-	contexts   []*contextPlan
-	byKind     map[SignalKind][]int // signal indices by kind, so evaluation skips kinds a plan lacks
-	written    int                  // signals as written, before de-duplication
-	ruleCount  int
-	depth      int // deepest rule
-
-	ac       *wordAutomaton
-	patterns []patternRefs
-	ed       *editIndex
-	fv       *fuzzyVocab
-	fuzzy    bool // any fuzzy phrase: build the fuzzy stream
-	concepts *conceptIndex
-
-	complexityScore float64
-	statsOnce       sync.Once
-	stats           Stats
-}
-
-type labelPlan struct {
-	name, message string
-	rules         []*rulePlan
-	except        []*rulePlan
-	hasExcept     bool
-	// Report templates for rules and except; see reportTemplate.
-	rulesTmpl, exceptTmpl [2][]AssertionReport
-}
-
-// reportTemplate pre-builds the assertion reports of a rule list, FALSE with score 0,
-// with messages plain ([0]) or marked lexical ([1]). Evaluate copies a template and
-// overwrites scores and the few results that differ: one bulk copy instead of a
-// thousand pointer writes, each behind a GC write barrier.
-func reportTemplate(rules []*rulePlan) [2][]AssertionReport {
-	var t [2][]AssertionReport
-	for k := range t {
-		t[k] = make([]AssertionReport, len(rules))
-		for i, r := range rules {
-			msg := r.src
-			if k == 1 && r.lexical {
-				msg += " (lexical match)"
-			}
-			t[k][i] = AssertionReport{Result: OutcomeFalse, Message: msg}
-		}
-	}
-	return t
-}
-
-type rulePlan struct {
-	src     string
-	root    *node
-	lexical bool // contains a concept scored by the built-in lexical matcher
-}
-
-type node struct {
-	kind exprKind
-	sig  int // signal index, or context index for exContext
-	kids []*node
-}
-
-type signalPlan struct {
-	kind      SignalKind
-	text      string
-	re        *regexp.Regexp
-	sentiment string
-	hashAlgo  string
-	hashRef   []byte
-	maxDist   int
-	concept   *conceptPlan
-	direct    bool // used outside a context condition: a model backend must score it alone
-}
-
-type contextPlan struct {
-	left, right int // signal indices
-	op          string
-	src         string
-}
-
-// patternRefs says which signals one automaton pattern stands for.
-type patternRefs struct {
-	exact []int32
-	fuzzy []fuzzyRef
-}
-
-type fuzzyRef struct {
-	sig   int32
-	norms []string // the phrase's words as spelled (ftoken.spell), for the dictionary guard
 }
 
 // Compile compiles a policy document or, when opts.LabelName is set, a label version:
@@ -294,28 +200,6 @@ func (c *compiler) compileExpr(e *expr, rp *rulePlan, depth int) *node {
 		n.kids = append(n.kids, c.compileExpr(k, rp, depth+1))
 	}
 	return n
-}
-
-// source renders a signal back in the rule language, for model prompts.
-func (s *signalPlan) source() string {
-	q := quoteRule(s.text)
-	switch s.kind {
-	case SignalConcept:
-		return q
-	case SignalExact:
-		return "=(" + q + ")"
-	case SignalFuzzy:
-		return "~(" + q + ")"
-	case SignalHash:
-		if s.hashAlgo == "pdq" {
-			return fmt.Sprintf("HASH(%s, %d)", q, s.maxDist)
-		}
-	}
-	return strings.ToUpper(string(s.kind)) + "(" + q + ")"
-}
-
-func quoteRule(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
 
 func (c *compiler) signal(s *signalSpec) int {
@@ -510,13 +394,4 @@ func (c *compiler) buildAutomaton() {
 	}
 	c.plan.ac = newWordAutomaton(c.patterns)
 	c.plan.fv = newFuzzyVocab(c.plan.ac, c.fwords)
-}
-
-// Labels returns the label names in document order.
-func (p *Plan) Labels() []string {
-	out := make([]string, len(p.labels))
-	for i, l := range p.labels {
-		out[i] = l.name
-	}
-	return out
 }
