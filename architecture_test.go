@@ -82,6 +82,57 @@ func TestDependenciesPointInward(t *testing.T) {
 	}
 }
 
+// TestLayers enforces the rest of DESIGN §1, package by package: the
+// kernel and the engines under it depend on nothing outward; adapters know
+// the kernel's ports and each other only where one is built on another
+// (media fetches through safehttp); only cmd (and the bench harness, which
+// starts servers) wires concrete stores and handlers together.
+func TestLayers(t *testing.T) {
+	in := func(pkgs ...string) func(string) bool {
+		return func(p string) bool {
+			for _, q := range pkgs {
+				if p == module+"/"+q || strings.HasPrefix(p, module+"/"+q+"/") {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	only := func(pkgs ...string) func(string) bool {
+		allowed := in(pkgs...)
+		return func(p string) bool { return !allowed(p) }
+	}
+	tests := []struct {
+		dir       string
+		recursive bool
+		forbidden func(importPath string) bool
+		why       string
+	}{
+		{"domain", false, func(p string) bool { return p != module+"/domain/rules" }, "the kernel imports nothing of ours but the rule engine"},
+		{"domain/rules", true, func(string) bool { return true }, "the rule engine is a leaf"},
+		{"domain/imaging", true, only("domain"), "imaging knows only the kernel's failure types"},
+		{"handlers", true, in("persistence", "blobstore", "precheck", "media", "ocr", "safehttp", "grpcapi", "cmd"), "handlers translate the API to domain calls"},
+		{"grpcapi", true, in("persistence", "blobstore", "precheck", "media", "ocr", "safehttp", "handlers", "cmd"), "grpcapi translates gRPC to domain calls"},
+		{"precheck", true, only("domain"), "adapters implement the kernel's ports"},
+		{"ocr", true, only("domain"), "adapters implement the kernel's ports"},
+		{"safehttp", true, only("domain"), "adapters implement the kernel's ports"},
+		{"media", true, only("domain", "safehttp"), "adapters implement the kernel's ports"},
+		{"persistence", true, in("handlers", "grpcapi", "gen", "cmd", "precheck", "media", "ocr", "safehttp", "blobstore"), "persistence implements the kernel's ports and knows no adapter nor API"},
+	}
+	for _, tc := range tests {
+		for file, ps := range projectImports(t, tc.dir) {
+			if !tc.recursive && filepath.Dir(file) != filepath.Clean(tc.dir) {
+				continue
+			}
+			for _, p := range ps {
+				if tc.forbidden(p) {
+					t.Errorf("%s imports %s: %s", file, p, tc.why)
+				}
+			}
+		}
+	}
+}
+
 // TestArchitectureTestSeesViolations guards the test above against passing
 // because it reads nothing.
 func TestArchitectureTestSeesViolations(t *testing.T) {
