@@ -2,14 +2,9 @@ package domain
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
-	"sort"
 	"strings"
 	"time"
-
-	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 )
 
 // WebhookEvent is one durable outbox row: a notification owed to a customer
@@ -82,14 +77,12 @@ type WebhookSecrets interface {
 	GetAccount(ctx context.Context, id string) (*Account, error)
 }
 
-// Webhook delivery policy.
-const (
-	WebhookRetryWindow = 24 * time.Hour
-	webhookFirstRetry  = 5 * time.Second
-	webhookMaxBackoff  = time.Hour
-	webhookLease       = 2 * time.Minute
-	maxWebhookHeaders  = 20
-)
+// WebhookRetryWindow is how long a webhook is retried before it is
+// abandoned.
+const WebhookRetryWindow = 24 * time.Hour
+
+// maxWebhookHeaders bounds the extra headers of a webhook target.
+const maxWebhookHeaders = 20
 
 // ValidateWebhook checks a customer's webhook target when it is submitted,
 // so a bad URL is a 400 now rather than a silent failure later. field names
@@ -122,131 +115,4 @@ func validHeaderName(k string) bool {
 		}
 	}
 	return true
-}
-
-// WebhookDeliverer drains the outbox: it signs each payload per the Standard
-// Webhooks scheme with the account's secret and retries with exponential
-// backoff for 24 hours.
-type WebhookDeliverer struct {
-	Store    WebhookStore
-	Payloads WebhookPayloads
-	Poster   WebhookPoster
-	Accounts WebhookSecrets
-	Clock    Clock
-	Log      *slog.Logger
-	Owner    string
-	// Poll is how often the outbox is read when idle.
-	Poll time.Duration
-}
-
-// Run delivers until ctx is done.
-func (d *WebhookDeliverer) Run(ctx context.Context) {
-	poll := d.Poll
-	if poll <= 0 {
-		poll = time.Second
-	}
-	t := time.NewTicker(poll)
-	defer t.Stop()
-	for {
-		n, err := d.DeliverDue(ctx)
-		if err != nil && ctx.Err() == nil {
-			d.Log.Warn("webhook outbox", "error", err.Error())
-		}
-		if n > 0 {
-			continue // more may be due
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-// DeliverDue makes one attempt at every due event (up to a batch) and
-// returns how many it tried.
-func (d *WebhookDeliverer) DeliverDue(ctx context.Context) (int, error) {
-	now := d.Clock.Now()
-	events, err := d.Store.ClaimWebhooks(ctx, d.Owner, now, webhookLease, 32)
-	if err != nil {
-		return 0, err
-	}
-	for _, e := range events {
-		attempt := d.attempt(ctx, e)
-		if err := d.Store.FinishWebhook(ctx, e.ID, d.Owner, attempt); err != nil && ErrorCode(err) != Aborted {
-			return len(events), err
-		}
-	}
-	return len(events), nil
-}
-
-func (d *WebhookDeliverer) attempt(ctx context.Context, e *WebhookEvent) WebhookAttempt {
-	now := d.Clock.Now()
-	err := d.send(ctx, e, now)
-	if err == nil {
-		return WebhookAttempt{DeliveredAt: &now}
-	}
-	msg := err.Error()
-	backoff := webhookFirstRetry << min(e.Attempts, 20)
-	if backoff > webhookMaxBackoff {
-		backoff = webhookMaxBackoff
-	}
-	next := now.Add(backoff)
-	var permanent *permanentError
-	if errors.As(err, &permanent) || next.Sub(e.Created) > WebhookRetryWindow {
-		d.Log.Warn("webhook abandoned", "event", e.ID, "account", e.AccountID, "attempts", e.Attempts+1, "error", msg)
-		return WebhookAttempt{FailedAt: &now, Error: msg}
-	}
-	return WebhookAttempt{Next: next, Error: msg}
-}
-
-type permanentError struct{ msg string }
-
-func (e *permanentError) Error() string { return e.msg }
-
-func (d *WebhookDeliverer) send(ctx context.Context, e *WebhookEvent, now time.Time) error {
-	account, err := d.Accounts.GetAccount(ctx, e.AccountID)
-	if err != nil {
-		return err
-	}
-	if account.WebhookSecret == "" {
-		return &permanentError{"the account has no webhook secret"}
-	}
-	signer, err := standardwebhooks.NewWebhook(account.WebhookSecret)
-	if err != nil {
-		return &permanentError{"the account's webhook secret is not valid"}
-	}
-	body, err := d.Payloads.Render(ctx, e)
-	if err != nil {
-		return err
-	}
-	sig, err := signer.Sign(e.ID, now, body)
-	if err != nil {
-		return err
-	}
-	header := map[string][]string{
-		"Content-Type":      {"application/json"},
-		"User-Agent":        {"contenteval-webhooks/1"},
-		"Webhook-Id":        {e.ID},
-		"Webhook-Timestamp": {fmt.Sprint(now.Unix())},
-		"Webhook-Signature": {sig},
-	}
-	names := make([]string, 0, len(e.Headers))
-	for k := range e.Headers {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		header["X-Webhook-"+k] = []string{e.Headers[k]}
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	status, err := d.Poster.Post(ctx, e.URL, header, body)
-	if err != nil {
-		return err
-	}
-	if status < 200 || status > 299 {
-		return fmt.Errorf("the endpoint answered HTTP %d", status)
-	}
-	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/webhooks"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/persistence/persistencetest"
 	"github.com/contenteval/contenteval/safehttp"
@@ -74,7 +75,7 @@ func TestWebhookOutboxDelivery(t *testing.T) {
 			ID: "evt1", AccountID: "a1", URL: recv.URL + "/hook", Headers: map[string]string{"Tenant": "t-9"},
 			Type: "job.completed", SubjectKind: "job", SubjectID: "job-1", Created: clock.Now(),
 		}))
-		d := &domain.WebhookDeliverer{
+		d := &webhooks.Deliverer{
 			Store: store, Payloads: staticPayloads{}, Accounts: accounts, Clock: clock,
 			Poster: safehttp.New(safehttp.Config{AllowPrivate: true}),
 			Log:    slog.New(slog.NewTextHandler(io.Discard, nil)), Owner: "w1",
@@ -128,7 +129,7 @@ func TestWebhookGivesUpAfterTheRetryWindow(t *testing.T) {
 			ID: "evt1", AccountID: "a1", URL: "http://127.0.0.1:1/unreachable", Type: "job.failed",
 			SubjectKind: "job", SubjectID: "j", Created: clock.Now(),
 		}))
-		d := &domain.WebhookDeliverer{
+		d := &webhooks.Deliverer{
 			Store: store, Payloads: staticPayloads{}, Accounts: accounts, Clock: clock,
 			Poster: safehttp.New(safehttp.Config{AllowPrivate: true}),
 			Log:    slog.New(slog.NewTextHandler(io.Discard, nil)), Owner: "w1",

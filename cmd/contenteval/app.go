@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/webhooks"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/ocr"
 	"github.com/contenteval/contenteval/persistence"
@@ -49,7 +50,7 @@ type Main struct {
 	// URLs fetches customer URLs (images, media) and posts webhooks under
 	// the address rules of DESIGN §5.
 	URLs     *safehttp.Client
-	Webhooks *domain.WebhookDeliverer
+	Webhooks *webhooks.Deliverer
 	// Precheck holds the hash lists every image is checked against.
 	Precheck *precheck.Service
 	OCR      *ocr.Tesseract
@@ -151,7 +152,7 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 			WebhookPoster: m.URLs, Images: images,
 			Media: mediaAnalyzer, MediaPrecheck: framePrecheckFor(m.Precheck),
 		}, m.Log)
-	m.Webhooks = &domain.WebhookDeliverer{
+	m.Webhooks = &webhooks.Deliverer{
 		Store: persistence.NewWebhooks(db), Payloads: &handlers.WebhookPayloads{Jobs: m.Jobs},
 		Poster: m.URLs, Accounts: m.Accounts, Clock: m.Clock, Log: m.Log,
 		Owner: m.Jobs.Owner(), Poll: m.Config.WebhookPoll,
