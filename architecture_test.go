@@ -1,9 +1,11 @@
 package contenteval
 
 import (
+	"errors"
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -120,6 +122,9 @@ func TestLayers(t *testing.T) {
 		{"persistence", true, in("handlers", "grpcapi", "gen", "cmd", "precheck", "media", "ocr", "safehttp", "blobstore"), "persistence implements the kernel's ports and knows no adapter nor API"},
 	}
 	for _, tc := range tests {
+		if _, err := os.Stat(tc.dir); errors.Is(err, fs.ErrNotExist) {
+			continue // a package of the layout not built yet (grpcapi before issue 19)
+		}
 		for file, ps := range projectImports(t, tc.dir) {
 			if !tc.recursive && filepath.Dir(file) != filepath.Clean(tc.dir) {
 				continue
