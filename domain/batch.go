@@ -106,7 +106,7 @@ func CanTransition(from, to BatchState) bool {
 }
 
 // checkTransition returns FAILED_PRECONDITION for an illegal transition.
-func checkTransition(from, to BatchState) error {
+func CheckTransition(from, to BatchState) error {
 	if !CanTransition(from, to) {
 		return Errorf(FailedPrecondition, "a batch job cannot go from %s to %s", from, to)
 	}
@@ -277,34 +277,3 @@ const (
 	WebhookBatchFailed    = "batch_job.failed"
 	WebhookBatchCancelled = "batch_job.cancelled"
 )
-
-// batchWebhook returns the outbox event of a terminal transition of b, or
-// nil when b has no webhook URL.
-func batchWebhook(b *BatchJob, to BatchState, now time.Time) *WebhookEvent {
-	if b.WebhookURL == "" {
-		return nil
-	}
-	typ := WebhookBatchCompleted
-	switch to {
-	case BatchError:
-		typ = WebhookBatchFailed
-	case BatchCancelled:
-		typ = WebhookBatchCancelled
-	}
-	return &WebhookEvent{
-		ID: NewID(), AccountID: b.AccountID, URL: b.WebhookURL, Type: typ,
-		SubjectKind: "batch_job", SubjectID: b.ID, Created: now, NextAttemptAt: now,
-	}
-}
-
-// Blob keys of a batch's files. Each upload gets its own key so that a
-// re-upload racing the start of processing can never change the file a
-// worker has begun to read.
-func batchInputKey(batchID, uploadID string) string {
-	return "batches/" + batchID + "/input-" + uploadID
-}
-
-// batchDirectInputKey is where an S3 presigned upload puts the file.
-func batchDirectInputKey(batchID string) string { return "batches/" + batchID + "/input" }
-
-func batchOutputKey(batchID string) string { return "batches/" + batchID + "/output.jsonl" }

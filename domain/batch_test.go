@@ -23,7 +23,7 @@ func TestBatchTransitions(t *testing.T) {
 		for _, to := range append(BatchStates, "bogus") {
 			want := legal[[2]BatchState{from, to}]
 			require.Equal(t, want, CanTransition(from, to), "%s -> %s", from, to)
-			if err := checkTransition(from, to); want {
+			if err := CheckTransition(from, to); want {
 				require.NoError(t, err)
 			} else {
 				require.Equal(t, FailedPrecondition, ErrorCode(err))

@@ -8,7 +8,8 @@ import (
 // The queue side of JobService: the workers' claim loop, lease renewal,
 // and shutdown of the jobs this process runs for requests.
 
-func (s *JobService) notify() {
+// Notify wakes this process's workers: jobs were queued.
+func (s *JobService) Notify() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -18,7 +19,7 @@ func (s *JobService) notify() {
 // renewWhileRunning keeps j's lease while it runs; losing it cancels the
 // job's context through cancel.
 func (s *JobService) renewWhileRunning(ctx context.Context, cancel context.CancelFunc, j *Job) (stop func()) {
-	return keepLease(ctx, cancel, s.cfg.Lease, func(ctx context.Context) error {
+	return KeepLease(ctx, cancel, s.cfg.Lease, func(ctx context.Context) error {
 		now := s.clock.Now()
 		return s.jobs.RenewLease(ctx, j.ID, j.LeaseOwner, now.Add(s.cfg.Lease), now)
 	})
@@ -33,7 +34,7 @@ func (s *JobService) RunWorkers(ctx context.Context) {
 	freed := make(chan struct{}, s.cfg.Concurrency)
 	var running sync.WaitGroup
 	defer running.Wait()
-	pollLoop(ctx, s.cfg.PollInterval, s.wake, freed, func() bool {
+	PollLoop(ctx, s.cfg.PollInterval, s.wake, freed, func() bool {
 		free := s.cfg.Concurrency - len(slots)
 		if free == 0 {
 			return false

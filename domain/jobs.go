@@ -275,14 +275,14 @@ type JobStore interface {
 }
 
 // contentHash is sha256::<hex> of the content bytes.
-func contentHash(b []byte) string {
+func ContentHash(b []byte) string {
 	sum := sha256.Sum256(b)
 	return "sha256::" + hex.EncodeToString(sum[:])
 }
 
 // validateContent turns the request's entries into content items. Codes:
 // INVALID_ARGUMENT naming contentData[i].
-func validateContent(in []ContentInput, maxItems, maxText int) ([]ContentItem, []ContentSummary, error) {
+func ValidateContent(in []ContentInput, maxItems, maxText int) ([]ContentItem, []ContentSummary, error) {
 	if len(in) == 0 {
 		return nil, nil, InvalidField("contentData", "must have at least one entry")
 	}
@@ -328,12 +328,12 @@ func validateContent(in []ContentInput, maxItems, maxText int) ([]ContentItem, [
 			if len(it.Text) > maxText {
 				return nil, nil, InvalidField(field+".text", "is "+itoa(len(it.Text))+" bytes; the limit is "+itoa(maxText))
 			}
-			sums[i].ContentHash = contentHash([]byte(it.Text))
+			sums[i].ContentHash = ContentHash([]byte(it.Text))
 		case ContentImage, ContentVideo, ContentAudio:
 			if len(it.Bytes) == 0 {
 				return nil, nil, InvalidField(field+"."+string(it.Kind), "must not be empty")
 			}
-			sums[i].ContentHash = contentHash(it.Bytes)
+			sums[i].ContentHash = ContentHash(it.Bytes)
 		default:
 			if u, err := url.Parse(it.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				return nil, nil, InvalidField(field+"."+string(it.Kind), "must be an http or https URL")

@@ -144,7 +144,7 @@ func (s *LabelEvaluationService) Evaluate(ctx context.Context, account *Account,
 	if len([]rune(req.GlobalContext)) > MaxGlobalContextLength {
 		return nil, InvalidField("globalContext", "must be at most 65536 characters")
 	}
-	items, sums, err := validateContent([]ContentInput{req.Content}, 1, s.cfg.MaxTextBytes)
+	items, sums, err := ValidateContent([]ContentInput{req.Content}, 1, s.cfg.MaxTextBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ import (
 // ends. A renewal that reports ABORTED (another holder has it, or it was
 // canceled) cancels the holder's work through cancel; other renewal errors
 // are retried at the next tick, as the lease still has two thirds to run.
-func keepLease(ctx context.Context, cancel context.CancelFunc, lease time.Duration, renew func(context.Context) error) (stop func()) {
+func KeepLease(ctx context.Context, cancel context.CancelFunc, lease time.Duration, renew func(context.Context) error) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -42,7 +42,7 @@ func keepLease(ctx context.Context, cancel context.CancelFunc, lease time.Durati
 // more work it can take at once, it is called again straight away;
 // otherwise the loop waits for the poll interval, a wake-up (new work was
 // queued in this process) or a freed slot, whichever comes first.
-func pollLoop(ctx context.Context, every time.Duration, wake, freed <-chan struct{}, claim func() (more bool)) {
+func PollLoop(ctx context.Context, every time.Duration, wake, freed <-chan struct{}, claim func() (more bool)) {
 	for ctx.Err() == nil {
 		if claim() {
 			continue

@@ -31,7 +31,7 @@ func TestKeepLease(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				defer cancel()
 				var renews atomic.Int32
-				stop := keepLease(ctx, cancel, 9*time.Second, func(context.Context) error {
+				stop := KeepLease(ctx, cancel, 9*time.Second, func(context.Context) error {
 					n := int(renews.Add(1))
 					if n <= len(tc.answers) {
 						return tc.answers[n-1]
@@ -60,7 +60,7 @@ func TestPollLoop(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			pollLoop(ctx, time.Second, wake, freed, func() bool {
+			PollLoop(ctx, time.Second, wake, freed, func() bool {
 				claims.Add(1)
 				return more.Swap(false)
 			})

@@ -280,9 +280,9 @@ func (s *PolicyService) activePolicy(ctx context.Context, accountID, policyID st
 	return p, nil
 }
 
-// activePlan returns the policy's active version and its compiled plan.
+// ActivePlan returns the policy's active version and its compiled plan.
 // Codes: NOT_FOUND, FAILED_PRECONDITION (disabled policy).
-func (s *PolicyService) activePlan(ctx context.Context, accountID, policyID string) (*Policy, *PolicyVersion, *rules.Plan, error) {
+func (s *PolicyService) ActivePlan(ctx context.Context, accountID, policyID string) (*Policy, *PolicyVersion, *rules.Plan, error) {
 	p, err := s.activePolicy(ctx, accountID, policyID)
 	if err != nil {
 		return nil, nil, nil, err
@@ -290,15 +290,15 @@ func (s *PolicyService) activePlan(ctx context.Context, accountID, policyID stri
 	if p.Disabled {
 		return nil, nil, nil, Errorf(FailedPrecondition, "policy %q is disabled", policyID)
 	}
-	v, plan, err := s.plan(ctx, p.ID, p.ActiveVersionID)
+	v, plan, err := s.Plan(ctx, p.ID, p.ActiveVersionID)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return p, v, plan, nil
 }
 
-// plan returns a version and its compiled plan (cached per version id).
-func (s *PolicyService) plan(ctx context.Context, policyID, versionID string) (*PolicyVersion, *rules.Plan, error) {
+// Plan returns a version and its compiled plan (cached per version id).
+func (s *PolicyService) Plan(ctx context.Context, policyID, versionID string) (*PolicyVersion, *rules.Plan, error) {
 	v, err := s.version(ctx, policyID, versionID)
 	if err != nil {
 		return nil, nil, err

@@ -111,7 +111,7 @@ func TestPolicyService_ActiveCache(t *testing.T) {
 
 	active := func() (string, error) {
 		t.Helper()
-		_, v, _, err := s.activePlan(ctx, account.ID, p.ID)
+		_, v, _, err := s.ActivePlan(ctx, account.ID, p.ID)
 		if err != nil {
 			return "", err
 		}
@@ -152,14 +152,14 @@ func TestPolicyService_ActiveCache(t *testing.T) {
 	require.Equal(t, FailedPrecondition, ErrorCode(err), "after the TTL the change applies")
 
 	// Other accounts never see the policy, cached or not.
-	_, _, _, err = s.activePlan(ctx, "other", p.ID)
+	_, _, _, err = s.ActivePlan(ctx, "other", p.ID)
 	require.Equal(t, NotFound, ErrorCode(err))
 
 	// TTL 0 reads every time.
 	uncached := NewPolicyService(store, clock, nil, PolicyConfig{}, nil)
 	reads = store.reads
 	for range 3 {
-		_, _, _, _ = uncached.activePlan(ctx, account.ID, p.ID)
+		_, _, _, _ = uncached.ActivePlan(ctx, account.ID, p.ID)
 	}
 	require.Equal(t, reads+3, store.reads)
 }

@@ -131,7 +131,7 @@ func (s *JobService) prepare(ctx context.Context, account *Account, req JobReque
 	if req.Threshold < 0 || req.Threshold > 1 || req.Threshold != req.Threshold {
 		return nil, nil, InvalidField("threshold", "must be between 0 and 1")
 	}
-	items, sums, err := validateContent(req.Content, s.cfg.MaxItems, s.cfg.MaxTextBytes)
+	items, sums, err := ValidateContent(req.Content, s.cfg.MaxItems, s.cfg.MaxTextBytes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -140,7 +140,7 @@ func (s *JobService) prepare(ctx context.Context, account *Account, req JobReque
 			return nil, nil, err
 		}
 	}
-	p, v, plan, err := s.policies.activePlan(ctx, account.ID, req.PolicyID)
+	p, v, plan, err := s.policies.ActivePlan(ctx, account.ID, req.PolicyID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -193,7 +193,7 @@ func (s *JobService) Submit(ctx context.Context, account *Account, req JobReques
 		if err := s.jobs.CreateJob(ctx, j); err != nil {
 			return nil, err
 		}
-		s.notify()
+		s.Notify()
 		return j, nil
 	}
 	if s.fastPath(j, account) {
@@ -326,7 +326,7 @@ func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan
 	defer stopRenew()
 
 	if plan == nil {
-		_, plan, err = s.policies.plan(ectx, j.PolicyID, j.PolicyVersionID)
+		_, plan, err = s.policies.Plan(ectx, j.PolicyID, j.PolicyVersionID)
 		if err != nil {
 			s.endOnError(ctx, ectx, j, err)
 			return nil
@@ -382,7 +382,7 @@ func (s *JobService) abandon(ctx context.Context, j *Job, err error) {
 		if rerr := s.jobs.ReleaseJob(rctx, j.ID, j.LeaseOwner, s.clock.Now()); rerr != nil && ErrorCode(rerr) != Aborted {
 			s.log.Warn("releasing job", "job", j.ID, "error", rerr.Error())
 		}
-		s.notify()
+		s.Notify()
 		return
 	}
 	s.log.Error("job not started; it will be retried after its lease expires", "job", j.ID, "error", err.Error())

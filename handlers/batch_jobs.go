@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/batches"
 	"github.com/contenteval/contenteval/gen"
 )
 
@@ -15,7 +16,7 @@ import (
 // error (SPEC.md).
 func (s *Server) CreateBatchJob(ctx context.Context, req gen.CreateBatchJobRequestObject) (gen.CreateBatchJobResponseObject, error) {
 	body := req.Body
-	in := domain.CreateBatchRequest{PolicyID: body.PolicyId}
+	in := batches.CreateRequest{PolicyID: body.PolicyId}
 	if body.Name != nil {
 		in.Name = *body.Name
 	}
@@ -128,12 +129,12 @@ func toAPIBatchJob(b *domain.BatchJob, outputURL string) gen.BatchJob {
 type BatchOutput struct {
 	// Batches gives the signed output link of the webhook payload; set it
 	// after the service is built.
-	Batches *domain.BatchService
+	Batches *batches.Service
 	// PublicURL is the server's external base URL (Deps.PublicURL).
 	PublicURL func() string
 }
 
-var _ domain.BatchLineEncoder = (*BatchOutput)(nil)
+var _ batches.LineEncoder = (*BatchOutput)(nil)
 
 // batchLine is one line of the output file (DESIGN §9).
 type batchLine struct {
@@ -182,7 +183,7 @@ func (o *BatchOutput) RenderBatchWebhook(ctx context.Context, e *domain.WebhookE
 // batchFileURL is the URL of a batch's file link: the blob store's
 // presigned URL, or the API's endpoint of the file (input or output) under
 // the external base URL with the link's signature; "" for no link.
-func batchFileURL(publicURL func() string, l *domain.BatchFileLink, file string) string {
+func batchFileURL(publicURL func() string, l *batches.FileLink, file string) string {
 	switch {
 	case l == nil:
 		return ""

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/batches"
 	"github.com/contenteval/contenteval/gen"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
@@ -40,7 +41,7 @@ type Deps struct {
 	// Jobs submits, runs, streams and lists jobs.
 	Jobs *domain.JobService
 	// Batches creates, lists and cancels batch jobs and moves their files.
-	Batches *domain.BatchService
+	Batches *batches.Service
 	// PublicURL is the server's external base URL (http://host:port), the
 	// prefix of the signed URLs of the batch file endpoints.
 	PublicURL func() string

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/batches"
 	"github.com/contenteval/contenteval/domain/webhooks"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/ocr"
@@ -45,7 +46,7 @@ type Main struct {
 	LabelEvaluation *domain.LabelEvaluationService
 	Policies        *domain.PolicyService
 	Jobs            *domain.JobService
-	Batches         *domain.BatchService
+	Batches         *batches.Service
 	Blobs           domain.BlobStore
 	// URLs fetches customer URLs (images, media) and posts webhooks under
 	// the address rules of DESIGN §5.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/contenteval/contenteval/blobstore"
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/batches"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/persistence"
 )
@@ -84,11 +85,11 @@ func (m *Main) openBatches(ctx context.Context) error {
 	if m.URLs != nil {
 		poster = m.URLs
 	}
-	m.Batches = domain.NewBatchService(domain.BatchDeps{
+	m.Batches = batches.NewService(batches.Deps{
 		Store: persistence.NewBatchJobs(m.DB), Blobs: m.Blobs, Jobs: persistence.NewJobs(m.DB), JobQueue: m.Jobs,
 		Policies: m.Policies, Clock: m.Clock, Poster: poster, Lines: out, Log: m.Log,
 		Signer: domain.NewURLSigner(m.Keys.DeriveSecret("contenteval/signed-urls/batch-jobs")),
-	}, domain.BatchConfig{
+	}, batches.Config{
 		MaxItems: m.Config.BatchMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes,
 		MaxLineBytes: int(min(m.Config.BodyLimit, 1<<30)), Lease: m.Config.JobLease,
 		PollInterval: m.Config.JobPollInterval, Concurrency: m.Config.BatchWorkers,

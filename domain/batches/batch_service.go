@@ -1,4 +1,4 @@
-package domain
+package batches
 
 import (
 	"context"
@@ -8,11 +8,13 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/contenteval/contenteval/domain"
 )
 
-// BatchConfig are the limits and timings of batch jobs (DESIGN §9, §10),
+// Config are the limits and timings of batch jobs (DESIGN §9, §10),
 // validated by cmd.
-type BatchConfig struct {
+type Config struct {
 	MaxItems      int           // items per input file (25,000)
 	MaxTextBytes  int           // bytes of one text item (the jobs' limit)
 	MaxLineBytes  int           // bytes of one JSON line (32 MiB)
@@ -24,7 +26,7 @@ type BatchConfig struct {
 	ItemsPerJob   int           // consecutive text items one job evaluates (25)
 }
 
-func (c BatchConfig) withDefaults() BatchConfig {
+func (c Config) withDefaults() Config {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
 			*d = v
@@ -54,53 +56,53 @@ func (c BatchConfig) withDefaults() BatchConfig {
 	return c
 }
 
-// BatchLineEncoder renders one line of a batch output file (the API shape
+// LineEncoder renders one line of a batch output file (the API shape
 // of the item's result, which only the API adapter knows), without the
 // trailing newline.
-type BatchLineEncoder interface {
-	EncodeBatchLine(b *BatchJob, o *BatchOutcome) ([]byte, error)
+type LineEncoder interface {
+	EncodeBatchLine(b *domain.BatchJob, o *domain.BatchOutcome) ([]byte, error)
 }
 
-// BatchDeps are what the batch service works with; cmd wires them.
-type BatchDeps struct {
-	Store    BatchStore
-	Blobs    BlobStore
-	Jobs     JobStore
-	JobQueue *JobService // woken when items are enqueued
-	Policies *PolicyService
-	Clock    Clock
-	Signer   *URLSigner
+// Deps are what the batch service works with; cmd wires them.
+type Deps struct {
+	Store    domain.BatchStore
+	Blobs    domain.BlobStore
+	Jobs     domain.JobStore
+	JobQueue *domain.JobService // woken when items are enqueued
+	Policies *domain.PolicyService
+	Clock    domain.Clock
+	Signer   *domain.URLSigner
 	// Poster validates webhook URLs (DESIGN §5); nil skips the check.
-	Poster WebhookPoster
-	Lines  BatchLineEncoder
+	Poster domain.WebhookPoster
+	Lines  LineEncoder
 	Log    *slog.Logger
 }
 
-// BatchService creates, lists and cancels batch jobs, receives and serves
+// Service creates, lists and cancels batch jobs, receives and serves
 // their files through signed URLs, and runs the batch workers.
-type BatchService struct {
-	d      BatchDeps
-	cfg    BatchConfig
+type Service struct {
+	d      Deps
+	cfg    Config
 	owner  string
 	direct bool // the blob store makes its own URLs (S3)
 	wake   chan struct{}
 }
 
-// NewBatchService returns the batch service.
-func NewBatchService(d BatchDeps, cfg BatchConfig) *BatchService {
+// NewService returns the batch service.
+func NewService(d Deps, cfg Config) *Service {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	s := &BatchService{d: d, cfg: cfg.withDefaults(), owner: NewID(), wake: make(chan struct{}, 1)}
+	s := &Service{d: d, cfg: cfg.withDefaults(), owner: domain.NewID(), wake: make(chan struct{}, 1)}
 	_, s.direct, _ = d.Blobs.PresignURL(context.Background(), http.MethodPut, "probe", d.Clock.Now().Add(time.Hour))
 	return s
 }
 
 // Owner is this process's lease owner id for batches.
-func (s *BatchService) Owner() string { return s.owner }
+func (s *Service) Owner() string { return s.owner }
 
-// CreateBatchRequest is the body of POST /v1/batch-jobs.
-type CreateBatchRequest struct {
+// CreateRequest is the body of POST /v1/batch-jobs.
+type CreateRequest struct {
 	Name       string
 	PolicyID   string
 	WebhookURL string
@@ -112,43 +114,43 @@ type CreateBatchRequest struct {
 // the batch is recorded in BatchError with BATCH_JOB_ERROR_INVALID_POLICY,
 // so its id can be listed like any other, and no upload link is returned.
 // Codes: INVALID_ARGUMENT (webhookUrl, policyId, name).
-func (s *BatchService) Create(ctx context.Context, account *Account, req CreateBatchRequest) (*BatchJob, *BatchFileLink, error) {
+func (s *Service) Create(ctx context.Context, account *domain.Account, req CreateRequest) (*domain.BatchJob, *FileLink, error) {
 	if req.PolicyID == "" {
-		return nil, nil, InvalidField("policyId", "is required")
+		return nil, nil, domain.InvalidField("policyId", "is required")
 	}
 	if len(req.Name) > 200 {
-		return nil, nil, InvalidField("name", "is longer than 200 characters")
+		return nil, nil, domain.InvalidField("name", "is longer than 200 characters")
 	}
 	if req.WebhookURL != "" && s.d.Poster != nil {
-		if err := ValidateWebhook(s.d.Poster, "webhookUrl", req.WebhookURL, nil); err != nil {
+		if err := domain.ValidateWebhook(s.d.Poster, "webhookUrl", req.WebhookURL, nil); err != nil {
 			return nil, nil, err
 		}
 	}
 	now := s.d.Clock.Now()
-	b := &BatchJob{
-		ID: NewID(), AccountID: account.ID, Name: req.Name, PolicyID: req.PolicyID, WebhookURL: req.WebhookURL,
-		State: BatchInitialized, Created: now, Updated: now,
+	b := &domain.BatchJob{
+		ID: domain.NewID(), AccountID: account.ID, Name: req.Name, PolicyID: req.PolicyID, WebhookURL: req.WebhookURL,
+		State: domain.BatchInitialized, Created: now, Updated: now,
 	}
-	p, v, _, err := s.d.Policies.activePlan(ctx, account.ID, req.PolicyID)
-	switch code := ErrorCode(err); {
+	p, v, _, err := s.d.Policies.ActivePlan(ctx, account.ID, req.PolicyID)
+	switch code := domain.ErrorCode(err); {
 	case err == nil:
 		b.PolicyKey, b.PolicyVersionID = p.Key, v.ID
-	case code == NotFound && !policyExists(ctx, s.d.Policies, account.ID, req.PolicyID):
-		b.State, b.ErrorCode, b.ErrorMessage = BatchError, BatchErrInvalidPolicy, "policy "+quote(req.PolicyID)+" not found"
-	case code == NotFound:
-		b.State, b.ErrorCode, b.ErrorMessage = BatchError, BatchErrInvalidPolicyVersion, "the active version of policy "+quote(req.PolicyID)+" was not found"
-	case code == FailedPrecondition:
-		b.State, b.ErrorCode, b.ErrorMessage = BatchError, BatchErrInvalidPolicy, ErrorMessage(err)
+	case code == domain.NotFound && !policyExists(ctx, s.d.Policies, account.ID, req.PolicyID):
+		b.State, b.ErrorCode, b.ErrorMessage = domain.BatchError, domain.BatchErrInvalidPolicy, "policy "+quote(req.PolicyID)+" not found"
+	case code == domain.NotFound:
+		b.State, b.ErrorCode, b.ErrorMessage = domain.BatchError, domain.BatchErrInvalidPolicyVersion, "the active version of policy "+quote(req.PolicyID)+" was not found"
+	case code == domain.FailedPrecondition:
+		b.State, b.ErrorCode, b.ErrorMessage = domain.BatchError, domain.BatchErrInvalidPolicy, domain.ErrorMessage(err)
 	default:
 		return nil, nil, err
 	}
-	if b.State == BatchError {
+	if b.State == domain.BatchError {
 		b.Completed = &now
 	}
 	if err := s.d.Store.CreateBatch(ctx, b); err != nil {
 		return nil, nil, err
 	}
-	if b.State == BatchError {
+	if b.State == domain.BatchError {
 		return b, nil, nil
 	}
 	l, err := s.uploadLink(ctx, b)
@@ -158,26 +160,26 @@ func (s *BatchService) Create(ctx context.Context, account *Account, req CreateB
 	return b, l, nil
 }
 
-func policyExists(ctx context.Context, ps *PolicyService, accountID, id string) bool {
-	_, err := ps.store.GetPolicy(ctx, accountID, id)
+func policyExists(ctx context.Context, ps *domain.PolicyService, accountID, id string) bool {
+	_, err := ps.Get(ctx, &domain.Account{ID: accountID}, id)
 	return err == nil
 }
 
 func quote(s string) string { return "\"" + strings.ReplaceAll(s, "\"", "'") + "\"" }
 
-// BatchFileLink is how a client reaches a batch's file: the blob store's
+// FileLink is how a client reaches a batch's file: the blob store's
 // own presigned URL when it makes them (S3), otherwise the API's file
 // endpoint of the batch (PUT input, GET output) with Query, which signs it.
 // The handlers make it a URL: the API's paths and external address are
 // theirs.
-type BatchFileLink struct {
+type FileLink struct {
 	Presigned string
 	BatchID   string
 	Query     url.Values
 }
 
 // uploadLink is where the client PUTs the input file.
-func (s *BatchService) uploadLink(ctx context.Context, b *BatchJob) (*BatchFileLink, error) {
+func (s *Service) uploadLink(ctx context.Context, b *domain.BatchJob) (*FileLink, error) {
 	exp := s.d.Clock.Now().Add(s.cfg.URLValidity)
 	if s.direct {
 		u, ok, err := s.d.Blobs.PresignURL(ctx, http.MethodPut, batchDirectInputKey(b.ID), exp)
@@ -185,36 +187,36 @@ func (s *BatchService) uploadLink(ctx context.Context, b *BatchJob) (*BatchFileL
 			return nil, err
 		}
 		if ok {
-			return &BatchFileLink{Presigned: u, BatchID: b.ID}, nil
+			return &FileLink{Presigned: u, BatchID: b.ID}, nil
 		}
 	}
-	return &BatchFileLink{BatchID: b.ID, Query: s.d.Signer.Sign(http.MethodPut, b.ID, exp)}, nil
+	return &FileLink{BatchID: b.ID, Query: s.d.Signer.Sign(http.MethodPut, b.ID, exp)}, nil
 }
 
 // OutputLink returns where a completed batch's output file is read, valid
 // for the URL validity from now, or nil when b is not completed.
-func (s *BatchService) OutputLink(ctx context.Context, b *BatchJob) *BatchFileLink {
-	if b.State != BatchCompleted || b.OutputKey == "" {
+func (s *Service) OutputLink(ctx context.Context, b *domain.BatchJob) *FileLink {
+	if b.State != domain.BatchCompleted || b.OutputKey == "" {
 		return nil
 	}
 	exp := s.d.Clock.Now().Add(s.cfg.URLValidity)
 	if s.direct {
 		u, ok, err := s.d.Blobs.PresignURL(ctx, http.MethodGet, b.OutputKey, exp)
 		if err == nil && ok {
-			return &BatchFileLink{Presigned: u, BatchID: b.ID}
+			return &FileLink{Presigned: u, BatchID: b.ID}
 		}
 	}
-	return &BatchFileLink{BatchID: b.ID, Query: s.d.Signer.Sign(http.MethodGet, b.ID, exp)}
+	return &FileLink{BatchID: b.ID, Query: s.d.Signer.Sign(http.MethodGet, b.ID, exp)}
 }
 
 // Get returns a batch of the account. Codes: NOT_FOUND.
-func (s *BatchService) Get(ctx context.Context, account *Account, id string) (*BatchJob, error) {
+func (s *Service) Get(ctx context.Context, account *domain.Account, id string) (*domain.BatchJob, error) {
 	return s.d.Store.GetBatch(ctx, account.ID, id)
 }
 
 // GetByID returns a batch of any account (webhook rendering). Codes:
 // NOT_FOUND.
-func (s *BatchService) GetByID(ctx context.Context, id string) (*BatchJob, error) {
+func (s *Service) GetByID(ctx context.Context, id string) (*domain.BatchJob, error) {
 	return s.d.Store.GetBatchByID(ctx, id)
 }
 
@@ -223,14 +225,14 @@ const maxBatchList = 1000
 
 // List returns the account's batches matching f, newest first, at most
 // 1000. Codes: INVALID_ARGUMENT (unknown state).
-func (s *BatchService) List(ctx context.Context, account *Account, f BatchFilter) ([]*BatchJob, error) {
+func (s *Service) List(ctx context.Context, account *domain.Account, f domain.BatchFilter) ([]*domain.BatchJob, error) {
 	for _, st := range f.States {
 		if !st.Valid() {
-			return nil, InvalidField("states", "unknown state")
+			return nil, domain.InvalidField("states", "unknown state")
 		}
 	}
 	if len(f.IDs) > maxBatchList {
-		return nil, InvalidField("batchJobIds", "at most 1000 ids")
+		return nil, domain.InvalidField("batchJobIds", "at most 1000 ids")
 	}
 	return s.d.Store.ListBatches(ctx, account.ID, f, maxBatchList)
 }
@@ -238,20 +240,20 @@ func (s *BatchService) List(ctx context.Context, account *Account, f BatchFilter
 // Cancel stops a batch: a non-terminal batch becomes BatchCancelled (its
 // pending item jobs are cancelled and the webhook is enqueued with it); a
 // terminal one is returned unchanged. Codes: NOT_FOUND.
-func (s *BatchService) Cancel(ctx context.Context, account *Account, id string) (*BatchJob, error) {
+func (s *Service) Cancel(ctx context.Context, account *domain.Account, id string) (*domain.BatchJob, error) {
 	for attempt := 0; ; attempt++ {
 		b, err := s.d.Store.GetBatch(ctx, account.ID, id)
 		if err != nil || b.State.Terminal() {
 			return b, err
 		}
 		now := s.d.Clock.Now()
-		if err := checkTransition(b.State, BatchCancelled); err != nil {
+		if err := domain.CheckTransition(b.State, domain.BatchCancelled); err != nil {
 			return nil, err
 		}
-		out, err := s.d.Store.TransitionBatch(ctx, BatchTransition{
-			ID: b.ID, From: b.State, To: BatchCancelled, Now: now, Webhook: batchWebhook(b, BatchCancelled, now),
+		out, err := s.d.Store.TransitionBatch(ctx, domain.BatchTransition{
+			ID: b.ID, From: b.State, To: domain.BatchCancelled, Now: now, Webhook: batchWebhook(b, domain.BatchCancelled, now),
 		})
-		if ErrorCode(err) == Aborted && attempt < 20 {
+		if domain.ErrorCode(err) == domain.Aborted && attempt < 20 {
 			continue // it moved on meanwhile: cancel from its new state
 		}
 		if err == nil {
@@ -266,7 +268,7 @@ func (s *BatchService) Cancel(ctx context.Context, account *Account, id string) 
 // Codes: PERMISSION_DENIED (bad or expired signature), NOT_FOUND,
 // FAILED_PRECONDITION (processing started, or the batch is terminal),
 // UNAVAILABLE.
-func (s *BatchService) Upload(ctx context.Context, id string, expires int64, signature string, body io.Reader) (*BatchJob, error) {
+func (s *Service) Upload(ctx context.Context, id string, expires int64, signature string, body io.Reader) (*domain.BatchJob, error) {
 	if err := s.d.Signer.Verify(http.MethodPut, id, expires, signature, s.d.Clock.Now()); err != nil {
 		return nil, err
 	}
@@ -274,10 +276,10 @@ func (s *BatchService) Upload(ctx context.Context, id string, expires int64, sig
 	if err != nil {
 		return nil, err
 	}
-	if b.State != BatchInitialized && b.State != BatchQueued {
-		return nil, Errorf(FailedPrecondition, "batch job %q is %s: its input file can no longer be replaced", id, b.State)
+	if b.State != domain.BatchInitialized && b.State != domain.BatchQueued {
+		return nil, domain.Errorf(domain.FailedPrecondition, "batch job %q is %s: its input file can no longer be replaced", id, b.State)
 	}
-	key := batchInputKey(id, NewID())
+	key := batchInputKey(id, domain.NewID())
 	if _, err := s.d.Blobs.Put(ctx, key, body); err != nil {
 		_ = s.d.Blobs.Delete(context.WithoutCancel(ctx), key)
 		return nil, err
@@ -299,7 +301,7 @@ func (s *BatchService) Upload(ctx context.Context, id string, expires int64, sig
 // Download opens the output file of a completed batch, for the signed
 // download URL. Codes: PERMISSION_DENIED, NOT_FOUND, FAILED_PRECONDITION
 // (not completed), UNAVAILABLE.
-func (s *BatchService) Download(ctx context.Context, id string, expires int64, signature string) (io.ReadCloser, int64, error) {
+func (s *Service) Download(ctx context.Context, id string, expires int64, signature string) (io.ReadCloser, int64, error) {
 	if err := s.d.Signer.Verify(http.MethodGet, id, expires, signature, s.d.Clock.Now()); err != nil {
 		return nil, 0, err
 	}
@@ -307,8 +309,8 @@ func (s *BatchService) Download(ctx context.Context, id string, expires int64, s
 	if err != nil {
 		return nil, 0, err
 	}
-	if b.State != BatchCompleted || b.OutputKey == "" {
-		return nil, 0, Errorf(FailedPrecondition, "batch job %q is %s: it has no output file", id, b.State)
+	if b.State != domain.BatchCompleted || b.OutputKey == "" {
+		return nil, 0, domain.Errorf(domain.FailedPrecondition, "batch job %q is %s: it has no output file", id, b.State)
 	}
 	size, err := s.d.Blobs.Stat(ctx, b.OutputKey)
 	if err != nil {
@@ -318,7 +320,7 @@ func (s *BatchService) Download(ctx context.Context, id string, expires int64, s
 	return rc, size, err
 }
 
-func (s *BatchService) notify() {
+func (s *Service) notify() {
 	select {
 	case s.wake <- struct{}{}:
 	default:

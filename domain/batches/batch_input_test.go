@@ -1,4 +1,4 @@
-package domain
+package batches
 
 import (
 	"bytes"
@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/contenteval/contenteval/domain"
 	"github.com/stretchr/testify/require"
 )
 
-func parseAll(t testing.TB, in string, lim BatchInputLimits) ([]*BatchInputItem, error) {
-	var items []*BatchInputItem
-	n, err := ParseBatchInput(strings.NewReader(in), lim, func(it *BatchInputItem) error {
+func parseAll(t testing.TB, in string, lim InputLimits) ([]*InputItem, error) {
+	var items []*InputItem
+	n, err := ParseInput(strings.NewReader(in), lim, func(it *InputItem) error {
 		items = append(items, it)
 		return nil
 	})
@@ -33,25 +34,25 @@ func TestParseBatchInput_Valid(t *testing.T) {
 		"d,video_url,https://example.com/v.mp4\n" +
 		"e,audio_url,https://example.com/a.mp3\n" +
 		"\"f,1\",TEXT,\"multi\nline, with \"\"quotes\"\"\"\n"
-	items, err := parseAll(t, csvIn, BatchInputLimits{})
+	items, err := parseAll(t, csvIn, InputLimits{})
 	require.NoError(t, err)
 	require.Len(t, items, 6)
 	require.Equal(t, []string{"a", "b", "c", "d", "e", "f,1"}, refIDs(items))
 	require.Equal(t, []int{2, 3, 4, 5, 6, 7}, lines(items))
-	require.Equal(t, ContentText, items[0].Content.Kind)
+	require.Equal(t, domain.ContentText, items[0].Content.Kind)
 	require.Equal(t, "hello world", items[0].Content.Text)
-	require.Equal(t, contentHash([]byte("hello world")), items[0].Summary.ContentHash)
-	require.Equal(t, ContentImageURL, items[1].Content.Kind)
+	require.Equal(t, domain.ContentHash([]byte("hello world")), items[0].Summary.ContentHash)
+	require.Equal(t, domain.ContentImageURL, items[1].Content.Kind)
 	require.Equal(t, []byte("hello"), items[2].Content.Bytes)
-	require.Equal(t, ContentVideoURL, items[3].Content.Kind)
-	require.Equal(t, ContentAudioURL, items[4].Content.Kind)
+	require.Equal(t, domain.ContentVideoURL, items[3].Content.Kind)
+	require.Equal(t, domain.ContentAudioURL, items[4].Content.Kind)
 	require.Equal(t, "multi\nline, with \"quotes\"", items[5].Content.Text)
 
 	jsonl := "\n  {\"refId\":\"a\",\"contentData\":{\"text\":\"hi\",\"metadata\":{\"k\":\"v\"}}}\n" +
 		"\n" +
 		"{\"ref_id\":\"b\",\"content_data\":{\"image_url\":\"https://example.com/i.png\"},\"extra\":1}\r\n" +
 		"{\"refId\":\"c\",\"contentData\":{\"image\":\"aGVsbG8=\"}}" // no final newline
-	items, err = parseAll(t, jsonl, BatchInputLimits{})
+	items, err = parseAll(t, jsonl, InputLimits{})
 	require.NoError(t, err)
 	require.Equal(t, []string{"a", "b", "c"}, refIDs(items))
 	require.Equal(t, []int{2, 4, 5}, lines(items))
@@ -60,7 +61,7 @@ func TestParseBatchInput_Valid(t *testing.T) {
 	require.Equal(t, []byte("hello"), items[2].Content.Bytes)
 }
 
-func refIDs(items []*BatchInputItem) []string {
+func refIDs(items []*InputItem) []string {
 	var out []string
 	for _, it := range items {
 		out = append(out, it.RefID)
@@ -68,7 +69,7 @@ func refIDs(items []*BatchInputItem) []string {
 	return out
 }
 
-func lines(items []*BatchInputItem) []int {
+func lines(items []*InputItem) []int {
 	var out []int
 	for _, it := range items {
 		out = append(out, it.Line)
@@ -76,11 +77,11 @@ func lines(items []*BatchInputItem) []int {
 	return out
 }
 
-// Every kind of invalid file is an *BatchInputError naming its first bad
+// Every kind of invalid file is an *InputError naming its first bad
 // lines; nothing after the first bad line is emitted.
 func TestParseBatchInput_Invalid(t *testing.T) {
 	t.Parallel()
-	lim := BatchInputLimits{MaxItems: 3, MaxTextBytes: 10, MaxLineBytes: 200}
+	lim := InputLimits{MaxItems: 3, MaxTextBytes: 10, MaxLineBytes: 200}
 	cases := map[string]struct {
 		in   string
 		want []string
@@ -127,8 +128,8 @@ func TestParseBatchInput_Invalid(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			items, err := parseAll(t, c.in, lim)
-			var be *BatchInputError
-			require.True(t, errors.As(err, &be), "want *BatchInputError, got %v", err)
+			var be *InputError
+			require.True(t, errors.As(err, &be), "want *InputError, got %v", err)
 			require.LessOrEqual(t, len(be.Lines), 5)
 			require.Len(t, be.Lines, len(c.want), "%v", be)
 			for i, w := range c.want {
@@ -149,11 +150,11 @@ func TestParseBatchInput_Invalid(t *testing.T) {
 func TestParseBatchInput_Errors(t *testing.T) {
 	t.Parallel()
 	boom := errors.New("boom")
-	_, err := ParseBatchInput(strings.NewReader("ref_id,type,content\na,text,x\n"), BatchInputLimits{}, func(*BatchInputItem) error { return boom })
+	_, err := ParseInput(strings.NewReader("ref_id,type,content\na,text,x\n"), InputLimits{}, func(*InputItem) error { return boom })
 	require.ErrorIs(t, err, boom)
-	_, err = ParseBatchInput(io.MultiReader(strings.NewReader("{\"refId\":\"a\",\"contentData\":{\"text\":\"x\"}}\n"), errReader{boom}), BatchInputLimits{}, func(*BatchInputItem) error { return nil })
+	_, err = ParseInput(io.MultiReader(strings.NewReader("{\"refId\":\"a\",\"contentData\":{\"text\":\"x\"}}\n"), errReader{boom}), InputLimits{}, func(*InputItem) error { return nil })
 	require.ErrorIs(t, err, boom)
-	_, err = ParseBatchInput(io.MultiReader(strings.NewReader("ref_id,type,content\n"), errReader{boom}), BatchInputLimits{}, func(*BatchInputItem) error { return nil })
+	_, err = ParseInput(io.MultiReader(strings.NewReader("ref_id,type,content\n"), errReader{boom}), InputLimits{}, func(*InputItem) error { return nil })
 	require.ErrorIs(t, err, boom)
 }
 
@@ -202,7 +203,7 @@ func TestParseBatchInput_Streaming(t *testing.T) {
 		runtime.ReadMemStats(&ms)
 		base := ms.HeapAlloc
 		count := 0
-		got, err := ParseBatchInput(&genReader{n: n, jsonl: jsonl}, BatchInputLimits{MaxItems: n}, func(it *BatchInputItem) error {
+		got, err := ParseInput(&genReader{n: n, jsonl: jsonl}, InputLimits{MaxItems: n}, func(it *InputItem) error {
 			count++
 			if count%10_000 == 0 {
 				runtime.GC()
@@ -219,21 +220,21 @@ func TestParseBatchInput_Streaming(t *testing.T) {
 	}
 }
 
-var fuzzLimits = BatchInputLimits{MaxItems: 20, MaxTextBytes: 64, MaxLineBytes: 512}
+var fuzzLimits = InputLimits{MaxItems: 20, MaxTextBytes: 64, MaxLineBytes: 512}
 
 // checkParse asserts the parser's contract on any input: no panic; a valid
 // file emits between 1 and MaxItems items with unique ref ids, in line
-// order; an invalid one is a *BatchInputError naming 1-5 lines.
-func checkParse(t *testing.T, parse func(io.Reader, BatchInputLimits, func(*BatchInputItem) error) (int, error), in []byte) {
-	var items []*BatchInputItem
-	n, err := parse(bytes.NewReader(in), fuzzLimits, func(it *BatchInputItem) error {
+// order; an invalid one is a *InputError naming 1-5 lines.
+func checkParse(t *testing.T, parse func(io.Reader, InputLimits, func(*InputItem) error) (int, error), in []byte) {
+	var items []*InputItem
+	n, err := parse(bytes.NewReader(in), fuzzLimits, func(it *InputItem) error {
 		items = append(items, it)
 		return nil
 	})
 	if err != nil {
-		var be *BatchInputError
+		var be *InputError
 		if !errors.As(err, &be) {
-			t.Fatalf("error is not a BatchInputError: %v", err)
+			t.Fatalf("error is not a InputError: %v", err)
 		}
 		if len(be.Lines) < 1 || len(be.Lines) > maxReportedLines || be.Error() == "" {
 			t.Fatalf("bad error: %#v", be)
@@ -250,7 +251,7 @@ func checkParse(t *testing.T, parse func(io.Reader, BatchInputLimits, func(*Batc
 			t.Fatalf("bad item %+v", it)
 		}
 		seen[it.RefID], last = true, it.Line
-		if it.Content.Kind == ContentText && len(it.Content.Text) > fuzzLimits.MaxTextBytes {
+		if it.Content.Kind == domain.ContentText && len(it.Content.Text) > fuzzLimits.MaxTextBytes {
 			t.Fatalf("text over the limit passed")
 		}
 	}
@@ -268,7 +269,7 @@ func FuzzParseCSV(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, in []byte) { checkParse(t, ParseBatchCSV, in) })
+	f.Fuzz(func(t *testing.T, in []byte) { checkParse(t, ParseCSV, in) })
 }
 
 func FuzzParseJSONL(f *testing.F) {
@@ -282,5 +283,5 @@ func FuzzParseJSONL(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, in []byte) { checkParse(t, ParseBatchJSONL, in) })
+	f.Fuzz(func(t *testing.T, in []byte) { checkParse(t, ParseJSONL, in) })
 }

@@ -1,4 +1,4 @@
-package domain
+package batches
 
 import (
 	"bufio"
@@ -13,16 +13,18 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/contenteval/contenteval/domain"
 )
 
-// BatchInputLimits bound a batch input file (DESIGN §9, §10).
-type BatchInputLimits struct {
+// InputLimits bound a batch input file (DESIGN §9, §10).
+type InputLimits struct {
 	MaxItems     int // items per file (25,000)
 	MaxTextBytes int // bytes of one text item (256 KiB)
 	MaxLineBytes int // bytes of one JSON line (32 MiB)
 }
 
-func (l BatchInputLimits) withDefaults() BatchInputLimits {
+func (l InputLimits) withDefaults() InputLimits {
 	if l.MaxItems <= 0 {
 		l.MaxItems = 25000
 	}
@@ -42,12 +44,12 @@ const maxRefIDBytes = 256
 // maxReportedLines is how many bad lines an invalid-file message names.
 const maxReportedLines = 5
 
-// BatchInputItem is one valid item of an input file.
-type BatchInputItem struct {
+// InputItem is one valid item of an input file.
+type InputItem struct {
 	Line    int // 1-based line of the file where the item starts
 	RefID   string
-	Content ContentItem
-	Summary ContentSummary
+	Content domain.ContentItem
+	Summary domain.ContentSummary
 }
 
 // LineError is one problem of an input file.
@@ -56,11 +58,11 @@ type LineError struct {
 	Message string
 }
 
-// BatchInputError says why an input file is invalid, naming its first bad
+// InputError says why an input file is invalid, naming its first bad
 // lines (at most five). Its message is safe to show to the client.
-type BatchInputError struct{ Lines []LineError }
+type InputError struct{ Lines []LineError }
 
-func (e *BatchInputError) Error() string {
+func (e *InputError) Error() string {
 	parts := make([]string, len(e.Lines))
 	for i, l := range e.Lines {
 		if l.Line > 0 {
@@ -75,15 +77,15 @@ func (e *BatchInputError) Error() string {
 // batchParser holds what every format checks: the item limit and unique
 // ref ids.
 type batchParser struct {
-	lim   BatchInputLimits
-	emit  func(*BatchInputItem) error
+	lim   InputLimits
+	emit  func(*InputItem) error
 	seen  map[string]int // ref id -> line
 	n     int
 	bad   []LineError
 	limit bool // the item limit was exceeded
 }
 
-func newBatchParser(lim BatchInputLimits, emit func(*BatchInputItem) error) *batchParser {
+func newBatchParser(lim InputLimits, emit func(*InputItem) error) *batchParser {
 	return &batchParser{lim: lim.withDefaults(), emit: emit, seen: map[string]int{}}
 }
 
@@ -95,7 +97,7 @@ func (p *batchParser) fail(line int, format string, args ...any) bool {
 
 // item validates one parsed item and emits it when the file is valid so
 // far. It reports whether parsing should stop.
-func (p *batchParser) item(line int, refID string, c ContentInput) (stop bool, err error) {
+func (p *batchParser) item(line int, refID string, c domain.ContentInput) (stop bool, err error) {
 	switch {
 	case refID == "":
 		return p.fail(line, "ref_id is empty"), nil
@@ -119,9 +121,9 @@ func (p *batchParser) item(line int, refID string, c ContentInput) (stop bool, e
 	}
 	p.seen[strings.Clone(refID)] = line // not a slice of the whole record
 	p.n++
-	items, sums, verr := validateContent([]ContentInput{c}, 1, p.lim.MaxTextBytes)
+	items, sums, verr := domain.ValidateContent([]domain.ContentInput{c}, 1, p.lim.MaxTextBytes)
 	if verr != nil {
-		msg := ErrorMessage(verr)
+		msg := domain.ErrorMessage(verr)
 		msg = strings.TrimPrefix(msg, "invalid ")
 		msg = strings.ReplaceAll(msg, "contentData[0]", "content")
 		return p.fail(line, "%s", msg), nil
@@ -129,7 +131,7 @@ func (p *batchParser) item(line int, refID string, c ContentInput) (stop bool, e
 	if len(p.bad) > 0 {
 		return false, nil // the file is invalid: keep checking, emit nothing
 	}
-	return false, p.emit(&BatchInputItem{Line: line, RefID: refID, Content: items[0], Summary: sums[0]})
+	return false, p.emit(&InputItem{Line: line, RefID: refID, Content: items[0], Summary: sums[0]})
 }
 
 // badContentText finds a string of c that PostgreSQL cannot store in a text
@@ -137,7 +139,7 @@ func (p *batchParser) item(line int, refID string, c ContentInput) (stop bool, e
 // UTF-8 is refused on every backend, as in request bodies): CSV fields are
 // raw bytes, and a JSON line may carry \u0000. It returns the field (in the
 // spelling of the API) and why, or "" for both.
-func badContentText(c ContentInput) (field, reason string) {
+func badContentText(c domain.ContentInput) (field, reason string) {
 	for _, f := range []struct {
 		name string
 		v    *string
@@ -176,20 +178,20 @@ func (p *batchParser) finish() (int, error) {
 		p.bad = append(p.bad, LineError{Message: "the file has no items"})
 	}
 	if len(p.bad) > 0 {
-		return 0, &BatchInputError{Lines: p.bad}
+		return 0, &InputError{Lines: p.bad}
 	}
 	return p.n, nil
 }
 
-// ParseBatchInput reads an input file, CSV or JSON Lines (told apart by
+// ParseInput reads an input file, CSV or JSON Lines (told apart by
 // the first character that is not white space or a byte-order mark: '{'
 // starts JSON Lines), validating every line, and calls emit with each valid
 // item in order. Memory does not grow with the file: one line (one CSV
 // record) is held at a time, plus the ref ids seen (bounded by the item
 // limit). Once a line is bad nothing more is emitted, and emitted items must
-// be discarded: the result is the item count, or a *BatchInputError naming
+// be discarded: the result is the item count, or a *InputError naming
 // the first bad lines, or the error of r or emit.
-func ParseBatchInput(r io.Reader, lim BatchInputLimits, emit func(*BatchInputItem) error) (int, error) {
+func ParseInput(r io.Reader, lim InputLimits, emit func(*InputItem) error) (int, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for i := 1; ; i++ {
 		b, err := br.Peek(i)
@@ -202,24 +204,24 @@ func ParseBatchInput(r io.Reader, lim BatchInputLimits, emit func(*BatchInputIte
 		c := b[i-1]
 		if c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == 0xEF || c == 0xBB || c == 0xBF {
 			if i >= 4096 {
-				return ParseBatchCSV(br, lim, emit)
+				return ParseCSV(br, lim, emit)
 			}
 			continue
 		}
 		if c == '{' {
-			return ParseBatchJSONL(br, lim, emit)
+			return ParseJSONL(br, lim, emit)
 		}
-		return ParseBatchCSV(br, lim, emit)
+		return ParseCSV(br, lim, emit)
 	}
 }
 
 // csvTypes maps the CSV type column to the content field it fills.
-var csvTypes = map[string]func(c *ContentInput, v string) error{
-	"text":      func(c *ContentInput, v string) error { c.Text = &v; return nil },
-	"image_url": func(c *ContentInput, v string) error { c.ImageURL = &v; return nil },
-	"video_url": func(c *ContentInput, v string) error { c.VideoURL = &v; return nil },
-	"audio_url": func(c *ContentInput, v string) error { c.AudioURL = &v; return nil },
-	"image": func(c *ContentInput, v string) error {
+var csvTypes = map[string]func(c *domain.ContentInput, v string) error{
+	"text":      func(c *domain.ContentInput, v string) error { c.Text = &v; return nil },
+	"image_url": func(c *domain.ContentInput, v string) error { c.ImageURL = &v; return nil },
+	"video_url": func(c *domain.ContentInput, v string) error { c.VideoURL = &v; return nil },
+	"audio_url": func(c *domain.ContentInput, v string) error { c.AudioURL = &v; return nil },
+	"image": func(c *domain.ContentInput, v string) error {
 		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v))
 		if err != nil {
 			return errors.New("content of type image is not valid base64")
@@ -229,9 +231,9 @@ var csvTypes = map[string]func(c *ContentInput, v string) error{
 	},
 }
 
-// ParseBatchCSV parses CSV with the header ref_id,type,content (see
-// ParseBatchInput).
-func ParseBatchCSV(r io.Reader, lim BatchInputLimits, emit func(*BatchInputItem) error) (int, error) {
+// ParseCSV parses CSV with the header ref_id,type,content (see
+// ParseInput).
+func ParseCSV(r io.Reader, lim InputLimits, emit func(*InputItem) error) (int, error) {
 	p := newBatchParser(lim, emit)
 	cr := csv.NewReader(r)
 	cr.ReuseRecord = true
@@ -287,7 +289,7 @@ func ParseBatchCSV(r io.Reader, lim BatchInputLimits, emit func(*BatchInputItem)
 			}
 			continue
 		}
-		var c ContentInput
+		var c domain.ContentInput
 		if err := set(&c, rec[2]); err != nil {
 			if p.fail(line, "%s", err.Error()) {
 				break
@@ -356,9 +358,9 @@ func firstOf[T any](a, b *T) *T {
 	return b
 }
 
-// ParseBatchJSONL parses JSON Lines of {"refId", "contentData"} (see
-// ParseBatchInput). Blank lines are skipped.
-func ParseBatchJSONL(r io.Reader, lim BatchInputLimits, emit func(*BatchInputItem) error) (int, error) {
+// ParseJSONL parses JSON Lines of {"refId", "contentData"} (see
+// ParseInput). Blank lines are skipped.
+func ParseJSONL(r io.Reader, lim InputLimits, emit func(*InputItem) error) (int, error) {
 	p := newBatchParser(lim, emit)
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf []byte
@@ -409,7 +411,7 @@ func (p *batchParser) jsonItem(line int, b []byte) (bool, error) {
 	if cd == nil {
 		return p.fail(line, "contentData is missing"), nil
 	}
-	c := ContentInput{
+	c := domain.ContentInput{
 		Text: cd.Text, Image: cd.Image, Video: cd.Video, Audio: cd.Audio, Captions: cd.Captions, Metadata: cd.Metadata,
 		ImageURL: firstOf(cd.ImageURL, cd.ImageURLSnake), VideoURL: firstOf(cd.VideoURL, cd.VideoURLSnake),
 		AudioURL: firstOf(cd.AudioURL, cd.AudioURLSnake),

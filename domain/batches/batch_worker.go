@@ -1,4 +1,4 @@
-package domain
+package batches
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
@@ -27,12 +28,12 @@ var errLeaseLost = errors.New("batch lease lost")
 // shutdown releases the batches it holds. A crashed worker's batches are
 // claimed again when their lease expires and resume at the state they
 // reached; every step is idempotent (see BatchState).
-func (s *BatchService) RunWorkers(ctx context.Context) {
+func (s *Service) RunWorkers(ctx context.Context) {
 	slots := make(chan struct{}, s.cfg.Concurrency)
 	var running sync.WaitGroup
 	defer running.Wait()
 	lastWatch := time.Time{}
-	pollLoop(ctx, s.cfg.PollInterval, s.wake, nil, func() bool {
+	domain.PollLoop(ctx, s.cfg.PollInterval, s.wake, nil, func() bool {
 		if s.direct && time.Since(lastWatch) >= time.Second {
 			lastWatch = time.Now()
 			s.watchUploads(ctx)
@@ -52,7 +53,7 @@ func (s *BatchService) RunWorkers(ctx context.Context) {
 				s.drive(ctx, b)
 			}()
 			return true
-		case ErrorCode(err) != NotFound && ctx.Err() == nil:
+		case domain.ErrorCode(err) != domain.NotFound && ctx.Err() == nil:
 			s.d.Log.Warn("claiming batch jobs", "error", err.Error())
 		}
 		return false
@@ -61,7 +62,7 @@ func (s *BatchService) RunWorkers(ctx context.Context) {
 
 // watchUploads queues batches whose file a client uploaded straight to the
 // blob store with a presigned URL.
-func (s *BatchService) watchUploads(ctx context.Context) {
+func (s *Service) watchUploads(ctx context.Context) {
 	now := s.d.Clock.Now()
 	bs, err := s.d.Store.ListAwaitingUpload(ctx, now.Add(-s.cfg.URLValidity-time.Minute), 100)
 	if err != nil {
@@ -73,7 +74,7 @@ func (s *BatchService) watchUploads(ctx context.Context) {
 		if _, err := s.d.Blobs.Stat(ctx, key); err != nil {
 			continue
 		}
-		if _, err := s.d.Store.SetBatchInput(ctx, b.ID, key, now); err != nil && ErrorCode(err) != FailedPrecondition {
+		if _, err := s.d.Store.SetBatchInput(ctx, b.ID, key, now); err != nil && domain.ErrorCode(err) != domain.FailedPrecondition {
 			s.d.Log.Warn("queueing an uploaded batch job", "batch", b.ID, "error", err.Error())
 		}
 	}
@@ -81,7 +82,7 @@ func (s *BatchService) watchUploads(ctx context.Context) {
 
 // drive runs one claimed batch until it is terminal, its lease is lost, a
 // step fails (the batch is released and retried later) or ctx ends.
-func (s *BatchService) drive(ctx context.Context, b *BatchJob) {
+func (s *Service) drive(ctx context.Context, b *domain.BatchJob) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := s.renewBatch(wctx, cancel, b.ID)
@@ -95,7 +96,7 @@ func (s *BatchService) drive(ctx context.Context, b *BatchJob) {
 		next, err := s.step(wctx, b)
 		if err != nil {
 			switch {
-			case errors.Is(err, errLeaseLost) || ErrorCode(err) == Aborted:
+			case errors.Is(err, errLeaseLost) || domain.ErrorCode(err) == domain.Aborted:
 				// Cancelled, or another worker has it: nothing to do.
 			case ctx.Err() != nil:
 				s.release(b.ID)
@@ -112,7 +113,7 @@ func (s *BatchService) drive(ctx context.Context, b *BatchJob) {
 // dropInput deletes a terminal batch's input files (best effort): the
 // items live on in their jobs, the file is not needed and may be large or
 // sensitive.
-func (s *BatchService) dropInput(b *BatchJob) {
+func (s *Service) dropInput(b *domain.BatchJob) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, key := range []string{b.InputKey, batchDirectInputKey(b.ID)} {
@@ -125,7 +126,7 @@ func (s *BatchService) dropInput(b *BatchJob) {
 	}
 }
 
-func (s *BatchService) release(id string) {
+func (s *Service) release(id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := s.d.Store.ReleaseBatch(ctx, id, s.owner); err != nil {
@@ -135,16 +136,16 @@ func (s *BatchService) release(id string) {
 
 // renewBatch keeps the batch's lease while this worker drives it; losing
 // it cancels the run through cancel.
-func (s *BatchService) renewBatch(ctx context.Context, cancel context.CancelFunc, id string) (stop func()) {
-	return keepLease(ctx, cancel, s.cfg.Lease, func(ctx context.Context) error {
+func (s *Service) renewBatch(ctx context.Context, cancel context.CancelFunc, id string) (stop func()) {
+	return domain.KeepLease(ctx, cancel, s.cfg.Lease, func(ctx context.Context) error {
 		now := s.d.Clock.Now()
 		return s.d.Store.RenewBatchLease(ctx, id, s.owner, now.Add(s.cfg.Lease), now)
 	})
 }
 
 // transition applies a guarded step of b held by this worker.
-func (s *BatchService) transition(ctx context.Context, b *BatchJob, to BatchState, t BatchTransition) (*BatchJob, error) {
-	if err := checkTransition(b.State, to); err != nil {
+func (s *Service) transition(ctx context.Context, b *domain.BatchJob, to domain.BatchState, t domain.BatchTransition) (*domain.BatchJob, error) {
+	if err := domain.CheckTransition(b.State, to); err != nil {
 		return nil, err
 	}
 	now := s.d.Clock.Now()
@@ -156,10 +157,10 @@ func (s *BatchService) transition(ctx context.Context, b *BatchJob, to BatchStat
 }
 
 // step performs the work of b's state and moves it to the next one.
-func (s *BatchService) step(ctx context.Context, b *BatchJob) (*BatchJob, error) {
+func (s *Service) step(ctx context.Context, b *domain.BatchJob) (*domain.BatchJob, error) {
 	switch b.State {
-	case BatchQueued:
-		t := BatchTransition{}
+	case domain.BatchQueued:
+		t := domain.BatchTransition{}
 		if b.InputKey == batchDirectInputKey(b.ID) {
 			// A presigned URL can still overwrite that object: parse a copy
 			// no client can reach.
@@ -169,48 +170,48 @@ func (s *BatchService) step(ctx context.Context, b *BatchJob) (*BatchJob, error)
 			}
 			t.InputKey = frozen
 		}
-		return s.transition(ctx, b, BatchPreprocessing, t)
-	case BatchPreprocessing:
-		n, err := s.parse(ctx, b, func(*BatchInputItem) error { return nil })
-		var bad *BatchInputError
+		return s.transition(ctx, b, domain.BatchPreprocessing, t)
+	case domain.BatchPreprocessing:
+		n, err := s.parse(ctx, b, func(*InputItem) error { return nil })
+		var bad *InputError
 		switch {
 		case errors.As(err, &bad):
-			return s.transition(ctx, b, BatchError, BatchTransition{ErrorCode: BatchErrInvalidInput, ErrorMessage: bad.Error()})
-		case ErrorCode(err) == NotFound:
-			return s.transition(ctx, b, BatchError, BatchTransition{ErrorCode: BatchErrInvalidInput, ErrorMessage: "the input file is missing"})
+			return s.transition(ctx, b, domain.BatchError, domain.BatchTransition{ErrorCode: domain.BatchErrInvalidInput, ErrorMessage: bad.Error()})
+		case domain.ErrorCode(err) == domain.NotFound:
+			return s.transition(ctx, b, domain.BatchError, domain.BatchTransition{ErrorCode: domain.BatchErrInvalidInput, ErrorMessage: "the input file is missing"})
 		case err != nil:
 			return nil, err
 		}
-		return s.transition(ctx, b, BatchPreprocessed, BatchTransition{ItemCount: &n})
-	case BatchPreprocessed:
+		return s.transition(ctx, b, domain.BatchPreprocessed, domain.BatchTransition{ItemCount: &n})
+	case domain.BatchPreprocessed:
 		if err := s.submit(ctx, b); err != nil {
-			var bad *BatchInputError
+			var bad *InputError
 			if errors.As(err, &bad) { // the file changed under us: cannot happen with frozen keys
-				return s.transition(ctx, b, BatchError, BatchTransition{ErrorCode: BatchErrInvalidInput, ErrorMessage: bad.Error()})
+				return s.transition(ctx, b, domain.BatchError, domain.BatchTransition{ErrorCode: domain.BatchErrInvalidInput, ErrorMessage: bad.Error()})
 			}
 			return nil, err
 		}
-		return s.transition(ctx, b, BatchSubmitted, BatchTransition{})
-	case BatchSubmitted:
-		return s.transition(ctx, b, BatchEvaluating, BatchTransition{})
-	case BatchEvaluating:
+		return s.transition(ctx, b, domain.BatchSubmitted, domain.BatchTransition{})
+	case domain.BatchSubmitted:
+		return s.transition(ctx, b, domain.BatchEvaluating, domain.BatchTransition{})
+	case domain.BatchEvaluating:
 		if err := s.awaitItems(ctx, b); err != nil {
 			return nil, err
 		}
-		return s.transition(ctx, b, BatchPostprocessing, BatchTransition{})
-	case BatchPostprocessing:
+		return s.transition(ctx, b, domain.BatchPostprocessing, domain.BatchTransition{})
+	case domain.BatchPostprocessing:
 		key, err := s.writeOutput(ctx, b)
 		if err != nil {
 			return nil, err
 		}
-		return s.transition(ctx, b, BatchPostprocessed, BatchTransition{OutputKey: key})
-	case BatchPostprocessed:
-		return s.transition(ctx, b, BatchCompleted, BatchTransition{})
+		return s.transition(ctx, b, domain.BatchPostprocessed, domain.BatchTransition{OutputKey: key})
+	case domain.BatchPostprocessed:
+		return s.transition(ctx, b, domain.BatchCompleted, domain.BatchTransition{})
 	}
-	return nil, Errorf(FailedPrecondition, "batch job %q is %s: no worker step", b.ID, b.State)
+	return nil, domain.Errorf(domain.FailedPrecondition, "batch job %q is %s: no worker step", b.ID, b.State)
 }
 
-func (s *BatchService) copyBlob(ctx context.Context, from, to string) error {
+func (s *Service) copyBlob(ctx context.Context, from, to string) error {
 	rc, err := s.d.Blobs.Open(ctx, from)
 	if err != nil {
 		return err
@@ -220,21 +221,21 @@ func (s *BatchService) copyBlob(ctx context.Context, from, to string) error {
 	return err
 }
 
-func (s *BatchService) limits() BatchInputLimits {
-	return BatchInputLimits{MaxItems: s.cfg.MaxItems, MaxTextBytes: s.cfg.MaxTextBytes, MaxLineBytes: s.cfg.MaxLineBytes}
+func (s *Service) limits() InputLimits {
+	return InputLimits{MaxItems: s.cfg.MaxItems, MaxTextBytes: s.cfg.MaxTextBytes, MaxLineBytes: s.cfg.MaxLineBytes}
 }
 
 // parse streams b's input file through the parser.
-func (s *BatchService) parse(ctx context.Context, b *BatchJob, emit func(*BatchInputItem) error) (int, error) {
+func (s *Service) parse(ctx context.Context, b *domain.BatchJob, emit func(*InputItem) error) (int, error) {
 	if b.InputKey == "" {
-		return 0, Errorf(NotFound, "no input file")
+		return 0, domain.Errorf(domain.NotFound, "no input file")
 	}
 	rc, err := s.d.Blobs.Open(ctx, b.InputKey)
 	if err != nil {
 		return 0, err
 	}
 	defer rc.Close()
-	return ParseBatchInput(ctxReader{ctx, rc}, s.limits(), emit)
+	return ParseInput(ctxReader{ctx, rc}, s.limits(), emit)
 }
 
 type ctxReader struct {
@@ -252,8 +253,8 @@ func (c ctxReader) Read(p []byte) (int, error) {
 // submit records the items and enqueues one job per item, chunk by chunk in
 // input order. Resumable: a chunk already recorded keeps its job ids, and
 // job creation tolerates jobs that already exist.
-func (s *BatchService) submit(ctx context.Context, b *BatchJob) error {
-	chunk := make([]*BatchInputItem, 0, submitChunk)
+func (s *Service) submit(ctx context.Context, b *domain.BatchJob) error {
+	chunk := make([]*InputItem, 0, submitChunk)
 	seq := 0
 	flush := func() error {
 		if len(chunk) == 0 {
@@ -264,7 +265,7 @@ func (s *BatchService) submit(ctx context.Context, b *BatchJob) error {
 		chunk = chunk[:0]
 		return err
 	}
-	n, err := s.parse(ctx, b, func(it *BatchInputItem) error {
+	n, err := s.parse(ctx, b, func(it *InputItem) error {
 		chunk = append(chunk, it)
 		if len(chunk) == submitChunk {
 			return flush()
@@ -283,26 +284,26 @@ func (s *BatchService) submit(ctx context.Context, b *BatchJob) error {
 	return nil
 }
 
-func (s *BatchService) submitChunk(ctx context.Context, b *BatchJob, from int, chunk []*BatchInputItem) error {
+func (s *Service) submitChunk(ctx context.Context, b *domain.BatchJob, from int, chunk []*InputItem) error {
 	existing, err := s.d.Store.ListBatchItems(ctx, b.ID, from, len(chunk))
 	if err != nil {
 		return err
 	}
 	items := existing
 	if len(existing) == 0 {
-		items = make([]*BatchItem, len(chunk))
+		items = make([]*domain.BatchItem, len(chunk))
 		group := 0
 		for i, it := range chunk {
 			// Runs of text items share a job (up to ItemsPerJob); other
 			// kinds get a job each, so one failing fetch fails one item.
-			text := it.Content.Kind == ContentText
-			if i == 0 || !text || items[i-1].JobIndex+1 >= s.cfg.ItemsPerJob || chunk[i-1].Content.Kind != ContentText {
+			text := it.Content.Kind == domain.ContentText
+			if i == 0 || !text || items[i-1].JobIndex+1 >= s.cfg.ItemsPerJob || chunk[i-1].Content.Kind != domain.ContentText {
 				group = i
 			}
-			items[i] = &BatchItem{BatchID: b.ID, Seq: from + i, RefID: it.RefID, ContentHash: it.Summary.ContentHash,
-				Status: BatchItemPending, JobIndex: i - group}
+			items[i] = &domain.BatchItem{BatchID: b.ID, Seq: from + i, RefID: it.RefID, ContentHash: it.Summary.ContentHash,
+				Status: domain.BatchItemPending, JobIndex: i - group}
 			if i == group {
-				items[i].JobID = NewID()
+				items[i].JobID = domain.NewID()
 			} else {
 				items[i].JobID = items[group].JobID
 			}
@@ -326,11 +327,11 @@ func (s *BatchService) submitChunk(ctx context.Context, b *BatchJob, from int, c
 		}
 		group, inputs := items[i:k], chunk[i:k]
 		i = k
-		if group[0].Status == BatchItemSubmitted {
+		if group[0].Status == domain.BatchItemSubmitted {
 			continue
 		}
-		j := &Job{
-			ID: group[0].JobID, AccountID: b.AccountID, Type: JobTypeBatch, Status: JobPending,
+		j := &domain.Job{
+			ID: group[0].JobID, AccountID: b.AccountID, Type: domain.JobTypeBatch, Status: domain.JobPending,
 			PolicyID: b.PolicyID, PolicyKey: b.PolicyKey, PolicyVersionID: b.PolicyVersionID,
 			Threshold: rules.DefaultThreshold, Created: now, Updated: now,
 		}
@@ -346,7 +347,7 @@ func (s *BatchService) submitChunk(ctx context.Context, b *BatchJob, from int, c
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := s.d.Jobs.CreateJob(ctx, j); err != nil && ErrorCode(err) != AlreadyExists {
+			if err := s.d.Jobs.CreateJob(ctx, j); err != nil && domain.ErrorCode(err) != domain.AlreadyExists {
 				mu.Lock()
 				if firstErr == nil {
 					firstErr = err
@@ -360,14 +361,14 @@ func (s *BatchService) submitChunk(ctx context.Context, b *BatchJob, from int, c
 		return firstErr
 	}
 	if s.d.JobQueue != nil {
-		s.d.JobQueue.notify()
+		s.d.JobQueue.Notify()
 	}
 	return s.d.Store.MarkBatchItemsSubmitted(ctx, b.ID, s.owner, from, from+len(items), s.d.Clock.Now())
 }
 
 // awaitItems refreshes the progress counts until every item's job is
 // terminal.
-func (s *BatchService) awaitItems(ctx context.Context, b *BatchJob) error {
+func (s *Service) awaitItems(ctx context.Context, b *domain.BatchJob) error {
 	lastP, lastF := b.ProcessedCount, b.FailedCount
 	for {
 		processed, failed, err := s.d.Store.BatchProgress(ctx, b.ID)
@@ -404,7 +405,7 @@ const outputPage = 1000
 // writeOutput writes the output file in one pass over the items in input
 // order and stores it atomically under the batch's output key, replacing
 // any earlier attempt: the stored file holds each item exactly once.
-func (s *BatchService) writeOutput(ctx context.Context, b *BatchJob) (string, error) {
+func (s *Service) writeOutput(ctx context.Context, b *domain.BatchJob) (string, error) {
 	key := batchOutputKey(b.ID)
 	pr, pw := io.Pipe()
 	go func() {
@@ -426,7 +427,7 @@ func (s *BatchService) writeOutput(ctx context.Context, b *BatchJob) (string, er
 	return key, nil
 }
 
-func (s *BatchService) encodeOutput(ctx context.Context, b *BatchJob, w *bufio.Writer) (int, error) {
+func (s *Service) encodeOutput(ctx context.Context, b *domain.BatchJob, w *bufio.Writer) (int, error) {
 	n := 0
 	for from := 0; ; {
 		page, err := s.d.Store.ListBatchOutcomes(ctx, b.ID, from, outputPage)
