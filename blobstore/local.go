@@ -68,6 +68,29 @@ type storeError struct {
 func (e *storeError) Error() string   { return e.err.Error() + ": " + e.cause.Error() }
 func (e *storeError) Unwrap() []error { return []error{e.err, e.cause} }
 
+// createTemp creates a temporary file in dir, creating dir first. A
+// concurrent Delete prunes empty parent directories: one may vanish between
+// MkdirAll and CreateTemp (seen as a 503 on a batch upload while another
+// batch's input was dropped), so that race is retried; once the file
+// exists its directory is not empty and stays.
+func (l *Local) createTemp(dir string) (*os.File, error) {
+	for attempt := 0; ; attempt++ {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			if errors.Is(err, fs.ErrNotExist) && attempt < 10 {
+				continue
+			}
+			return nil, unavailable("mkdir", err)
+		}
+		f, err := os.CreateTemp(dir, ".put-*")
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) || attempt >= 10 {
+			return nil, unavailable("create", err)
+		}
+	}
+}
+
 // Put writes r to key atomically. Codes: INVALID_ARGUMENT, UNAVAILABLE, or
 // the error of r (a client that went away, a body over its limit).
 func (l *Local) Put(ctx context.Context, key string, r io.Reader) (int64, error) {
@@ -75,13 +98,9 @@ func (l *Local) Put(ctx context.Context, key string, r io.Reader) (int64, error)
 	if err != nil {
 		return 0, err
 	}
-	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return 0, unavailable("mkdir", err)
-	}
-	f, err := os.CreateTemp(dir, ".put-*")
+	f, err := l.createTemp(filepath.Dir(p))
 	if err != nil {
-		return 0, unavailable("create", err)
+		return 0, err
 	}
 	tmp := f.Name()
 	ok := false
@@ -112,7 +131,7 @@ func (l *Local) Put(ctx context.Context, key string, r io.Reader) (int64, error)
 		return 0, unavailable("rename", err)
 	}
 	ok = true
-	if d, err := os.Open(dir); err == nil { // make the rename durable
+	if d, err := os.Open(filepath.Dir(p)); err == nil { // make the rename durable
 		_ = d.Sync()
 		d.Close()
 	}
