@@ -156,3 +156,11 @@ func ErrorMessage(err error) string {
 	}
 	return "internal error"
 }
+
+// describeNotFound gives a NOT_FOUND error a specific message.
+func DescribeNotFound(err error, format string, args ...any) error {
+	if ErrorCode(err) == NotFound {
+		return Errorf(NotFound, format, args...)
+	}
+	return err
+}

@@ -110,6 +110,14 @@ func (in *InspectedItem) ForJob(jobID string) *InspectedItem {
 // nothing; their frames and chunks are evaluated as they are extracted).
 func (in *InspectedItem) Content() rules.Content { return in.content }
 
+// UninspectedItem is it taken as text, without inspection: what label
+// evaluation starts from for content it does not inspect (video, audio, or
+// images without an inspector), which then fails each version's job.
+func UninspectedItem(it Item) *InspectedItem {
+	return &InspectedItem{item: it, hash: it.ContentHash, modality: ModalityText,
+		content: rules.Content{Text: it.Content.Text, Modality: "text"}}
+}
+
 // errItemBudget is the cause of an item's context whose budget ran out: it
 // tells the item's budget apart from the job's deadline, a lost lease and a
 // shutdown, which end the same context.

@@ -29,7 +29,7 @@ func TestKeysetPage(t *testing.T) {
 
 	var got [][]int
 	for {
-		page, next, err := keysetPage(tokens, q, nil, fetch, cursorOf)
+		page, next, err := KeysetPage(tokens, q, nil, fetch, cursorOf)
 		require.NoError(t, err)
 		got = append(got, page)
 		if next == "" {
@@ -41,22 +41,22 @@ func TestKeysetPage(t *testing.T) {
 
 	other := q
 	other.Scope = "another request"
-	_, _, err := keysetPage(tokens, other, nil, fetch, cursorOf)
+	_, _, err := KeysetPage(tokens, other, nil, fetch, cursorOf)
 	require.Equal(t, InvalidArgument, ErrorCode(err), "a token is bound to its scope")
 
 	missing := func() error { return Errorf(NotFound, "gone") }
-	_, _, err = keysetPage(tokens, other, missing, fetch, cursorOf)
+	_, _, err = KeysetPage(tokens, other, missing, fetch, cursorOf)
 	require.Equal(t, NotFound, ErrorCode(err), "what is listed is checked before the token")
 
 	negative := int32(-1)
 	bad := q
 	bad.Size = &negative
-	_, _, err = keysetPage(tokens, bad, missing, fetch, cursorOf)
+	_, _, err = KeysetPage(tokens, bad, missing, fetch, cursorOf)
 	require.Equal(t, InvalidArgument, ErrorCode(err), "the size is checked first")
 
 	big := int32(100)
 	q.Size, q.Token = &big, ""
-	page, next, err := keysetPage(tokens, q, nil, fetch, cursorOf)
+	page, next, err := KeysetPage(tokens, q, nil, fetch, cursorOf)
 	require.NoError(t, err)
 	require.Equal(t, rows[:5], page, "sizes above the maximum are the maximum")
 	require.NotEmpty(t, next)

@@ -2,7 +2,6 @@ package domain
 
 import (
 	"context"
-	"strings"
 	"time"
 )
 
@@ -29,34 +28,4 @@ type LabelTagStore interface {
 	CreateLabelTag(ctx context.Context, t *LabelTag, max int) error
 	// ListLabelTags returns every tag of the account ordered by name, then id.
 	ListLabelTags(ctx context.Context, accountID string) ([]*LabelTag, error)
-}
-
-// NewLabelTag is the input of CreateLabelTag.
-type NewLabelTag struct {
-	Name  string
-	Color string
-}
-
-// CreateLabelTag creates a tag. Codes: INVALID_ARGUMENT, ALREADY_EXISTS,
-// FAILED_PRECONDITION (too many tags).
-func (s *LabelService) CreateLabelTag(ctx context.Context, accountID string, in NewLabelTag) (*LabelTag, error) {
-	switch {
-	case strings.TrimSpace(in.Name) == "":
-		return nil, InvalidField("name", "must not be empty")
-	case len([]rune(in.Name)) > 200:
-		return nil, InvalidField("name", "must be at most 200 characters")
-	case len([]rune(in.Color)) > 32:
-		return nil, InvalidField("color", "must be at most 32 characters")
-	}
-	now := s.clock.Now()
-	t := &LabelTag{ID: NewID(), AccountID: accountID, Name: in.Name, Color: in.Color, Created: now, Updated: now}
-	if err := s.tags.CreateLabelTag(ctx, t, MaxLabelTagsPerAccount); err != nil {
-		return nil, err
-	}
-	return t, nil
-}
-
-// ListLabelTags returns every tag of the account, by name.
-func (s *LabelService) ListLabelTags(ctx context.Context, accountID string) ([]*LabelTag, error) {
-	return s.tags.ListLabelTags(ctx, accountID)
 }

@@ -89,7 +89,7 @@ type PageQuery struct {
 // token of the next page, the cursor of the page's last row ("" on the last
 // page). Codes: INVALID_ARGUMENT naming the size or the token; check's and
 // fetch's.
-func keysetPage[T, C any](tokens *PageTokens, q PageQuery, check func() error,
+func KeysetPage[T, C any](tokens *PageTokens, q PageQuery, check func() error,
 	fetch func(after *C, limit int) ([]T, error), cursorOf func(T) C) ([]T, string, error) {
 	size, err := PageSize(q.SizeField, q.Size, q.Default, q.Max)
 	if err != nil {

@@ -187,7 +187,7 @@ func (s *PolicyService) Get(ctx context.Context, account *Account, id string) (*
 func (s *PolicyService) List(ctx context.Context, account *Account, pageSize *int32, pageToken string) ([]*Policy, string, error) {
 	q := PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
 		Default: 100, Max: 1000, Scope: "policies|" + account.ID}
-	return keysetPage(s.tokens, q, nil, func(after *PolicyCursor, limit int) ([]*Policy, error) {
+	return KeysetPage(s.tokens, q, nil, func(after *PolicyCursor, limit int) ([]*Policy, error) {
 		return s.store.ListPolicies(ctx, account.ID, after, limit)
 	}, func(p *Policy) PolicyCursor { return PolicyCursor{Created: p.Created, ID: p.ID} })
 }
@@ -220,7 +220,7 @@ func (s *PolicyService) ListVersions(ctx context.Context, account *Account, poli
 		_, err := s.store.GetPolicy(ctx, account.ID, policyID)
 		return err
 	}
-	return keysetPage(s.tokens, q, check, func(after *policyVersionCursor, limit int) ([]*PolicyVersion, error) {
+	return KeysetPage(s.tokens, q, check, func(after *policyVersionCursor, limit int) ([]*PolicyVersion, error) {
 		seq := 0
 		if after != nil {
 			seq = after.Seq

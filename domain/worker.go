@@ -235,7 +235,7 @@ func (s *JobService) Submit(ctx context.Context, account *Account, req JobReques
 func (s *JobService) Get(ctx context.Context, account *Account, id string) (*Job, error) {
 	j, err := s.jobs.GetJob(ctx, account.ID, id)
 	if err != nil {
-		return nil, describeNotFound(err, "job %q not found", id)
+		return nil, DescribeNotFound(err, "job %q not found", id)
 	}
 	if j.Status == JobCompleted {
 		if j.Results, err = s.jobs.ListJobResults(ctx, j.ID); err != nil {
@@ -245,20 +245,13 @@ func (s *JobService) Get(ctx context.Context, account *Account, id string) (*Job
 	return j, nil
 }
 
-func describeNotFound(err error, format string, args ...any) error {
-	if ErrorCode(err) == NotFound {
-		return Errorf(NotFound, format, args...)
-	}
-	return err
-}
-
 // List returns a page of the account's jobs matching f, newest first, and
 // the next page's token ("" on the last page). Codes: INVALID_ARGUMENT (page
 // size or a token of another request).
 func (s *JobService) List(ctx context.Context, account *Account, f JobFilter, pageSize *int32, pageToken string) ([]*Job, string, error) {
 	q := PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
 		Default: 10, Max: 1000, Scope: "jobs|" + account.ID + "|" + f.key()}
-	return keysetPage(s.tokens, q, nil, func(after *JobCursor, limit int) ([]*Job, error) {
+	return KeysetPage(s.tokens, q, nil, func(after *JobCursor, limit int) ([]*Job, error) {
 		return s.jobs.ListJobs(ctx, account.ID, f, after, limit)
 	}, func(j *Job) JobCursor { return JobCursor{Created: j.Created, ID: j.ID} })
 }

@@ -5,13 +5,14 @@ import (
 	"strconv"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/gen"
 )
 
 // CreateFeedback records or replaces a reviewer's judgement on a job result.
 func (s *Server) CreateFeedback(ctx context.Context, req gen.CreateFeedbackRequestObject) (gen.CreateFeedbackResponseObject, error) {
 	b := req.Body
-	in := domain.NewFeedback{
+	in := labels.NewFeedback{
 		JobResultID: lderef(b.JobResultId), Label: lderef(b.Label), LabelID: lderef(b.LabelId),
 		LabelVersionID: lderef(b.LabelVersionId), Expected: domain.EvaluationResult(b.ExpectedOutcome), Comment: lderef(b.Comment),
 	}

@@ -3,7 +3,7 @@ package handlers
 import (
 	"context"
 
-	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/gen"
 )
 
@@ -11,7 +11,7 @@ import (
 // versions, one job per version.
 func (s *Server) EvaluateLabels(ctx context.Context, req gen.EvaluateLabelsRequestObject) (gen.EvaluateLabelsResponseObject, error) {
 	b := req.Body
-	in := domain.EvaluateLabelsRequest{
+	in := labels.EvaluateLabelsRequest{
 		Content:         toDomainContent([]gen.ContentData{b.ContentData})[0],
 		Threshold:       b.Threshold,
 		LabelVersionIDs: b.LabelVersionIds,
@@ -37,7 +37,7 @@ func (s *Server) EvaluateLabels(ctx context.Context, req gen.EvaluateLabelsReque
 }
 
 // toAPILabelEvaluationResult maps one result of a label evaluation.
-func toAPILabelEvaluationResult(r *domain.LabelEvaluationResult) gen.LabelEvaluationResult {
+func toAPILabelEvaluationResult(r *labels.LabelEvaluationResult) gen.LabelEvaluationResult {
 	out := gen.LabelEvaluationResult{LabelVersionId: lptr(r.LabelVersionID)}
 	if r.LabelID != "" {
 		out.LabelId = lptr(r.LabelID)

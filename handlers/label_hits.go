@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/gen"
 )
 
@@ -15,7 +16,7 @@ import (
 // while it is not complete.
 func (s *Server) ListJobLabelHits(ctx context.Context, req gen.ListJobLabelHitsRequestObject) (gen.ListJobLabelHitsResponseObject, error) {
 	p := req.Params
-	page, err := s.deps.LabelEvaluation.ListJobLabelHits(ctx, AccountFrom(ctx).ID, domain.ListJobLabelHitsRequest{
+	page, err := s.deps.LabelEvaluation.ListJobLabelHits(ctx, AccountFrom(ctx).ID, labels.ListJobLabelHitsRequest{
 		JobID: req.JobUuid, JobResultID: lderef(p.JobResultId), PageSize: p.PageSize, PageToken: lderef(p.PageToken),
 	})
 	if err != nil {
@@ -79,7 +80,7 @@ func timecode(ms int64) string {
 // encoding of the generated types was a third of the request's CPU. The
 // shape is exactly toAPILabelHit's (the end-to-end tests validate it
 // against openapi.yaml).
-type labelHitsResponse struct{ page *domain.LabelHitPage }
+type labelHitsResponse struct{ page *labels.LabelHitPage }
 
 func (r labelHitsResponse) VisitListJobLabelHitsResponse(w http.ResponseWriter) error {
 	p := r.page

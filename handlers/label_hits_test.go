@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/gen"
 )
 
@@ -38,7 +39,7 @@ func TestLabelHitsResponseMatchesEncodingJSON(t *testing.T) {
 			FrameStartMs: i64(0), FrameEndMs: i64(99), TranscriptStartMs: i64(5), TranscriptEndMs: i64(7)},
 		{JobResultID: "r2", Seq: 3, Label: "", Modality: domain.ModalityImage, Score: 1e-9},
 	}
-	pages := []*domain.LabelHitPage{
+	pages := []*labels.LabelHitPage{
 		{Status: domain.JobCompleted, Hits: hits, NextPageToken: "abc.def"},
 		{Status: domain.JobCompleted, Hits: []*domain.LabelHit{}},
 		{Status: domain.JobRunning},

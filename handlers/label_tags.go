@@ -4,12 +4,13 @@ import (
 	"context"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/gen"
 )
 
 // CreateLabelTag creates a label tag.
 func (s *Server) CreateLabelTag(ctx context.Context, req gen.CreateLabelTagRequestObject) (gen.CreateLabelTagResponseObject, error) {
-	t, err := s.deps.Labels.CreateLabelTag(ctx, AccountFrom(ctx).ID, domain.NewLabelTag{Name: req.Body.Name, Color: lderef(req.Body.Color)})
+	t, err := s.deps.Labels.CreateLabelTag(ctx, AccountFrom(ctx).ID, labels.NewLabelTag{Name: req.Body.Name, Color: lderef(req.Body.Color)})
 	if err != nil {
 		return nil, err
 	}

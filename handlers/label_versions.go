@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/gen"
 )
 
@@ -11,7 +12,7 @@ import (
 func (s *Server) CreateLabelVersion(ctx context.Context, req gen.CreateLabelVersionRequestObject) (gen.CreateLabelVersionResponseObject, error) {
 	b := req.Body
 	account := AccountFrom(ctx)
-	in := domain.NewLabelVersion{
+	in := labels.NewLabelVersion{
 		Text:                 b.Text,
 		Description:          lderef(b.Description),
 		EvalOptions:          toDomainLabelEvalOptions(b.LabelEvalOptions),

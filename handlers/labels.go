@@ -4,13 +4,14 @@ import (
 	"context"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/gen"
 )
 
 // CreateLabel creates a label without versions.
 func (s *Server) CreateLabel(ctx context.Context, req gen.CreateLabelRequestObject) (gen.CreateLabelResponseObject, error) {
 	b := req.Body
-	in := domain.NewLabel{Name: b.Name, Description: lderef(b.Description), PolicyID: lderef(b.PolicyId)}
+	in := labels.NewLabel{Name: b.Name, Description: lderef(b.Description), PolicyID: lderef(b.PolicyId)}
 	if b.TagIds != nil {
 		in.TagIDs = *b.TagIds
 	}
@@ -33,7 +34,7 @@ func (s *Server) GetLabel(ctx context.Context, req gen.GetLabelRequestObject) (g
 // ListLabels returns a page of the account's labels, newest first.
 func (s *Server) ListLabels(ctx context.Context, req gen.ListLabelsRequestObject) (gen.ListLabelsResponseObject, error) {
 	p := req.Params
-	r := domain.ListLabelsRequest{PageSize: p.PageSize, PageToken: lderef(p.PageToken), IncludeArchived: lderef(p.IncludeArchived)}
+	r := labels.ListLabelsRequest{PageSize: p.PageSize, PageToken: lderef(p.PageToken), IncludeArchived: lderef(p.IncludeArchived)}
 	if p.TagIds != nil {
 		r.TagIDs = *p.TagIds
 	}
@@ -51,7 +52,7 @@ func (s *Server) ListLabels(ctx context.Context, req gen.ListLabelsRequestObject
 // UpdateLabel applies a partial update of name, disabled and description.
 func (s *Server) UpdateLabel(ctx context.Context, req gen.UpdateLabelRequestObject) (gen.UpdateLabelResponseObject, error) {
 	b := req.Body
-	l, err := s.deps.Labels.UpdateLabel(ctx, AccountFrom(ctx).ID, req.LabelId, domain.LabelPatch{
+	l, err := s.deps.Labels.UpdateLabel(ctx, AccountFrom(ctx).ID, req.LabelId, labels.LabelPatch{
 		Name: b.Name, Description: b.Description, Disabled: b.Disabled,
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/batches"
+	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/gen"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
@@ -32,10 +33,10 @@ type Deps struct {
 	Keys    *domain.KeyService
 	Limiter *domain.RateLimiter
 	// Labels serves labels, label tags and label versions.
-	Labels *domain.LabelService
+	Labels *labels.Service
 	// LabelEvaluation evaluates label versions and serves label hits and
 	// feedback of jobs.
-	LabelEvaluation *domain.LabelEvaluationService
+	LabelEvaluation *labels.EvaluationService
 	// Policies serves policies and their versions (policy-first accounts).
 	Policies *domain.PolicyService
 	// Jobs submits, runs, streams and lists jobs.

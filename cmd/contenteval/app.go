@@ -20,6 +20,7 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/batches"
+	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/domain/webhooks"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/ocr"
@@ -41,9 +42,9 @@ type Main struct {
 	Accounts *persistence.Accounts
 	Keys     *domain.KeyService
 	Limiter  *domain.RateLimiter
-	Labels   *domain.LabelService
+	Labels   *labels.Service
 	// LabelEvaluation serves POST /v1/labels/evaluate, label hits and feedback.
-	LabelEvaluation *domain.LabelEvaluationService
+	LabelEvaluation *labels.EvaluationService
 	Policies        *domain.PolicyService
 	Jobs            *domain.JobService
 	Batches         *batches.Service
@@ -109,7 +110,7 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	}
 	m.Keys = domain.NewKeyService(persistence.NewKeys(db), m.Accounts, key, m.Clock, m.Config.KeyCacheTTL)
 	m.Limiter = domain.NewRateLimiter(domain.Limits{RequestsPerSecond: m.Config.RateRPS, Burst: m.Config.RateBurst}, m.Clock)
-	m.Labels = domain.NewLabelService(persistence.NewLabels(db), persistence.NewLabelVersions(db), persistence.NewLabelTags(db),
+	m.Labels = labels.NewService(persistence.NewLabels(db), persistence.NewLabelVersions(db), persistence.NewLabelTags(db),
 		m.Clock, domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/labels")))
 	m.Policies = domain.NewPolicyService(persistence.NewPolicies(db), m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/policies")),
@@ -128,10 +129,10 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 			}
 			return resp.Body, nil
 		}}
-	m.LabelEvaluation = domain.NewLabelEvaluationService(persistence.NewLabels(db), persistence.NewLabelVersions(db),
+	m.LabelEvaluation = labels.NewEvaluationService(persistence.NewLabels(db), persistence.NewLabelVersions(db),
 		persistence.NewJobs(db), persistence.NewFeedback(db), m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/label-evaluation")),
-		domain.LabelEvaluationConfig{MaxTextBytes: m.Config.JobMaxTextBytes, Images: images, HitRanges: persistence.NewLabelHits(db),
+		labels.EvaluationConfig{MaxTextBytes: m.Config.JobMaxTextBytes, Images: images, HitRanges: persistence.NewLabelHits(db),
 			ItemDeadline: m.Config.ItemDeadline})
 	mcfg, err := mediaConfig(envOS)
 	if err != nil {

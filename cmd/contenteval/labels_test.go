@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/gen/client"
 	"github.com/stretchr/testify/require"
 )
@@ -294,7 +295,7 @@ func TestLabels_PageSizeBoundaries(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
 		for i := range 1001 {
-			_, err := env.Main.Labels.CreateLabel(ctx, env.LabelFirst.ID, domain.NewLabel{Name: fmt.Sprintf("label-%04d", i)})
+			_, err := env.Main.Labels.CreateLabel(ctx, env.LabelFirst.ID, labels.NewLabel{Name: fmt.Sprintf("label-%04d", i)})
 			require.NoError(t, err)
 		}
 		tok := env.LabelFirst.Token

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/google/uuid"
@@ -296,9 +297,9 @@ func setup(ctx context.Context, db *persistence.DB, total, perResult int) (token
 	if err := jobs.FinishJob(ctx, j.ID, "bench", domain.JobCompleted, now, nil, results, hits); err != nil {
 		return "", "", nil, nil, err
 	}
-	eval := domain.NewLabelEvaluationService(persistence.NewLabels(db), persistence.NewLabelVersions(db), jobs,
+	eval := labels.NewEvaluationService(persistence.NewLabels(db), persistence.NewLabelVersions(db), jobs,
 		persistence.NewFeedback(db), clock, domain.NewPageTokens(keys.DeriveSecret("contenteval/page-tokens/label-evaluation")),
-		domain.LabelEvaluationConfig{HitRanges: persistence.NewLabelHits(db)})
+		labels.EvaluationConfig{HitRanges: persistence.NewLabelHits(db)})
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	h, err := handlers.New(handlers.Config{BodyLimit: 32 << 20}, handlers.Deps{
 		Log: log, Keys: keys, Limiter: domain.NewRateLimiter(domain.Limits{}, clock), LabelEvaluation: eval, Ready: db.Ping,

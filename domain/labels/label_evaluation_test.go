@@ -1,8 +1,9 @@
-package domain
+package labels
 
 import (
 	"testing"
 
+	"github.com/contenteval/contenteval/domain"
 	"github.com/stretchr/testify/require"
 )
 
@@ -14,13 +15,13 @@ func TestLabelEvalSettings(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	b := func(v bool) *bool { return &v }
 	s := func(v string) *string { return &v }
-	ver := &LabelVersion{ID: "v", GlobalContext: "version context",
-		EvalOptions: LabelEvalOptions{Threshold: f(0.9), BypassCache: b(true), Stack: s("a"), Expedited: b(true)}}
-	bare := &LabelVersion{ID: "w"}
+	ver := &domain.LabelVersion{ID: "v", GlobalContext: "version context",
+		EvalOptions: domain.LabelEvalOptions{Threshold: f(0.9), BypassCache: b(true), Stack: s("a"), Expedited: b(true)}}
+	bare := &domain.LabelVersion{ID: "w"}
 	for _, tc := range []struct {
 		name      string
 		req       EvaluateLabelsRequest
-		v         *LabelVersion
+		v         *domain.LabelVersion
 		threshold float64
 		bypass    bool
 		gc, stack string
@@ -28,10 +29,10 @@ func TestLabelEvalSettings(t *testing.T) {
 	}{
 		{"version", EvaluateLabelsRequest{}, ver, 0.9, true, "version context", "a", true},
 		{"default", EvaluateLabelsRequest{}, bare, 0.5, false, "", "", false},
-		{"call over version", EvaluateLabelsRequest{Options: &LabelEvalOptions{Threshold: f(0.6), BypassCache: b(false), Stack: s("b")}}, ver, 0.6, false, "version context", "b", true},
-		{"request over call", EvaluateLabelsRequest{Threshold: f(0.3), Options: &LabelEvalOptions{Threshold: f(0.6)}}, ver, 0.3, true, "version context", "a", true},
-		{"zero is unset", EvaluateLabelsRequest{Threshold: f(0), Options: &LabelEvalOptions{Threshold: f(0)}}, ver, 0.9, true, "version context", "a", true},
-		{"global context override", EvaluateLabelsRequest{GlobalContext: "call context", Options: &LabelEvalOptions{Expedited: b(false)}}, ver, 0.9, true, "call context", "a", false},
+		{"call over version", EvaluateLabelsRequest{Options: &domain.LabelEvalOptions{Threshold: f(0.6), BypassCache: b(false), Stack: s("b")}}, ver, 0.6, false, "version context", "b", true},
+		{"request over call", EvaluateLabelsRequest{Threshold: f(0.3), Options: &domain.LabelEvalOptions{Threshold: f(0.6)}}, ver, 0.3, true, "version context", "a", true},
+		{"zero is unset", EvaluateLabelsRequest{Threshold: f(0), Options: &domain.LabelEvalOptions{Threshold: f(0)}}, ver, 0.9, true, "version context", "a", true},
+		{"global context override", EvaluateLabelsRequest{GlobalContext: "call context", Options: &domain.LabelEvalOptions{Expedited: b(false)}}, ver, 0.9, true, "call context", "a", false},
 	} {
 		st, bypass := labelEvalSettings(tc.req, tc.v, "L")
 		require.Equal(t, tc.threshold, st.Threshold, tc.name)

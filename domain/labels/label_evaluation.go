@@ -1,4 +1,4 @@
-package domain
+package labels
 
 import (
 	"container/list"
@@ -10,13 +10,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
 // MaxLabelVersionsPerEvaluation bounds POST /v1/labels/evaluate (SPEC.md).
 const MaxLabelVersionsPerEvaluation = 10
 
-// LabelEvaluationService evaluates content against published label versions
+// EvaluationService evaluates content against published label versions
 // (POST /v1/labels/evaluate), serves the label hits of jobs and records
 // reviewers' feedback on job results.
 //
@@ -25,31 +26,31 @@ const MaxLabelVersionsPerEvaluation = 10
 // the job is created running under this service's lease owner, evaluated in
 // the request, and finished with its result and hits in one transaction. A
 // process that dies in between leaves the job to lease expiry.
-type LabelEvaluationService struct {
-	labels   LabelStore
-	versions LabelVersionStore
-	jobs     JobStore
-	feedback FeedbackStore
+type EvaluationService struct {
+	labels   domain.LabelStore
+	versions domain.LabelVersionStore
+	jobs     domain.JobStore
+	feedback domain.FeedbackStore
 	// hitRanges serves unfiltered label-hit pages by seq range; nil uses the
 	// job store's query only.
-	hitRanges LabelHitRangeStore
-	clock     Clock
-	tokens    *PageTokens
-	cfg       LabelEvaluationConfig
-	runner    *ItemRunner
+	hitRanges domain.LabelHitRangeStore
+	clock     domain.Clock
+	tokens    *domain.PageTokens
+	cfg       EvaluationConfig
+	runner    *domain.ItemRunner
 	owner     string
 	plans     *rules.Cache
 	cache     *evaluationCache
 }
 
-// LabelEvaluationConfig are the limits of label evaluation.
-type LabelEvaluationConfig struct {
+// EvaluationConfig are the limits of label evaluation.
+type EvaluationConfig struct {
 	MaxTextBytes int // bytes of the text content (256 KiB)
 	// Images prechecks and analyses image content (image, imageUrl); nil
 	// makes image content a per-result error.
-	Images ImageInspector
+	Images domain.ImageInspector
 	// HitRanges reads label-hit pages by seq range (optional).
-	HitRanges    LabelHitRangeStore
+	HitRanges    domain.LabelHitRangeStore
 	CacheEntries int           // evaluation reports kept (10,000)
 	Lease        time.Duration // lease on a job while the request evaluates it (5 min)
 	// ItemDeadline is the budget of the image's inspection and of each
@@ -57,9 +58,9 @@ type LabelEvaluationConfig struct {
 	ItemDeadline time.Duration
 }
 
-// NewLabelEvaluationService returns the service on its stores.
-func NewLabelEvaluationService(labels LabelStore, versions LabelVersionStore, jobs JobStore, feedback FeedbackStore,
-	clock Clock, tokens *PageTokens, cfg LabelEvaluationConfig) *LabelEvaluationService {
+// NewEvaluationService returns the service on its stores.
+func NewEvaluationService(labels domain.LabelStore, versions domain.LabelVersionStore, jobs domain.JobStore, feedback domain.FeedbackStore,
+	clock domain.Clock, tokens *domain.PageTokens, cfg EvaluationConfig) *EvaluationService {
 	if cfg.MaxTextBytes <= 0 {
 		cfg.MaxTextBytes = 256 << 10
 	}
@@ -72,20 +73,20 @@ func NewLabelEvaluationService(labels LabelStore, versions LabelVersionStore, jo
 	if cfg.ItemDeadline <= 0 {
 		cfg.ItemDeadline = 30 * time.Second
 	}
-	return &LabelEvaluationService{
+	return &EvaluationService{
 		labels: labels, versions: versions, jobs: jobs, feedback: feedback, hitRanges: cfg.HitRanges, clock: clock, tokens: tokens, cfg: cfg,
-		runner: NewItemRunner(ItemRunnerConfig{Images: cfg.Images, Budget: cfg.ItemDeadline, Now: clock.Now}),
-		owner:  "label-eval-" + NewID(), plans: rules.NewCache(1000), cache: newEvaluationCache(cfg.CacheEntries),
+		runner: domain.NewItemRunner(domain.ItemRunnerConfig{Images: cfg.Images, Budget: cfg.ItemDeadline, Now: clock.Now}),
+		owner:  "label-eval-" + domain.NewID(), plans: rules.NewCache(1000), cache: newEvaluationCache(cfg.CacheEntries),
 	}
 }
 
 // EvaluateLabelsRequest is the input of Evaluate.
 type EvaluateLabelsRequest struct {
-	Content         ContentInput
+	Content         domain.ContentInput
 	Threshold       *float64
 	LabelVersionIDs []string
-	Options         *LabelEvalOptions // per call; nil when not given
-	GlobalContext   string            // overrides the version's when not empty
+	Options         *domain.LabelEvalOptions // per call; nil when not given
+	GlobalContext   string                   // overrides the version's when not empty
 }
 
 // LabelEvaluation is the outcome of evaluating one version.
@@ -94,8 +95,8 @@ type LabelEvaluation struct {
 	Outcome   rules.Outcome
 	Threshold float64
 	// Job and Result are the recorded job and its only result.
-	Job    *Job
-	Result *JobResult
+	Job    *domain.Job
+	Result *domain.JobResult
 }
 
 // LabelEvaluationResult is one element of the response, in request order.
@@ -117,7 +118,7 @@ type LabelEvaluationResponse struct {
 type CacheStats struct{ Hits, Misses int64 }
 
 // CacheStats returns the evaluation cache's counters.
-func (s *LabelEvaluationService) CacheStats() CacheStats {
+func (s *EvaluationService) CacheStats() CacheStats {
 	return CacheStats{Hits: s.cache.hits.Load(), Misses: s.cache.misses.Load()}
 }
 
@@ -126,25 +127,25 @@ func (s *LabelEvaluationService) CacheStats() CacheStats {
 // its label deleted, disabled or archived) gets an Error and no job; the
 // others are still evaluated. Codes: INVALID_ARGUMENT (no ids, more than
 // ten, bad threshold or options, bad content).
-func (s *LabelEvaluationService) Evaluate(ctx context.Context, account *Account, req EvaluateLabelsRequest) (*LabelEvaluationResponse, error) {
+func (s *EvaluationService) Evaluate(ctx context.Context, account *domain.Account, req EvaluateLabelsRequest) (*LabelEvaluationResponse, error) {
 	switch n := len(req.LabelVersionIDs); {
 	case n == 0:
-		return nil, InvalidField("labelVersionIds", "must name at least one label version")
+		return nil, domain.InvalidField("labelVersionIds", "must name at least one label version")
 	case n > MaxLabelVersionsPerEvaluation:
-		return nil, InvalidField("labelVersionIds", fmt.Sprintf("has %d ids; at most %d label versions per evaluation", n, MaxLabelVersionsPerEvaluation))
+		return nil, domain.InvalidField("labelVersionIds", fmt.Sprintf("has %d ids; at most %d label versions per evaluation", n, MaxLabelVersionsPerEvaluation))
 	}
 	if t := req.Threshold; t != nil && (*t < 0 || *t > 1 || *t != *t) {
-		return nil, InvalidField("threshold", "must be between 0 and 1")
+		return nil, domain.InvalidField("threshold", "must be between 0 and 1")
 	}
 	if req.Options != nil {
-		if err := req.Options.validate("labelEvalOptions"); err != nil {
+		if err := req.Options.Validate("labelEvalOptions"); err != nil {
 			return nil, err
 		}
 	}
-	if len([]rune(req.GlobalContext)) > MaxGlobalContextLength {
-		return nil, InvalidField("globalContext", "must be at most 65536 characters")
+	if len([]rune(req.GlobalContext)) > domain.MaxGlobalContextLength {
+		return nil, domain.InvalidField("globalContext", "must be at most 65536 characters")
 	}
-	items, sums, err := ValidateContent([]ContentInput{req.Content}, 1, s.cfg.MaxTextBytes)
+	items, sums, err := domain.ValidateContent([]domain.ContentInput{req.Content}, 1, s.cfg.MaxTextBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -153,11 +154,11 @@ func (s *LabelEvaluationService) Evaluate(ctx context.Context, account *Account,
 	// body) and no job is recorded for content that must not be evaluated.
 	// Content the runner cannot take here (video, audio, images without an
 	// inspector) fails each version's job instead (labelContentError).
-	item := Item{AccountID: account.ID, Field: "contentData", Content: items[0], ContentHash: sums[0].ContentHash}
-	in := &InspectedItem{item: item, hash: item.ContentHash, modality: ModalityText, content: rules.Content{Text: items[0].Text, Modality: "text"}}
-	if k := items[0].Kind; k == ContentText || ((k == ContentImage || k == ContentImageURL) && s.cfg.Images != nil) {
+	item := domain.Item{AccountID: account.ID, Field: "contentData", Content: items[0], ContentHash: sums[0].ContentHash}
+	in := domain.UninspectedItem(item)
+	if k := items[0].Kind; k == domain.ContentText || ((k == domain.ContentImage || k == domain.ContentImageURL) && s.cfg.Images != nil) {
 		in, err = s.runner.Inspect(ctx, item)
-		if ie, ok := AsItemError(err); ok {
+		if ie, ok := domain.AsItemError(err); ok {
 			return nil, ie.Err
 		}
 		if err != nil {
@@ -191,8 +192,8 @@ type evalSettings struct {
 // version options > 0.5 (0 counts as unset, as for jobs); the call's global
 // context overrides the version's; other call options override the
 // version's one by one.
-func labelEvalSettings(req EvaluateLabelsRequest, v *LabelVersion, labelName string) (evalSettings, bool) {
-	call := LabelEvalOptions{}
+func labelEvalSettings(req EvaluateLabelsRequest, v *domain.LabelVersion, labelName string) (evalSettings, bool) {
+	call := domain.LabelEvalOptions{}
 	if req.Options != nil {
 		call = *req.Options
 	}
@@ -225,11 +226,11 @@ func lderefOr[T any](first, second *T, def T) T {
 	return def
 }
 
-func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Account, req EvaluateLabelsRequest, id string,
-	items []ContentItem, sums []ContentSummary, in *InspectedItem) (*LabelEvaluationResult, error) {
+func (s *EvaluationService) evaluateOne(ctx context.Context, account *domain.Account, req EvaluateLabelsRequest, id string,
+	items []domain.ContentItem, sums []domain.ContentSummary, in *domain.InspectedItem) (*LabelEvaluationResult, error) {
 	res := &LabelEvaluationResult{LabelVersionID: id}
 	v, err := s.versions.FindLabelVersion(ctx, account.ID, id)
-	if ErrorCode(err) == NotFound {
+	if domain.ErrorCode(err) == domain.NotFound {
 		res.Error = fmt.Sprintf("label version %q not found", id)
 		return res, nil
 	}
@@ -239,7 +240,7 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 	res.LabelID = v.LabelID
 	l, err := s.labels.GetLabel(ctx, account.ID, v.LabelID)
 	switch {
-	case ErrorCode(err) == NotFound:
+	case domain.ErrorCode(err) == domain.NotFound:
 		res.Error = fmt.Sprintf("label %q not found", v.LabelID)
 		return res, nil
 	case err != nil:
@@ -260,11 +261,11 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 	// label jobs have no policy). Image bytes are not copied into each of up
 	// to ten jobs.
 	input := items
-	if items[0].Kind != ContentText {
+	if items[0].Kind != domain.ContentText {
 		input = nil
 	}
-	j := &Job{
-		ID: NewID(), AccountID: account.ID, Type: JobTypeStandard, Status: JobRunning,
+	j := &domain.Job{
+		ID: domain.NewID(), AccountID: account.ID, Type: domain.JobTypeStandard, Status: domain.JobRunning,
 		LabelID: l.ID, LabelVersionID: v.ID, Threshold: st.Threshold, Expedited: st.Expedited,
 		Input: input, Contents: sums, LeaseOwner: s.owner, LeaseExpiresAt: &until, Attempts: 1,
 		Created: now, Updated: now, Started: &now,
@@ -276,21 +277,21 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 	// Every way out of here ends the job: a job left running would wait
 	// for its lease to expire.
 	finished := false
-	end := func(to JobStatus, e *JobError, results []*JobResult, hits []*LabelHit) error {
+	end := func(to domain.JobStatus, e *domain.JobError, results []*domain.JobResult, hits []*domain.LabelHit) error {
 		finished = true
 		return s.jobs.FinishJob(context.WithoutCancel(ctx), j.ID, s.owner, to, s.clock.Now(), e, results, hits)
 	}
 	defer func() {
 		if !finished {
-			e := ErrJobInternal
-			_ = end(JobFailed, &e, nil, nil)
+			e := domain.ErrJobInternal
+			_ = end(domain.JobFailed, &e, nil, nil)
 		}
 	}()
-	fail := func(e JobError) (*LabelEvaluationResult, error) {
-		if err := end(JobFailed, &e, nil, nil); err != nil {
+	fail := func(e domain.JobError) (*LabelEvaluationResult, error) {
+		if err := end(domain.JobFailed, &e, nil, nil); err != nil {
 			return nil, err
 		}
-		j.Status, j.Error = JobFailed, &e
+		j.Status, j.Error = domain.JobFailed, &e
 		res.Error = e.Message
 		return res, nil
 	}
@@ -300,7 +301,7 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 			return nil, err
 		}
 		if !ok {
-			return fail(ErrJobQuota)
+			return fail(domain.ErrJobQuota)
 		}
 	}
 	if e := labelContentError(items[0], in.Content()); e != nil {
@@ -314,20 +315,20 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 	if err != nil {
 		if ctx.Err() != nil {
 			// The client went away: the job is canceled, not failed.
-			_ = end(JobCanceled, nil, nil, nil)
+			_ = end(domain.JobCanceled, nil, nil, nil)
 			return nil, ctx.Err()
 		}
-		if ie, ok := AsItemError(err); ok {
+		if ie, ok := domain.AsItemError(err); ok {
 			return fail(ie.Job)
 		}
-		return fail(ErrJobInternal)
+		return fail(domain.ErrJobInternal)
 	}
 	rep := r.Report
-	if err := end(JobCompleted, nil, []*JobResult{r}, hits); err != nil {
+	if err := end(domain.JobCompleted, nil, []*domain.JobResult{r}, hits); err != nil {
 		return nil, err
 	}
 	done := s.clock.Now()
-	j.Status, j.Completed, j.Updated, j.Results = JobCompleted, &done, done, []*JobResult{r}
+	j.Status, j.Completed, j.Updated, j.Results = domain.JobCompleted, &done, done, []*domain.JobResult{r}
 	j.LeaseOwner, j.LeaseExpiresAt = "", nil
 	ev := &LabelEvaluation{Threshold: st.Threshold, Outcome: rep.Result, Job: j, Result: r}
 	if sec := labelSection(rep, l.Name); sec != nil {
@@ -340,15 +341,15 @@ func (s *LabelEvaluationService) evaluateOne(ctx context.Context, account *Accou
 // labelContentError returns the job error for content that label
 // evaluation cannot evaluate (video and audio; images without an image
 // inspector), or nil.
-func labelContentError(it ContentItem, c rules.Content) *JobError {
+func labelContentError(it domain.ContentItem, c rules.Content) *domain.JobError {
 	switch {
-	case it.Kind == ContentText, c.Image != nil:
+	case it.Kind == domain.ContentText, c.Image != nil:
 		return nil
-	case it.Kind == ContentImage || it.Kind == ContentImageURL:
-		e := ErrJobNoImage
+	case it.Kind == domain.ContentImage || it.Kind == domain.ContentImageURL:
+		e := domain.ErrJobNoImage
 		return &e
 	}
-	e := JobError{ReasonJobFailed, "Label evaluation supports text and image content; the content is " + string(it.Kind) + "."}
+	e := domain.JobError{Reason: domain.ReasonJobFailed, Message: "Label evaluation supports text and image content; the content is " + string(it.Kind) + "."}
 	return &e
 }
 
@@ -367,7 +368,7 @@ func labelSection(rep *rules.Report, name string) *rules.SectionReport {
 }
 
 // report evaluates (or reads from the cache) the content against a version.
-func (s *LabelEvaluationService) report(ctx context.Context, v *LabelVersion, st evalSettings, bypass bool, content rules.Content, contentHash string) (*rules.Report, error) {
+func (s *EvaluationService) report(ctx context.Context, v *domain.LabelVersion, st evalSettings, bypass bool, content rules.Content, contentHash string) (*rules.Report, error) {
 	key := ""
 	if contentHash != "" {
 		b, _ := json.Marshal(st)
