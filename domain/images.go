@@ -2,7 +2,6 @@ package domain
 
 import (
 	"context"
-	"errors"
 
 	"github.com/contenteval/contenteval/domain/rules"
 )
@@ -40,66 +39,4 @@ type InspectedImage struct {
 // FAILED_PRECONDITION.
 type ImageInspector interface {
 	InspectImage(ctx context.Context, accountID, jobID string, item ContentItem, options map[string]string) (*InspectedImage, error)
-}
-
-// precheckFailure returns the PrecheckFailure detail of err, if it is a
-// precheck rejection.
-func precheckFailure(err error) (PrecheckFailure, bool) {
-	var e *Error
-	if !errors.As(err, &e) || e.Code != Canceled {
-		return PrecheckFailure{}, false
-	}
-	for _, d := range e.Details {
-		if pf, ok := d.(PrecheckFailure); ok {
-			return pf, true
-		}
-	}
-	return PrecheckFailure{}, false
-}
-
-// imageJobError maps an inspection error to the job error of an
-// asynchronous job, or nil when err is not an image problem (then it is
-// handled as any evaluation error).
-func imageJobError(err error) *JobError {
-	if pf, ok := precheckFailure(err); ok {
-		e := ErrJobPrecheckFailed
-		if pf.Type == PrecheckFailureNCMEC {
-			e = ErrJobContentBlocked
-		}
-		return &e
-	}
-	var e JobError
-	switch ErrorCode(err) {
-	case InvalidArgument:
-		e = ErrJobImageFetch
-	case FailedPrecondition:
-		e = ErrJobOCRUnavailable
-	default:
-		return nil
-	}
-	return &e
-}
-
-// withFieldPrefix returns err with its field violations renamed under prefix
-// (imageUrl -> contentData[2].imageUrl); other errors are returned as is.
-func withFieldPrefix(err error, prefix string) error {
-	var e *Error
-	if !errors.As(err, &e) || e.Code != InvalidArgument {
-		return err
-	}
-	out := &Error{Code: e.Code, Message: e.Message}
-	for _, d := range e.Details {
-		if br, ok := d.(BadRequest); ok {
-			vs := make([]FieldViolation, len(br.FieldViolations))
-			for i, v := range br.FieldViolations {
-				vs[i] = FieldViolation{Field: prefix + v.Field, Description: v.Description}
-			}
-			d = BadRequest{FieldViolations: vs}
-			if len(vs) > 0 {
-				out.Message = "invalid " + vs[0].Field + ": " + vs[0].Description
-			}
-		}
-		out.Details = append(out.Details, d)
-	}
-	return out
 }

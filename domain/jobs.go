@@ -345,33 +345,8 @@ func ValidateContent(in []ContentInput, maxItems, maxText int) ([]ContentItem, [
 	return items, sums, nil
 }
 
-// filterKey is the canonical form of f that page tokens are bound to.
-func (f JobFilter) key() string {
+// Key is the canonical form of f that page tokens are bound to.
+func (f JobFilter) Key() string {
 	b, _ := json.Marshal(f)
 	return string(b)
 }
-
-// unavailableContent returns the job error for entries this build cannot
-// evaluate, or nil. images says whether an ImageInspector is configured.
-func unavailableContent(items []ContentItem, images, media bool) *JobError {
-	for _, it := range items {
-		switch it.Kind {
-		case ContentText:
-		case ContentImage, ContentImageURL:
-			if images {
-				continue
-			}
-			e := ErrJobNoImage
-			return &e
-		default:
-			if media && isMediaKind(it.Kind) {
-				continue
-			}
-			e := ErrJobNoMedia
-			return &e
-		}
-	}
-	return nil
-}
-
-func parseURL(s string) (*url.URL, error) { return url.Parse(s) }

@@ -1,9 +1,5 @@
 package domain
 
-import (
-	"errors"
-)
-
 // Timed media in jobs: the analyzer's input and hits, and the job errors of
 // its failures. The ItemRunner evaluates media items with them.
 
@@ -12,7 +8,7 @@ import (
 type FramePrecheckFor func(accountID, jobID string) FramePrecheck
 
 // isMediaKind reports whether a content item is timed media.
-func isMediaKind(k ContentKind) bool {
+func IsMediaKind(k ContentKind) bool {
 	switch k {
 	case ContentVideo, ContentVideoURL, ContentAudio, ContentAudioURL:
 		return true
@@ -59,37 +55,4 @@ func TimedLabelHits(jobID, resultID string, hits []TimedHit, seq *int) []*LabelH
 		*seq++
 	}
 	return out
-}
-
-// reasoner is a precheck rejection that names its job error reason (the
-// frame precheck adapter returns domain/precheck's *Blocked, which cannot be
-// named here without an import cycle).
-type reasoner interface{ Reason() string }
-
-// mediaJobError maps an error of a media item's analysis to the job's
-// terminal error, or nil when err is not a media failure (then it is handled
-// as any evaluation error: deadline, shutdown, internal). With imageJobError
-// it is the one mapping of item failures to job errors (ItemRunner).
-func mediaJobError(err error) *JobError {
-	if err == nil {
-		return nil
-	}
-	if me, ok := MediaErrorOf(err); ok {
-		e := me.JobError()
-		return &e
-	}
-	var r reasoner
-	if errors.As(err, &r) {
-		var e JobError
-		switch JobErrorReason(r.Reason()) {
-		case ReasonContentBlocked:
-			e = ErrJobContentBlocked
-		case ReasonContentPrecheckFailed:
-			e = ErrJobPrecheckFailed
-		default:
-			return nil
-		}
-		return &e
-	}
-	return imageJobError(err)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/contenteval/contenteval/gen"
 )
@@ -16,7 +17,7 @@ import (
 // waited for (up to the wait cap) with waitForCompletion.
 func (s *Server) CreateJob(ctx context.Context, req gen.CreateJobRequestObject) (gen.CreateJobResponseObject, error) {
 	b := req.Body
-	r := domain.JobRequest{
+	r := jobs.Request{
 		PolicyID: b.PolicyId, Content: toDomainContent(b.ContentData), Threshold: jderef(b.Threshold),
 		Expedited: jderef(b.Expedited), Options: toDomainOptions(b.Options), Wait: jderef(b.WaitForCompletion),
 	}
@@ -66,7 +67,7 @@ func (s *Server) ListJobs(ctx context.Context, req gen.ListJobsRequestObject) (g
 // evaluated while the response is written (streamJobsResponse).
 func (s *Server) StreamJobs(ctx context.Context, req gen.StreamJobsRequestObject) (gen.StreamJobsResponseObject, error) {
 	b := req.Body
-	st, err := s.deps.Jobs.StartStream(ctx, AccountFrom(ctx), domain.JobRequest{
+	st, err := s.deps.Jobs.StartStream(ctx, AccountFrom(ctx), jobs.Request{
 		PolicyID: b.PolicyId, Content: toDomainContent(b.ContentData), Threshold: jderef(b.Threshold),
 		Expedited: jderef(b.Expedited), Options: toDomainOptions(b.Options),
 	})
@@ -87,7 +88,7 @@ const streamWriteWindow = 2 * time.Minute
 // entries (the job is recorded canceled).
 type streamJobsResponse struct {
 	ctx    context.Context
-	stream *domain.JobStream
+	stream *jobs.Stream
 	log    interface {
 		Debug(msg string, args ...any)
 	}
@@ -110,7 +111,7 @@ func (r streamJobsResponse) VisitStreamJobsResponse(w http.ResponseWriter) error
 	_ = rc.Flush()
 	enc := json.NewEncoder(w)
 	j := r.stream.Job
-	err := r.stream.Run(r.ctx, func(it domain.StreamItem) error {
+	err := r.stream.Run(r.ctx, func(it jobs.StreamItem) error {
 		var line streamLine
 		if it.Err != nil {
 			sb := errorBody(it.Err).(statusBody)

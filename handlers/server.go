@@ -9,6 +9,7 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/batches"
+	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/gen"
 	"github.com/getkin/kin-openapi/openapi3"
@@ -40,7 +41,7 @@ type Deps struct {
 	// Policies serves policies and their versions (policy-first accounts).
 	Policies *domain.PolicyService
 	// Jobs submits, runs, streams and lists jobs.
-	Jobs *domain.JobService
+	Jobs *jobs.Service
 	// Batches creates, lists and cancels batch jobs and moves their files.
 	Batches *batches.Service
 	// PublicURL is the server's external base URL (http://host:port), the

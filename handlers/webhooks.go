@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/gen"
 )
 
@@ -12,7 +13,7 @@ import (
 // get (DESIGN §6): {"type", "job": Job}. The subject is read at delivery
 // time; it is terminal, so it no longer changes.
 type WebhookPayloads struct {
-	Jobs *domain.JobService
+	Jobs *jobs.Service
 	// Others render the subject kinds beyond jobs (batch jobs), keyed by
 	// WebhookEvent.SubjectKind.
 	Others map[string]func(ctx context.Context, e *domain.WebhookEvent) ([]byte, error)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/batches"
+	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/domain/webhooks"
 	"github.com/contenteval/contenteval/handlers"
@@ -46,7 +47,7 @@ type Main struct {
 	// LabelEvaluation serves POST /v1/labels/evaluate, label hits and feedback.
 	LabelEvaluation *labels.EvaluationService
 	Policies        *domain.PolicyService
-	Jobs            *domain.JobService
+	Jobs            *jobs.Service
 	Batches         *batches.Service
 	Blobs           domain.BlobStore
 	// URLs fetches customer URLs (images, media) and posts webhooks under
@@ -145,8 +146,8 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 		mediaLog = slog.New(slog.DiscardHandler)
 	}
 	mediaAnalyzer := newMediaAnalyzer(mcfg, m.Config.AllowPrivateURLs, m.Clock.Now(), mediaLog)
-	m.Jobs = domain.NewJobService(persistence.NewJobs(db), m.Policies, m.Accounts, m.Clock,
-		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/jobs")), domain.JobConfig{
+	m.Jobs = jobs.NewService(persistence.NewJobs(db), m.Policies, m.Accounts, m.Clock,
+		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/jobs")), jobs.Config{
 			MaxItems: m.Config.JobMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes, WaitCap: m.Config.JobWaitCap,
 			ExecutionDeadline: m.Config.JobExecutionDeadline, AdmissionTimeout: m.Config.JobAdmissionTimeout,
 			Lease: m.Config.JobLease, PollInterval: m.Config.JobPollInterval, Concurrency: m.Config.JobWorkers,

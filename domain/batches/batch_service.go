@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/jobs"
 )
 
 // Config are the limits and timings of batch jobs (DESIGN §9, §10),
@@ -68,7 +69,7 @@ type Deps struct {
 	Store    domain.BatchStore
 	Blobs    domain.BlobStore
 	Jobs     domain.JobStore
-	JobQueue *domain.JobService // woken when items are enqueued
+	JobQueue *jobs.Service // woken when items are enqueued
 	Policies *domain.PolicyService
 	Clock    domain.Clock
 	Signer   *domain.URLSigner

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
@@ -33,7 +34,7 @@ func (s *Service) RunWorkers(ctx context.Context) {
 	var running sync.WaitGroup
 	defer running.Wait()
 	lastWatch := time.Time{}
-	domain.PollLoop(ctx, s.cfg.PollInterval, s.wake, nil, func() bool {
+	jobs.PollLoop(ctx, s.cfg.PollInterval, s.wake, nil, func() bool {
 		if s.direct && time.Since(lastWatch) >= time.Second {
 			lastWatch = time.Now()
 			s.watchUploads(ctx)
@@ -137,7 +138,7 @@ func (s *Service) release(id string) {
 // renewBatch keeps the batch's lease while this worker drives it; losing
 // it cancels the run through cancel.
 func (s *Service) renewBatch(ctx context.Context, cancel context.CancelFunc, id string) (stop func()) {
-	return domain.KeepLease(ctx, cancel, s.cfg.Lease, func(ctx context.Context) error {
+	return jobs.KeepLease(ctx, cancel, s.cfg.Lease, func(ctx context.Context) error {
 		now := s.d.Clock.Now()
 		return s.d.Store.RenewBatchLease(ctx, id, s.owner, now.Add(s.cfg.Lease), now)
 	})

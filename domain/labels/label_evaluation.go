@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
@@ -37,7 +38,7 @@ type EvaluationService struct {
 	clock     domain.Clock
 	tokens    *domain.PageTokens
 	cfg       EvaluationConfig
-	runner    *domain.ItemRunner
+	runner    *jobs.ItemRunner
 	owner     string
 	plans     *rules.Cache
 	cache     *evaluationCache
@@ -59,7 +60,7 @@ type EvaluationConfig struct {
 }
 
 // NewEvaluationService returns the service on its stores.
-func NewEvaluationService(labels domain.LabelStore, versions domain.LabelVersionStore, jobs domain.JobStore, feedback domain.FeedbackStore,
+func NewEvaluationService(labels domain.LabelStore, versions domain.LabelVersionStore, jobStore domain.JobStore, feedback domain.FeedbackStore,
 	clock domain.Clock, tokens *domain.PageTokens, cfg EvaluationConfig) *EvaluationService {
 	if cfg.MaxTextBytes <= 0 {
 		cfg.MaxTextBytes = 256 << 10
@@ -74,8 +75,8 @@ func NewEvaluationService(labels domain.LabelStore, versions domain.LabelVersion
 		cfg.ItemDeadline = 30 * time.Second
 	}
 	return &EvaluationService{
-		labels: labels, versions: versions, jobs: jobs, feedback: feedback, hitRanges: cfg.HitRanges, clock: clock, tokens: tokens, cfg: cfg,
-		runner: domain.NewItemRunner(domain.ItemRunnerConfig{Images: cfg.Images, Budget: cfg.ItemDeadline, Now: clock.Now}),
+		labels: labels, versions: versions, jobs: jobStore, feedback: feedback, hitRanges: cfg.HitRanges, clock: clock, tokens: tokens, cfg: cfg,
+		runner: jobs.NewItemRunner(jobs.ItemRunnerConfig{Images: cfg.Images, Budget: cfg.ItemDeadline, Now: clock.Now}),
 		owner:  "label-eval-" + domain.NewID(), plans: rules.NewCache(1000), cache: newEvaluationCache(cfg.CacheEntries),
 	}
 }
@@ -154,11 +155,11 @@ func (s *EvaluationService) Evaluate(ctx context.Context, account *domain.Accoun
 	// body) and no job is recorded for content that must not be evaluated.
 	// Content the runner cannot take here (video, audio, images without an
 	// inspector) fails each version's job instead (labelContentError).
-	item := domain.Item{AccountID: account.ID, Field: "contentData", Content: items[0], ContentHash: sums[0].ContentHash}
-	in := domain.UninspectedItem(item)
+	item := jobs.Item{AccountID: account.ID, Field: "contentData", Content: items[0], ContentHash: sums[0].ContentHash}
+	in := jobs.UninspectedItem(item)
 	if k := items[0].Kind; k == domain.ContentText || ((k == domain.ContentImage || k == domain.ContentImageURL) && s.cfg.Images != nil) {
 		in, err = s.runner.Inspect(ctx, item)
-		if ie, ok := domain.AsItemError(err); ok {
+		if ie, ok := jobs.AsItemError(err); ok {
 			return nil, ie.Err
 		}
 		if err != nil {
@@ -227,7 +228,7 @@ func lderefOr[T any](first, second *T, def T) T {
 }
 
 func (s *EvaluationService) evaluateOne(ctx context.Context, account *domain.Account, req EvaluateLabelsRequest, id string,
-	items []domain.ContentItem, sums []domain.ContentSummary, in *domain.InspectedItem) (*LabelEvaluationResult, error) {
+	items []domain.ContentItem, sums []domain.ContentSummary, in *jobs.InspectedItem) (*LabelEvaluationResult, error) {
 	res := &LabelEvaluationResult{LabelVersionID: id}
 	v, err := s.versions.FindLabelVersion(ctx, account.ID, id)
 	if domain.ErrorCode(err) == domain.NotFound {
@@ -318,7 +319,7 @@ func (s *EvaluationService) evaluateOne(ctx context.Context, account *domain.Acc
 			_ = end(domain.JobCanceled, nil, nil, nil)
 			return nil, ctx.Err()
 		}
-		if ie, ok := domain.AsItemError(err); ok {
+		if ie, ok := jobs.AsItemError(err); ok {
 			return fail(ie.Job)
 		}
 		return fail(domain.ErrJobInternal)

@@ -1,27 +1,29 @@
-package domain
+package jobs
 
 import (
 	"context"
 	"errors"
 	"log/slog"
+	"net/url"
 	"sync"
 	"time"
 
+	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
-// JobConfig are the limits and timings of jobs (DESIGN §10), validated by cmd.
-type JobConfig struct {
+// Config are the limits and timings of jobs (DESIGN §10), validated by cmd.
+type Config struct {
 	// WebhookPoster, when set, validates webhook URLs as they will be used.
-	WebhookPoster WebhookPoster
+	WebhookPoster domain.WebhookPoster
 	// Images prechecks and analyses image entries; nil fails jobs with
 	// images (ErrJobNoImage).
-	Images ImageInspector
+	Images domain.ImageInspector
 	// Media analyses video and audio entries (domain/media_jobs.go); nil
 	// fails jobs with them (ErrJobNoMedia). MediaPrecheck checks their frames
 	// against the hash lists.
-	Media             MediaAnalyzer
-	MediaPrecheck     FramePrecheckFor
+	Media             domain.MediaAnalyzer
+	MediaPrecheck     domain.FramePrecheckFor
 	MaxItems          int           // contentData entries per job (100)
 	MaxTextBytes      int           // bytes of one text entry (256 KiB)
 	WaitCap           time.Duration // longest waitForCompletion (30 s)
@@ -40,7 +42,7 @@ type JobConfig struct {
 	AccountMaxRunning int
 }
 
-func (c JobConfig) withDefaults() JobConfig {
+func (c Config) withDefaults() Config {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
 			*d = v
@@ -67,15 +69,15 @@ func (c JobConfig) withDefaults() JobConfig {
 	return c
 }
 
-// JobService submits, runs, streams and lists jobs, and runs the queue
+// Service submits, runs, streams and lists jobs, and runs the queue
 // workers of this process.
-type JobService struct {
-	jobs     JobStore
-	policies *PolicyService
-	accounts AccountStore
-	clock    Clock
-	tokens   *PageTokens
-	cfg      JobConfig
+type Service struct {
+	jobs     domain.JobStore
+	policies *domain.PolicyService
+	accounts domain.AccountStore
+	clock    domain.Clock
+	tokens   *domain.PageTokens
+	cfg      Config
 	runner   *ItemRunner
 	owner    string // this process's lease owner id
 	log      *slog.Logger
@@ -88,9 +90,9 @@ type JobService struct {
 	bg       sync.WaitGroup
 }
 
-// NewJobService returns the job service. owner identifies this process in
+// NewService returns the job service. owner identifies this process in
 // leases; it must be unique among the processes sharing the database.
-func NewJobService(jobs JobStore, policies *PolicyService, accounts AccountStore, clock Clock, tokens *PageTokens, cfg JobConfig, log *slog.Logger) *JobService {
+func NewService(jobs domain.JobStore, policies *domain.PolicyService, accounts domain.AccountStore, clock domain.Clock, tokens *domain.PageTokens, cfg Config, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -100,38 +102,38 @@ func NewJobService(jobs JobStore, policies *PolicyService, accounts AccountStore
 		Images: cfg.Images, Media: cfg.Media, MediaPrecheck: cfg.MediaPrecheck,
 		Budget: cfg.ItemDeadline, Now: clock.Now,
 	})
-	return &JobService{
+	return &Service{
 		jobs: jobs, policies: policies, accounts: accounts, clock: clock, tokens: tokens,
-		cfg: cfg, runner: runner, owner: NewID(), log: log,
+		cfg: cfg, runner: runner, owner: domain.NewID(), log: log,
 		wake: make(chan struct{}, 1), bgCtx: ctx, bgCancel: cancel,
 	}
 }
 
 // Owner is this process's lease owner id.
-func (s *JobService) Owner() string { return s.owner }
+func (s *Service) Owner() string { return s.owner }
 
-// JobRequest is a validated-on-submit request of POST /v1/jobs or
+// Request is a validated-on-submit request of POST /v1/jobs or
 // POST /v1/jobs/stream.
-type JobRequest struct {
+type Request struct {
 	PolicyID  string
-	Content   []ContentInput
+	Content   []domain.ContentInput
 	Threshold float64 // 0 means 0.5
 	Expedited bool
 	Options   map[string]string
-	Webhook   *Webhook
+	Webhook   *domain.Webhook
 	Wait      bool
 }
 
 // prepare validates req and builds the job (not yet stored). Codes:
 // INVALID_ARGUMENT, NOT_FOUND (policy), FAILED_PRECONDITION (disabled).
-func (s *JobService) prepare(ctx context.Context, account *Account, req JobRequest) (*Job, *rules.Plan, error) {
+func (s *Service) prepare(ctx context.Context, account *domain.Account, req Request) (*domain.Job, *rules.Plan, error) {
 	if req.PolicyID == "" {
-		return nil, nil, InvalidField("policyId", "is required")
+		return nil, nil, domain.InvalidField("policyId", "is required")
 	}
 	if req.Threshold < 0 || req.Threshold > 1 || req.Threshold != req.Threshold {
-		return nil, nil, InvalidField("threshold", "must be between 0 and 1")
+		return nil, nil, domain.InvalidField("threshold", "must be between 0 and 1")
 	}
-	items, sums, err := ValidateContent(req.Content, s.cfg.MaxItems, s.cfg.MaxTextBytes)
+	items, sums, err := domain.ValidateContent(req.Content, s.cfg.MaxItems, s.cfg.MaxTextBytes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -149,8 +151,8 @@ func (s *JobService) prepare(ctx context.Context, account *Account, req JobReque
 		t = rules.DefaultThreshold
 	}
 	now := s.clock.Now()
-	j := &Job{
-		ID: NewID(), AccountID: account.ID, Type: JobTypeStandard, Status: JobPending,
+	j := &domain.Job{
+		ID: domain.NewID(), AccountID: account.ID, Type: domain.JobTypeStandard, Status: domain.JobPending,
 		PolicyID: p.ID, PolicyKey: p.Key, PolicyVersionID: v.ID, Threshold: t,
 		Expedited: req.Expedited, Options: req.Options, Input: items, Contents: sums,
 		Webhook: req.Webhook, Created: now, Updated: now,
@@ -160,23 +162,23 @@ func (s *JobService) prepare(ctx context.Context, account *Account, req JobReque
 
 // validateWebhook applies the URL rules of DESIGN §5 when a poster is
 // configured (it knows them), and a syntactic check otherwise.
-func (s *JobService) validateWebhook(w *Webhook) error {
+func (s *Service) validateWebhook(w *domain.Webhook) error {
 	if s.cfg.WebhookPoster != nil {
-		return ValidateWebhook(s.cfg.WebhookPoster, "webhook.url", w.URL, w.ExtraHeaders)
+		return domain.ValidateWebhook(s.cfg.WebhookPoster, "webhook.url", w.URL, w.ExtraHeaders)
 	}
-	u, err := parseURL(w.URL)
+	u, err := url.Parse(w.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return InvalidField("webhook.url", "must be an http or https URL")
+		return domain.InvalidField("webhook.url", "must be an http or https URL")
 	}
 	return nil
 }
 
 // own marks j as running under this process's lease, for jobs the
 // submitting request runs itself.
-func (s *JobService) own(j *Job) {
+func (s *Service) own(j *domain.Job) {
 	now := j.Created
 	until := now.Add(s.cfg.Lease)
-	j.Status, j.LeaseOwner, j.LeaseExpiresAt, j.Started, j.Attempts = JobRunning, s.owner, &until, &now, 1
+	j.Status, j.LeaseOwner, j.LeaseExpiresAt, j.Started, j.Attempts = domain.JobRunning, s.owner, &until, &now, 1
 }
 
 // Submit creates a job. Without req.Wait the job is queued and returned
@@ -184,7 +186,7 @@ func (s *JobService) own(j *Job) {
 // when the job is terminal or after the wait cap, whichever is first; the
 // job keeps running when the cap (or the client) gives up. Codes:
 // INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION.
-func (s *JobService) Submit(ctx context.Context, account *Account, req JobRequest) (*Job, error) {
+func (s *Service) Submit(ctx context.Context, account *domain.Account, req Request) (*domain.Job, error) {
 	j, plan, err := s.prepare(ctx, account, req)
 	if err != nil {
 		return nil, err
@@ -232,12 +234,12 @@ func (s *JobService) Submit(ctx context.Context, account *Account, req JobReques
 
 // Get returns a job of the account, with its results when it is complete.
 // Codes: NOT_FOUND.
-func (s *JobService) Get(ctx context.Context, account *Account, id string) (*Job, error) {
+func (s *Service) Get(ctx context.Context, account *domain.Account, id string) (*domain.Job, error) {
 	j, err := s.jobs.GetJob(ctx, account.ID, id)
 	if err != nil {
-		return nil, DescribeNotFound(err, "job %q not found", id)
+		return nil, domain.DescribeNotFound(err, "job %q not found", id)
 	}
-	if j.Status == JobCompleted {
+	if j.Status == domain.JobCompleted {
 		if j.Results, err = s.jobs.ListJobResults(ctx, j.ID); err != nil {
 			return nil, err
 		}
@@ -248,22 +250,22 @@ func (s *JobService) Get(ctx context.Context, account *Account, id string) (*Job
 // List returns a page of the account's jobs matching f, newest first, and
 // the next page's token ("" on the last page). Codes: INVALID_ARGUMENT (page
 // size or a token of another request).
-func (s *JobService) List(ctx context.Context, account *Account, f JobFilter, pageSize *int32, pageToken string) ([]*Job, string, error) {
-	q := PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
-		Default: 10, Max: 1000, Scope: "jobs|" + account.ID + "|" + f.key()}
-	return KeysetPage(s.tokens, q, nil, func(after *JobCursor, limit int) ([]*Job, error) {
+func (s *Service) List(ctx context.Context, account *domain.Account, f domain.JobFilter, pageSize *int32, pageToken string) ([]*domain.Job, string, error) {
+	q := domain.PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
+		Default: 10, Max: 1000, Scope: "jobs|" + account.ID + "|" + f.Key()}
+	return domain.KeysetPage(s.tokens, q, nil, func(after *domain.JobCursor, limit int) ([]*domain.Job, error) {
 		return s.jobs.ListJobs(ctx, account.ID, f, after, limit)
-	}, func(j *Job) JobCursor { return JobCursor{Created: j.Created, ID: j.ID} })
+	}, func(j *domain.Job) domain.JobCursor { return domain.JobCursor{Created: j.Created, ID: j.ID} })
 }
 
 // begin runs the checks every job passes before its evaluation starts: the
 // admission timeout (queued jobs on their first claim), the execution
 // deadline and the daily quota. It returns the job error that ends the job
 // instead, or nil and the time left until the deadline.
-func (s *JobService) begin(ctx context.Context, j *Job, account *Account, queued bool) (*JobError, time.Duration, error) {
+func (s *Service) begin(ctx context.Context, j *domain.Job, account *domain.Account, queued bool) (*domain.JobError, time.Duration, error) {
 	now := s.clock.Now()
 	if queued && j.Attempts <= 1 && now.Sub(j.Created) > s.cfg.AdmissionTimeout {
-		e := ErrJobAdmission
+		e := domain.ErrJobAdmission
 		return &e, 0, nil
 	}
 	started := j.Created
@@ -272,7 +274,7 @@ func (s *JobService) begin(ctx context.Context, j *Job, account *Account, queued
 	}
 	left := started.Add(s.cfg.ExecutionDeadline).Sub(now)
 	if left <= 0 {
-		e := ErrJobDeadline
+		e := domain.ErrJobDeadline
 		return &e, 0, nil
 	}
 	if account == nil {
@@ -288,7 +290,7 @@ func (s *JobService) begin(ctx context.Context, j *Job, account *Account, queued
 			return nil, 0, err
 		}
 		if !ok {
-			e := ErrJobQuota
+			e := domain.ErrJobQuota
 			return &e, 0, nil
 		}
 	}
@@ -300,7 +302,7 @@ func (s *JobService) begin(ctx context.Context, j *Job, account *Account, queued
 // for another process (or left to its lease expiry when that fails). An
 // item's failure, which failed the job, is returned: a synchronous caller
 // may have to answer with it instead of the job.
-func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan *rules.Plan) *ItemError {
+func (s *Service) execute(ctx context.Context, j *domain.Job, account *domain.Account, plan *rules.Plan) *ItemError {
 	jobErr, left, err := s.begin(ctx, j, account, account == nil)
 	if err != nil {
 		s.abandon(ctx, j, err)
@@ -310,7 +312,7 @@ func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan
 		jobErr = unavailableContent(j.Input, s.cfg.Images != nil, s.cfg.Media != nil)
 	}
 	if jobErr != nil {
-		s.finish(j, JobFailed, jobErr, nil, nil)
+		s.finish(j, domain.JobFailed, jobErr, nil, nil)
 		return nil
 	}
 	ectx, cancel := context.WithTimeout(ctx, left)
@@ -326,13 +328,13 @@ func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan
 		}
 	}
 	eval := PlanEvaluator(plan, j)
-	var results []*JobResult
-	var hits []*LabelHit
+	var results []*domain.JobResult
+	var hits []*domain.LabelHit
 	seq := 0
 	for i := range j.Input {
 		r, h, err := s.runner.Run(ectx, JobItem(j, i), eval, &seq)
 		if ie, ok := AsItemError(err); ok {
-			s.finish(j, JobFailed, &ie.Job, nil, nil)
+			s.finish(j, domain.JobFailed, &ie.Job, nil, nil)
 			return ie
 		}
 		if err != nil {
@@ -342,37 +344,37 @@ func (s *JobService) execute(ctx context.Context, j *Job, account *Account, plan
 		results = append(results, r)
 		hits = append(hits, h...)
 	}
-	s.finish(j, JobCompleted, nil, results, hits)
+	s.finish(j, domain.JobCompleted, nil, results, hits)
 	return nil
 }
 
 // endOnError ends a job whose evaluation returned err: the execution
 // deadline fails it, the process's shutdown releases it, anything else fails
 // it with the generic job error.
-func (s *JobService) endOnError(procCtx, execCtx context.Context, j *Job, err error) {
+func (s *Service) endOnError(procCtx, execCtx context.Context, j *domain.Job, err error) {
 	switch {
 	case procCtx.Err() != nil:
 		s.abandon(procCtx, j, err)
 	case errors.Is(execCtx.Err(), context.DeadlineExceeded):
-		e := ErrJobDeadline
-		s.finish(j, JobFailed, &e, nil, nil)
+		e := domain.ErrJobDeadline
+		s.finish(j, domain.JobFailed, &e, nil, nil)
 	case execCtx.Err() != nil:
 		// The lease was lost: another worker owns the job now.
 		s.log.Warn("job lease lost", "job", j.ID)
 	default:
 		s.log.Error("job failed", "job", j.ID, "error", err.Error())
-		e := ErrJobInternal
-		s.finish(j, JobFailed, &e, nil, nil)
+		e := domain.ErrJobInternal
+		s.finish(j, domain.JobFailed, &e, nil, nil)
 	}
 }
 
 // abandon gives a job back when this process cannot finish it: released to
 // the queue on shutdown, or left to its lease expiry.
-func (s *JobService) abandon(ctx context.Context, j *Job, err error) {
+func (s *Service) abandon(ctx context.Context, j *domain.Job, err error) {
 	if ctx.Err() != nil {
 		rctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if rerr := s.jobs.ReleaseJob(rctx, j.ID, j.LeaseOwner, s.clock.Now()); rerr != nil && ErrorCode(rerr) != Aborted {
+		if rerr := s.jobs.ReleaseJob(rctx, j.ID, j.LeaseOwner, s.clock.Now()); rerr != nil && domain.ErrorCode(rerr) != domain.Aborted {
 			s.log.Warn("releasing job", "job", j.ID, "error", rerr.Error())
 		}
 		s.Notify()
@@ -383,7 +385,7 @@ func (s *JobService) abandon(ctx context.Context, j *Job, err error) {
 
 // finish records the terminal transition and, when it took effect, applies it
 // to j; a lost lease makes it a no-op.
-func (s *JobService) finish(j *Job, to JobStatus, jobErr *JobError, results []*JobResult, hits []*LabelHit) {
+func (s *Service) finish(j *domain.Job, to domain.JobStatus, jobErr *domain.JobError, results []*domain.JobResult, hits []*domain.LabelHit) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	now := s.clock.Now().UTC().Truncate(time.Microsecond) // as the store keeps it
@@ -394,12 +396,35 @@ func (s *JobService) finish(j *Job, to JobStatus, jobErr *JobError, results []*J
 		// without reading the job back.
 		j.Status, j.Error, j.Completed, j.Updated = to, jobErr, &now, now
 		j.LeaseOwner, j.LeaseExpiresAt = "", nil
-		if to == JobCompleted {
+		if to == domain.JobCompleted {
 			j.Results = results
 		}
-	case ErrorCode(err) == Aborted:
+	case domain.ErrorCode(err) == domain.Aborted:
 		s.log.Warn("job finished elsewhere; this run's outcome is dropped", "job", j.ID)
 	default:
 		s.log.Error("recording job outcome", "job", j.ID, "error", err.Error())
 	}
+}
+
+// unavailableContent returns the job error for entries this build cannot
+// evaluate, or nil. images says whether an ImageInspector is configured.
+func unavailableContent(items []domain.ContentItem, images, media bool) *domain.JobError {
+	for _, it := range items {
+		switch it.Kind {
+		case domain.ContentText:
+		case domain.ContentImage, domain.ContentImageURL:
+			if images {
+				continue
+			}
+			e := domain.ErrJobNoImage
+			return &e
+		default:
+			if media && domain.IsMediaKind(it.Kind) {
+				continue
+			}
+			e := domain.ErrJobNoMedia
+			return &e
+		}
+	}
+	return nil
 }

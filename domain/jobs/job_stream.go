@@ -1,10 +1,11 @@
-package domain
+package jobs
 
 import (
 	"context"
 	"errors"
 	"time"
 
+	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
@@ -12,15 +13,15 @@ import (
 // error that entry failed with.
 type StreamItem struct {
 	Index  int
-	Result *JobResult
-	Err    *Error
+	Result *domain.JobResult
+	Err    *domain.Error
 }
 
-// JobStream is a streamed job (POST /v1/jobs/stream): created and owned by
+// Stream is a streamed job (POST /v1/jobs/stream): created and owned by
 // the requesting process, evaluated entry by entry as Run is called.
-type JobStream struct {
-	Job  *Job
-	s    *JobService
+type Stream struct {
+	Job  *domain.Job
+	s    *Service
 	plan *rules.Plan
 	left time.Duration
 }
@@ -29,7 +30,7 @@ type JobStream struct {
 // process's lease. Validation errors come from here, before anything is
 // streamed. Codes: INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION,
 // RESOURCE_EXHAUSTED (daily quota; the job is recorded failed).
-func (s *JobService) StartStream(ctx context.Context, account *Account, req JobRequest) (*JobStream, error) {
+func (s *Service) StartStream(ctx context.Context, account *domain.Account, req Request) (*Stream, error) {
 	req.Wait, req.Webhook = false, nil
 	j, plan, err := s.prepare(ctx, account, req)
 	if err != nil {
@@ -41,17 +42,17 @@ func (s *JobService) StartStream(ctx context.Context, account *Account, req JobR
 	}
 	jobErr, left, err := s.begin(ctx, j, account, false)
 	if err != nil {
-		s.finish(j, JobFailed, &ErrJobInternal, nil, nil)
+		s.finish(j, domain.JobFailed, &domain.ErrJobInternal, nil, nil)
 		return nil, err
 	}
 	if jobErr != nil {
-		s.finish(j, JobFailed, jobErr, nil, nil)
-		if jobErr.Reason == ReasonQuotaExceeded {
-			return nil, Errorf(ResourceExhausted, "%s", jobErr.Message)
+		s.finish(j, domain.JobFailed, jobErr, nil, nil)
+		if jobErr.Reason == domain.ReasonQuotaExceeded {
+			return nil, domain.Errorf(domain.ResourceExhausted, "%s", jobErr.Message)
 		}
-		return nil, Errorf(DeadlineExceeded, "%s", jobErr.Message)
+		return nil, domain.Errorf(domain.DeadlineExceeded, "%s", jobErr.Message)
 	}
-	return &JobStream{Job: j, s: s, plan: plan, left: left}, nil
+	return &Stream{Job: j, s: s, plan: plan, left: left}, nil
 }
 
 // Run evaluates the entries in order and calls emit with each one as soon
@@ -60,7 +61,7 @@ func (s *JobService) StartStream(ctx context.Context, account *Account, req JobR
 // error is returned. An entry that cannot be evaluated (image, video, audio
 // in this build) gets an error item, and the job is recorded failed with
 // JOB_ERROR_REASON_JOB_FAILED after the other entries are streamed.
-func (st *JobStream) Run(ctx context.Context, emit func(StreamItem) error) error {
+func (st *Stream) Run(ctx context.Context, emit func(StreamItem) error) error {
 	s, j := st.s, st.Job
 	ectx, cancel := context.WithTimeout(ctx, st.left)
 	defer cancel()
@@ -69,16 +70,16 @@ func (st *JobStream) Run(ctx context.Context, emit func(StreamItem) error) error
 	stopRenew := s.renewWhileRunning(ectx, cancel, j)
 	defer stopRenew()
 
-	var results []*JobResult
-	var hits []*LabelHit
-	var jobErr *JobError
+	var results []*domain.JobResult
+	var hits []*domain.LabelHit
+	var jobErr *domain.JobError
 	seq := 0
 	eval := PlanEvaluator(st.plan, j)
 	for i, it := range j.Input {
-		if e := unavailableContent([]ContentItem{it}, s.cfg.Images != nil, s.cfg.Media != nil); e != nil {
+		if e := unavailableContent([]domain.ContentItem{it}, s.cfg.Images != nil, s.cfg.Media != nil); e != nil {
 			jobErr = e
-			if err := emit(StreamItem{Index: i, Err: Errorf(Unimplemented, "%s", e.Message)}); err != nil {
-				s.finish(j, JobCanceled, nil, nil, nil)
+			if err := emit(StreamItem{Index: i, Err: domain.Errorf(domain.Unimplemented, "%s", e.Message)}); err != nil {
+				s.finish(j, domain.JobCanceled, nil, nil, nil)
 				return err
 			}
 			continue
@@ -90,7 +91,7 @@ func (st *JobStream) Run(ctx context.Context, emit func(StreamItem) error) error
 			// the other entries still stream.
 			jobErr = &ie.Job
 			if err := emit(StreamItem{Index: i, Err: ie.StreamError()}); err != nil {
-				s.finish(j, JobCanceled, nil, nil, nil)
+				s.finish(j, domain.JobCanceled, nil, nil, nil)
 				return err
 			}
 			continue
@@ -98,30 +99,30 @@ func (st *JobStream) Run(ctx context.Context, emit func(StreamItem) error) error
 		if err != nil {
 			switch {
 			case ctx.Err() != nil || s.bgCtx.Err() != nil:
-				s.finish(j, JobCanceled, nil, nil, nil)
+				s.finish(j, domain.JobCanceled, nil, nil, nil)
 				return err
 			case errors.Is(ectx.Err(), context.DeadlineExceeded):
-				s.finish(j, JobFailed, &ErrJobDeadline, nil, nil)
-				_ = emit(StreamItem{Index: i, Err: Errorf(DeadlineExceeded, "%s", ErrJobDeadline.Message)})
+				s.finish(j, domain.JobFailed, &domain.ErrJobDeadline, nil, nil)
+				_ = emit(StreamItem{Index: i, Err: domain.Errorf(domain.DeadlineExceeded, "%s", domain.ErrJobDeadline.Message)})
 				return err
 			default:
 				s.log.Error("stream job failed", "job", j.ID, "error", err.Error())
-				s.finish(j, JobFailed, &ErrJobInternal, nil, nil)
-				_ = emit(StreamItem{Index: i, Err: Errorf(Internal, "%s", ErrJobInternal.Message)})
+				s.finish(j, domain.JobFailed, &domain.ErrJobInternal, nil, nil)
+				_ = emit(StreamItem{Index: i, Err: domain.Errorf(domain.Internal, "%s", domain.ErrJobInternal.Message)})
 				return err
 			}
 		}
 		results = append(results, r)
 		hits = append(hits, h...)
 		if err := emit(StreamItem{Index: i, Result: r}); err != nil {
-			s.finish(j, JobCanceled, nil, nil, nil)
+			s.finish(j, domain.JobCanceled, nil, nil, nil)
 			return err
 		}
 	}
 	if jobErr != nil {
-		s.finish(j, JobFailed, jobErr, results, hits)
+		s.finish(j, domain.JobFailed, jobErr, results, hits)
 		return nil
 	}
-	s.finish(j, JobCompleted, nil, results, hits)
+	s.finish(j, domain.JobCompleted, nil, results, hits)
 	return nil
 }

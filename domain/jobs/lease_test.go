@@ -1,4 +1,4 @@
-package domain
+package jobs
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/contenteval/contenteval/domain"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,8 +22,8 @@ func TestKeepLease(t *testing.T) {
 		wantCancels bool
 	}{
 		{name: "renews every third of the lease", run: 10 * time.Second, wantRenews: 3},
-		{name: "a lost lease cancels the work", answers: []error{nil, Errorf(Aborted, "lost")}, run: time.Minute, wantRenews: 2, wantCancels: true},
-		{name: "other errors are retried", answers: []error{errors.New("db down"), Errorf(Unavailable, "x")}, run: 10 * time.Second, wantRenews: 3},
+		{name: "a lost lease cancels the work", answers: []error{nil, domain.Errorf(domain.Aborted, "lost")}, run: time.Minute, wantRenews: 2, wantCancels: true},
+		{name: "other errors are retried", answers: []error{errors.New("db down"), domain.Errorf(domain.Unavailable, "x")}, run: 10 * time.Second, wantRenews: 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,9 +1,11 @@
-package domain
+package jobs
 
 import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/contenteval/contenteval/domain"
 )
 
 // The two background loops jobs and batches share: keeping a lease while
@@ -28,7 +30,7 @@ func KeepLease(ctx context.Context, cancel context.CancelFunc, lease time.Durati
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if ErrorCode(renew(ctx)) == Aborted {
+				if domain.ErrorCode(renew(ctx)) == domain.Aborted {
 					cancel()
 					return
 				}

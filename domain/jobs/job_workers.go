@@ -1,15 +1,17 @@
-package domain
+package jobs
 
 import (
 	"context"
 	"sync"
+
+	"github.com/contenteval/contenteval/domain"
 )
 
-// The queue side of JobService: the workers' claim loop, lease renewal,
+// The queue side of Service: the workers' claim loop, lease renewal,
 // and shutdown of the jobs this process runs for requests.
 
 // Notify wakes this process's workers: jobs were queued.
-func (s *JobService) Notify() {
+func (s *Service) Notify() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -18,7 +20,7 @@ func (s *JobService) Notify() {
 
 // renewWhileRunning keeps j's lease while it runs; losing it cancels the
 // job's context through cancel.
-func (s *JobService) renewWhileRunning(ctx context.Context, cancel context.CancelFunc, j *Job) (stop func()) {
+func (s *Service) renewWhileRunning(ctx context.Context, cancel context.CancelFunc, j *domain.Job) (stop func()) {
 	return KeepLease(ctx, cancel, s.cfg.Lease, func(ctx context.Context) error {
 		now := s.clock.Now()
 		return s.jobs.RenewLease(ctx, j.ID, j.LeaseOwner, now.Add(s.cfg.Lease), now)
@@ -29,7 +31,7 @@ func (s *JobService) renewWhileRunning(ctx context.Context, cancel context.Cance
 // jobs still running and returns. Several processes may run workers on one
 // database; the store's claims and leases make each job run to completion
 // once.
-func (s *JobService) RunWorkers(ctx context.Context) {
+func (s *Service) RunWorkers(ctx context.Context) {
 	slots := make(chan struct{}, s.cfg.Concurrency)
 	freed := make(chan struct{}, s.cfg.Concurrency)
 	var running sync.WaitGroup
@@ -67,7 +69,7 @@ func (s *JobService) RunWorkers(ctx context.Context) {
 
 // Shutdown stops the jobs this process runs for requests (synchronous and
 // streamed) and waits for them, up to ctx.
-func (s *JobService) Shutdown(ctx context.Context) {
+func (s *Service) Shutdown(ctx context.Context) {
 	s.bgCancel()
 	done := make(chan struct{})
 	go func() { s.bg.Wait(); close(done) }()

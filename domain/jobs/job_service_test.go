@@ -1,4 +1,4 @@
-package domain_test
+package jobs_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/persistence/persistencetest"
@@ -35,7 +36,7 @@ func (stubImages) InspectImage(ctx context.Context, _, _ string, it domain.Conte
 }
 
 type jobsFixture struct {
-	jobs    *domain.JobService
+	jobs    *jobs.Service
 	store   *persistence.Jobs
 	account *domain.Account
 	policy  string
@@ -54,7 +55,7 @@ func newJobsFixture(t *testing.T, db *persistence.DB) *jobsFixture {
 	p, _, err := policies.Create(ctx, account, "violence", `LABEL "Violence" { =("kill") }`)
 	require.NoError(t, err)
 	store := persistence.NewJobs(db)
-	jobs := domain.NewJobService(store, policies, persistence.NewAccounts(db), clock, tokens, domain.JobConfig{
+	jobs := jobs.NewService(store, policies, persistence.NewAccounts(db), clock, tokens, jobs.Config{
 		Images: stubImages{}, ItemDeadline: 300 * time.Millisecond, PollInterval: 10 * time.Millisecond,
 	}, nil)
 	t.Cleanup(func() {
@@ -91,7 +92,7 @@ func TestJobServiceSynchronous(t *testing.T) {
 				wantStatus: domain.JobFailed, wantReason: domain.ReasonExecutionDeadlineExceeded},
 		}
 		for _, tc := range tests {
-			j, err := f.jobs.Submit(ctx, f.account, domain.JobRequest{PolicyID: f.policy, Content: tc.content, Wait: true})
+			j, err := f.jobs.Submit(ctx, f.account, jobs.Request{PolicyID: f.policy, Content: tc.content, Wait: true})
 			if tc.wantCode != 0 {
 				require.Equal(t, tc.wantCode, domain.ErrorCode(err), tc.name)
 				continue
@@ -124,7 +125,7 @@ func TestJobServiceQueued(t *testing.T) {
 		for content, reason := range map[string]domain.JobErrorReason{
 			"ok": "", "ncmec": domain.ReasonContentBlocked, "slow": domain.ReasonExecutionDeadlineExceeded,
 		} {
-			j, err := f.jobs.Submit(ctx, f.account, domain.JobRequest{PolicyID: f.policy, Content: []domain.ContentInput{image(content)}})
+			j, err := f.jobs.Submit(ctx, f.account, jobs.Request{PolicyID: f.policy, Content: []domain.ContentInput{image(content)}})
 			require.NoError(t, err)
 			require.Equal(t, domain.JobPending, j.Status)
 			want[j.ID] = reason
@@ -152,11 +153,11 @@ func TestJobServiceStream(t *testing.T) {
 	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
 		f := newJobsFixture(t, db)
 		ctx := t.Context()
-		st, err := f.jobs.StartStream(ctx, f.account, domain.JobRequest{PolicyID: f.policy,
+		st, err := f.jobs.StartStream(ctx, f.account, jobs.Request{PolicyID: f.policy,
 			Content: []domain.ContentInput{text("kill"), image("ncmec"), image("slow"), image("ok")}})
 		require.NoError(t, err)
-		var lines []domain.StreamItem
-		require.NoError(t, st.Run(ctx, func(it domain.StreamItem) error {
+		var lines []jobs.StreamItem
+		require.NoError(t, st.Run(ctx, func(it jobs.StreamItem) error {
 			lines = append(lines, it)
 			return nil
 		}))

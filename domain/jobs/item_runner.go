@@ -1,4 +1,4 @@
-package domain
+package jobs
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
@@ -24,12 +25,12 @@ type ItemRunner struct {
 // ItemRunnerConfig are the adapters and the budget of an ItemRunner.
 type ItemRunnerConfig struct {
 	// Images inspects image items; nil fails them with ErrJobNoImage.
-	Images ImageInspector
+	Images domain.ImageInspector
 	// Media analyses video and audio items; nil fails them with
 	// ErrJobNoMedia. MediaPrecheck checks their frames against the hash
 	// lists (nil: no frame precheck).
-	Media         MediaAnalyzer
-	MediaPrecheck FramePrecheckFor
+	Media         domain.MediaAnalyzer
+	MediaPrecheck domain.FramePrecheckFor
 	// Budget bounds one item's inspection and evaluation (DESIGN §15), so
 	// that no single item holds a worker longer.
 	Budget time.Duration
@@ -54,7 +55,7 @@ type Item struct {
 	Index     int
 	// Field names the item in client errors: "contentData[2]".
 	Field   string
-	Content ContentItem
+	Content domain.ContentItem
 	// ContentHash is the hash computed on submission; "" for URLs, whose
 	// bytes were not known then.
 	ContentHash string
@@ -62,7 +63,7 @@ type Item struct {
 }
 
 // JobItem returns item i of job j.
-func JobItem(j *Job, i int) Item {
+func JobItem(j *domain.Job, i int) Item {
 	it := Item{
 		AccountID: j.AccountID, JobID: j.ID, Index: i, Field: fmt.Sprintf("contentData[%d]", i),
 		Content: j.Input[i], Options: j.Options,
@@ -78,7 +79,7 @@ func JobItem(j *Job, i int) Item {
 type EvaluateFunc func(ctx context.Context, c rules.Content) (*rules.Report, error)
 
 // PlanEvaluator is the EvaluateFunc of a job's plan.
-func PlanEvaluator(plan *rules.Plan, j *Job) EvaluateFunc {
+func PlanEvaluator(plan *rules.Plan, j *domain.Job) EvaluateFunc {
 	opts := rules.EvalOptions{Threshold: j.Threshold, Expedited: j.Expedited}
 	return func(ctx context.Context, c rules.Content) (*rules.Report, error) {
 		return plan.Evaluate(ctx, c, opts)
@@ -90,7 +91,7 @@ func PlanEvaluator(plan *rules.Plan, j *Job) EvaluateFunc {
 type InspectedItem struct {
 	item     Item
 	content  rules.Content
-	modality Modality
+	modality domain.Modality
 	hash     string
 }
 
@@ -114,7 +115,7 @@ func (in *InspectedItem) Content() rules.Content { return in.content }
 // evaluation starts from for content it does not inspect (video, audio, or
 // images without an inspector), which then fails each version's job.
 func UninspectedItem(it Item) *InspectedItem {
-	return &InspectedItem{item: it, hash: it.ContentHash, modality: ModalityText,
+	return &InspectedItem{item: it, hash: it.ContentHash, modality: domain.ModalityText,
 		content: rules.Content{Text: it.Content.Text, Modality: "text"}}
 }
 
@@ -131,7 +132,7 @@ var errItemBudget = errors.New("the content item overran its time budget")
 // for the caller to end the run as it must.
 type ItemError struct {
 	Index int
-	Job   JobError
+	Job   domain.JobError
 	// Err is the cause, a client-facing *Error where there is one (the
 	// precheck's CANCELED with its PrecheckFailure, a URL's
 	// INVALID_ARGUMENT naming the field, DEADLINE_EXCEEDED for the budget).
@@ -165,19 +166,19 @@ func (e *ItemError) RequestError() error {
 // StreamError is the error line of the item in a stream: the client-facing
 // error where there is one, INVALID_ARGUMENT with the job error's message
 // otherwise (media failures).
-func (e *ItemError) StreamError() *Error {
-	var de *Error
+func (e *ItemError) StreamError() *domain.Error {
+	var de *domain.Error
 	if errors.As(e.Err, &de) {
 		return de
 	}
-	return Errorf(InvalidArgument, "%s", e.Job.Message)
+	return domain.Errorf(domain.InvalidArgument, "%s", e.Job.Message)
 }
 
 // Run inspects and evaluates it with eval within one budget, and returns
 // its result and hits (numbered from *seq on).
-func (r *ItemRunner) Run(ctx context.Context, it Item, eval EvaluateFunc, seq *int) (*JobResult, []*LabelHit, error) {
-	var res *JobResult
-	var hits []*LabelHit
+func (r *ItemRunner) Run(ctx context.Context, it Item, eval EvaluateFunc, seq *int) (*domain.JobResult, []*domain.LabelHit, error) {
+	var res *domain.JobResult
+	var hits []*domain.LabelHit
 	err := r.within(ctx, it.Index, func(ctx context.Context) error {
 		in, err := r.inspect(ctx, it)
 		if err != nil {
@@ -204,9 +205,9 @@ func (r *ItemRunner) Inspect(ctx context.Context, it Item) (*InspectedItem, erro
 
 // Evaluate evaluates an inspected item with eval within a budget of its
 // own.
-func (r *ItemRunner) Evaluate(ctx context.Context, in *InspectedItem, eval EvaluateFunc, seq *int) (*JobResult, []*LabelHit, error) {
-	var res *JobResult
-	var hits []*LabelHit
+func (r *ItemRunner) Evaluate(ctx context.Context, in *InspectedItem, eval EvaluateFunc, seq *int) (*domain.JobResult, []*domain.LabelHit, error) {
+	var res *domain.JobResult
+	var hits []*domain.LabelHit
 	err := r.within(ctx, in.item.Index, func(ctx context.Context) error {
 		var err error
 		res, hits, err = r.evaluate(ctx, in, eval, seq)
@@ -233,20 +234,20 @@ func (r *ItemRunner) within(ctx context.Context, index int, fn func(context.Cont
 		}
 		return err
 	case errors.Is(context.Cause(ictx), errItemBudget):
-		return &ItemError{Index: index, Job: ErrJobItemDeadline,
-			Err: Errorf(DeadlineExceeded, "%s", ErrJobItemDeadline.Message)}
+		return &ItemError{Index: index, Job: domain.ErrJobItemDeadline,
+			Err: domain.Errorf(domain.DeadlineExceeded, "%s", domain.ErrJobItemDeadline.Message)}
 	}
 	return err
 }
 
 // inspect extracts what the rule engine evaluates of a text or image item.
 func (r *ItemRunner) inspect(ctx context.Context, it Item) (*InspectedItem, error) {
-	in := &InspectedItem{item: it, hash: it.ContentHash, modality: ModalityText,
+	in := &InspectedItem{item: it, hash: it.ContentHash, modality: domain.ModalityText,
 		content: rules.Content{Text: it.Content.Text, Modality: "text"}}
 	switch it.Content.Kind {
-	case ContentImage, ContentImageURL:
+	case domain.ContentImage, domain.ContentImageURL:
 		if r.cfg.Images == nil {
-			return nil, &ItemError{Index: it.Index, Job: ErrJobNoImage, Err: Errorf(Unimplemented, "%s", ErrJobNoImage.Message)}
+			return nil, &ItemError{Index: it.Index, Job: domain.ErrJobNoImage, Err: domain.Errorf(domain.Unimplemented, "%s", domain.ErrJobNoImage.Message)}
 		}
 		img, err := r.cfg.Images.InspectImage(ctx, it.AccountID, it.JobID, it.Content, it.Options)
 		if err != nil {
@@ -257,8 +258,8 @@ func (r *ItemRunner) inspect(ctx context.Context, it Item) (*InspectedItem, erro
 			return nil, err
 		}
 		in.content = rules.Content{Text: img.Text, Image: &img.Features, Modality: "image"}
-		in.hash, in.modality = img.ContentHash, ModalityImage
-	case ContentText:
+		in.hash, in.modality = img.ContentHash, domain.ModalityImage
+	case domain.ContentText:
 	default:
 		in.content = rules.Content{}
 	}
@@ -266,8 +267,8 @@ func (r *ItemRunner) inspect(ctx context.Context, it Item) (*InspectedItem, erro
 }
 
 // evaluate evaluates an inspected item into its result and hits.
-func (r *ItemRunner) evaluate(ctx context.Context, in *InspectedItem, eval EvaluateFunc, seq *int) (*JobResult, []*LabelHit, error) {
-	if isMediaKind(in.item.Content.Kind) {
+func (r *ItemRunner) evaluate(ctx context.Context, in *InspectedItem, eval EvaluateFunc, seq *int) (*domain.JobResult, []*domain.LabelHit, error) {
+	if domain.IsMediaKind(in.item.Content.Kind) {
 		return r.evaluateMedia(ctx, in.item, eval, seq)
 	}
 	rep, err := eval(ctx, in.content)
@@ -283,19 +284,19 @@ func (r *ItemRunner) evaluate(ctx context.Context, in *InspectedItem, eval Evalu
 // result carries the merged report and the timed hits. The content hash is
 // the one of submission or, for a URL, the analyzer's hash of what it
 // fetched.
-func (r *ItemRunner) evaluateMedia(ctx context.Context, it Item, eval EvaluateFunc, seq *int) (*JobResult, []*LabelHit, error) {
-	media, ok := MediaInputOf(it.Content)
+func (r *ItemRunner) evaluateMedia(ctx context.Context, it Item, eval EvaluateFunc, seq *int) (*domain.JobResult, []*domain.LabelHit, error) {
+	media, ok := domain.MediaInputOf(it.Content)
 	if !ok {
 		return nil, nil, fmt.Errorf("evaluateMedia: %s is not timed media", it.Content.Kind)
 	}
 	if r.cfg.Media == nil {
-		return nil, nil, &ItemError{Index: it.Index, Job: ErrJobNoMedia, Err: Errorf(Unimplemented, "%s", ErrJobNoMedia.Message)}
+		return nil, nil, &ItemError{Index: it.Index, Job: domain.ErrJobNoMedia, Err: domain.Errorf(domain.Unimplemented, "%s", domain.ErrJobNoMedia.Message)}
 	}
-	var pre FramePrecheck
+	var pre domain.FramePrecheck
 	if r.cfg.MediaPrecheck != nil {
 		pre = r.cfg.MediaPrecheck(it.AccountID, it.JobID)
 	}
-	res, err := r.cfg.Media.AnalyzeMedia(ctx, media, pre, MediaEvalFunc(eval))
+	res, err := r.cfg.Media.AnalyzeMedia(ctx, media, pre, domain.MediaEvalFunc(eval))
 	if err != nil {
 		if e := mediaJobError(err); e != nil {
 			return nil, nil, &ItemError{Index: it.Index, Job: *e, Err: err}
@@ -307,25 +308,25 @@ func (r *ItemRunner) evaluateMedia(ctx context.Context, it Item, eval EvaluateFu
 		hash = res.ContentHash
 	}
 	jr := r.result(it, hash, res.Report)
-	return jr, TimedLabelHits(it.JobID, jr.ID, res.Hits, seq), nil
+	return jr, domain.TimedLabelHits(it.JobID, jr.ID, res.Hits, seq), nil
 }
 
-func (r *ItemRunner) result(it Item, hash string, rep *rules.Report) *JobResult {
-	return &JobResult{
-		ID: NewID(), JobID: it.JobID, Index: it.Index, ContentHash: hash,
+func (r *ItemRunner) result(it Item, hash string, rep *rules.Report) *domain.JobResult {
+	return &domain.JobResult{
+		ID: domain.NewID(), JobID: it.JobID, Index: it.Index, ContentHash: hash,
 		Metadata: it.Content.Metadata, Report: rep, Created: r.cfg.Now(),
 	}
 }
 
 // sectionHits returns the label hits of a text or image result: one per
 // TRUE section, in report order, at startMs 0.
-func sectionHits(jobID, resultID string, modality Modality, rep *rules.Report, seq *int) []*LabelHit {
-	var hits []*LabelHit
+func sectionHits(jobID, resultID string, modality domain.Modality, rep *rules.Report, seq *int) []*domain.LabelHit {
+	var hits []*domain.LabelHit
 	for _, s := range rep.Sections {
 		if s.Result != rules.OutcomeTrue {
 			continue
 		}
-		hits = append(hits, &LabelHit{
+		hits = append(hits, &domain.LabelHit{
 			JobID: jobID, JobResultID: resultID, Seq: *seq, Label: s.Name,
 			Modality: modality, Score: s.Score, StartMs: 0,
 		})
