@@ -11,6 +11,7 @@ import (
 	"github.com/contenteval/contenteval/domain/batches"
 	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/labels"
+	"github.com/contenteval/contenteval/domain/policies"
 	"github.com/contenteval/contenteval/gen"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
@@ -39,7 +40,7 @@ type Deps struct {
 	// feedback of jobs.
 	LabelEvaluation *labels.EvaluationService
 	// Policies serves policies and their versions (policy-first accounts).
-	Policies *domain.PolicyService
+	Policies *policies.Service
 	// Jobs submits, runs, streams and lists jobs.
 	Jobs *jobs.Service
 	// Batches creates, lists and cancels batch jobs and moves their files.

@@ -22,6 +22,7 @@ import (
 	"github.com/contenteval/contenteval/domain/batches"
 	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/labels"
+	"github.com/contenteval/contenteval/domain/policies"
 	"github.com/contenteval/contenteval/domain/webhooks"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/ocr"
@@ -46,7 +47,7 @@ type Main struct {
 	Labels   *labels.Service
 	// LabelEvaluation serves POST /v1/labels/evaluate, label hits and feedback.
 	LabelEvaluation *labels.EvaluationService
-	Policies        *domain.PolicyService
+	Policies        *policies.Service
 	Jobs            *jobs.Service
 	Batches         *batches.Service
 	Blobs           domain.BlobStore
@@ -113,9 +114,9 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	m.Limiter = domain.NewRateLimiter(domain.Limits{RequestsPerSecond: m.Config.RateRPS, Burst: m.Config.RateBurst}, m.Clock)
 	m.Labels = labels.NewService(persistence.NewLabels(db), persistence.NewLabelVersions(db), persistence.NewLabelTags(db),
 		m.Clock, domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/labels")))
-	m.Policies = domain.NewPolicyService(persistence.NewPolicies(db), m.Clock,
+	m.Policies = policies.NewService(persistence.NewPolicies(db), m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/policies")),
-		domain.PolicyConfig{MaxTextBytes: m.Config.PolicyMaxTextBytes, ActiveTTL: m.Config.PolicyCacheTTL}, nil)
+		policies.Config{MaxTextBytes: m.Config.PolicyMaxTextBytes, ActiveTTL: m.Config.PolicyCacheTTL}, nil)
 	m.URLs = safehttp.New(safehttp.Config{AllowPrivate: m.Config.AllowPrivateURLs, MaxBytes: m.Config.ImageMaxBytes})
 	pc, err := newPrecheck(m)
 	if err != nil {

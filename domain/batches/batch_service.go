@@ -11,6 +11,7 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/jobs"
+	"github.com/contenteval/contenteval/domain/policies"
 )
 
 // Config are the limits and timings of batch jobs (DESIGN §9, §10),
@@ -70,7 +71,7 @@ type Deps struct {
 	Blobs    domain.BlobStore
 	Jobs     domain.JobStore
 	JobQueue *jobs.Service // woken when items are enqueued
-	Policies *domain.PolicyService
+	Policies *policies.Service
 	Clock    domain.Clock
 	Signer   *domain.URLSigner
 	// Poster validates webhook URLs (DESIGN §5); nil skips the check.
@@ -161,7 +162,7 @@ func (s *Service) Create(ctx context.Context, account *domain.Account, req Creat
 	return b, l, nil
 }
 
-func policyExists(ctx context.Context, ps *domain.PolicyService, accountID, id string) bool {
+func policyExists(ctx context.Context, ps *policies.Service, accountID, id string) bool {
 	_, err := ps.Get(ctx, &domain.Account{ID: accountID}, id)
 	return err == nil
 }

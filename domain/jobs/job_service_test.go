@@ -9,6 +9,7 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/jobs"
+	"github.com/contenteval/contenteval/domain/policies"
 	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/persistence/persistencetest"
@@ -51,7 +52,7 @@ func newJobsFixture(t *testing.T, db *persistence.DB) *jobsFixture {
 		Limits: domain.Limits{RequestsPerSecond: 100, Burst: 100}, WebhookSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 		Created: clock.Now(), Updated: clock.Now()}
 	require.NoError(t, persistence.NewAccounts(db).CreateAccount(ctx, account))
-	policies := domain.NewPolicyService(persistence.NewPolicies(db), clock, tokens, domain.PolicyConfig{}, rules.NewCache(10))
+	policies := policies.NewService(persistence.NewPolicies(db), clock, tokens, policies.Config{}, rules.NewCache(10))
 	p, _, err := policies.Create(ctx, account, "violence", `LABEL "Violence" { =("kill") }`)
 	require.NoError(t, err)
 	store := persistence.NewJobs(db)

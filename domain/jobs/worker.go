@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/policies"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
@@ -73,7 +74,7 @@ func (c Config) withDefaults() Config {
 // workers of this process.
 type Service struct {
 	jobs     domain.JobStore
-	policies *domain.PolicyService
+	policies *policies.Service
 	accounts domain.AccountStore
 	clock    domain.Clock
 	tokens   *domain.PageTokens
@@ -92,7 +93,7 @@ type Service struct {
 
 // NewService returns the job service. owner identifies this process in
 // leases; it must be unique among the processes sharing the database.
-func NewService(jobs domain.JobStore, policies *domain.PolicyService, accounts domain.AccountStore, clock domain.Clock, tokens *domain.PageTokens, cfg Config, log *slog.Logger) *Service {
+func NewService(jobs domain.JobStore, policies *policies.Service, accounts domain.AccountStore, clock domain.Clock, tokens *domain.PageTokens, cfg Config, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}

@@ -1,4 +1,4 @@
-package domain
+package policies
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/contenteval/contenteval/domain"
 	"github.com/stretchr/testify/require"
 )
 
@@ -13,12 +14,12 @@ import (
 // stands for the database shared by several replicas.
 type memPolicies struct {
 	mu       sync.Mutex
-	policies map[string]Policy
-	versions map[string]PolicyVersion
+	policies map[string]domain.Policy
+	versions map[string]domain.PolicyVersion
 	reads    int
 }
 
-func (m *memPolicies) CreatePolicy(_ context.Context, p *Policy, v *PolicyVersion) error {
+func (m *memPolicies) CreatePolicy(_ context.Context, p *domain.Policy, v *domain.PolicyVersion) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p.ActiveVersionID = v.ID
@@ -26,53 +27,53 @@ func (m *memPolicies) CreatePolicy(_ context.Context, p *Policy, v *PolicyVersio
 	return nil
 }
 
-func (m *memPolicies) GetPolicy(_ context.Context, accountID, id string) (*Policy, error) {
+func (m *memPolicies) GetPolicy(_ context.Context, accountID, id string) (*domain.Policy, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.reads++
 	p, ok := m.policies[id]
 	if !ok || p.AccountID != accountID {
-		return nil, Errorf(NotFound, "policy %q not found", id)
+		return nil, domain.Errorf(domain.NotFound, "policy %q not found", id)
 	}
 	return &p, nil
 }
 
-func (m *memPolicies) ListPolicies(context.Context, string, *PolicyCursor, int) ([]*Policy, error) {
+func (m *memPolicies) ListPolicies(context.Context, string, *domain.PolicyCursor, int) ([]*domain.Policy, error) {
 	return nil, nil
 }
 
-func (m *memPolicies) AddPolicyVersion(_ context.Context, accountID string, v *PolicyVersion) error {
+func (m *memPolicies) AddPolicyVersion(_ context.Context, accountID string, v *domain.PolicyVersion) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.policies[v.PolicyID]
 	if !ok || p.AccountID != accountID {
-		return Errorf(NotFound, "policy %q not found", v.PolicyID)
+		return domain.Errorf(domain.NotFound, "policy %q not found", v.PolicyID)
 	}
 	p.ActiveVersionID = v.ID
 	m.policies[p.ID], m.versions[v.ID] = p, *v
 	return nil
 }
 
-func (m *memPolicies) GetPolicyVersion(_ context.Context, policyID, versionID string) (*PolicyVersion, error) {
+func (m *memPolicies) GetPolicyVersion(_ context.Context, policyID, versionID string) (*domain.PolicyVersion, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v, ok := m.versions[versionID]
 	if !ok || v.PolicyID != policyID {
-		return nil, Errorf(NotFound, "policy version %q not found", versionID)
+		return nil, domain.Errorf(domain.NotFound, "policy version %q not found", versionID)
 	}
 	return &v, nil
 }
 
-func (m *memPolicies) ListPolicyVersions(context.Context, string, int, int) ([]*PolicyVersion, error) {
+func (m *memPolicies) ListPolicyVersions(context.Context, string, int, int) ([]*domain.PolicyVersion, error) {
 	return nil, nil
 }
 
-func (m *memPolicies) SetPolicyDisabled(_ context.Context, accountID, id string, disabled bool, _ time.Time) (*Policy, error) {
+func (m *memPolicies) SetPolicyDisabled(_ context.Context, accountID, id string, disabled bool, _ time.Time) (*domain.Policy, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.policies[id]
 	if !ok || p.AccountID != accountID {
-		return nil, Errorf(NotFound, "policy %q not found", id)
+		return nil, domain.Errorf(domain.NotFound, "policy %q not found", id)
 	}
 	p.Disabled = disabled
 	m.policies[id] = p
@@ -102,10 +103,10 @@ func (c *stepClock) advance(d time.Duration) {
 func TestPolicyService_ActiveCache(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	store := &memPolicies{policies: map[string]Policy{}, versions: map[string]PolicyVersion{}}
+	store := &memPolicies{policies: map[string]domain.Policy{}, versions: map[string]domain.PolicyVersion{}}
 	clock := &stepClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	s := NewPolicyService(store, clock, nil, PolicyConfig{ActiveTTL: time.Second}, nil)
-	account := &Account{ID: "acct"}
+	s := NewService(store, clock, nil, Config{ActiveTTL: time.Second}, nil)
+	account := &domain.Account{ID: "acct"}
 	p, v1, err := s.Create(ctx, account, "p", `LABEL "a": "x" { "alpha" }`)
 	require.NoError(t, err)
 
@@ -136,7 +137,7 @@ func TestPolicyService_ActiveCache(t *testing.T) {
 	_, err = s.SetDisabled(ctx, account.ID, p.ID, true)
 	require.NoError(t, err)
 	_, err = active()
-	require.Equal(t, FailedPrecondition, ErrorCode(err), "this service's disable applies at once")
+	require.Equal(t, domain.FailedPrecondition, domain.ErrorCode(err), "this service's disable applies at once")
 	_, err = s.SetDisabled(ctx, account.ID, p.ID, false)
 	require.NoError(t, err)
 	_, err = active()
@@ -149,14 +150,14 @@ func TestPolicyService_ActiveCache(t *testing.T) {
 	require.NoError(t, err, "within the TTL the cached policy still applies")
 	clock.advance(time.Second)
 	_, err = active()
-	require.Equal(t, FailedPrecondition, ErrorCode(err), "after the TTL the change applies")
+	require.Equal(t, domain.FailedPrecondition, domain.ErrorCode(err), "after the TTL the change applies")
 
 	// Other accounts never see the policy, cached or not.
 	_, _, _, err = s.ActivePlan(ctx, "other", p.ID)
-	require.Equal(t, NotFound, ErrorCode(err))
+	require.Equal(t, domain.NotFound, domain.ErrorCode(err))
 
 	// TTL 0 reads every time.
-	uncached := NewPolicyService(store, clock, nil, PolicyConfig{}, nil)
+	uncached := NewService(store, clock, nil, Config{}, nil)
 	reads = store.reads
 	for range 3 {
 		_, _, _, _ = uncached.ActivePlan(ctx, account.ID, p.ID)
