@@ -85,7 +85,8 @@ func TestDependenciesPointInward(t *testing.T) {
 }
 
 // TestLayers enforces the rest of DESIGN §1, package by package: the
-// kernel and the engines under it depend on nothing outward; adapters know
+// kernel and the engines under it depend on nothing outward; aggregates on
+// the kernel and, without cycles, on the aggregates they are built on; adapters know
 // the kernel's ports and each other only where one is built on another
 // (media fetches through safehttp); only cmd (and the bench harness, which
 // starts servers) wires concrete stores and handlers together.
@@ -104,6 +105,15 @@ func TestLayers(t *testing.T) {
 		allowed := in(pkgs...)
 		return func(p string) bool { return !allowed(p) }
 	}
+	// onlyKernelAnd allows the kernel, its engines and the named
+	// aggregates, and nothing else (not other aggregates).
+	onlyKernelAnd := func(aggregates ...string) func(string) bool {
+		allowed := map[string]bool{module + "/domain": true, module + "/domain/rules": true, module + "/domain/imaging": true}
+		for _, a := range aggregates {
+			allowed[module+"/"+a] = true
+		}
+		return func(p string) bool { return !allowed[p] }
+	}
 	tests := []struct {
 		dir       string
 		recursive bool
@@ -113,6 +123,11 @@ func TestLayers(t *testing.T) {
 		{"domain", false, func(p string) bool { return p != module+"/domain/rules" }, "the kernel imports nothing of ours but the rule engine"},
 		{"domain/rules", true, func(string) bool { return true }, "the rule engine is a leaf"},
 		{"domain/imaging", true, only("domain"), "imaging knows only the kernel's failure types"},
+		{"domain/policies", true, onlyKernelAnd(), "an aggregate knows the kernel and the aggregates it is built on"},
+		{"domain/webhooks", true, onlyKernelAnd(), "an aggregate knows the kernel and the aggregates it is built on"},
+		{"domain/jobs", true, onlyKernelAnd("domain/policies"), "jobs are evaluated with a policy's active version"},
+		{"domain/labels", true, onlyKernelAnd("domain/jobs"), "labels evaluate through the jobs' item runner"},
+		{"domain/batches", true, onlyKernelAnd("domain/jobs", "domain/policies"), "batches submit jobs against policies"},
 		{"handlers", true, in("persistence", "blobstore", "precheck", "media", "ocr", "safehttp", "grpcapi", "cmd"), "handlers translate the API to domain calls"},
 		{"grpcapi", true, in("persistence", "blobstore", "precheck", "media", "ocr", "safehttp", "handlers", "cmd"), "grpcapi translates gRPC to domain calls"},
 		{"precheck", true, only("domain"), "adapters implement the kernel's ports"},

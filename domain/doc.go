@@ -1,8 +1,9 @@
-// Package domain holds contenteval's entities, business rules and the store
-// interfaces they need. It knows nothing of HTTP or SQL: handlers translate the
-// API into calls here, and persistence implements the store interfaces.
-// The ItemRunner is the one way a content item is evaluated (jobs, the
-// stream, label evaluation). The kernel imports no package of this project
-// but the rule engine, domain/rules; adapters (precheck, media, ocr,
-// safehttp, blobstore) and persistence implement its ports.
+// Package domain is contenteval's kernel: the entities and their states,
+// the one error type, the clock, ids, paging, and the ports (store
+// interfaces) persistence and the adapters implement. It knows nothing of
+// HTTP or SQL and imports no package of this project but the rule engine
+// (domain/rules). The services live in one package per aggregate beside it:
+// domain/jobs (with the ItemRunner, the one way a content item is
+// evaluated), domain/policies, domain/labels, domain/batches and
+// domain/webhooks.
 package domain
