@@ -125,6 +125,7 @@ func TestLayers(t *testing.T) {
 		{"domain/imaging", true, only("domain"), "imaging knows only the kernel's failure types"},
 		{"domain/policies", true, onlyKernelAnd(), "an aggregate knows the kernel and the aggregates it is built on"},
 		{"domain/webhooks", true, onlyKernelAnd(), "an aggregate knows the kernel and the aggregates it is built on"},
+		{"domain/access", true, onlyKernelAnd(), "an aggregate knows the kernel and the aggregates it is built on"},
 		{"domain/jobs", true, onlyKernelAnd("domain/policies"), "jobs are evaluated with a policy's active version"},
 		{"domain/labels", true, onlyKernelAnd("domain/jobs"), "labels evaluate through the jobs' item runner"},
 		{"domain/batches", true, onlyKernelAnd("domain/jobs", "domain/policies"), "batches submit jobs against policies"},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/access"
 	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/persistence"
@@ -82,8 +83,8 @@ func (f *Full) init(ctx context.Context) error {
 	}
 	clock := domain.SystemClock{}
 	accounts := persistence.NewAccounts(f.db)
-	keys := domain.NewKeyService(persistence.NewKeys(f.db), accounts, priv, clock, 5*time.Second)
-	limiter := domain.NewRateLimiter(domain.Limits{RequestsPerSecond: 0}, clock)
+	keys := access.NewKeyService(persistence.NewKeys(f.db), accounts, priv, clock, 5*time.Second)
+	limiter := access.NewRateLimiter(domain.Limits{RequestsPerSecond: 0}, clock)
 	labels := labels.NewService(persistence.NewLabels(f.db), persistence.NewLabelVersions(f.db), persistence.NewLabelTags(f.db),
 		clock, domain.NewPageTokens(keys.DeriveSecret("contenteval/page-tokens/labels")))
 

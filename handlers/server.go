@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/access"
 	"github.com/contenteval/contenteval/domain/batches"
 	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/labels"
@@ -32,8 +32,8 @@ type Config struct {
 // Deps are the domain services the handlers translate to.
 type Deps struct {
 	Log     *slog.Logger
-	Keys    *domain.KeyService
-	Limiter *domain.RateLimiter
+	Keys    *access.KeyService
+	Limiter *access.RateLimiter
 	// Labels serves labels, label tags and label versions.
 	Labels *labels.Service
 	// LabelEvaluation evaluates label versions and serves label hits and

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/access"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
@@ -22,10 +23,10 @@ func newServer(t *testing.T, logs io.Writer) *echo.Echo {
 	t.Helper()
 	_, priv, err := ed25519.GenerateKey(rand.Reader)
 	require.NoError(t, err)
-	keys := domain.NewKeyService(nil, nil, priv, domain.SystemClock{}, 0)
+	keys := access.NewKeyService(nil, nil, priv, domain.SystemClock{}, 0)
 	e, err := handlers.New(handlers.Config{BodyLimit: 1 << 20}, handlers.Deps{
 		Log: slog.New(slog.NewJSONHandler(logs, nil)), Keys: keys,
-		Limiter: domain.NewRateLimiter(domain.Limits{}, domain.SystemClock{}),
+		Limiter: access.NewRateLimiter(domain.Limits{}, domain.SystemClock{}),
 	})
 	require.NoError(t, err)
 	return e

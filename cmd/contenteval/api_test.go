@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/access"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/require"
@@ -75,7 +76,7 @@ func TestAuthentication(t *testing.T) {
 		require.NoError(t, err)
 		_, otherKey, _ := ed25519.GenerateKey(rand.Reader)
 		forged, err := jwt.NewWithClaims(jwt.SigningMethodEdDSA, jwt.RegisteredClaims{
-			Issuer: domain.TokenIssuer, Subject: env.LabelFirst.ID, ID: expiring.ID,
+			Issuer: access.TokenIssuer, Subject: env.LabelFirst.ID, ID: expiring.ID,
 		}).SignedString(otherKey)
 		require.NoError(t, err)
 

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/access"
 	"github.com/contenteval/contenteval/domain/batches"
 	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/labels"
@@ -42,8 +43,8 @@ type Main struct {
 	Log      *slog.Logger
 	DB       *persistence.DB
 	Accounts *persistence.Accounts
-	Keys     *domain.KeyService
-	Limiter  *domain.RateLimiter
+	Keys     *access.KeyService
+	Limiter  *access.RateLimiter
 	Labels   *labels.Service
 	// LabelEvaluation serves POST /v1/labels/evaluate, label hits and feedback.
 	LabelEvaluation *labels.EvaluationService
@@ -110,8 +111,8 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	if m.serving {
 		warnOpenDataDir(m.Log, m.Config.DataDir)
 	}
-	m.Keys = domain.NewKeyService(persistence.NewKeys(db), m.Accounts, key, m.Clock, m.Config.KeyCacheTTL)
-	m.Limiter = domain.NewRateLimiter(domain.Limits{RequestsPerSecond: m.Config.RateRPS, Burst: m.Config.RateBurst}, m.Clock)
+	m.Keys = access.NewKeyService(persistence.NewKeys(db), m.Accounts, key, m.Clock, m.Config.KeyCacheTTL)
+	m.Limiter = access.NewRateLimiter(domain.Limits{RequestsPerSecond: m.Config.RateRPS, Burst: m.Config.RateBurst}, m.Clock)
 	m.Labels = labels.NewService(persistence.NewLabels(db), persistence.NewLabelVersions(db), persistence.NewLabelTags(db),
 		m.Clock, domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/labels")))
 	m.Policies = policies.NewService(persistence.NewPolicies(db), m.Clock,

@@ -88,7 +88,7 @@ func (m *Main) openBatches(ctx context.Context) error {
 	m.Batches = batches.NewService(batches.Deps{
 		Store: persistence.NewBatchJobs(m.DB), Blobs: m.Blobs, Jobs: persistence.NewJobs(m.DB), JobQueue: m.Jobs,
 		Policies: m.Policies, Clock: m.Clock, Poster: poster, Lines: out, Log: m.Log,
-		Signer: domain.NewURLSigner(m.Keys.DeriveSecret("contenteval/signed-urls/batch-jobs")),
+		Signer: batches.NewURLSigner(m.Keys.DeriveSecret("contenteval/signed-urls/batch-jobs")),
 	}, batches.Config{
 		MaxItems: m.Config.BatchMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes,
 		MaxLineBytes: int(min(m.Config.BodyLimit, 1<<30)), Lease: m.Config.JobLease,

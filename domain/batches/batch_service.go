@@ -73,7 +73,7 @@ type Deps struct {
 	JobQueue *jobs.Service // woken when items are enqueued
 	Policies *policies.Service
 	Clock    domain.Clock
-	Signer   *domain.URLSigner
+	Signer   *URLSigner
 	// Poster validates webhook URLs (DESIGN §5); nil skips the check.
 	Poster domain.WebhookPoster
 	Lines  LineEncoder

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/access"
 	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/persistence"
@@ -256,7 +257,7 @@ func setup(ctx context.Context, db *persistence.DB, total, perResult int) (token
 	}
 	clock := domain.SystemClock{}
 	accounts := persistence.NewAccounts(db)
-	keys := domain.NewKeyService(persistence.NewKeys(db), accounts, priv, clock, 5*time.Second)
+	keys := access.NewKeyService(persistence.NewKeys(db), accounts, priv, clock, 5*time.Second)
 	now := clock.Now()
 	a := &domain.Account{ID: uuid.NewString(), Name: "bench", Type: domain.AccountLabelFirst, Created: now, Updated: now}
 	if err := accounts.CreateAccount(ctx, a); err != nil {
@@ -302,7 +303,7 @@ func setup(ctx context.Context, db *persistence.DB, total, perResult int) (token
 		labels.EvaluationConfig{HitRanges: persistence.NewLabelHits(db)})
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	h, err := handlers.New(handlers.Config{BodyLimit: 32 << 20}, handlers.Deps{
-		Log: log, Keys: keys, Limiter: domain.NewRateLimiter(domain.Limits{}, clock), LabelEvaluation: eval, Ready: db.Ping,
+		Log: log, Keys: keys, Limiter: access.NewRateLimiter(domain.Limits{}, clock), LabelEvaluation: eval, Ready: db.Ping,
 	})
 	if err != nil {
 		return "", "", nil, nil, err

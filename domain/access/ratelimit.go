@@ -1,10 +1,11 @@
-package domain
+package access
 
 import (
 	"math"
 	"sync"
 	"time"
 
+	"github.com/contenteval/contenteval/domain"
 	"golang.org/x/time/rate"
 )
 
@@ -12,8 +13,8 @@ import (
 // process only: with several replicas an account gets the rate on each, so
 // operators divide the per-account setting by the replica count.
 type RateLimiter struct {
-	defaults Limits
-	clock    Clock
+	defaults domain.Limits
+	clock    domain.Clock
 	mu       sync.Mutex
 	buckets  map[string]*bucket
 }
@@ -26,13 +27,13 @@ type bucket struct {
 
 // NewRateLimiter returns a limiter using defaults for accounts without their
 // own RequestsPerSecond/Burst.
-func NewRateLimiter(defaults Limits, clock Clock) *RateLimiter {
+func NewRateLimiter(defaults domain.Limits, clock domain.Clock) *RateLimiter {
 	return &RateLimiter{defaults: defaults, clock: clock, buckets: map[string]*bucket{}}
 }
 
 // Allow takes one token from the account's bucket. When none is left it
 // returns a RESOURCE_EXHAUSTED error and how long to wait.
-func (r *RateLimiter) Allow(a *Account) (time.Duration, error) {
+func (r *RateLimiter) Allow(a *domain.Account) (time.Duration, error) {
 	rps, burst := a.Limits.RequestsPerSecond, a.Limits.Burst
 	if rps <= 0 {
 		rps = r.defaults.RequestsPerSecond
@@ -53,11 +54,11 @@ func (r *RateLimiter) Allow(a *Account) (time.Duration, error) {
 	r.mu.Unlock()
 	res := b.limiter.ReserveN(now, 1)
 	if !res.OK() {
-		return time.Second, Errorf(ResourceExhausted, "rate limit exceeded")
+		return time.Second, domain.Errorf(domain.ResourceExhausted, "rate limit exceeded")
 	}
 	if d := res.DelayFrom(now); d > 0 {
 		res.CancelAt(now)
-		return time.Duration(math.Ceil(d.Seconds())) * time.Second, Errorf(ResourceExhausted, "rate limit exceeded: at most %g requests per second, burst %d", rps, burst)
+		return time.Duration(math.Ceil(d.Seconds())) * time.Second, domain.Errorf(domain.ResourceExhausted, "rate limit exceeded: at most %g requests per second, burst %d", rps, burst)
 	}
 	return 0, nil
 }

@@ -1,4 +1,4 @@
-package domain
+package access
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/contenteval/contenteval/domain"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
 )
@@ -20,9 +21,9 @@ const TokenIssuer = "contenteval"
 // the id of a row in the KeyStore, so a key can be revoked without rotating
 // the signing key.
 type KeyService struct {
-	keys     KeyStore
-	accounts AccountStore
-	clock    Clock
+	keys     domain.KeyStore
+	accounts domain.AccountStore
+	clock    domain.Clock
 	private  ed25519.PrivateKey
 	public   ed25519.PublicKey
 	parser   *jwt.Parser
@@ -44,15 +45,15 @@ type verifiedToken struct {
 }
 
 type cachedKey struct {
-	key     *APIKey
-	account *Account
+	key     *domain.APIKey
+	account *domain.Account
 	fetched time.Time
 }
 
 // NewKeyService returns a KeyService signing with private. cacheTTL is how
 // long a verified key and its account are reused before the stores are read
 // again (0 disables the cache).
-func NewKeyService(keys KeyStore, accounts AccountStore, private ed25519.PrivateKey, clock Clock, cacheTTL time.Duration) *KeyService {
+func NewKeyService(keys domain.KeyStore, accounts domain.AccountStore, private ed25519.PrivateKey, clock domain.Clock, cacheTTL time.Duration) *KeyService {
 	return &KeyService{
 		keys: keys, accounts: accounts, clock: clock, cacheTTL: cacheTTL,
 		private: private, public: private.Public().(ed25519.PublicKey), maxTokens: 10000,
@@ -76,15 +77,15 @@ func (s *KeyService) DeriveSecret(purpose string) []byte {
 // Issue creates a key for the account and returns it with its signed token.
 // ttl 0 means the key does not expire. Codes: NOT_FOUND (account),
 // INVALID_ARGUMENT (negative ttl).
-func (s *KeyService) Issue(ctx context.Context, accountID, name string, ttl time.Duration) (*APIKey, string, error) {
+func (s *KeyService) Issue(ctx context.Context, accountID, name string, ttl time.Duration) (*domain.APIKey, string, error) {
 	if ttl < 0 {
-		return nil, "", InvalidField("ttl", "must not be negative")
+		return nil, "", domain.InvalidField("ttl", "must not be negative")
 	}
 	if _, err := s.accounts.GetAccount(ctx, accountID); err != nil {
 		return nil, "", err
 	}
 	now := s.clock.Now().Truncate(time.Second)
-	k := &APIKey{ID: uuid.NewString(), AccountID: accountID, Name: name, Created: now}
+	k := &domain.APIKey{ID: uuid.NewString(), AccountID: accountID, Name: name, Created: now}
 	claims := jwt.RegisteredClaims{
 		Issuer: TokenIssuer, Subject: accountID, ID: k.ID, IssuedAt: jwt.NewNumericDate(now),
 	}
@@ -103,13 +104,13 @@ func (s *KeyService) Issue(ctx context.Context, accountID, name string, ttl time
 	return k, token, nil
 }
 
-var errUnauthenticated = &Error{Code: Unauthenticated, Message: "missing, malformed, expired or revoked API key"}
+var errUnauthenticated = &domain.Error{Code: domain.Unauthenticated, Message: "missing, malformed, expired or revoked API key"}
 
 // Authenticate verifies a bearer token (signature, issuer, expiry, that its
 // key exists, is not revoked and belongs to the token's subject) and returns
 // the account it identifies. Codes: UNAUTHENTICATED; UNAVAILABLE or INTERNAL
 // when the stores fail.
-func (s *KeyService) Authenticate(ctx context.Context, token string) (*Account, error) {
+func (s *KeyService) Authenticate(ctx context.Context, token string) (*domain.Account, error) {
 	if token == "" {
 		return nil, errUnauthenticated
 	}
@@ -122,7 +123,7 @@ func (s *KeyService) Authenticate(ctx context.Context, token string) (*Account, 
 	}
 	key, account, err := s.lookup(ctx, vt.keyID)
 	if err != nil {
-		if ErrorCode(err) == NotFound {
+		if domain.ErrorCode(err) == domain.NotFound {
 			return nil, errUnauthenticated
 		}
 		return nil, err
@@ -159,7 +160,7 @@ func (s *KeyService) verify(token string) (verifiedToken, error) {
 	return vt, nil
 }
 
-func (s *KeyService) lookup(ctx context.Context, keyID string) (*APIKey, *Account, error) {
+func (s *KeyService) lookup(ctx context.Context, keyID string) (*domain.APIKey, *domain.Account, error) {
 	if keyID == "" {
 		return nil, nil, errUnauthenticated
 	}
@@ -186,7 +187,7 @@ func (s *KeyService) lookup(ctx context.Context, keyID string) (*APIKey, *Accoun
 
 // Revoke marks a key revoked; tokens carrying it fail from now on in this
 // process and within the cache TTL elsewhere. Codes: NOT_FOUND.
-func (s *KeyService) Revoke(ctx context.Context, keyID string) (*APIKey, error) {
+func (s *KeyService) Revoke(ctx context.Context, keyID string) (*domain.APIKey, error) {
 	k, err := s.keys.RevokeKey(ctx, keyID, s.clock.Now())
 	s.cache.Delete(keyID)
 	return k, err
