@@ -3,7 +3,7 @@ GO        ?= go
 PG_URL    ?= postgres://root@127.0.0.1:5432/test?sslmode=disable
 GOTESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: ocr-tools run test test-postgres generate verify lint lint-go lint-staticcheck lint-openapi bench fuzz docs-assets node_modules build
+.PHONY: ocr-tools proto-tools generate-proto test-sdk-js run test test-postgres generate verify lint lint-go lint-staticcheck lint-openapi bench fuzz docs-assets node_modules build
 
 ## run: start the server on :8080 with the embedded SQLite database (./data)
 run:
@@ -22,10 +22,32 @@ test: ocr-tools media-tools
 test-postgres: ocr-tools media-tools
 	CONTENTEVAL_TEST_DATABASE_URL='$(PG_URL)' $(GO) test $(GOTESTFLAGS) ./...
 
-## generate: regenerate gen/ from openapi.yaml (never edit gen/ by hand)
-generate:
+## test-sdk-js: the official Clavata JS SDK (npm @clavata/sdk) in its own node process against a real server, on SQLite and the local PostgreSQL
+test-sdk-js: node_modules
+	CONTENTEVAL_TEST_DATABASE_URL='$(PG_URL)' $(GO) test $(GOTESTFLAGS) -run '^TestClavataJSSDK$$' ./cmd/contenteval/
+
+## generate: regenerate gen/ from openapi.yaml and proto/ (never edit gen/ by hand)
+generate: generate-proto
 	$(GO) tool oapi-codegen -config oapi-codegen.yaml openapi.yaml
 	$(GO) tool oapi-codegen -config oapi-codegen.client.yaml openapi.yaml
+
+# The generated files name the protoc that made them, so one version is
+# pinned: Debian bookworm's protobuf-compiler (make proto-tools). The
+# plugins are go.mod tools.
+PROTOC_VERSION ?= libprotoc 3.21.12
+PROTO_FILES := $(sort $(wildcard proto/clavata/*/v1/*.proto))
+
+## generate-proto: regenerate gen/clavatapb from proto/ (the Clavata gRPC surface, DESIGN §14)
+generate-proto: proto-tools
+	@test "$$(protoc --version)" = "$(PROTOC_VERSION)" || { \
+	  echo "make generate-proto needs $(PROTOC_VERSION) (Debian bookworm protobuf-compiler); found $$(protoc --version)" >&2; exit 1; }
+	rm -f gen/clavatapb/*.pb.go
+	protoc -I proto \
+	  --plugin=protoc-gen-go="$$($(GO) tool -n protoc-gen-go)" \
+	  --plugin=protoc-gen-go-grpc="$$($(GO) tool -n protoc-gen-go-grpc)" \
+	  --go_out=. --go_opt=module=github.com/contenteval/contenteval \
+	  --go-grpc_out=. --go-grpc_opt=module=github.com/contenteval/contenteval \
+	  $(PROTO_FILES)
 
 ## verify: fail when gen/ is stale
 verify: generate
@@ -73,6 +95,12 @@ ocr-tools:
 	@command -v tesseract >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tesseract-ocr tesseract-ocr-eng; }
+
+## proto-tools: install protoc (protobuf-compiler, with the well-known .proto files) from Debian when missing
+proto-tools:
+	@command -v protoc >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq protobuf-compiler; }
 
 ## media-tools: install ffmpeg/ffprobe and pocketsphinx (speech recognition, en-us model) from Debian when missing
 media-tools:
