@@ -30,6 +30,7 @@ import (
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/precheck"
 	"github.com/contenteval/contenteval/safehttp"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Main wires the program: configuration in, database, domain services and
@@ -65,6 +66,11 @@ type Main struct {
 	listener net.Listener
 	http     *http.Server
 	workers  sync.WaitGroup
+
+	// httpListener is the REST share of listener; port serves the gRPC
+	// share (grpc.go), nil with --grpc=false.
+	httpListener net.Listener
+	port         *sharedPort
 }
 
 // Open connects the database (migrating it unless told not to) and builds the
@@ -170,11 +176,14 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 
 // Listen binds the HTTP listener (so tests can learn the port of :0).
 func (m *Main) Listen() error {
+	// One registry: /metrics shows the REST and the gRPC requests.
+	registry := prometheus.NewRegistry()
 	e, err := handlers.New(handlers.Config{BodyLimit: m.Config.BodyLimit, RuleTextMaxBytes: m.Config.PolicyMaxTextBytes}, handlers.Deps{
 		Log: m.Log, Keys: m.Keys, Limiter: m.Limiter, Ready: m.DB.Ready,
 		Labels:          m.Labels,
 		LabelEvaluation: m.LabelEvaluation,
 		Policies:        m.Policies, Jobs: m.Jobs, Batches: m.Batches, PublicURL: m.publicURL,
+		Registry: registry,
 	})
 	if err != nil {
 		return err
@@ -185,6 +194,7 @@ func (m *Main) Listen() error {
 	}
 	m.listener = ln
 	m.http = handlers.HTTPServer(m.Config.Addr, e)
+	m.httpListener = m.shareWithGRPC(ln, registry)
 	return nil
 }
 
@@ -198,10 +208,11 @@ func (m *Main) Serve(ctx context.Context) error {
 	defer stopWorkers()
 	m.startWorkers(workerCtx)
 
-	errc := make(chan error, 1)
+	errc := make(chan error, 3)
 	if m.http != nil {
-		go func() { errc <- m.http.Serve(m.listener) }()
-		m.Log.Info("serving", "addr", m.Addr(), "role", m.Config.Role)
+		go func() { errc <- m.http.Serve(m.httpListener) }()
+		m.port.serve(errc)
+		m.Log.Info("serving", "addr", m.Addr(), "role", m.Config.Role, "grpc", m.port != nil)
 	}
 	var serveErr error
 	select {
@@ -211,8 +222,13 @@ func (m *Main) Serve(ctx context.Context) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), m.Config.ShutdownTimeout)
 	defer cancel()
 	if m.http != nil {
+		// REST and gRPC drain at once, within the one timeout.
+		grpcDrained := m.port.drain(shutdownCtx)
 		if err := m.http.Shutdown(shutdownCtx); err != nil {
 			m.Log.Warn("shutdown: requests still running", "error", err.Error())
+		}
+		if !grpcDrained() {
+			m.Log.Warn("shutdown: gRPC calls still running; cut")
 		}
 	}
 	stopWorkers()

@@ -24,6 +24,7 @@ type Config struct {
 	AllowPrivateURLs bool
 	Role             string
 	NoMigrate        bool
+	NoGRPC           bool // --grpc=false: no Clavata gRPC service on the REST port
 	LogLevel         string
 	// PDQHigh/Medium/Low are the precheck's PDQ distance bands.
 	PDQHigh, PDQMedium, PDQLow int
@@ -78,6 +79,12 @@ var settings = []setting{
 	{"jwt-key-file", "CONTENTEVAL_JWT_KEY_FILE", "", "Ed25519 private key (PEM) signing API keys (default $DATA_DIR/jwt-ed25519.pem, created on first start); share it between replicas", func(c *Config, v string) error { c.JWTKeyFile = v; return nil }, false},
 	{"allow-private-urls", "CONTENTEVAL_ALLOW_PRIVATE_URLS", "false", "allow fetching and webhooks to loopback/private addresses (local testing only)", func(c *Config, v string) error { return parseBool(&c.AllowPrivateURLs, v) }, true},
 	{"role", "CONTENTEVAL_ROLE", "all", "all (API and workers), api, or worker", func(c *Config, v string) error { c.Role = v; return nil }, true},
+	{"grpc", "CONTENTEVAL_GRPC", "true", "serve the Clavata gRPC GatewayService (the official Clavata SDKs) on the same port as REST", func(c *Config, v string) error {
+		var on bool
+		err := parseBool(&on, v)
+		c.NoGRPC = !on
+		return err
+	}, true},
 	{"no-migrate", "CONTENTEVAL_NO_MIGRATE", "false", "do not apply migrations on start", func(c *Config, v string) error { return parseBool(&c.NoMigrate, v) }, true},
 	{"log-level", "CONTENTEVAL_LOG_LEVEL", "info", "debug, info, warn or error", func(c *Config, v string) error { c.LogLevel = v; return nil }, false},
 	{"body-limit", "CONTENTEVAL_BODY_LIMIT", "33554432", "largest request body in bytes", func(c *Config, v string) error { return parseInt(&c.BodyLimit, v) }, true},

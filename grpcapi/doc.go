@@ -1,0 +1,11 @@
+// Package grpcapi is the Clavata gRPC adapter (DESIGN §14): the
+// clavata.gateway.v1.GatewayService the official Clavata SDKs call
+// (Evaluate, CreateJob, GetJob, ListJobs), served by grpc-go's own transport
+// beside the REST server on the same port. Like handlers, it only
+// translates: the generated messages of gen/clavatapb in, the same domain
+// service calls REST makes, messages or a status out. Authentication, rate
+// limits, account-type gating, input limits, metrics and request logs run in
+// its interceptors, and every failure is turned into a gRPC status in one
+// place (toStatus), with the codes of DESIGN §4.
+// It never imports persistence or handlers.
+package grpcapi
