@@ -49,7 +49,16 @@ section_jobs() {
   go run ./bench/cmd/jobsload ${JOBSLOAD_FLAGS:--c 32 -d 10s -half-d 30s -warmup 2s}
 }
 
-SECTIONS=(http jobs labelhits batch)
+# section_grpc (issue 19): CreateJob over gRPC against POST /v1/jobs over REST, waitForCompletion,
+# one 1 KiB text item, the 20-label policy, on one binary (SQLite) and one port; rounds alternate
+# the protocols; target: gRPC's peak >= 90% of REST's. Results: bench/results/grpc.md.
+#   GRPCLOAD_FLAGS  flags for bench/cmd/grpcload (default: -c 32 -d 10s -rounds 5)
+section_grpc() {
+  # shellcheck disable=SC2086 # GRPCLOAD_FLAGS is a list of flags
+  go run ./bench/cmd/grpcload ${GRPCLOAD_FLAGS:--c 32 -d 10s -rounds 5}
+}
+
+SECTIONS=(http jobs labelhits batch grpc)
 
 all=$(IFS=,; echo "${SECTIONS[*]}")
 IFS=, read -r -a wanted <<<"${BENCH:-$all}"

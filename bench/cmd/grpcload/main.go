@@ -1,0 +1,325 @@
+// Command grpcload is the comparison of issue 19: CreateJob over gRPC (the
+// Clavata GatewayService) against POST /v1/jobs over REST, both waiting for
+// completion, one 1 KiB text item, the 20-label policy of issue 4, on one
+// `contenteval serve` binary (SQLite) and one port, with the loader on the
+// same machine. Rounds alternate REST and gRPC, so drift on a shared
+// machine hits both; the report gives each round and the medians. Target:
+// gRPC's peak is at least 90% of REST's.
+//
+//	go run ./bench/cmd/grpcload -c 32 -d 10s -rounds 3 [-out bench/results/grpc.md]
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/contenteval/contenteval/bench"
+	pb "github.com/contenteval/contenteval/gen/clavatapb"
+	"google.golang.org/protobuf/proto"
+)
+
+type options struct {
+	workers  int
+	duration time.Duration
+	warmup   time.Duration
+	rounds   int
+	conns    int
+	out      string
+}
+
+func main() {
+	var o options
+	flag.IntVar(&o.workers, "c", 32, "closed-loop workers, for each protocol")
+	flag.DurationVar(&o.duration, "d", 10*time.Second, "measured duration of each phase")
+	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured warm-up of each protocol")
+	flag.IntVar(&o.rounds, "rounds", 3, "REST then gRPC phases")
+	flag.IntVar(&o.conns, "grpc-conns", 4, "gRPC connections the workers share (HTTP/2 multiplexes the calls)")
+	flag.StringVar(&o.out, "out", "", "also write the results as Markdown to this file")
+	loaderProcs := flag.Int("loader-procs", 1, "GOMAXPROCS of the loader itself (the server keeps the machine's)")
+	flag.Parse()
+	runtime.GOMAXPROCS(*loaderProcs)
+	debug.SetGCPercent(400)
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "grpcload:", err)
+		os.Exit(1)
+	}
+}
+
+// loader is one protocol's client: call makes one CreateJob and says
+// whether the job completed.
+type loader interface {
+	call() error
+	close()
+}
+
+type phase struct {
+	mu       sync.Mutex
+	h        bench.Histogram
+	errors   uint64
+	firstErr string
+	rps      float64
+	// serverCPU is the server's CPU time per completed request.
+	serverCPU time.Duration
+}
+
+// closed runs n workers calling l back to back for d.
+func closed(l loader, n int, d time.Duration) *phase {
+	p := &phase{}
+	var done atomic.Uint64
+	deadline := time.Now().Add(d)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			var h bench.Histogram
+			var errs uint64
+			first := ""
+			for time.Now().Before(deadline) {
+				start := time.Now()
+				if err := l.call(); err != nil {
+					errs++
+					if first == "" {
+						first = err.Error()
+					}
+					continue
+				}
+				h.Record(time.Since(start))
+				done.Add(1)
+			}
+			p.mu.Lock()
+			p.h.Merge(&h)
+			p.errors += errs
+			if p.firstErr == "" {
+				p.firstErr = first
+			}
+			p.mu.Unlock()
+		})
+	}
+	wg.Wait()
+	p.rps = float64(done.Load()) / d.Seconds()
+	return p
+}
+
+func run(o options) error {
+	dir, err := os.MkdirTemp("", "grpcload")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "contenteval")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/contenteval")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build: %w", err)
+	}
+	dataDir := filepath.Join(dir, "data")
+	dbURL := "sqlite:" + filepath.Join(dataDir, "contenteval.db")
+	if out, err := exec.Command(bin, "migrate", "--data-dir="+dataDir, "--database-url="+dbURL).CombinedOutput(); err != nil {
+		return fmt.Errorf("migrate: %w: %s", err, out)
+	}
+	acct, err := cli(bin, dataDir, dbURL, "accounts", "create", "--name", "bench", "--type", "policy-first")
+	if err != nil {
+		return err
+	}
+	key, err := cli(bin, dataDir, dbURL, "keys", "create", "--account", acct["accountId"].(string))
+	if err != nil {
+		return err
+	}
+	token := key["token"].(string)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	srv := exec.Command(bin, "serve", "--addr="+addr, "--data-dir="+dataDir, "--database-url="+dbURL,
+		"--rate-rps=0", "--log-level=error", "--no-migrate=true")
+	srv.Stdout, srv.Stderr = io.Discard, os.Stderr
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	defer func() { _ = srv.Process.Signal(os.Interrupt); _ = srv.Wait() }()
+	base := "http://" + addr
+	if err := waitReady(base); err != nil {
+		return err
+	}
+	policyID, err := createPolicy(base, token)
+	if err != nil {
+		return err
+	}
+
+	text := strings.Repeat("the quick brown fox jumps over the lazy dog, then buys a forbidden phrase 7 ", 14)[:1024]
+	restBody, _ := json.Marshal(map[string]any{"policyId": policyID, "waitForCompletion": true, "contentData": []map[string]string{{"text": text}}})
+	rest := newRESTLoader(addr, token, restBody)
+	defer rest.close()
+	grpcReq, err := proto.Marshal(&pb.CreateJobRequest{PolicyId: policyID, WaitForCompletion: true,
+		ContentData: []*pb.ContentData{{Content: &pb.ContentData_Text{Text: text}}}})
+	if err != nil {
+		return err
+	}
+	g, err := newGRPCLoader(addr, token, grpcReq, o.conns)
+	if err != nil {
+		return err
+	}
+	defer g.close()
+	// Each protocol once, checked: the job completes.
+	if err := rest.call(); err != nil {
+		return fmt.Errorf("REST: %w", err)
+	}
+	if err := g.call(); err != nil {
+		return fmt.Errorf("gRPC: %w", err)
+	}
+
+	closed(rest, o.workers, o.warmup)
+	closed(g, o.workers, o.warmup)
+	measured := func(l loader) *phase {
+		cpu0 := processCPU(srv.Process.Pid)
+		p := closed(l, o.workers, o.duration)
+		if n := p.h.Count(); n > 0 {
+			p.serverCPU = (processCPU(srv.Process.Pid) - cpu0) / time.Duration(n)
+		}
+		return p
+	}
+	var restRounds, grpcRounds []*phase
+	for i := range o.rounds {
+		r := measured(rest)
+		gr := measured(g)
+		fmt.Printf("round %d: REST %.0f req/s (p99 %s), gRPC %.0f req/s (p99 %s)\n", i+1, r.rps, ms(r.h.Quantile(0.99)), gr.rps, ms(gr.h.Quantile(0.99)))
+		restRounds, grpcRounds = append(restRounds, r), append(grpcRounds, gr)
+	}
+	report := markdown(o, restRounds, grpcRounds)
+	fmt.Print(report)
+	if o.out != "" {
+		return os.WriteFile(o.out, []byte(report), 0o644)
+	}
+	return nil
+}
+
+func median(ps []*phase) *phase {
+	s := slices.Clone(ps)
+	slices.SortFunc(s, func(a, b *phase) int {
+		switch {
+		case a.rps < b.rps:
+			return -1
+		case a.rps > b.rps:
+			return 1
+		}
+		return 0
+	})
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
+
+func medianCPU(ps []*phase) time.Duration {
+	cpus := make([]time.Duration, len(ps))
+	for i, p := range ps {
+		cpus[i] = p.serverCPU
+	}
+	slices.Sort(cpus)
+	return cpus[len(cpus)/2]
+}
+
+func markdown(o options, rest, grpc []*phase) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## CreateJob over gRPC vs POST /v1/jobs over REST: waitForCompletion, one 1 KiB text item, 20-label policy\n\n")
+	fmt.Fprintf(&b, "`go run ./bench/cmd/grpcload -c %d -d %s -rounds %d -grpc-conns %d` on %s, %d CPUs, %s/%s; server = the `contenteval serve` binary on SQLite, both protocols on its one port, loader on the same machine (1 CPU of its own: GOMAXPROCS 1).\n\n",
+		o.workers, o.duration, o.rounds, o.conns, time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(&b, "| round | REST req/s | p50 | p99 | server CPU/req | errors | gRPC req/s | p50 | p99 | server CPU/req | errors | gRPC / REST req/s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	row := func(name string, r, g *phase) {
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %s | %d | %.0f | %s | %s | %s | %d | %.0f%% |\n", name,
+			r.rps, ms(r.h.Quantile(0.5)), ms(r.h.Quantile(0.99)), ms(r.serverCPU), r.errors,
+			g.rps, ms(g.h.Quantile(0.5)), ms(g.h.Quantile(0.99)), ms(g.serverCPU), g.errors, 100*g.rps/r.rps)
+	}
+	for i := range rest {
+		row(fmt.Sprint(i+1), rest[i], grpc[i])
+	}
+	mr, mg := median(rest), median(grpc)
+	row("median", mr, mg)
+	verdict := "met"
+	if mg.rps < 0.9*mr.rps {
+		verdict = "NOT met"
+	}
+	fmt.Fprintf(&b, "\nTarget (gRPC peak >= 90%% of REST's): %s (%.0f%% by the median rounds). Median server CPU per request: REST %s, gRPC %s.\n",
+		verdict, 100*mg.rps/mr.rps, ms(medianCPU(rest)), ms(medianCPU(grpc)))
+	for _, p := range append(slices.Clone(rest), grpc...) {
+		if p.firstErr != "" {
+			fmt.Fprintf(&b, "\nfirst error: %s\n", p.firstErr)
+			break
+		}
+	}
+	return b.String()
+}
+
+func cli(bin, dataDir, dbURL string, args ...string) (map[string]any, error) {
+	cmd := exec.Command(bin, append(args, "--json", "--data-dir="+dataDir, "--database-url="+dbURL)...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%v: %w", args, err)
+	}
+	var m map[string]any
+	return m, json.Unmarshal(out, &m)
+}
+
+func waitReady(base string) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		resp, err := http.Get(base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("server did not become ready")
+}
+
+// policyText is jobsload's 20-label policy: an exact phrase, a fuzzy phrase
+// and a lexical concept per label.
+func policyText() string {
+	var b strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&b, "LABEL \"label-%02d\": \"review\" {\n    =(\"forbidden phrase %d\")\n    ~(\"spamword%d\")\n    \"violent threat %d\"\n}\n", i, i, i, i)
+	}
+	return b.String()
+}
+
+func createPolicy(base, token string) (string, error) {
+	body, _ := json.Marshal(map[string]string{"policyKey": "bench", "text": policyText()})
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, base+"/v1/policies", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var created struct {
+		Policy struct {
+			PolicyID string `json:"policyId"`
+		} `json:"policy"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&created); err != nil || resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("create policy: %d %v", resp.StatusCode, err)
+	}
+	return created.Policy.PolicyID, nil
+}
