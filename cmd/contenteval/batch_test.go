@@ -41,9 +41,18 @@ func (e *testEnv) createBatch(t *testing.T, token string, req client.CreateBatch
 // putFile uploads body to a signed URL with plain HTTP, as a client would.
 func putFile(t *testing.T, url, body string) rawResponse {
 	t.Helper()
+	return putFileAs(t, url, body, "application/octet-stream")
+}
+
+// putFileAs uploads body with contentType ("" sends no Content-Type, as
+// curl -T does).
+func putFileAs(t *testing.T, url, body, contentType string) rawResponse {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPut, url, strings.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/octet-stream")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	req.Body = nil
@@ -486,6 +495,46 @@ func TestBatchWithS3Store(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.Status)
 		require.Equal(t, client.BATCHJOBSTATECOMPLETED, *env.getBatch(t, tok, *created.BatchJobId).State)
 	})
+}
+
+// uploadContentTypes are the uploads a client makes of a batch file: with
+// no type (curl -T), the file's own type, or a generic one.
+var uploadContentTypes = []struct{ contentType, file string }{
+	{"", "ref_id,type,content\na,text,buy now\n"},
+	{"text/csv", "ref_id,type,content\na,text,buy now\n"},
+	{"text/csv; charset=utf-8", "ref_id,type,content\na,text,buy now\n"},
+	{"application/x-ndjson", `{"refId":"a","contentData":{"text":"buy now"}}` + "\n"},
+	{"application/octet-stream", "ref_id,type,content\na,text,buy now\n"},
+	{"text/plain", `{"refId":"a","contentData":{"text":"buy now"}}` + "\n"},
+}
+
+// Any upload starts the batch, on the API's own endpoint (local store) and
+// on presigned S3 URLs: the file's format is told by its content.
+func TestBatchUploadAnyContentType(t *testing.T) {
+	stores := map[string]func(*Config){"local": func(*Config) {}}
+	if !testing.Short() {
+		endpoint := blobstoretest.StartVersityGW(t)
+		stores["s3"] = func(c *Config) {
+			c.BlobStore = "s3"
+			c.S3 = blobstore.S3Config{Endpoint: endpoint, Region: "us-east-1", Bucket: "batches", AccessKey: blobstoretest.AccessKey,
+				SecretKey: blobstoretest.SecretKey, Prefix: "t-" + filepath.Base(c.DataDir) + "/", PathStyle: true, TempDir: c.DataDir}
+		}
+	}
+	for name, store := range stores {
+		t.Run(name, func(t *testing.T) {
+			forEachBackend(t, func(c *Config) { batchConfig(c); store(c) }, func(t *testing.T, env *testEnv) {
+				tok := env.PolicyFirst.Token
+				policyID := env.createPolicy(tok, "types")
+				for _, u := range uploadContentTypes {
+					created := env.createBatch(t, tok, client.CreateBatchJobRequest{PolicyId: policyID})
+					r := putFileAs(t, *created.InputFileUploadUrl, u.file, u.contentType)
+					require.Equal(t, http.StatusOK, r.Status, "Content-Type %q: %s", u.contentType, r.Body)
+					b := env.waitForBatch(t, tok, *created.BatchJobId)
+					require.Equal(t, client.BATCHJOBSTATECOMPLETED, *b.State, "Content-Type %q: %+v", u.contentType, b.Error)
+				}
+			})
+		})
+	}
 }
 
 // A cancel while the items are being evaluated stops the batch for real:

@@ -1690,7 +1690,9 @@ type ClientInterface interface {
 	//
 	// The target of `inputFileUploadUrl`. Authenticated by the URL's signature, not by a
 	// bearer token; an expired or altered URL is PERMISSION_DENIED. Accepted until
-	// processing starts; a second upload replaces the first.
+	// processing starts; a second upload replaces the first. Any `Content-Type` is accepted,
+	// or none (`curl -T items.csv URL`), as presigned object-store URLs accept any: the
+	// file's format is told by its content (CSV with a header line, or JSON Lines).
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2279,7 +2281,9 @@ func (c *Client) CancelBatchJob(ctx context.Context, batchJobId BatchJobId, body
 //
 // The target of `inputFileUploadUrl`. Authenticated by the URL's signature, not by a
 // bearer token; an expired or altered URL is PERMISSION_DENIED. Accepted until
-// processing starts; a second upload replaces the first.
+// processing starts; a second upload replaces the first. Any `Content-Type` is accepted,
+// or none (`curl -T items.csv URL`), as presigned object-store URLs accept any: the
+// file's format is told by its content (CSV with a header line, or JSON Lines).
 //
 // Takes any type of body and a specified content type.
 //
@@ -4943,7 +4947,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// The target of `inputFileUploadUrl`. Authenticated by the URL's signature, not by a
 	// bearer token; an expired or altered URL is PERMISSION_DENIED. Accepted until
-	// processing starts; a second upload replaces the first.
+	// processing starts; a second upload replaces the first. Any `Content-Type` is accepted,
+	// or none (`curl -T items.csv URL`), as presigned object-store URLs accept any: the
+	// file's format is told by its content (CSV with a header line, or JSON Lines).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7489,7 +7495,9 @@ func (c *ClientWithResponses) CancelBatchJobWithResponse(ctx context.Context, ba
 //
 // The target of `inputFileUploadUrl`. Authenticated by the URL's signature, not by a
 // bearer token; an expired or altered URL is PERMISSION_DENIED. Accepted until
-// processing starts; a second upload replaces the first.
+// processing starts; a second upload replaces the first. Any `Content-Type` is accepted,
+// or none (`curl -T items.csv URL`), as presigned object-store URLs accept any: the
+// file's format is told by its content (CSV with a header line, or JSON Lines).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
