@@ -5445,7 +5445,7 @@ type ClientWithResponsesInterface interface {
 
 // ListBatchJobsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListBatchJobs
 type ListBatchJobsHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type ListBatchJobsHTTPResponse struct {
@@ -5507,7 +5507,7 @@ func (r ListBatchJobsHTTPResponse) ContentType() string {
 
 // CreateBatchJobHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateBatchJob
 type CreateBatchJobHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type CreateBatchJobHTTPResponse struct {
@@ -5569,7 +5569,7 @@ func (r CreateBatchJobHTTPResponse) ContentType() string {
 
 // CancelBatchJobHTTPResponse429Headers the declared response headers of an HTTP 429 response for CancelBatchJob
 type CancelBatchJobHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type CancelBatchJobHTTPResponse struct {
@@ -5631,7 +5631,7 @@ func (r CancelBatchJobHTTPResponse) ContentType() string {
 
 // UploadBatchInputHTTPResponse429Headers the declared response headers of an HTTP 429 response for UploadBatchInput
 type UploadBatchInputHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type UploadBatchInputHTTPResponse struct {
@@ -5693,7 +5693,7 @@ func (r UploadBatchInputHTTPResponse) ContentType() string {
 
 // DownloadBatchOutputHTTPResponse429Headers the declared response headers of an HTTP 429 response for DownloadBatchOutput
 type DownloadBatchOutputHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type DownloadBatchOutputHTTPResponse struct {
@@ -5748,7 +5748,7 @@ func (r DownloadBatchOutputHTTPResponse) ContentType() string {
 
 // ListJobsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListJobs
 type ListJobsHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type ListJobsHTTPResponse struct {
@@ -5810,7 +5810,7 @@ func (r ListJobsHTTPResponse) ContentType() string {
 
 // CreateJobHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateJob
 type CreateJobHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type CreateJobHTTPResponse struct {
@@ -5879,7 +5879,7 @@ func (r CreateJobHTTPResponse) ContentType() string {
 
 // StreamJobsHTTPResponse429Headers the declared response headers of an HTTP 429 response for StreamJobs
 type StreamJobsHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type StreamJobsHTTPResponse struct {
@@ -5941,7 +5941,7 @@ func (r StreamJobsHTTPResponse) ContentType() string {
 
 // GetJobHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetJob
 type GetJobHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type GetJobHTTPResponse struct {
@@ -6003,7 +6003,7 @@ func (r GetJobHTTPResponse) ContentType() string {
 
 // ListFeedbackHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListFeedback
 type ListFeedbackHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type ListFeedbackHTTPResponse struct {
@@ -6065,7 +6065,7 @@ func (r ListFeedbackHTTPResponse) ContentType() string {
 
 // CreateFeedbackHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateFeedback
 type CreateFeedbackHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type CreateFeedbackHTTPResponse struct {
@@ -6127,7 +6127,7 @@ func (r CreateFeedbackHTTPResponse) ContentType() string {
 
 // ListJobLabelHitsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListJobLabelHits
 type ListJobLabelHitsHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type ListJobLabelHitsHTTPResponse struct {
@@ -6203,7 +6203,7 @@ func (r ListJobLabelHitsHTTPResponse) ContentType() string {
 
 // ListLabelTagsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListLabelTags
 type ListLabelTagsHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type ListLabelTagsHTTPResponse struct {
@@ -6265,7 +6265,7 @@ func (r ListLabelTagsHTTPResponse) ContentType() string {
 
 // CreateLabelTagHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateLabelTag
 type CreateLabelTagHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type CreateLabelTagHTTPResponse struct {
@@ -6327,7 +6327,7 @@ func (r CreateLabelTagHTTPResponse) ContentType() string {
 
 // ListLabelsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListLabels
 type ListLabelsHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type ListLabelsHTTPResponse struct {
@@ -6389,7 +6389,7 @@ func (r ListLabelsHTTPResponse) ContentType() string {
 
 // CreateLabelHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateLabel
 type CreateLabelHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type CreateLabelHTTPResponse struct {
@@ -6451,7 +6451,7 @@ func (r CreateLabelHTTPResponse) ContentType() string {
 
 // EvaluateLabelsHTTPResponse429Headers the declared response headers of an HTTP 429 response for EvaluateLabels
 type EvaluateLabelsHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type EvaluateLabelsHTTPResponse struct {
@@ -6520,7 +6520,7 @@ func (r EvaluateLabelsHTTPResponse) ContentType() string {
 
 // DeleteLabelHTTPResponse429Headers the declared response headers of an HTTP 429 response for DeleteLabel
 type DeleteLabelHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type DeleteLabelHTTPResponse struct {
@@ -6582,7 +6582,7 @@ func (r DeleteLabelHTTPResponse) ContentType() string {
 
 // GetLabelHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetLabel
 type GetLabelHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type GetLabelHTTPResponse struct {
@@ -6644,7 +6644,7 @@ func (r GetLabelHTTPResponse) ContentType() string {
 
 // UpdateLabelHTTPResponse429Headers the declared response headers of an HTTP 429 response for UpdateLabel
 type UpdateLabelHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type UpdateLabelHTTPResponse struct {
@@ -6706,7 +6706,7 @@ func (r UpdateLabelHTTPResponse) ContentType() string {
 
 // ArchiveLabelHTTPResponse429Headers the declared response headers of an HTTP 429 response for ArchiveLabel
 type ArchiveLabelHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type ArchiveLabelHTTPResponse struct {
@@ -6768,7 +6768,7 @@ func (r ArchiveLabelHTTPResponse) ContentType() string {
 
 // SetLabelTagsHTTPResponse429Headers the declared response headers of an HTTP 429 response for SetLabelTags
 type SetLabelTagsHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type SetLabelTagsHTTPResponse struct {
@@ -6830,7 +6830,7 @@ func (r SetLabelTagsHTTPResponse) ContentType() string {
 
 // UnarchiveLabelHTTPResponse429Headers the declared response headers of an HTTP 429 response for UnarchiveLabel
 type UnarchiveLabelHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type UnarchiveLabelHTTPResponse struct {
@@ -6892,7 +6892,7 @@ func (r UnarchiveLabelHTTPResponse) ContentType() string {
 
 // ListLabelVersionsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListLabelVersions
 type ListLabelVersionsHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type ListLabelVersionsHTTPResponse struct {
@@ -6954,7 +6954,7 @@ func (r ListLabelVersionsHTTPResponse) ContentType() string {
 
 // CreateLabelVersionHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateLabelVersion
 type CreateLabelVersionHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type CreateLabelVersionHTTPResponse struct {
@@ -7016,7 +7016,7 @@ func (r CreateLabelVersionHTTPResponse) ContentType() string {
 
 // GetLabelVersionHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetLabelVersion
 type GetLabelVersionHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type GetLabelVersionHTTPResponse struct {
@@ -7078,7 +7078,7 @@ func (r GetLabelVersionHTTPResponse) ContentType() string {
 
 // ListPoliciesHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListPolicies
 type ListPoliciesHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type ListPoliciesHTTPResponse struct {
@@ -7140,7 +7140,7 @@ func (r ListPoliciesHTTPResponse) ContentType() string {
 
 // CreatePolicyHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreatePolicy
 type CreatePolicyHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type CreatePolicyHTTPResponse struct {
@@ -7202,7 +7202,7 @@ func (r CreatePolicyHTTPResponse) ContentType() string {
 
 // GetPolicyHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetPolicy
 type GetPolicyHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type GetPolicyHTTPResponse struct {
@@ -7264,7 +7264,7 @@ func (r GetPolicyHTTPResponse) ContentType() string {
 
 // ListPolicyVersionsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListPolicyVersions
 type ListPolicyVersionsHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type ListPolicyVersionsHTTPResponse struct {
@@ -7326,7 +7326,7 @@ func (r ListPolicyVersionsHTTPResponse) ContentType() string {
 
 // CreatePolicyVersionHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreatePolicyVersion
 type CreatePolicyVersionHTTPResponse429Headers struct {
-	RetryAfter *int
+	RetryAfter *int32
 }
 
 type CreatePolicyVersionHTTPResponse struct {
@@ -8265,8 +8265,8 @@ func ParseListBatchJobsHTTPResponse(rsp *http.Response) (*ListBatchJobsHTTPRespo
 	case rsp.StatusCode == 429:
 		var headers ListBatchJobsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -8318,8 +8318,8 @@ func ParseCreateBatchJobHTTPResponse(rsp *http.Response) (*CreateBatchJobHTTPRes
 	case rsp.StatusCode == 429:
 		var headers CreateBatchJobHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -8371,8 +8371,8 @@ func ParseCancelBatchJobHTTPResponse(rsp *http.Response) (*CancelBatchJobHTTPRes
 	case rsp.StatusCode == 429:
 		var headers CancelBatchJobHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -8424,8 +8424,8 @@ func ParseUploadBatchInputHTTPResponse(rsp *http.Response) (*UploadBatchInputHTT
 	case rsp.StatusCode == 429:
 		var headers UploadBatchInputHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -8470,8 +8470,8 @@ func ParseDownloadBatchOutputHTTPResponse(rsp *http.Response) (*DownloadBatchOut
 	case rsp.StatusCode == 429:
 		var headers DownloadBatchOutputHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -8523,8 +8523,8 @@ func ParseListJobsHTTPResponse(rsp *http.Response) (*ListJobsHTTPResponse, error
 	case rsp.StatusCode == 429:
 		var headers ListJobsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -8583,8 +8583,8 @@ func ParseCreateJobHTTPResponse(rsp *http.Response) (*CreateJobHTTPResponse, err
 	case rsp.StatusCode == 429:
 		var headers CreateJobHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -8636,8 +8636,8 @@ func ParseStreamJobsHTTPResponse(rsp *http.Response) (*StreamJobsHTTPResponse, e
 	case rsp.StatusCode == 429:
 		var headers StreamJobsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -8689,8 +8689,8 @@ func ParseGetJobHTTPResponse(rsp *http.Response) (*GetJobHTTPResponse, error) {
 	case rsp.StatusCode == 429:
 		var headers GetJobHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -8742,8 +8742,8 @@ func ParseListFeedbackHTTPResponse(rsp *http.Response) (*ListFeedbackHTTPRespons
 	case rsp.StatusCode == 429:
 		var headers ListFeedbackHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -8795,8 +8795,8 @@ func ParseCreateFeedbackHTTPResponse(rsp *http.Response) (*CreateFeedbackHTTPRes
 	case rsp.StatusCode == 429:
 		var headers CreateFeedbackHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -8862,8 +8862,8 @@ func ParseListJobLabelHitsHTTPResponse(rsp *http.Response) (*ListJobLabelHitsHTT
 	case rsp.StatusCode == 429:
 		var headers ListJobLabelHitsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -8915,8 +8915,8 @@ func ParseListLabelTagsHTTPResponse(rsp *http.Response) (*ListLabelTagsHTTPRespo
 	case rsp.StatusCode == 429:
 		var headers ListLabelTagsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -8968,8 +8968,8 @@ func ParseCreateLabelTagHTTPResponse(rsp *http.Response) (*CreateLabelTagHTTPRes
 	case rsp.StatusCode == 429:
 		var headers CreateLabelTagHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9021,8 +9021,8 @@ func ParseListLabelsHTTPResponse(rsp *http.Response) (*ListLabelsHTTPResponse, e
 	case rsp.StatusCode == 429:
 		var headers ListLabelsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9074,8 +9074,8 @@ func ParseCreateLabelHTTPResponse(rsp *http.Response) (*CreateLabelHTTPResponse,
 	case rsp.StatusCode == 429:
 		var headers CreateLabelHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9134,8 +9134,8 @@ func ParseEvaluateLabelsHTTPResponse(rsp *http.Response) (*EvaluateLabelsHTTPRes
 	case rsp.StatusCode == 429:
 		var headers EvaluateLabelsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9187,8 +9187,8 @@ func ParseDeleteLabelHTTPResponse(rsp *http.Response) (*DeleteLabelHTTPResponse,
 	case rsp.StatusCode == 429:
 		var headers DeleteLabelHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9240,8 +9240,8 @@ func ParseGetLabelHTTPResponse(rsp *http.Response) (*GetLabelHTTPResponse, error
 	case rsp.StatusCode == 429:
 		var headers GetLabelHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9293,8 +9293,8 @@ func ParseUpdateLabelHTTPResponse(rsp *http.Response) (*UpdateLabelHTTPResponse,
 	case rsp.StatusCode == 429:
 		var headers UpdateLabelHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9346,8 +9346,8 @@ func ParseArchiveLabelHTTPResponse(rsp *http.Response) (*ArchiveLabelHTTPRespons
 	case rsp.StatusCode == 429:
 		var headers ArchiveLabelHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9399,8 +9399,8 @@ func ParseSetLabelTagsHTTPResponse(rsp *http.Response) (*SetLabelTagsHTTPRespons
 	case rsp.StatusCode == 429:
 		var headers SetLabelTagsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9452,8 +9452,8 @@ func ParseUnarchiveLabelHTTPResponse(rsp *http.Response) (*UnarchiveLabelHTTPRes
 	case rsp.StatusCode == 429:
 		var headers UnarchiveLabelHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9505,8 +9505,8 @@ func ParseListLabelVersionsHTTPResponse(rsp *http.Response) (*ListLabelVersionsH
 	case rsp.StatusCode == 429:
 		var headers ListLabelVersionsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9558,8 +9558,8 @@ func ParseCreateLabelVersionHTTPResponse(rsp *http.Response) (*CreateLabelVersio
 	case rsp.StatusCode == 429:
 		var headers CreateLabelVersionHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9611,8 +9611,8 @@ func ParseGetLabelVersionHTTPResponse(rsp *http.Response) (*GetLabelVersionHTTPR
 	case rsp.StatusCode == 429:
 		var headers GetLabelVersionHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9664,8 +9664,8 @@ func ParseListPoliciesHTTPResponse(rsp *http.Response) (*ListPoliciesHTTPRespons
 	case rsp.StatusCode == 429:
 		var headers ListPoliciesHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9717,8 +9717,8 @@ func ParseCreatePolicyHTTPResponse(rsp *http.Response) (*CreatePolicyHTTPRespons
 	case rsp.StatusCode == 429:
 		var headers CreatePolicyHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9770,8 +9770,8 @@ func ParseGetPolicyHTTPResponse(rsp *http.Response) (*GetPolicyHTTPResponse, err
 	case rsp.StatusCode == 429:
 		var headers GetPolicyHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9823,8 +9823,8 @@ func ParseListPolicyVersionsHTTPResponse(rsp *http.Response) (*ListPolicyVersion
 	case rsp.StatusCode == 429:
 		var headers ListPolicyVersionsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
@@ -9876,8 +9876,8 @@ func ParseCreatePolicyVersionHTTPResponse(rsp *http.Response) (*CreatePolicyVers
 	case rsp.StatusCode == 429:
 		var headers CreatePolicyVersionHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
-			var value int
-			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
 				return nil, err
 			}
 			headers.RetryAfter = &value
