@@ -10,10 +10,7 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -133,11 +130,11 @@ func run(o options) error {
 	if out, err := exec.Command(bin, "migrate", "--data-dir="+dataDir, "--database-url="+dbURL).CombinedOutput(); err != nil {
 		return fmt.Errorf("migrate: %w: %s", err, out)
 	}
-	acct, err := cli(bin, dataDir, dbURL, "accounts", "create", "--name", "bench", "--type", "policy-first")
+	acct, err := bench.CLI(bin, dataDir, dbURL, "accounts", "create", "--name", "bench", "--type", "policy-first")
 	if err != nil {
 		return err
 	}
-	key, err := cli(bin, dataDir, dbURL, "keys", "create", "--account", acct["accountId"].(string))
+	key, err := bench.CLI(bin, dataDir, dbURL, "keys", "create", "--account", acct["accountId"].(string))
 	if err != nil {
 		return err
 	}
@@ -156,10 +153,10 @@ func run(o options) error {
 	}
 	defer func() { _ = srv.Process.Signal(os.Interrupt); _ = srv.Wait() }()
 	base := "http://" + addr
-	if err := waitReady(base); err != nil {
+	if err := bench.WaitReady(base); err != nil {
 		return err
 	}
-	policyID, err := createPolicy(base, token)
+	policyID, err := bench.CreatePolicy(http.DefaultClient, base, token)
 	if err != nil {
 		return err
 	}
@@ -265,61 +262,4 @@ func markdown(o options, rest, grpc []*phase) string {
 		}
 	}
 	return b.String()
-}
-
-func cli(bin, dataDir, dbURL string, args ...string) (map[string]any, error) {
-	cmd := exec.Command(bin, append(args, "--json", "--data-dir="+dataDir, "--database-url="+dbURL)...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("%v: %w", args, err)
-	}
-	var m map[string]any
-	return m, json.Unmarshal(out, &m)
-}
-
-func waitReady(base string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return errors.New("server did not become ready")
-}
-
-// policyText is jobsload's 20-label policy: an exact phrase, a fuzzy phrase
-// and a lexical concept per label.
-func policyText() string {
-	var b strings.Builder
-	for i := range 20 {
-		fmt.Fprintf(&b, "LABEL \"label-%02d\": \"review\" {\n    =(\"forbidden phrase %d\")\n    ~(\"spamword%d\")\n    \"violent threat %d\"\n}\n", i, i, i, i)
-	}
-	return b.String()
-}
-
-func createPolicy(base, token string) (string, error) {
-	body, _ := json.Marshal(map[string]string{"policyKey": "bench", "text": policyText()})
-	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, base+"/v1/policies", bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer resp.Body.Close()
-	var created struct {
-		Policy struct {
-			PolicyID string `json:"policyId"`
-		} `json:"policy"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&created); err != nil || resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("create policy: %d %v", resp.StatusCode, err)
-	}
-	return created.Policy.PolicyID, nil
 }

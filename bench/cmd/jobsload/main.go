@@ -20,7 +20,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,6 +35,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/contenteval/contenteval/bench"
 	"github.com/contenteval/contenteval/persistence"
 )
 
@@ -196,40 +196,16 @@ func freshSchema(ctx context.Context, base string) (string, func(), error) {
 	}, nil
 }
 
-// policyText is a 20-label policy: each label has an exact phrase, a fuzzy
-// (obfuscation-tolerant) phrase and a lexical concept. REGEX signals are
-// left out on purpose: the rules engine runs each regular expression over
-// the text separately (about 100 µs per KiB each), so 20 of them would make
-// this a benchmark of Go's regexp package.
-func policyText() string {
-	var b strings.Builder
-	for i := range 20 {
-		fmt.Fprintf(&b, "LABEL \"label-%02d\": \"review\" {\n    =(\"forbidden phrase %d\")\n    ~(\"spamword%d\")\n    \"violent threat %d\"\n}\n", i, i, i, i)
-	}
-	return b.String()
-}
-
-func cli(bin, dataDir, dbURL string, args ...string) (map[string]any, error) {
-	cmd := exec.Command(bin, append(args, "--json", "--data-dir="+dataDir, "--database-url="+dbURL)...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("%v: %w", args, err)
-	}
-	var m map[string]any
-	return m, json.Unmarshal(out, &m)
-}
-
 func runBackend(ctx context.Context, o options, bin, dataDir, backend, dbURL string, stats *persistence.DB) (result, error) {
 	r := result{backend: backend}
 	if _, err := exec.Command(bin, "migrate", "--data-dir="+dataDir, "--database-url="+dbURL).CombinedOutput(); err != nil {
 		return r, fmt.Errorf("migrate: %w", err)
 	}
-	acct, err := cli(bin, dataDir, dbURL, "accounts", "create", "--name", "bench", "--type", "policy-first")
+	acct, err := bench.CLI(bin, dataDir, dbURL, "accounts", "create", "--name", "bench", "--type", "policy-first")
 	if err != nil {
 		return r, err
 	}
-	key, err := cli(bin, dataDir, dbURL, "keys", "create", "--account", acct["accountId"].(string))
+	key, err := bench.CLI(bin, dataDir, dbURL, "keys", "create", "--account", acct["accountId"].(string))
 	if err != nil {
 		return r, err
 	}
@@ -253,36 +229,27 @@ func runBackend(ctx context.Context, o options, bin, dataDir, backend, dbURL str
 	}
 	defer func() { _ = srv.Process.Signal(os.Interrupt); _ = srv.Wait() }()
 	base := "http://" + addr
-	if err := waitReady(base); err != nil {
+	if err := bench.WaitReady(base); err != nil {
 		return r, err
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 1024}, Timeout: 60 * time.Second}
 	hdr := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"}}
-	pb, _ := json.Marshal(map[string]string{"policyKey": "bench", "text": policyText()})
-	status, body, err := do(client, base+"/v1/policies", hdr, pb)
-	if err != nil || status != http.StatusOK {
-		return r, fmt.Errorf("create policy: %d %s %v", status, body, err)
-	}
-	var created struct {
-		Policy struct {
-			PolicyID string `json:"policyId"`
-		} `json:"policy"`
-	}
-	if err := json.Unmarshal(body, &created); err != nil {
+	policyID, err := bench.CreatePolicy(client, base, token)
+	if err != nil {
 		return r, err
 	}
 	text := strings.Repeat("the quick brown fox jumps over the lazy dog, then buys a forbidden phrase 7 ", 14)[:1024]
 	jb, _ := json.Marshal(map[string]any{
-		"policyId": created.Policy.PolicyID, "waitForCompletion": true,
+		"policyId": policyID, "waitForCompletion": true,
 		"contentData": []map[string]string{{"text": text}},
 	})
 	// A check that the job really completes.
-	status, body, err = do(client, base+"/v1/jobs", hdr, jb)
+	status, body, err := do(client, base+"/v1/jobs", hdr, jb)
 	if err != nil || status != http.StatusOK || !bytes.Contains(body, []byte("JOB_STATUS_COMPLETED")) {
 		return r, fmt.Errorf("job: %d %s %v", status, body, err)
 	}
 	if o.queue > 0 {
-		r.queue, err = drainQueue(o, bin, dataDir, dbURL, base, client, token, created.Policy.PolicyID, text)
+		r.queue, err = drainQueue(o, bin, dataDir, dbURL, base, client, token, policyID, text)
 		return r, err
 	}
 
@@ -324,21 +291,6 @@ func runBackend(ctx context.Context, o options, bin, dataDir, backend, dbURL str
 		r.firstError = half.firstErr
 	}
 	return r, nil
-}
-
-func waitReady(base string) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return errors.New("server did not become ready")
 }
 
 var tpsRE = regexp.MustCompile(`tps = ([0-9.]+)`)

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/contenteval/contenteval/bench"
 )
 
 // The queue drain (-queue N, issue 13): the throughput of the asynchronous
@@ -37,16 +39,16 @@ func drainQueue(o options, bin, dataDir, dbURL, base string, client *http.Client
 	r := queueResult{jobs: o.queue, accounts: max(1, o.accounts)}
 	tokens, policies := []string{token}, []string{policyID}
 	for i := 1; i < r.accounts; i++ {
-		acct, err := cli(bin, dataDir, dbURL, "accounts", "create", "--name", fmt.Sprintf("bench-%d", i), "--type", "policy-first")
+		acct, err := bench.CLI(bin, dataDir, dbURL, "accounts", "create", "--name", fmt.Sprintf("bench-%d", i), "--type", "policy-first")
 		if err != nil {
 			return r, err
 		}
-		key, err := cli(bin, dataDir, dbURL, "keys", "create", "--account", acct["accountId"].(string))
+		key, err := bench.CLI(bin, dataDir, dbURL, "keys", "create", "--account", acct["accountId"].(string))
 		if err != nil {
 			return r, err
 		}
 		tok := key["token"].(string)
-		pid, err := createPolicy(client, base, tok)
+		pid, err := bench.CreatePolicy(client, base, tok)
 		if err != nil {
 			return r, err
 		}
@@ -147,22 +149,6 @@ func doGet(c *http.Client, u string, hdr http.Header) (int, []byte, error) {
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	return resp.StatusCode, b, err
-}
-
-// createPolicy creates the benchmark policy for token and returns its id.
-func createPolicy(client *http.Client, base, token string) (string, error) {
-	hdr := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"}}
-	pb, _ := json.Marshal(map[string]string{"policyKey": "bench", "text": policyText()})
-	status, body, err := do(client, base+"/v1/policies", hdr, pb)
-	if err != nil || status != http.StatusOK {
-		return "", fmt.Errorf("create policy: %d %s %v", status, body, err)
-	}
-	var created struct {
-		Policy struct {
-			PolicyID string `json:"policyId"`
-		} `json:"policy"`
-	}
-	return created.Policy.PolicyID, json.Unmarshal(body, &created)
 }
 
 func queueMarkdown(o options, rs []result) string {
