@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strings"
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/access"
 	pb "github.com/contenteval/contenteval/gen/clavatapb"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
@@ -133,36 +133,18 @@ func (g *gateway) admit(ctx context.Context, c *call) (context.Context, error) {
 	if vs := md.Get("authorization"); len(vs) > 0 {
 		header = vs[0]
 	}
-	token, ok := bearerToken(header)
-	if !ok {
-		return ctx, domain.Errorf(domain.Unauthenticated, "missing, malformed, expired or revoked API key")
-	}
-	account, err := g.deps.Keys.Authenticate(ctx, token)
-	if err != nil {
-		return ctx, err
-	}
+	account, wait, err := access.Admit(ctx, g.deps.Keys, g.deps.Limiter, header, c.method.name, c.method.accountType)
 	c.account = account
-	if wait, err := g.deps.Limiter.Allow(account); err != nil {
+	if wait > 0 {
 		var de *domain.Error
 		if errors.As(err, &de) {
 			return ctx, rateLimited{err: de, wait: wait}
 		}
+	}
+	if err != nil {
 		return ctx, err
 	}
-	if c.method.accountType != "" && account.Type != c.method.accountType {
-		return ctx, domain.Errorf(domain.FailedPrecondition,
-			"%s is only available to %s accounts; this account is %s", c.method.name, c.method.accountType, account.Type)
-	}
 	return context.WithValue(ctx, accountKey{}, account), nil
-}
-
-func bearerToken(h string) (string, bool) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "bearer") {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
 }
 
 // end turns err into the RPC's status (toStatus), then records the call: one

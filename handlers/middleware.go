@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/access"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -133,35 +134,19 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		if o == nil || !o.secured {
 			return next(c)
 		}
-		token, ok := bearerToken(c.Request().Header.Get(echo.HeaderAuthorization))
-		if !ok {
-			return domain.Errorf(domain.Unauthenticated, "missing, malformed, expired or revoked API key")
-		}
 		req := c.Request()
-		account, err := s.deps.Keys.Authenticate(req.Context(), token)
+		account, wait, err := access.Admit(req.Context(), s.deps.Keys, s.deps.Limiter,
+			req.Header.Get(echo.HeaderAuthorization), o.id, o.accountType)
+		if wait > 0 {
+			return retryAfterError{err: err.(*domain.Error), seconds: int(wait / time.Second)}
+		}
 		if err != nil {
 			return err
 		}
 		c.Set(ctxAccount, account)
-		if wait, err := s.deps.Limiter.Allow(account); err != nil {
-			return retryAfterError{err: err.(*domain.Error), seconds: int(wait / time.Second)}
-		}
-		if o.accountType != "" && account.Type != o.accountType {
-			return domain.Errorf(domain.FailedPrecondition,
-				"%s is only available to %s accounts; this account is %s", o.id, o.accountType, account.Type)
-		}
 		c.SetRequest(req.WithContext(context.WithValue(req.Context(), accountKey{}, account)))
 		return next(c)
 	}
-}
-
-func bearerToken(h string) (string, bool) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
-	if !ok || !strings.EqualFold(scheme, "bearer") {
-		return "", false
-	}
-	token = strings.TrimSpace(token)
-	return token, token != ""
 }
 
 func requestID(c echo.Context) string {

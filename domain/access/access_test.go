@@ -93,3 +93,41 @@ func TestRateLimiter(t *testing.T) {
 		require.NoError(t, err, "an account's own limits")
 	}
 }
+
+// Admit's order: who the caller is, then how fast, then what it may call.
+func TestAdmit(t *testing.T) {
+	t.Parallel()
+	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
+		ctx := t.Context()
+		clock := &fixedClock{t: time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)}
+		accounts := persistence.NewAccounts(db)
+		acct := &domain.Account{ID: domain.NewID(), Name: "acme", Type: domain.AccountLabelFirst, WebhookSecret: "whsec_x",
+			Limits: domain.Limits{RequestsPerSecond: 1, Burst: 1}, Created: clock.t, Updated: clock.t}
+		require.NoError(t, accounts.CreateAccount(ctx, acct))
+		_, priv, err := ed25519.GenerateKey(rand.Reader)
+		require.NoError(t, err)
+		keys := access.NewKeyService(persistence.NewKeys(db), accounts, priv, clock, 0)
+		limiter := access.NewRateLimiter(domain.Limits{}, clock)
+		_, token, err := keys.Issue(ctx, acct.ID, "ci", time.Hour)
+		require.NoError(t, err)
+
+		for _, header := range []string{"", "Bearer", "Basic " + token, "Bearer not-a-token"} {
+			a, wait, err := access.Admit(ctx, keys, limiter, header, "op", "")
+			require.Equal(t, domain.Unauthenticated, domain.ErrorCode(err), "%q", header)
+			require.Nil(t, a)
+			require.Zero(t, wait)
+		}
+		_, _, err = access.Admit(ctx, keys, limiter, "bearer  "+token+" ", "listPolicies", domain.AccountPolicyFirst)
+		require.Equal(t, domain.FailedPrecondition, domain.ErrorCode(err), "the account type, once authenticated")
+		require.Contains(t, err.Error(), "listPolicies is only available to policy-first accounts")
+		a, wait, err := access.Admit(ctx, keys, limiter, "Bearer "+token, "op", domain.AccountPolicyFirst)
+		require.Equal(t, domain.ResourceExhausted, domain.ErrorCode(err), "the rate before the account type")
+		require.Equal(t, time.Second, wait)
+		require.Equal(t, acct.ID, a.ID, "the account is known for the log")
+		clock.t = clock.t.Add(time.Second)
+		a, wait, err = access.Admit(ctx, keys, limiter, "Bearer "+token, "op", domain.AccountLabelFirst)
+		require.NoError(t, err)
+		require.Zero(t, wait)
+		require.Equal(t, acct.ID, a.ID)
+	})
+}
