@@ -75,6 +75,10 @@ type evalState struct {
 	sig     []sigResult
 	ctx     []sigResult
 	lexical bool // concepts were scored by the built-in lexical matcher
+	// With a model backend: which model signals were skipped, and how each
+	// answered one was read (nil without a backend).
+	work               *modelWork
+	sigNotes, ctxNotes []string
 
 	asBuf    []AssertionReport
 	scoreBuf []float64

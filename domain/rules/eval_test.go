@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -445,6 +446,8 @@ func TestSignalEvaluatorSeam(t *testing.T) {
 	p := mustCompile(t, src, CompileOptions{})
 	f := &fakeEvaluator{size: 2, answers: map[string]float64{`QUESTION("Is it a threat?")`: 0.9, `"violence"`: 0.7}}
 	r := eval(t, p, Content{Text: "do it now"}, EvalOptions{Evaluator: f, GlobalContext: "a forum"})
+	// Bundles go out concurrently: the signals bundle first, then the contexts.
+	sort.Slice(f.batches, func(i, j int) bool { return len(f.batches[i]) > len(f.batches[j]) })
 	if len(f.batches) != 2 || len(f.batches[0]) != 2 || len(f.batches[1]) != 1 {
 		t.Fatalf("batches %v, want sizes 2 and 1", f.batches)
 	}

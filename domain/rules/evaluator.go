@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
+	"sync/atomic"
 )
 
 // SignalRequest is one signal sent to a model backend.
@@ -32,7 +34,12 @@ type SignalBatch struct {
 // -1 when the backend could not decide; Usage is the backend's own token count.
 type SignalScores struct {
 	Scores []float64
-	Usage  TokenUsage
+	// Notes, when given, has one entry per signal saying how its score was
+	// read ("model llama-guard-3-8b, logprob"; also on failure: "model X
+	// failed: timeout"); every rule that uses the signal ends its report
+	// message with it in parentheses.
+	Notes []string
+	Usage TokenUsage
 }
 
 // SignalEvaluator is the seam for a model backend. Evaluate sends it every concept,
@@ -75,53 +82,89 @@ func (BuiltinEvaluator) EvaluateSignals(ctx context.Context, b SignalBatch) (Sig
 type pending struct {
 	req    SignalRequest
 	target *float64
+	note   *string
 }
 
-// askEvaluator sends the plan's model signals to the evaluator in bundles and stores the
-// scores. It returns the input tokens the backend reported.
+// askEvaluator scores the plan's model signals that can still change a
+// label's result (cost order), in bundles sent at once, and returns the
+// input tokens the backend reported. The others are left skipped in st.work.
 func (st *evalState) askEvaluator(ctx context.Context, c Content, opts EvalOptions) (int64, error) {
+	p := st.p
+	w := &modelWork{
+		pendingSig: make([]bool, len(p.signals)), neededSig: make([]bool, len(p.signals)),
+		pendingCtx: make([]bool, len(p.contexts)), neededCtx: make([]bool, len(p.contexts)),
+	}
+	for i, s := range p.signals {
+		w.pendingSig[i] = (s.kind == SignalConcept || s.kind == SignalQuestion) && s.direct
+	}
+	for i := range p.contexts {
+		w.pendingCtx[i] = true
+	}
+	st.planModelWork(w)
+	st.work = w
+	st.sigNotes = make([]string, len(p.signals))
+	st.ctxNotes = make([]string, len(p.contexts))
 	var work []pending
-	for i, s := range st.p.signals {
-		if (s.kind == SignalConcept || s.kind == SignalQuestion) && s.direct {
-			work = append(work, pending{req: SignalRequest{Kind: s.kind, Text: s.text, Source: s.source()}, target: &st.sig[i].score})
+	for i, s := range p.signals {
+		if w.neededSig[i] {
+			work = append(work, pending{req: SignalRequest{Kind: s.kind, Text: s.text, Source: s.source()}, target: &st.sig[i].score, note: &st.sigNotes[i]})
 		}
 	}
-	for i, cp := range st.p.contexts {
-		l, r := st.p.signals[cp.left], st.p.signals[cp.right]
-		work = append(work, pending{req: SignalRequest{Kind: SignalContext, Text: l.source(), Operator: cp.op, Right: r.source(), Source: cp.src}, target: &st.ctx[i].score})
+	for i, cp := range p.contexts {
+		if w.neededCtx[i] {
+			l, r := p.signals[cp.left], p.signals[cp.right]
+			work = append(work, pending{req: SignalRequest{Kind: SignalContext, Text: l.source(), Operator: cp.op, Right: r.source(), Source: cp.src}, target: &st.ctx[i].score, note: &st.ctxNotes[i]})
+		}
 	}
 	size := opts.Evaluator.BundleSize()
 	if size <= 0 {
 		size = 8
 	}
-	var tokens int64
+	// Bundles go out together: the backend caps its own concurrency, and a
+	// label's latency is then one call rather than one per bundle.
+	var tokens atomic.Int64
+	var wg sync.WaitGroup
 	for start := 0; start < len(work); start += size {
-		if err := ctx.Err(); err != nil {
-			return tokens, err
-		}
 		chunk := work[start:min(start+size, len(work))]
-		batch := SignalBatch{Content: c, GlobalContext: opts.GlobalContext, Signals: make([]SignalRequest, len(chunk))}
-		for i, w := range chunk {
-			batch.Signals[i] = w.req
+		wg.Go(func() { tokens.Add(askBundle(ctx, opts, c, chunk)) })
+	}
+	wg.Wait()
+	// What was answered is known now; what stays pending was skipped.
+	for i := range w.pendingSig {
+		w.pendingSig[i] = w.pendingSig[i] && !w.neededSig[i]
+	}
+	for i := range w.pendingCtx {
+		w.pendingCtx[i] = w.pendingCtx[i] && !w.neededCtx[i]
+	}
+	if err := ctx.Err(); err != nil {
+		return tokens.Load(), err
+	}
+	return tokens.Load(), nil
+}
+
+// askBundle scores one bundle: a failure, a wrong count or a score outside
+// [0, 1] leaves its signals at -1, which fails the sections that need them.
+func askBundle(ctx context.Context, opts EvalOptions, c Content, chunk []pending) int64 {
+	batch := SignalBatch{Content: c, GlobalContext: opts.GlobalContext, Signals: make([]SignalRequest, len(chunk))}
+	for i, w := range chunk {
+		batch.Signals[i] = w.req
+	}
+	res, err := opts.Evaluator.EvaluateSignals(ctx, batch)
+	if err == nil && len(res.Scores) != len(chunk) {
+		err = errBatchSize
+	}
+	for i, w := range chunk {
+		v := -1.0
+		if err == nil {
+			v = res.Scores[i]
 		}
-		res, err := opts.Evaluator.EvaluateSignals(ctx, batch)
-		tokens += res.Usage.InputTokens
-		if err == nil && len(res.Scores) != len(chunk) {
-			err = errBatchSize
+		if math.IsNaN(v) || v < 0 || v > 1 {
+			v = -1
 		}
-		for i, w := range chunk {
-			v := -1.0
-			if err == nil {
-				v = res.Scores[i]
-			}
-			if math.IsNaN(v) || v < 0 || v > 1 {
-				v = -1
-			}
-			*w.target = v
-		}
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return tokens, ctxErr
+		*w.target = v
+		if len(res.Notes) == len(chunk) {
+			*w.note = res.Notes[i]
 		}
 	}
-	return tokens, nil
+	return res.Usage.InputTokens
 }

@@ -156,13 +156,67 @@ func (st *evalState) assertions(rules []*rulePlan, tmpl *[2][]AssertionReport) (
 	copy(out, tmpl[lex])
 	for i, r := range rules {
 		s := round6(st.eval(r.root))
+		if st.work != nil {
+			s = st.modelAssertion(r, s, &out[i])
+		}
 		scores[i] = s
 		out[i].Score = s
-		if o := st.outcome(s); o != OutcomeFalse {
+		if o := st.outcome(s); o != OutcomeFalse && out[i].Result != OutcomeUnspecified {
 			out[i].Result = o
 		}
 	}
 	return out, scores
+}
+
+// skippedSuffix ends the message of a rule whose model signals were not
+// asked for because its label was decided without them.
+const skippedSuffix = " (skipped: label already decided)"
+
+// modelAssertion adds what the model backend said about r to its report:
+// the notes of its model signals and, when some were skipped, the skipped
+// suffix. A skipped rule that the skipped signals could still have turned
+// either way is neither TRUE nor FALSE nor FAILED: UNSPECIFIED with score
+// 0, so it weighs nothing in its label's score. It returns the rule's score.
+func (st *evalState) modelAssertion(r *rulePlan, score float64, a *AssertionReport) float64 {
+	var notes []string
+	st.ruleNotes(r.root, &notes)
+	for _, n := range notes {
+		a.Message += " (" + n + ")"
+	}
+	if !st.work.skippedIn(r.root) {
+		return score
+	}
+	a.Message += skippedSuffix
+	if !st.possible(r.root, st.work).decided() {
+		a.Result = OutcomeUnspecified
+		return 0
+	}
+	return score
+}
+
+// ruleNotes collects the distinct notes of n's model signals in rule order.
+func (st *evalState) ruleNotes(n *node, out *[]string) {
+	var note string
+	switch n.kind {
+	case exSignal:
+		note = st.sigNotes[n.sig]
+	case exContext:
+		note = st.ctxNotes[n.sig]
+	default:
+		for _, k := range n.kids {
+			st.ruleNotes(k, out)
+		}
+		return
+	}
+	if note == "" {
+		return
+	}
+	for _, x := range *out {
+		if x == note {
+			return
+		}
+	}
+	*out = append(*out, note)
 }
 
 func (st *evalState) exception(rules []*rulePlan, tmpl *[2][]AssertionReport) (*ExceptionReport, bool) {
