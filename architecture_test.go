@@ -129,13 +129,14 @@ func TestLayers(t *testing.T) {
 		{"domain/jobs", true, onlyKernelAnd("domain/policies"), "jobs are evaluated with a policy's active version"},
 		{"domain/labels", true, onlyKernelAnd("domain/jobs"), "labels evaluate through the jobs' item runner"},
 		{"domain/batches", true, onlyKernelAnd("domain/jobs", "domain/policies"), "batches submit jobs against policies"},
-		{"handlers", true, in("persistence", "blobstore", "precheck", "media", "ocr", "safehttp", "grpcapi", "cmd"), "handlers translate the API to domain calls"},
-		{"grpcapi", true, in("persistence", "blobstore", "precheck", "media", "ocr", "safehttp", "handlers", "cmd"), "grpcapi translates gRPC to domain calls"},
+		{"handlers", true, in("persistence", "blobstore", "precheck", "media", "ocr", "safehttp", "modelbackend", "grpcapi", "cmd"), "handlers translate the API to domain calls"},
+		{"grpcapi", true, in("persistence", "blobstore", "precheck", "media", "ocr", "safehttp", "modelbackend", "handlers", "cmd"), "grpcapi translates gRPC to domain calls"},
 		{"precheck", true, only("domain"), "adapters implement the kernel's ports"},
 		{"ocr", true, only("domain"), "adapters implement the kernel's ports"},
 		{"safehttp", true, only("domain"), "adapters implement the kernel's ports"},
 		{"media", true, only("domain", "safehttp"), "adapters implement the kernel's ports"},
-		{"persistence", true, in("handlers", "grpcapi", "gen", "cmd", "precheck", "media", "ocr", "safehttp", "blobstore"), "persistence implements the kernel's ports and knows no adapter nor API"},
+		{"modelbackend", true, only("domain"), "adapters implement the kernel's ports"},
+		{"persistence", true, in("handlers", "grpcapi", "gen", "cmd", "precheck", "media", "ocr", "safehttp", "blobstore", "modelbackend"), "persistence implements the kernel's ports and knows no adapter nor API"},
 	}
 	for _, tc := range tests {
 		if _, err := os.Stat(tc.dir); errors.Is(err, fs.ErrNotExist) {

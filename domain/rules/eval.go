@@ -20,6 +20,10 @@ type Content struct {
 	// Modality is informational ("text", "image", "video", "audio") and is passed to a
 	// model backend.
 	Modality string
+	// ImageBytes and ImageType are the encoded image or video frame and its
+	// media type, for model backends that see images; nil for text.
+	ImageBytes []byte
+	ImageType  string
 }
 
 // EvalOptions tune one evaluation.
