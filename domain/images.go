@@ -30,6 +30,10 @@ type InspectedImage struct {
 	// OCR reports whether Text comes from OCR: without it, text signals on
 	// the image score -1 (FAILED), never a silent FALSE.
 	OCR bool
+	// Encoded and MediaType are the image as fetched, for model backends
+	// that see images.
+	Encoded   []byte
+	MediaType string
 }
 
 // ImageInspector fetches (imageUrl), prechecks and analyses one image entry

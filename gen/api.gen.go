@@ -358,7 +358,21 @@ type Any struct {
 
 // AssertionReport defines model for AssertionReport.
 type AssertionReport struct {
-	// Message The rule's source text.
+	// Message The rule's source text, followed by what explains its score, each in parentheses:
+	// - `(lexical match)`: a concept scored by the built-in lexical matcher;
+	// - `(model NAME, logprob)` or `(model NAME, label)`: concept, question and context
+	//   signals scored by the model backend's model NAME, from the probability of its
+	//   first answer token or from its discrete answer;
+	// - `(model NAME failed: REASON)`: the backend could not answer (unreachable, a
+	//   timeout, an HTTP status, a malformed answer, the circuit breaker open); the
+	//   signal scores -1 and the rule is OUTCOME_FAILED, never a silent FALSE;
+	// - `(builtin fallback: model NAME failed: REASON)`: a backend with
+	//   `onFailure: builtin` failed and the built-in evaluators answered instead;
+	// - `(skipped: label already decided)`: the model was not asked because built-in
+	//   signals had already decided the label (an exception fired, or another rule
+	//   made it TRUE). A skipped rule is never FAILED: it keeps its outcome when the
+	//   skipped signals could not change it, and is OUTCOME_UNSPECIFIED with score 0
+	//   otherwise.
 	Message *string `json:"message,omitempty"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
@@ -504,7 +518,11 @@ type CreateJobRequest struct {
 	// Expedited Use the faster queue lane (billed with a higher multiplier).
 	Expedited *bool `json:"expedited,omitempty"`
 
-	// Options Evaluation behaviour settings, e.g. `{"options":{"ocr":"true"}}`.
+	// Options Evaluation behaviour settings, e.g. `{"options":{"ocr":"true","stack":"local"}}`.
+	// `stack` names the model backend (of the server's backends file) that scores the
+	// concept, question and context signals; unset uses the server's default backend,
+	// `builtin` the built-in evaluators. A name the server does not have is
+	// INVALID_ARGUMENT (400) naming `options.options.stack` when the job is created.
 	Options  *EvaluationOptions `json:"options,omitempty"`
 	PolicyId string             `json:"policyId"`
 
@@ -613,7 +631,11 @@ type EvaluateLabelsResponse struct {
 	Results     *[]LabelEvaluationResult `json:"results,omitempty"`
 }
 
-// EvaluationOptions Evaluation behaviour settings, e.g. `{"options":{"ocr":"true"}}`.
+// EvaluationOptions Evaluation behaviour settings, e.g. `{"options":{"ocr":"true","stack":"local"}}`.
+// `stack` names the model backend (of the server's backends file) that scores the
+// concept, question and context signals; unset uses the server's default backend,
+// `builtin` the built-in evaluators. A name the server does not have is
+// INVALID_ARGUMENT (400) naming `options.options.stack` when the job is created.
 type EvaluationOptions struct {
 	// Options Caller-supplied string key/value pairs.
 	Options *StringMap `json:"options,omitempty"`
@@ -640,7 +662,12 @@ type EvaluationReport struct {
 	ReviewResult             *ReviewResult    `json:"reviewResult,omitempty"`
 	SectionEvaluationReports *[]SectionReport `json:"sectionEvaluationReports,omitempty"`
 	Threshold                *float64         `json:"threshold,omitempty"`
-	TokenUsage               *TokenUsage      `json:"tokenUsage,omitempty"`
+
+	// TokenUsage `inputTokens` sums the input tokens the model backends reported (`usage`) for the
+	// calls this evaluation made (answers served from the backend cache cost none);
+	// without a model backend, the BPE count of the text where counted.
+	// `billedTokens` = inputTokens x multiplier.
+	TokenUsage *TokenUsage `json:"tokenUsage,omitempty"`
 }
 
 // EvaluationResult defines model for EvaluationResult.
@@ -787,8 +814,14 @@ type LabelEvalOptions struct {
 	BypassCache      *bool             `json:"bypassCache,omitempty"`
 	Expedited        *bool             `json:"expedited,omitempty"`
 	ImageDetailLevel *ImageDetailLevel `json:"imageDetailLevel,omitempty"`
-	Stack            *string           `json:"stack,omitempty"`
-	Threshold        *float64          `json:"threshold,omitempty"`
+
+	// Stack The model backend (of the server's backends file) that scores the label's
+	// concept, question and context signals; unset uses the server's default backend,
+	// `builtin` the built-in evaluators. A name the server does not have is
+	// INVALID_ARGUMENT (400) naming `labelEvalOptions.stack` when the version is
+	// created or the evaluation called.
+	Stack     *string  `json:"stack,omitempty"`
+	Threshold *float64 `json:"threshold,omitempty"`
 }
 
 // LabelEvaluation defines model for LabelEvaluation.
@@ -1110,7 +1143,11 @@ type StreamJobsRequest struct {
 	ContentData []ContentData `json:"contentData"`
 	Expedited   *bool         `json:"expedited,omitempty"`
 
-	// Options Evaluation behaviour settings, e.g. `{"options":{"ocr":"true"}}`.
+	// Options Evaluation behaviour settings, e.g. `{"options":{"ocr":"true","stack":"local"}}`.
+	// `stack` names the model backend (of the server's backends file) that scores the
+	// concept, question and context signals; unset uses the server's default backend,
+	// `builtin` the built-in evaluators. A name the server does not have is
+	// INVALID_ARGUMENT (400) naming `options.options.stack` when the job is created.
 	Options   *EvaluationOptions `json:"options,omitempty"`
 	PolicyId  string             `json:"policyId"`
 	Threshold *float64           `json:"threshold,omitempty"`
@@ -1141,7 +1178,10 @@ type TokenCounts struct {
 	SignalTokens         *float32 `json:"signalTokens,omitempty"`
 }
 
-// TokenUsage defines model for TokenUsage.
+// TokenUsage `inputTokens` sums the input tokens the model backends reported (`usage`) for the
+// calls this evaluation made (answers served from the backend cache cost none);
+// without a model backend, the BPE count of the text where counted.
+// `billedTokens` = inputTokens x multiplier.
 type TokenUsage struct {
 	BilledTokens *float32 `json:"billedTokens,omitempty"`
 	InputTokens  *float32 `json:"inputTokens,omitempty"`
@@ -5484,209 +5524,220 @@ func (sh *strictHandler) CreatePolicyVersion(ctx echo.Context, policyId PolicyId
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17c9u4kij+VVD6bVXkLVqW8/qd2LV1V5GVRDl+rSRn5uwo14RISMKYBDUEaVuT4+9+Cw2AT5CiZHuc",
-	"3Tr/zMQiHg2g0W90/2g5gb8KGGERbx39aC0JdkkI/xyRKFz35hEJxV8u4U5IVxENWOuo9csy8AjixAmY",
-	"y1EUoDtMIzQj8yAkKBQdKVugNo6QRzCP0OFep2W1uLMkPhajzYPQx1HrqEVZ9OZ1y2r5lFE/9ltHh1Yr",
-	"Wq+I/EQWJGw9PDxYrRUOsU8iBdpHHDnLr8Fs6JZBmywJmonv6PdghqgrJqbiwwpHy5bVYtgXo8/SIaxW",
-	"SP6IaUjc1lEUxiQLqI/vTwlbRMvW0eHrvyWw8SikbNESkPUDf+WRiLgDZoDmarUiIZoFMXNRMEfRkgiw",
-	"XnFkO7qfjSLqkwTMP2ISrlM44c9O0nhCfTLCbEE6hLnmLXVxRPbFkK1acIfM8WJOb0kZaPjkEoAWQOeo",
-	"7ZI5jr0IkXvVbW9riGkyYxZuBeIsCDyCWR7GcYTDqAzfaXD3TJvKYcJdtjUkeAcckL0aASubPv785TjP",
-	"ffpFaJufvey5/ck/Yit3PvWvwewqphVEqJb8/K56Po72nOIZ8aqIoCc+VkPgqb6Pg+ASL8iY/knGDN+Q",
-	"w27XgE4R8TkSN2CFF6SDrhgnEQpC1EULeks4Oux2jxGeBbdE/LOLKEeRPCGE4Wv3GDGywBG9JeJjSH4n",
-	"TkTcqkMW01xz+idpyHG6Bo5TXtiOK/tZlzYJbgjrY594ZuSxGbmPkoa2vmyrkNzSIBaQ8lXAOEHzIIQv",
-	"HPuC8/8REx7VgQ/jtaqQrPv6bRWWQUc4jb8Y4utoJ5ADjzrrqru5gq/Vl3Olez/udo7pghF3cL+iIeEG",
-	"xsToPdBL1Fai3B7CQuBDd0vqLOUuwRDoanQqEXQe82r8JGqmOqiz2Pr+bcuIoRJu8V8cxWHFgV+NTl9x",
-	"9OWs1wcgoWUVYEmDphv6+t1704Zerdwd2HwsezXhTarpo9m8AvSZ2XwJ2sZsXsG3NZt/zFbuyOYfBMpI",
-	"2qGUD3ckqYb4ywlYRBj8E69WHnWwWMPB71ws5Edmrn8Lybx11Pr/DlKF60B+5QfjCEcxl3MVTun8W+90",
-	"eHLdG32+OhucTyz0qTc8HZxcX44G/Yvzk+FkeHEueM7F1eT64tP1qHf+edBpPVitQRgG4V8AYY+tERFz",
-	"HSGMZDM0C9w1uqORJCGL0WUfOYFLjuHPL5PJJeKy4TzwvOCOw+8+Xq0oW0wZZfB373KIMlN1pkws6zIk",
-	"zpI4N58w9Yj7ZOvLDhuHpHq5gvKoGdEcYNBsZp/cYi+GyRGMhdpLzJf7HuUR8oW6aaGYucQJXDzzCArC",
-	"KYsZj1erIBQSAfXxguwdw06hfu+8PzgdnKD24Z5a+SQIzjBbK9zjT3e0VKhB9SvGjhPELHrFNcNEIY5A",
-	"ZCH3DiEucVF7NBhfXI36g+vBr196V+PJ4ASoR9GisJ+YFExAqdYHGePDA8CkoBX9emwNK3ZdKkDE3mUY",
-	"rEgYUXE/JU0voCgSd9pFLokw9Y6R/Z/ibxsJcsERjTjiS7wCcrLKDPWj9Z+SFvwwENiUi/ymmn1PSEcw",
-	"E2KcOLMe52K0gI2IOGUxVH4Gn3COFxUcLow98oojHsShQ1BE7kFOKcAC1Cn2ok3HfBFHTuCTFuxlIJlq",
-	"Sv+CeOZliB+L/ZnixaU1aeNLeTGznFmmBKfSu3pRU9JrtYgmYnUr0wBJivdgteS97AuMNcrHRYnDatGI",
-	"+Nu0l4zGsMYgjlZx9Il65Co0iNZSsEGfBxOQqBRvk50sFDBH8ePUfsWRNlMYz36VETMrPn4jIacBq2oT",
-	"Bg7hfLvtEtSbND2WMTR+sFqKITc//zrsS9hbHgUBYfqBS7ZCGuig0e0svZLbwqMnVnJU66j1sTfpf7n+",
-	"evHxejAaXYyur87Hl4P+8NNwcNKyWoQJLe23Da2KX7VMMDy/vJpcfxqeDmoaXV6cDvv/2Njg+ttgNB5e",
-	"nNc1HA0vRsPJPzKELkWj/GFXbMF40psMCosrijvDybB3OvxvwfkUvbDAuEzZItHcKFvFEZpTj+yh/Wnc",
-	"7b4h6L+uBleik/gVxSsvwC5xk89TdjkaXI4u+oPxeHj+GbVXOORiSMxcdIs96mIxQzpc2nxwkvw4vvp4",
-	"NpxMxDSCYPApI+yPmMSZidDgW+/0qjcRkyRjXYwn2bnvQrmc9OrvmdqmE09Z/+Ls8nQwGZx0EBwKaoN0",
-	"ZQPC2nuwDCkyCJkBh4JbhD5l2INPIcHOEoSOeRj4CLP1lLGA7SeN4EILOcOEk6ZjK34FqAy/Zw7U8FUe",
-	"muFD7rRqvxu7Jwdl6po7jfoGxgGSszB902dg2qIEM4w3qI+ZQzx9jzIaRlHcRsRfRWskSVCGKaQ0qTiU",
-	"VF625te7Md9deIOJsPalbHuCI1zehQuWSuHiKh4hco+dyFujgBHBVm0hLdkWskGqTv5xFXri37fUJQH8",
-	"e8psHLs0yH4Q/4Af7Q6yHQxzchu1fyGzb5PJnuDJMZcmPHGFoxAzCRsK5lMGQwiNDIZAd0vCwBzIOoLl",
-	"c+THPEIzgpZRtGpzuLpCL/AIl8OJA8KR6A+q0ZTRyJKdWBChkPDAuyUoCpAXBKsZdm4stArpLY6IhTzK",
-	"bva9wMGeAMAnEXZxhBF23VDweC5veB4JAEwDngH0s3VEuMCxhF2LX0yCiN7F6pHE8sVQGSvL2+6H94ax",
-	"9J4b/I5wBEg3AI6gDu0gPdUDdXwH6dkeA2I4Megs4p+ZU3OWMbsxSleAMwbTifhZ7g1qf70cfLbQ5fln",
-	"C30efrLQL2R2aaGPZ5fiCCbDT5/2Gu2fRs/q2Zrvnz74zUq96HGGV6KTuDAGNYTcR8lNa+MI+QGP0Ot3",
-	"79Hf6UcLcRLekhBxEgH7NG4iHEt55G9wT5ojmD7d6pFApG5jjwfoy+kYrTy8Fro332uyazUkaBz7Pg7X",
-	"Ji84jhAGOf2GkBUXhCcoUKayUqm+fsF8WR7S5kv8+t37oyPg/M6S3EsRILFn67GTjXuK0zcuHqQvAz/K",
-	"r0ZrQlnbabe7QVMpWq59ypK/DV3vyGwZBDfq8BucZFY5T+b93mCRfymnBDEWVEUQV9XySoNX6JrVZ/aJ",
-	"EFcwhsozcwLfV2ajnCejazw4cr8Cp5Q2IGxY5iCxgo2kXeLBav0Oext7kfn4S1OCb7LOq9nmxBE/7oEN",
-	"5xgpbQNCUaKkVTBHWP4za5v7PZgVCIIZYb3UudoM4JyivbFLhMMF2Wi10Wc5ka2LyF08m+8NkKIKxzFj",
-	"QYTlVjcDqpf2KAKWGawapjq64uTFP9C3NsGVFRkfgKoMZbeUqOAwxGuN1S6NiMmRw6UVZo55REIEGh7y",
-	"MCOoPaOeR1xp2sZoSRdLEiI/9iK68igJswww8XZYrSAVZ5rdnAvV4XFkM1qGhC8Dz7TE1FXtE8w46nbe",
-	"5bhwYhD08X0SmGXwK2tDodUSSvqnIFSxOwqLEivAHHu8ZJf9BdMoUeoFF40CNKeM8iVqxyt9l6WM8YrL",
-	"GDMHryp2WXGJTbv8i2pWxNgswllNuEYtw/hd2kfrAPkazEpAiG7VM0K4R+WNye1tI8pexbs34FUdShrI",
-	"3GLo8twV3tjHx/f64mbgVle3sGOwhg1bNsGLGjrjSdadgerN66farF2BrUIrT7XYhFt6pBIEyQAboFC8",
-	"rHLbZp5E8IJavsJ/xFozuiGrKHUC3soBUx3iEJ3Rj810o+0xe+EFM+wBP7gvyjnv3717876KhwsafNGM",
-	"XJ8W28swVcKi0x2kAbP2pUWZVxycQTzdvvdvhQYmVZstMBDmqT57GbVSeery5v+drDdzoxWOIhKKRfzf",
-	"33r7/433/+zuf/ie/rNzvf/93/+ttdVWqKgZN3BiP6eP7rgZ6XKsphtTdTHlUBu9zLJV0TXTrJtuXCP5",
-	"5xpWnmJyJ54ab5KJ63dp51WXz05/NUF2QjyS8MwqiFxo5JqiVHIaQAPlS4lvckbeVLDdQp59KaKWV24e",
-	"wcs3iOQ5eXVnSbRWrCsu5XuDc6xCnYIdp8ItzxtrL8nWF7XnkvxTBXJGcyjRz7QJmpElvqVBnNjtuIVI",
-	"Z9FB9o+p1lWmrSPxhxNOW0fTVhTGZNp6eLDL1qyGus0GY1N22eZAiU27rb6f7WL6JPcOgWWYwKjV2HRH",
-	"1byWZqhvZzhylkrjNkawNAjLKCpSgDpgCkkciRDjYYF2NRldDZAymHAUMG9t9BqVbRi7RBso4WCnWISt",
-	"A1lCckvJ3ahRt1G27YPVUhtSPPLm93UsB0iPfkt6VjpTiDO+0rEHdVNP0pYbr5Pem9Qhrx2RF+fXo8H4",
-	"6nRSEZWwqV35u8A044dPvdPxwOj2LF6hsllKh1DtflLFKCzDWf2FqGc6MINFrbwRThRj7xFW2IzZ90li",
-	"sx5vF6ZmOlAwF5u+62c31abjOntuA/vtE9lrnyjqqTDsJu64IZDdagWOE4chYc7GY7tIWxoh+0yiv9IQ",
-	"9plET6uKGdUK49Tghz2BENJTcqv9E5qoDs96nwfXJ4NJb3h6fTr4NjitoKobGxoanF78Yv7wZfj5i5Gs",
-	"Dn1B6S7D4JYwrI45v03Ul3HH21x5j85CHK5P626SbHJeFSCpvtfdNROaDVn0/q0U2gwRBuj92/0ZjZAK",
-	"UUSYI4xc4lAfYptELyHykHvsrzwx8OG7breVM1Ls/5/fuvsfvv84tA4/PBjtEl9NFq+etFsvcYSWmEOI",
-	"hrRgExc5OAwpkRIXmmFOHTSnxHM5arMA2Uo/sPdMLmL1MrX50TzCX6L92wa2qNjCFmDEPAp8Ej7GUZr1",
-	"kebcNGUN/fdgNlEh2htGhGZNeMfuHOLRsbjbaoxfNZ80HZ18YdFgCB35v73AqljbYxhbNpK3FLSvoxPn",
-	"8lFGB9kqXN5GVNzwOb0nroU4nhNE7lceZiBfHKNZiJmzRAETtwzzgBkUV78yzFccBOabDVQa9pFsXbu+",
-	"UTJiyjLSENvRoDe+OK+NjD0nd0hIUIQjH6/RjCDsusQ9Ro5HBVQyRGyJmesR3TBakjVyA6BKNyy462TY",
-	"0IbJS5/FD/Lpkenrt+HJ4OIa4oSl3C+aXo0G1W3H/cH54Lo/GJ4Ozz9fD37tDwYn5rG/nI6vR4Ozq1+v",
-	"J8OzwcXVJH1gYmo++HXQvwIYTga9k9Ph+aB29N7J2XA8Fs0hGFXPUd+0eiMmo975uD8aXk6u+1+uzv9+",
-	"3RtNhp96/YkOozZ1+q+ri0mvFsr+xflkcD65/nh60f97fZPL0aD/ZdD/+8bTUq91rs5Hg17/S+/jqVlB",
-	"S4nM9jaZbbnH1uyhoCmUXQbUTeNB9pc04mhOvUiICMxFcyVVo5DMSYiiwBhPVccxwmZmoqJZqYpUjBOa",
-	"nacS40lvcjWupQ+Xg/MTiC4vBqSPrs7P4YPjYeoTF83WCKO7ILwhYdoqCWpG/1QvDNE/k0donSlTv2Hv",
-	"Dq95Itmo+PN84HglwJkPCtr8jwrS/I/ZaOvMzznk1k0VuFVorCWF/N5O/nFZ/yZhPOmdn/RGJ2BL+z2Y",
-	"cUuIlAT7HJBIhhql8UX8GEHkNzSXD3mAmReJr2He5Gc9ZfY3GDT7w6fRYJD9ezIYT4xLP9UqccGeEDpL",
-	"erudAvDU8mDBs1v+TjmeeVXSH7lfxWxR9ZUaVKC6W1pSmTZIhJVvwFaVT/8HELkvEIMyl6wIcwmLJAaZ",
-	"YzkjvNjSgQBO/7I0+ASi2qnBlVSgQSTcL14HpBwEx1Ia8amgGECTy21QMJc+XipDWwshB7GQbcb0T2JO",
-	"epG4h1RURmUKDKs1W68w533sLEklZtWpHdRgCqhHrUJ7KZ87N40iZ5/ML1Z9pHGFzTFoZtvL2UV344jb",
-	"vErdVlNpsPQqESeRSMqySm7btnDsPasWWrnUL9S0OuaebSQrWdOLWDeDlApOgzeWSbsHqzUPsU8GO8yn",
-	"O+48KeSY2G1a6LrLxBvlUqnqS8PRKgzc2FGJBJbU/Mi7IiQ69fyZ3wIELvZotNEaeqbbbXkP+U57y3fd",
-	"1vTRzi6YlOv9uOl3w6lC/+1BqLzdGyIGG1Eoc6yg0RR+mglDrAinfHbRsV7403GO28puTyUnZWKczIGT",
-	"G4MepQ34nkbr8RYXcvtdlh0+rneU0OuPoRSy9HwBSo+w21YEbZYacvJHTFhEcfZ4yzSRLphYc5xztWZk",
-	"l6qtAP8/9OPfXjcKAZCNZd8Ie5Awy4Mv3DD1JmTdQEQahu3l0N9IUuqC9k4pj/RDKb75PVZz5SjJWtIo",
-	"oEqAsc2LmeZwmN7OlNW1XC67pmIe5dHXYKalvZrd29rMJjXU7RRRIXDusLIdHBc1m8FrHdNbeVqe8pg0",
-	"/+SbI/2fQv2vBUPdRt7s9m8JTkIHnnjvNkG7JZhPCd+lMmBUQ7j5CmgjSONVpIHlzU4+F1v9eFDXW2NH",
-	"Ibi7CdxnGV0mNeGeXZz0ToeTf1REW1R8Tn4GV0j2h97VyTD3A0RdZH+YDH4121kvckE1j9e0d1LedlBM",
-	"TJudCepK9/riatK/OKu3litHgXxViGVmTg85Qey54IecJYY/4qI26Jpo/3DPQozckhB6eIRFCCIGszZz",
-	"8+T6VxlgmP6tIhHTz8Mqx8BlEi5UCrejt6ReINxa2q63Zz8ivPYJ9JbL4uMMU0zKs+sjjw6iaCakP4MQ",
-	"btzTfFpJaQIu722SZzB/l8SvnUUQLDyCV5R3nMA/UD5XcYc6hdFL22m17vcXwb7KitqLdAyMzIPIt0ui",
-	"eAL+Co4CmZ1TzHRc9AdmElS84miJ+XJj+osGiAm5M/sBm1O3ScSi3pWzQjdIjVEd8xE1iCMqbLjcz+JL",
-	"qapckOYUo+b6FYG7ltkL3n74gFaqYxIHY9hTlzRM3Zc5+2aM2ojBBnnJr0ubl3+R44LbQrVPQWqwaWUX",
-	"bi7c4Wo0MPlVNQtp0tbc5rx/NuhXfr06H19dXl6MJoMTKS5cf7oYnfUmlR2SDH4gWxi5UgUSm9d+BqnG",
-	"+hfnn4Yng/P+xvVvaF/dbvBrrz+pbQERqXUNzgYnw6uz2ianF78YN2VUiLl/rK/qcXlQ8+8/XujdwlM+",
-	"XaqjjpUG0xd+ODEmWWW64sllagx+xkQE2UlMlCyXZnkT1X/94VFEfldabIS7BmIwJCVwCwF+rZNiO9jz",
-	"UBtSf0uDzl71isoDZ/pBPuxcmoBGzK0wZib/M+8g2yRZyT874crppCnebS3bTJkNwdvfaOBJk98R+u0H",
-	"/GRl05Q/fLePp8zeJLr1A39F5UBgZePZiWBbYXx1MJDZj1jICbzYF1PIiKtmRIStN7DrYtyt+iTjaqMA",
-	"8WVwdwzKm9DqZMYWlT+107KeAsNCgv2vwYyfVQF1wQhsgc6CJgOwjktZHyU1siEwSwenldCukfkzjYpu",
-	"RuHkImpJVbLMnyPp0c+Zp+h53n3XpvPJHd3WQa6PeawmwdqadTcKJ01fONe8NK5397X62PNIuM/j1cqj",
-	"xFVPadANWR9AiDlaYRpy42virHM7P+iXL0dnZ0fjccf3/dyjnG73qHt41H3dKT3OkU9zXlsPR7919999",
-	"hz8z/5xOO7LFG/PLnayaXnW+4xVxaI3zzGq53EsHMrbIeTtrRpJGsc0z8u39eZPcG+KC0wySl9XMBwkJ",
-	"a76nic52Fppl3ZdiIqsCsfdpFBFXP5a6IWQliD4N1buGYxRESxLq7zgkiC5YEMq6RI9NilVvots1C5Rh",
-	"I7wAu+CVHIpt3+zrbO7hNM33S5odrcjvLy/GE+Rjl8hkxToZm36Exo8gMYQYEZJB/B7M0tKJ09Y/5S9S",
-	"7Ju2LPhz2jr6GswebGvKVAGpFQnROMLMxaGLFDActW2VtW2furaFkr8i6hMeYX8FGZr1r0kVpyN0e2jJ",
-	"DKkzzMn7t1AGan/8pff63XuVMHUvzT2VVi9RIyFOnJBEHSFr3Uch/iKrjtiAS5ywCGGO7F/3FZwySN45",
-	"xz5Rg3cgfbN62leXvFmlZobUz8dQGZXq/IHkXp4gxR6aYecmmM9BtHr9Fi2DODQma85Cu1WKi3in3Kmi",
-	"V5ljyuQJcQim4CXxFZoSHJKwF0fL9K9PmkR8/WXSKhcOghI/N2StkA8y2meEZPGJI2lBRvv76hTR8MS2",
-	"9CFNmS1mDEL6JzDEI/QRJkbyxMCYmxxZD/mUC6nVQj72BPkiroVkzTIXBSEKyW1wQ1wAifIpuzrvXU2+",
-	"DM4nw35vAs8gdPUooAowU0r2BEbI+jmUzQ0Jj8fEm+8vAx5BIn6dxzcTBd32A1egD+Q17V0OO+jSw5GA",
-	"k4v1ulABxpJ1grilM40LURfSXB+j7N5pJwvgpY/wAlPGI0VHgzum84lpVyOUI5K+U3QXCgLMkCrElB1W",
-	"9EIeZosYL8ieKi4QxSHjSNlfuCVzj3AL4SlbkXAf+si4YJntHFI+wlsUn7gUW9KgTH2CQswWhAs6FKpH",
-	"O+LOhjIscsqmrB+wW3FnhP41Zfvok+ABqpCPuLwO9onXx5wI4JOyXR2kqyYhSA+NHYesIqlJMHxDrh3M",
-	"yZQhxFfE84SIk6izoNwCp4HFQmkxlFQjRm1bynDXkn4lBRptC3U6nb2OGPSK3TCx4+lQeaYl1pF/wCwI",
-	"o/LkSV0G3jDRG7HjISm8bObHkHAvO7IkijDwAFYhFXV4NGlLzcaW4Ng/hJBmoUTRVDryg9RHoYwzTit4",
-	"WWI9Pl4JbToKZCkvzNEiXDn7CxyRO7xGbiBYRrFwWfvNnrF2WfvDnhhTLDJbwqx9eJg+Tnrb7VqocBnb",
-	"h++zDQ4tdDkY6fd5J4Pz4eCk/f9nW7wB2M8vJtefLq7OT9rvsh/fWqh3Ohr0Tv5xPfh1OJ6M2+8lcvc+",
-	"glm3fdjNNv8AY5ULXrX/lmn1+gNqm/b4wUYrL+bIzpTDsvdgRP2CqZ1d/IcPqF10AcDh7YlNGZ5dng7E",
-	"Boter9Nu77qHMOTwfDIYnfdO24dvsh/lhn7rDU97H08H7cO32Y9vLFR6O9nOtZC41WNSEEv5q2QRCDN+",
-	"J7A42W3t3i2dEYxziRcEAa2W6BtAGklL154U5yBrAaqMsLoGWSl62j8WNAfJsWSRBuAqEsy0hri4CUUE",
-	"lbeFxb4iwfKdrSCbidiZe2qraEjVU1vgFR51iJLptBNuhZ0l2X/dERoOMGXgG/zo4ODu7q6D4XMnCBcH",
-	"qi8/OB32B+fjgejTWUa+dL7QCFSmDGluWa1b7fBsHXa6na5U6QnDK9o6ar3pdDtvpFq1BIZ94AaO+MeD",
-	"1TpYEuxFyz/VX74QU5JvaojOGvue+ikk2F3r1reHByCi7uuIKpWhpBCoTgX1zUtjSZkrLvDjThzpnIY8",
-	"UlxpvS//Uh2ktCUuirRTYA8MP94aRcuAk0y9QXormJcL7/MO4LFV5neoT8JROyQrgoEXT1mKGccIs/V+",
-	"MIfRKEMEO0sLzYJoqR5YB56710E9ncS02+0CykomCMS8BbsukWjoqqUnMY2tfC3738qWLlgQ4ZkqYPLt",
-	"4P3KA31aOmdNdS/TLPU8V+ZyR4N315RUYA14J4SS1oNlBD4FW208J2rTGy5DNjavYKuCY5nVvN60lu+F",
-	"Kp+vZcXnJ6mwaA5qrSi1mD31B6v19vWHquETeA+KpSFhYOUl3NRXBXmKDdF1LgBjM4C09EPE31qZm/7d",
-	"at1roXxfbW723koDl0nBlzlDhTCSFrrLCKhIht4kKYODObK1Ac/O04YpyxOHnEBqlwss2JaKSVIljaH0",
-	"F8ijqdIlGxcKjSnt5PJqYksuhCMxwDFS9fOEnAQSG0ezNaIRJ968M2Ujsi9rkYnvMzIPQmLoEZKVhx0V",
-	"PyFmA1EXzAJHqD/+lpI2WR4T2SGZX1PXErtuKRS1UVv8eZTVEq7j0FP/1PqC/AkUBvHPPaH3fB1fnKNT",
-	"ygi8wBTKfkjmQ6HMo2nWkDptPdjHKC0CY3W73SmDu4nahVIwxxpIG8WM/hGTDrqAWmdHmeksMNyDYX9F",
-	"QngnjSibMrnvQeiS0EL2D4DGQsqSaqGMSdZSXiJLvaiylKJhSZH3we5MWY+hWIngKoOwLM8uHQSdpGSg",
-	"jepr5HVSU4RAJRQSh8iBsuYRQOnrspEk/V2bSv45ZbnmULVLG1E0LZ+2jjTpeLAh+CZXs42nUhIXGzRl",
-	"d9q2gkNi4kb5kieqHjbh0cfAXT8ZxTMXj3nI2xcEB3h4RrJbUdxlE921xJWgEZcY9HJEWIKfJZK70uGS",
-	"lHbwIxUVHg4k4snUaSZyPY6CFUfzOJRSdEq+wFedkvA6qS1LmKcsSl5AKioYkSNUWUsPDgRMBDnURzRC",
-	"2ANRdMqW2EVtdYOkzpo0TgF0ltK8INQWKFdluh652nllac10jmmTRAYZukqkeIa7ZSwU+FAuVP6kd8lc",
-	"UrDiLhXO9gXvEID9F9wh4FhwheKK5PUyfyQwWINc0kG9OFoSFonjkUlaBMZfjU5fcZTYvS0ZQr0WWq40",
-	"P0pVV2gtWUMm9iISKhGHcoPWjXqgvRIXxSyi3pSVhJJjISgRJ2CuqqZalFJCHnVQj62RrTzQ+xMoqk25",
-	"Uo2JK1S1EDHB49u2E4ce2p+oZCgOvxXQ2XuWYFyrkCguJg0I+zwSkhLUS1R6NmbrIzHzlAkB6RWU/vNx",
-	"JKaLAs9VUldaqi4Rm7AWmmQIRU7cMVKAomfmUTTA2thaloQewOHx5h3GGic20Jl/P/j3/C1PH55ShkHt",
-	"KvoA/lImXekHqyAtUhjHHAGKuIl1NKXyMgHSX05zlEekdfTb9ywFUtqEpkAZjaKd6iF7GapE7iPC5GOa",
-	"75uojqweXGlzKZCdXG1yu04OByCVNI4ywrgQphuQqa3JkeEWngR3LMEMqTn8z7iIje/J/T5zy3el0fUs",
-	"H7M8W6k8/iSYr08wwf0MjNsg/9ZmRZNBcbaWjkQqNCjqE/A5MUTdvQ76GAg2obyLYrc56N/7aJK6pI6Q",
-	"DVaqjnrQIj6NxBfb0l/UE5z0i6BNU4aSnlodzLRQyeiUy/0VR7YaXwyrBlTRbEl3Gyzc2kHOO2iAnaUE",
-	"U9wucu94Mae3EBAnWCKYzrn2UtuUqe//IUi7rSzmyjOq7OwewbfA6HGEOHXBr83AQK7WwpUPCSCTP6UW",
-	"GrUoFZsnu63wAlI32UcoTmvPST38sHuszeh4FtyS1Koayc0QIoL47RgxssARvQVfne4C1tffIRV5OhdE",
-	"sdggMSA794oxqaS6CsktDWKOVuD4SmwsHPtErYHDgF+DmdoLMZeQwPRZSB+Zyu1Lmby7YLJi3hqy/KqU",
-	"rntVdmGzSXgD4ZGaoQtJRJoQKtV+wNwtWg81njTpI8N6mkOk2jeESLXeCqK+vi7Nd0n3aLpPun0eLoNF",
-	"PLWFU67sVZ2W2fadvV45C3jjt/DVEDj6NiWmVsqVRawenCR6MgvQBl9CGZAzGccpYVmBP25BOujKRA4y",
-	"dEAI+HkyUAWspjE5MMt54moywzU49YSO9LFPvOf3G2xyGfRgGwVN+wlcBnC0irwqhpph7lLT3ugVEKJo",
-	"klQ9DWOR4Rh2xhxtI8KicF3jOpiyGt9B3kKlggo5EtKyIU5hT8kEwGxNUOg3kNmQdK2NwmuArNMQ+kCw",
-	"PzJYziNyH6FCrXW4MTCTjgBCr7vojH5EB+hdF/lkgVf0nngcvP4yNOg1+gzf36Kl5IxJpLWd5cJpBVjU",
-	"03WCxLWDukEQEijECPlUW0YA/AdKRoKBf6HRMogjZJeKwNpJOCHliZNUrC1gDrGQXc4Ja1tabhLUSZol",
-	"8llrjwXR8tDnwQRp+fDgh3IOPIglxZwkoYR2B6ADOawCOniqop1GuRBIQXu0GVHoMXMlrEGoULEsLWq/",
-	"6SJw/6iLtGehuyV1lhD5AKFRymwitkzGjHP4HXBFnK8BrywZyCQDHpRHROxdFkYtjsDA4zVzlmHAhGQj",
-	"ViaWFHAikQbiR6S8vMR8mT4tlREbEGySCEL6o1htNu7kGGGemQQuvfgue27KXa0iRxKXTOZ60kzESAdB",
-	"xUcSJnF/LqbeOhsv90ccRDJ4DCKIXJBhlXwvsLF92EU+ZXuJjYDcEyeGri7BLqi77cN3sg0sQO/pncIY",
-	"GS2Xz+Fe7VN5bnfKS3tSGhh+wQ2QSMdwl8T1IOBjtSSJvaNcHCxzwQT/GIb19kODftkXxMR9NJ/T1QET",
-	"2q65D1aiVInhNTUtAx2TD5tqfDFCOdHkAHMZu617A95KOqyIn1TQynRvyuqcNfLu6X0Q19I2GS5sCznL",
-	"mN0Q90hQsClLDEhJcKvkzxzxIGDi/xQMtkkCECBuTgKWpG9HUyZd0IJAyjqEiriDYzTj/IW/zW9ooFqh",
-	"BUGtYjBw5cmxnMAl0FGF48G/VdQj9IJwAMwU8CCFqDeNbZyhiZoiUg6NIcASNgCooJgFHSaUpxS/pyZU",
-	"Wy1PfcogwQLcGintSBAoR27AhACRMlJHbJULMaEIs7W8WcfI8QJQ44EmOgFjiptLzxhX0XM+pky0Euw0",
-	"AbE4NOaqF6jV6trJgAlJfuUrRRmwF7pgrVLbkNwgS8c8pG/2lHvBREXTB3LPREbLL/AeTUfNRrxmQOjX",
-	"jgZaesGINM+qgMpV4r+YezEUF8IcYtO08KnfavwvoKfM1aiijCdirRBfqVf5OBKbiIqVRsWRkgUxXIq8",
-	"PoPas5K5cE9ZjyjE8kiY4RZnBLOeHgvng2bBI4VTcYgKopiVgwwXRdZc29ps9FW9RHxWnbVQD65aTng5",
-	"VfWzUHykklnWTo2YcqArhWxEGfCN6rIimfyQMlaiKTpNWeC5qfV6tk7VkmTwO6zUCcTjmXwxp4zaszWi",
-	"gmZnXiMYra7droU8HC5ImLWlFowtVsbmarK4qjcPkTStQowsqDTzMPARTkSVuQrhAOOqOP0Ke6hOj7k7",
-	"cjcz4Yzpn2TM8A0Ra2xtY/eBXs9v9yllH621/WQw7YVNQJmaOlqQSARk44WrMgeNoD8HHLql5A507d9j",
-	"d0Gg9j8Y2ZM86o1u15TJ6wUyl5TcxBDp3gGbbWtGFITKjJIWy7Tkm6S9IyRgpmwxZbC6PHorl2taHCaJ",
-	"nLALNVNT144PEZxg+LghZKVcWglkrzgwBjsp0yp7rgJOpbVGEgeQnylbiMufeZdua4sE1y8opLMJvBRq",
-	"B3N2jyWGrRHD5KrOgoo+h2fE2vWrjFdw3dORE/MQcROLkhLomd4ruTft9J/KaPdKM1HY1VJ5nb1qBfzx",
-	"xOP7c+rv6ZV+QSW+CV2RKokKr9Ao+HJ0RVKClLIIVRLQVGXmaMjD08SwGzm4RDooF7YN3wYT8WEHXYhr",
-	"iKSvZ+aRo0QozF5TKdLC40ZNKsHyqV+e4OTCIKQrQ5RHyNrDEooLLz7bmDvSyCJVLrhNQNAEnK87Jbeo",
-	"gBckI0+JG34QqlmlypjaP6XrZsredNAvBXtpzj0aZc0IghxwkJFt5T62EAuQLc8l8ZbDb3nQOlP2tqPz",
-	"uWg4E4Kl0gRRjkr1weBA8pQwJDwKqRNxubIoyLCRziY/dbdrTdkWIhOqlpgmqcAkNPWyxJT3R9sKjRXH",
-	"yC4pY1abMsOrtiq/c5Io/FGyVvESyd01bK6+QCD6mx142VQqj3I1ilXVuxi7/3Iy5p2M5bTxtQKnON8k",
-	"LlvdQJBDEWXJ9U+0PAluPeVPc279TzNhgNxbwTYqmZOsSKnruzWObZJTiG5CABM4idpyKKNPE2ffKUKv",
-	"VWp6gIxsZdKQ5NNrPTPWlbPgG1BOvl+P8KLAgF9YzUnPoSJ6zWCSypxTk7dxYs3VZ7vXQedJ1gP5wip7",
-	"tqidf89uOGs5U1I14DklXz3Ji0q+KRD1ki8jd2Lvf4KHPwmS7YhjWVKzA5kpBVHWIeM4mEf7LpHv3XQi",
-	"EYiXA/e3R3lE3GOki44KwUApoPJlJYQluuRaN5DRiUIDjfDimrrczj7Z3kv89WqmJb6FZz9sremEfO0t",
-	"tq2JKcxqFoH4RNawqljDanq8vZBWtHLtYuQqCVZDeUrpMaa1S03CUvFQc0JTMblWReha1QFzIg+32Zty",
-	"hURP8Sz+pV+SFwqg1Ipp+nhenldm+aT64Ql4pKSQ2u2tDEi8nlL1Mr0EZciGnyhGOlujduKfERhkId1s",
-	"71gKuYXyvWi2nrJ8n70jhJEby6MGa2OeJXeQIG1DQdmAUMwkQhflnEprl6xc8+xs+4V4dr6sYQ2rhu3/",
-	"WZj1DkieY9IHOjSiOgJkkEREZiMM4bGOtrTHK6F6H3bzdtWKazFl6l5cpKq6ECQVWhFXuiQLQWjH0vus",
-	"2mfqP0h7izRVpBp/Enssjb84uauCqWMXMqJFyzCIF8ukC2HuKqBMBs/3mCzlj8VkrFxIRrlPraJ79RVX",
-	"Nnuk8zpCTIhmSHtoQSII4NDWJUn0j6WVDUaiKqkWj6iX5lVzwbY00XZuiPAgkKP/KNmpbLylSp1kF+sd",
-	"dsptYBdTY3iTLhC8aefyj9oouCVhSF19LsmInST4UGZMc5bSnJ94PpaQWEG1t1JjvqULde8dT1kZrExV",
-	"bRvxG6q8GDBBB4kThBDEJKImjUOcskIgIjdHIubCEE2UUV+ORGZ6DuKYn+SF6GMRiGpCWXmvc9Thf08g",
-	"Xp7oPZoi/1DVRR8kKYb4k3JYXqr9pGIJIPoSc8SClNw1l0yEqJvcQZ5Rr1KCruRr11L3CS6MIXj9KKF4",
-	"EIHHeESwMVXVCcygJYvtFI5TVYX1WQXgDICbhAO1l5gjtW8vJyRIqOsQYzfxuNaRBU96Yb6i66oaB62C",
-	"gq4RrGOKQfqJ0aQ5grx8GFJRcNzSiogjZ1lGAvlkjiNbaCK2hWwt/igHUqa1rV4r1lCmKduck1sHsKkW",
-	"bcj6KnNRCaFPpXmHBKZTplOfIl04MmMqUqKipdK1wAtyTfkg6IDKhw3m3A0ufhr69fRigyH1+c+oU6lX",
-	"xy99O+RuKQLmkwi7spLDEzHzA0XnaiLthWJga3LYi+wNvBsaShNVwTyG0oge2TeiPilTVDkC+Z9OVfNr",
-	"fzkEUttp0Mx3NqFn0Ec77ozpfkbZTDnQ5RWXth1p686UirJRO+Ojs0wWoGNUg3flIHqSc+D9XCTQVK3r",
-	"Z6SBqRgO8SrKI8RfMgQKMEpmQVMo8jyIHbONlLHvERxuQRvLXFrP8S8J8nE8MtHqngcXbjNVvWtchzih",
-	"cYliOlsju1SI10ZJSJqKVNdaMXWnrLFmnLP0SwceZoj4q2gNbsafz92Xiw6WOFPn6/uWqoQ7XgzrL/EO",
-	"/iWOrlKN+lp/l8aLF/Z4icNOUNRIqh/rAruMZx7lS7A2CfZEfT+WhUUyWZOz4geoY/U6ni3NxupBOfWI",
-	"e6T/lTz2k8/Ei1GGKtPelJXKGqqHjnAxhXBMMuUoEv4KzyaFWirrGwpQDMSDcoS5Shul6cACrzjoh9rN",
-	"xi1Z4SNmrnyHKkP3oynT6Z/g0oqfsugFYZQQUcpJZCX+OFzczdwNHmkNNwmzev8W/Z1+3OCy02XJfzbh",
-	"rAziS4poCQibPYBPYcF+yoCd2+SAn0pZ1bRE/ZQg7eYnjAHLUQS8tUWw2vL3aDy2TPkKU5EgCSpZ4WiZ",
-	"RnLkd6BVRMxt4oa//yRI/OIInDNFGvB3B2FS15XaKuxMd9qiHIiW9saPFvaqZLJLvZINlTt0uw2B5/+K",
-	"O08lPL1lzYQ7jR0vLNytUnxoeD+2rYqhqhQIiUiIRxLtNWEE3SIxrm++G/D572SdjW+qDRRGfZPMV35a",
-	"otMrV8l8HbS9gHSpU6g8n4Ajp3jRSGQNQj1XqMOCn0DWKWW72eoSFLjEwQ8dX9dMpFF7UxRj6u6CSY5J",
-	"0G3L0FqdD/G5MylsgygvLz08F0Y0t0PJLtsYon4G2WK9s8EnRcSSLJ04Vv8ljWwljaz/lxicHncZK2UU",
-	"KRpwpG1FLAqqLFAq+yGaEZn7MEpI1Suu8nQmQYn119AskZitUFNWI5FskDt21WgL/OB5JZeXtc0YIdlo",
-	"orEQC+7UmVsvL8Mo46lCXCVLbK31FthXPhN+vh72b98FZshUGSbVcZIm0oDwFjdwYshyAm/dw1viSrG/",
-	"bfv4hqAwZrZ8UQXiEDr6W/dvXZBwZEXRA0BEtYzyFS4VnpYJ82U4j0pVYGUfswoRVGdf6OSea3MD5zlV",
-	"b79kXjkalilDRST6Xqdg5TGN/jH2brKwS1cLU0VqiJursGEkKtlpMiWAylMNdAA6mpF1oNLk6drYfEUc",
-	"OleX6ChjudApX7CsP5qs2VKv4qT/Fqp265ARK0nCp8zbsl4CrCEKMeNzKL2Rgp3BTMPjd6jlagEIlBHO",
-	"LaQKusI0GreUMfw8QDgt6QHXMpkmoZS89fD94f8FAAD//w==",
+	"7L17c9s4lij+VVD6bVXkLVqW0+n8JnJt3VVkJVHar5XkdM+2ck2IhCXEFMgmSNvqjL/7LRwAfIIUJdvt",
+	"zNT80+2IeBwAB+eNc763HH8V+IywiLd631tLgl0Swp9jEoXr/nVEQvEvl3AnpEFEfdbqtX5d+h5BnDg+",
+	"czmKfHSHaYTm5NoPCQpFR8oWqI0j5BHMI3S412lZLe4syQqL0a79cIWjVq9FWfTT65bVWlFGV/Gq1Tu0",
+	"WtE6IPITWZCw9fDwYLUCHOIViRRo73HkLD/785FbBm26JGguvqNv/hxRV0xMxYcAR8uW1WJ4JUafp0NY",
+	"rZD8EdOQuK1eFMYkC+gK358QtoiWrd7h678lsPEopGzREpAN/FXgkYi4Q2aA5jIISIjmfsxc5F+jaEkE",
+	"WK84sh3dz0YRXZEEzD9iEq5TOOGfnaTxlK7IGLMF6RDmmrfUxRHZF0O2asEdMceLOb0lZaDhk0sAWgCd",
+	"o7ZLrnHsRYjcq257W0NMkxmzcCsQ577vEczyME4iHEZl+E78u2faVA4T7rKtIcE74IDs1QhY2fTx5y/H",
+	"ee7TL0Lb/Oxlz+1P/hFbufOpf/bnlzGtIEK15Oeb6vk42nOC58SrIoKe+FgNgaf6Pg6CC7wgE/onmTB8",
+	"Qw67XQM6RWTFkbgBAV6QDrpknETID1EXLegt4eiw2z1CeO7fEvFnF1GOInlCCMPX7hFiZIEjekvEx5B8",
+	"I05E3KpDFtNccfonachxugaOU17Yjiv7UZc29W8IG+AV8czIYzNyHyUNbX3ZgpDcUj8WkPLAZ5ygaz+E",
+	"LxyvBOf/IyY8qgMfxmtVIVn39ZsqLIOOcBp/McRX0U4g+x511lV3M4Cv1Zcz0L0fdzsndMGIO7wPaEi4",
+	"gTExeg/0ErWVKLeHsBD40N2SOku5SzAEuhyfSAS9jnk1fhI1Ux3UWWx9+6ZlxFAJt/gvjuKw4sAvxyev",
+	"OPp02h8AkNCyCrCkQdMNff3zW9OGXgbuDmw+lr2a8CbV9NFsXgH6zGy+BG1jNq/g25rNP2Yrd2TzDwJl",
+	"JO1Qyoc7llRD/MvxWUQY/ImDwKMOFms4+MbFQr5n5vqPkFy3eq3/7yBVuA7kV34wiXAUczlX4ZTOvvRP",
+	"RsdX/fHHy9Ph2dRCH/qjk+Hx1cV4ODg/Ox5NR+dnguecX06vzj9cjftnH4ed1oPVGoahH/4FEPbZGhEx",
+	"Vw9hJJuhue+u0R2NJAlZjC8GyPFdcgT//DSdXiAuG177nuffcfh9hYOAssWMUQb/7l+MUGaqzoyJZV2E",
+	"xFkS5+YDph5xn2x92WHjkFQvV1AeNSO6Bhg0m9knt9iLYXIEY6H2EvPlvkd5hFZC3bRQzFzi+C6eewT5",
+	"4YzFjMdB4IdCIqArvCB7R7BTaNA/GwxPhseofbinVj71/VPM1gr3+NMdLRVqUP2KseP4MYtecc0wUYgj",
+	"EFnIvUOIS1zUHg8n55fjwfBq+Nun/uVkOjwG6lG0KOwnJgUTUKr1Qcb48AAwKWhFvz5bw4pdlwoQsXcR",
+	"+gEJIyrup6TpBRRF4k67yCURpt4Rsv9b/NtGglxwRCOO+BIHQE6CzFDfW/8tacF3A4FNucjvqtnXhHT4",
+	"cyHGiTPrcy5G89mYiFMWQ+VnWBHO8aKCw4WxR15xxP04dAiKyH1kqRtDXDRfo7slFrQ68DBlah2OHxIL",
+	"EewsEWUowCFh0ZJwwnszto/stkfuqYM9iY97trizjs8cEkSyL4wLLCGmXrRPGcr1IOGRHGflu8RDZ/3T",
+	"oYU8fxGE/nzPFnSo8EkoGWIaNYmFAHvEFcHMlRfpPpoxJFm4xwtQyLHm2LkhzH3FUXbs69Bfqbvnz/Gc",
+	"ejRaC25BIy4GvKYhjxBmXLASEOEEeNBJ7JRLuROSiKgWpWWpy91D42F/cn4m1gDbIkFBjh97LmJ+MkM7",
+	"ZqHYdnG1LYQFBIKf+HFkIcyyRM9CGK2wJ3iP0AOguwWDOzR0YhqheUjwDQmRHxC2B0Qz3SG5QRztH8IO",
+	"RgpNxFU8v5wOzk+HV5JDWIiRWxIijDj1BLX60D+ZDNU64XQpQ9fY88SSeqh25ThZtyDqAhjbZ4pU9pAa",
+	"zNb0UMOVoJAijH7I1XIFtWM8IthV8PAbGgRiTqm0Yi8k2F0jlzjUJa7efAnjHeZy4/mNQBTi4Jink2Vx",
+	"aYnd4lAwjpykjRlQL7hxAl2IawkUwcyPliSEbRWjrbBLEI3QdHw53OugPlLAJvsu91nuek+0vCEkkPfR",
+	"jyPHXxF0tyQsOUfVXUOZopKzFHIKooAybvZIL88mF8PB6MNoeCz5KmAB6orxANo7yongEyXxBYSX2Is2",
+	"cYFzCWkLSK0vZe5UPPLjuZeRjVi8mitRvUTytG22TOvmOattCU5llulHTSUzq0W0jFO3Mg2QFIgerJZE",
+	"04FgaEb1uaiQWC0akdU27aUcalijH0dBHH2gHrkMDZq31HvQx+EUFC4l+spOFhIkVBGhxLwt0EdaMTum",
+	"DQoyWmjFxy8k5NRnVW1C3yGcb7ddgs6RpscygcYPVkvJ683Pvw77Euk3j4KAMAPfJVshDXTQ6Haacuxt",
+	"4dETKzWr1Wu9708Hn64+n7+/Go7H5+PsPW9ZLcLilZAv6lsVv2qVYXR2cTm9+jA6GdY0ujg/GQ3+vrHB",
+	"1ZfheDI6P6trOB6dj0fTv2fkoBSN8oddsQWTaX86LCyuqA2NpqP+yeh/hWCs6IUFvifKFolhh7IgjtA1",
+	"9cge2p/F3e5PBP3P5fBSdBK/ojjwfCz4iv48Yxfj4cX4fDCcTEZnH1E7wCEXQwoyfIs96mIxQzpc2nx4",
+	"nPw4uXx/OppOxTSCYPAZI+yPmMSZidDwS//ksj8VkyRjnU+m2bnvQrmc9OrvmdqmE8/Y4Pz04mQ4HR53",
+	"EBwKagOTsAFh7T1YhtQohEqBQyFMhisqxAnxKRFcpHiE2XrGmM/2k0ZwoSV7KeOk6diKXwEqw++ZAzV8",
+	"lYdm+JA7rdrvxu7JQZm65k6jvoFxgOQsTN/0GZi2KMEM4w0aYOYQT9+jjAGiqI0jsgqEIAwkKMMUUppU",
+	"HEraNrbm17sx3114g4mwDqTqe4wjXN6Fc5Yq6eIq9hC5x07krZHPiGCrtlA7bAvZoHQnf1yGnvj7lrrE",
+	"h79nzMaxS/3sB/EH/Gh3kO1gmJPbqP0rmX+ZTvcET465tPCLKxyFmEnYkH89YzAEiJliCCkYLugtYR3B",
+	"8jlaxTxCc4KWURS0OVxdC8XMI1wOJw5IiNIIg+VkxoS0CJ2EBBkS7nu3BEU+8nw/EFK7hYKQ3uKIWMij",
+	"7Gbf84U254doRSLs4ggj7Lqh4PFc3vA8EgCYBjwD6OfriHCBYwm7Fr+YBBG9i9UjieWLoTJG2Dfdd28N",
+	"Y+k9N4QlwBEg3QA4gjq0g/RUD9TxHaRnewSI4cQgz4s/M6fmLGN2Y5SuAGcMllXxs9wb1P58MfxooYuz",
+	"jxb6OPpgoV/J/MJC708vxBFMRx8+7DXaP42e1bM13z998JttfqLHKQ5EJ3FhDFYKch8lN62NI7TyeYRe",
+	"//wW/ULfW4iTUKhGnETAPo2bCMdSHvkL3JPmCKZPt3okEKnb2OM++nQyQYGH1x7lEd9rsms1JGgSr1Y4",
+	"XJuCZHCEMMjpUiP0ryWaZShT2eakvn7CfFke0uZL/Prnt70ecH5nSe6lCJC4u/TYycY9xekbFw/Sl4Ef",
+	"5VejNaGsa6Xb3aCpFB1bK8qSfxu63pH50vdv1OE3OMms7S6Z92uDRf6lnBLEWFAVQVxVyysNXqFrVp/Z",
+	"B0JcwRgqz8zxVytlVc45OrvGgyP3AfistQFhwzKHiZF8LO0SD1brG+xt7EXm4y9NCfabuqCHNieO+HEP",
+	"TLxHSGkbEKmWGoD8a4Tln1nT/Td/XiAIZoT10tiLZgDnFO2NXSIcLshGq40+y6lsXUTu4tl8bYAUVTiO",
+	"GfMjLLe6GVD9tEcRsMxg1TDV0RUnL/6BvrUJrqzI+ABUZSS7pUQFhyFea6x2aURMfl4urTDXmEckRKDh",
+	"IQ8zgtpz6nlEGkkRRku6WJIQrWIvooFHSZhlgIkz1Gr5qTjT7Oacqw6PI5vRMiR86XumJaaRLCuCGUfd",
+	"zs85LpwYBFf4PonbNISdaEOh1RJK+gc/VKF9CosSK8A19njJbfMrplGi1AsuGvnomjLKl6gdB/ouSxnj",
+	"FZchqA4OKnZZcYlNu/yralbE2CzCWU24Ri3D+Cbto3WAfPbnJSBEt+oZIRqs8sbk9rYRZa/i3Rvwqg4l",
+	"DWRuMXJ57gpv7LPC9/riZuBWV7ewY7CGDVs2xYsaOuNJ1p2B6qfXT7VZuwJbhVaearEJt/RIJQiSATZA",
+	"oXhZ5bbNPYngBbU8wH/EWjO6IUGUxgjcygFTHeIQndL3zXSj7TF74flz7A2k97HQ5+3PP//0toqHCxp8",
+	"3oxcnxTbyyh2wqKTHaQBs/alRZlXHJxRPN2+t2+EBiZVmy0wEOapPnsZ1FZ56vLm/0LWm7lRgKOIhGIR",
+	"//f3/v7/4v0/u/vvvqZ/dq72v/7nf7S22goVVOf6TrzK6aM7bka6HKvpxlRdTDnUxiAU2arommnWTTeu",
+	"kfxzDStPMbkTT403ycT1u7Tzqstnp7+aIDsmHkl4ZhVELjRyTUFsOQ2ggfKlxDc5I28q2G4hz74UUcsr",
+	"N4/g5RtE8py8urMkWivWFZfytcE5VqFOwY5T4ZbnjbWXZOuL2nNJ/qkCOaM5lOhn2gTNyRLfUj9O7Hbc",
+	"QqSz6CD7+0zrKrNWT/zDCWet3qwVhTGZtaxZi0fYuYGfwMo8az082J0Zs+F3HW9ViutBbWW8SkR59YEr",
+	"J160xJGOe4EgitpoIh1YcYRiUGNiriZNhtdhrmoaa8bsJIalInClg/oAfmYg5PpERqIsMYTvz1gxWhO1",
+	"33S7YISgbIFstXkd/X+1LTo4JPHoS8emyRrfUFXcYLvLYpE5LG0T8qrvp7tYkpOYGxMYtQqw7qia15Jg",
+	"9e0UotZ4dbxggyiXol4KN1Fig/bLqrg7oaxOx5dDpOxPHPnMWxudcGWT0C7BG0rW2im0Y+u4oJDcUnI3",
+	"btRtnG37YLXUhhSPvDn5m8gB0qPfkj2UzhRCAi91KEfd1NO05cbrpPcmjW/Qft3zs6vxcHJ5Mq0I8tjU",
+	"rvxdYJrxA0T6Gb3IxStUtvLpgNXdT6oY82o4q78Q9UwHZjBQljfCiWLsPcKonbGiP0mo2+PN7NRMBwrW",
+	"d9N3/cix2hJfZx5vYA5/IvP3EwWRFYbdxB03PBuyWr7jxGFImLPx2M7TlkbIPpLor7QrfiTR02q2Ri3N",
+	"ODW4tY8hYP+E3Gp3jyaqo9P+x+HV8XDaH51cnQy/DE8qqOrGhoYGJ+e/mj98Gn38ZCSro5WgdBehf0sY",
+	"Vsec3ya6kq88trnyHp2HOFyf1N0k2eSsKt5Ufa+7ayY0G7Ho7RsptBkCNtDbN/tzGiEV8YkwRxjiq1cQ",
+	"KiZ6CZGH3ONV4ImBD3/udls5m8/+//m9u//u6/dD6/Ddg9HM89lkQOxLN4BQB5YqClw6BIiLHByGlEiJ",
+	"C80xpw66psRzOWozH9lK3bL3TB53lQeg+dE8wv2kwwUMbFGxhS3AiHnkr0j4GL9z1uWc83qVDR7f/PlU",
+	"PYjZMCI0a8I7ducQjw5t3lYB/6z5pOno5NOOBkPod1bbC6yKtT2GsWUDo0tPpHSw57V819FBtnqcZAul",
+	"FKNrek9cC3F8TeSjIwbyxRGah5g5S+Qzccsw95ldvmOryqhpcRCYb7b3adjHsnXt+sbJiCnLSCOW5buW",
+	"2kDjM3KHhARFOFrhNZoThF2XuEfI8aiASkbcLTFzPaIbRkuyRq4PVOmG+XedDBvaMHnps/hBPigxff0y",
+	"Oh6eX4GpQcr9ounleFjddjIYng2vBsPRyejs49Xwt8FweGwe+9PJ5Go8PL387Wo6Oh2eX07T53ym5sPf",
+	"hoNLgOF42D8+GZ0Na0fvH5+OJhPRHGJ79Rz1Tas3Yjrun00G49HF9Grw6fLsl6v+eDr60B9MdVS6qdP/",
+	"XJ5P+7VQDs7PpsOz6dX7k/PBL/VNLsbDwafh4JeNp6XeRl6ejYf9waf++xOzgpYSme1tMttyj63ZQ0FT",
+	"KHtgaOZ91f6SRmDAi4SIwFx0raRqFJJreJJnDE+r4xhhMzNR0axURSomCc3OU4nJtD+9nNTSh4vh2TEE",
+	"6xfj+8eXZ2fwwfEwXcmHjBjd+eENCdNWSYw4+od6N4b+kTz57cyY+g17d3jNE8lGhfPn4/ArAc58UNDm",
+	"f1SQ5n/MBq9nfs4ht26qwK1CYy0p5Pd2+veL+icek2n/7Lg/PgZb2jd/zi0hUhK84oBEMnIrDdfiRwgC",
+	"6aG5fBcFzLxIfA3zJj/rKbO/waDZHz6Mh8Psv6fDydS49BOtEhfsCaGzpLfbKQBPLQ8WHOXl75TjuVcl",
+	"/ZH7IGaLqq/UoALV3dKSyrRBIqx8UhdUJloZwkMIgRiUuSQgzCUskhhkDo2N8GJLfwzEUJSlwScQ1U4M",
+	"nrkCDSLhfvE6IOUgOJLSyIoKigE0udwG+dfSZU5lpHAhgiMWss2E/knMKYYSb5sKcqlMOGS15usAcz7A",
+	"zpJUYlad2kENpoB61Cq0l/K5c2NmWo/yRen4i39an1TRA1xySunIHDGWIkiojFMO9jztstoYOvtkntzq",
+	"WxNXmHX9ZubTnOl5N6Fjm3fU2yqDDZZeJUUmQl9ZHMxt2xau6GdV9CuX+omaVsfc042UO2vdEutmkCPI",
+	"afAqOGn3YLWuQ7wiwx3m0x13nhSSJu02LXTdZeKNor+0pkjyGIS+Gzsq2cKSRkZmWxHEnzpXza9XfBd7",
+	"NNpocD7V7ba8h3ynveW7bmv6zGwXTMr1ftz0u+FUof/2IFTe7g0xro0olDm61ehtOMkEzlYEAD+7dF4v",
+	"X+vI3G3F46cSRTNReeZQ341hutLMfk+j9WSLC7n9LssO79c7KkH1x1AKsnu+kLpHmMYrwoxLDTn5IyYs",
+	"ojh7vGWaCLJrkgCkLLtUbQWEWEA//uV1oygL2Vj2jbAHGSA9+MINU29C1g1EpGGgaQ79jSSlLsz0hPJI",
+	"P+3jm18QNtc/kzw7jUIABRjbvPFqDofptVdZI84lZ20q5lEeffbnWtqr2b2tLZnSCLCdri8Ezh1WtoNv",
+	"qGYzeK3vfytn1lMek+affPPblKewsNSCoW4jb3b7twQnoQNPvHeboN0SzKeE70LZiKoh3HwFtJ2p8SrS",
+	"pxDNTj73GuDxoK63xo7Cc4QmcJ9mdJnUSn56ftw/GU3/XhHQUvE5+Rm8Tdkf+pfHo9wPENiS/WE6/M1s",
+	"yj7PxS09XtPeSXnbQTExbXYmbi7da0N6vZJDQvli5DtYrLMwpkn75okdjLioLfPy7R/umdMvZt0S5snT",
+	"JI4nk2Hm3yrYM5/j0XhqF0lEVimikd6SeoFwa2m73mXwiAjmJ9BbLorPiUxhP8+ujzw6TqWZkP4MQrhx",
+	"T/N5kqWVvby3SeLc/F0Sv3YWvr/wCA4o7zj+6kC5tcUd6hRGL22n1brfX/j7Ks13P9JhRjKxL98uK/Ax",
+	"uIQ48qWdW8x0VHS5ZlKqvOJoiflyY8KWBogJqXQHPrumbpOgUL0rp4VukMylOqwmahCqVdhwuZ/Ft31V",
+	"yY3NObPNBZl8dy3zbbx59w4FqmMSamTYU5c0TDaZOftmjNqIwQZ5aVWX6DH/hswFt4Vqn4LUYNPKXvJc",
+	"RMnleGhyXWsW0qStuc3Z4HQ4qPx6eTa5vLg4H0+Hx1JcuPpwPj7tTys7JDknQbYwcqUKJDav/RSS4w3O",
+	"zz6Mjodng43r39C+ut3wt/5gWtsCgn7rGpwOj0eXp7VNTs5/NW7KuPCs4bG+qsdl7s0/sXmhpyFP+Tqs",
+	"jjpWGkxf+G3KhGSV6YpHwqkx+BlTZ2QnMVGyXN2ATVT/9btHEfldabER7hqIwZCUwC0E+LXOau5gz0Nt",
+	"qGUhDTp71SsqD5zpBwUecoktGjG3wpiZgga8g2yTZCX/2QkDp5PWLLG1bDNjNsTHf6G+J01+PfT7d/jJ",
+	"ytbdePhqH82YvUl0G/irgMqBwMrGsxPBtsL46mAgFyWxkON78UpMISMHmhERtt7ArouhzeqTDF2OfMSX",
+	"/t0RKG9Cq5M5hlTG307LegoMCwleffbn/LQKqHNGYAt03j4Z43ZUylMqqZENsSQ6/q+Edo3Mn2ngeTMK",
+	"JxdRS6qSZf4Yabp+zMxaz5OpoDYBVe7oto4jfsx7QAnW1qy7UcRu+oi85jF3vbuvNcCeR8J9HgeBR4mr",
+	"XiuhG7I+gCh+FGAacuOD7axzOz/op0+909PeZNJZrVa5d0/dbq972Ou+7pTeP8nXT6+th97v3f2fv8I/",
+	"M3/OZh3Z4ifz46isml51vpOAOLTGeWa1XO6lAxlb5LydNSNJo9jmGfn2/rxp7pl2IRsqpMiUw9mIxyue",
+	"yf8Odg9DtgmOZEQXcVHbjuF9y57OMjdjgsuLTpRno9ugBEhb1i7hMtTOTevPJDVhsAPmAsjFzMje0Yzd",
+	"0WjpxxHCeRhkuZf3F0MEZZU0E4BIwbslCYn8HQLqbJlUUK/yv1Bm0eg+k13QlC8i29d4IpnBjN/T4XdW",
+	"K2Spt2JyugI7XNFInIh6sXdDSCB2hIbqcc2RrHKiv+OQILpgfihLET420V29EXPXzG6GjfB87ILfdiS2",
+	"fbM3uLkP2DTfr2nGw6JEdHE+mUqsziUf0S8heQ+SvYgRIZvLN3+eVkuetf4hf5GCMSR++ebPZ63eZ3/+",
+	"YFszpmpGBiREkwgzF4cuUsBw1LZVJsZ96toWSv4V0RXhEV4FkHVd/5oUbuyh20NLZj2eY07evoHKj/uT",
+	"T/3XP79VSZD30nxyacEyNRLixAlJJC4UuY9C/EkWGrMBlzhhEcIc2b/tKzjlSw3nDK+IGrwDKdnV+9K6",
+	"hOwq3Tqkcz+CYuhU5wQl9/IEKZakwL++BtLz+g1a+nFoTMCehXarPCvxTvmQRa+yTCEzeMQhGMuXZKXQ",
+	"lOCQhP04Wqb/+qBJxOdfp61yrUCo6ndD1gr5oEpFRo0Qn3QCHLS/r04RjY5tSx/SjNliRj+kfwJx7qH3",
+	"MDGSJwZkPzmyPlpRLuR6Ky25ZSFZphTCmENy698QF0CifMYuz/qX00/Ds+lo0J/CWxxdMBKoAsyUkj2B",
+	"EbJkHmXXhiTmE+Jd7y99HkFxDZ2bO8NYoOBYiGWu4v7FqIMuPBwJOAWbYa4q+gYR8NzS1QOEMgCp649Q",
+	"du+0GwrwcoXwAlPGI0VH/TumcwRqZyxUIJTeZXQXCgLMkKq9mB0Wylx5mC1ivCB7qmBIFIcsKW/FLRUR",
+	"D4XPAhLuQx/JZ2UFA2Cw8CBqRVyKJQOE0rMhZgvCFdvT0Ii/l1Tc1hkb+OxW3Bmhoc7YPvogeIDKJSUu",
+	"r4NXxBtgLhh/UuWXd5AulIgg5Tt2oMgd6FoM35ArB3NZjisgnieEwEThB/UfOA0sFqqJCv0Qr0hEQtS2",
+	"pZR7JelXUpPZtlCn09nriEEv2Q0TO54OlWdaYh35V/SCMCpfp51UUPPojdjxkBSe1/MjSKKZHVkSRRh4",
+	"CKuQpgx4uWtL3c+W4NjfhRhroUQVV1aEB6mxr6HuTVq005I10KBkWeTLQnaYo0UYOPsLHJE7vIZXBz1U",
+	"fGnQ/mnPWK60/W5PjCkWma1a2j48TF/Ivel2LVS4jO3Dt9kGhxa6GI71I9Hj4dloeNz+/7MtfgLYz86n",
+	"Vx/OL8+O2z9nP76xUP9kPOwf//1q+NtoMp2030rk7r8Hw3f7sJtt/g7GKte4bP8t0+r1O9Q27fGDjQIv",
+	"5sjOVMC092BE/YyunV38u3eoXXSSwOHtiU0ZnV6cDMUGi16v024/dw9hyNHZdDg+65+0D3/KfpQb+qU/",
+	"Oum/Pxm2D99kP/5kodID3nauhcStviqOl/JXySKQFo6T3dYO8NIZwTgXeEG0iC7Q14fUsJYuNy3OQZb/",
+	"VVmeddnRUnz56kgVW4QKj1B4BbiKBDO5tVzchCKCytvC4pUiwfKxtyCbidiZe++taEjVe2/gFR51iJLp",
+	"tJsyEHrB/uuO0AGBKQPf4L2Dg7u7uw6Gzx0/XByovvzgZDQYnk2Gok9nGa2ke4pGoFRmSHPLat1ql3Dr",
+	"sNPtdKXRgzAc0Fav9VOn2/lJKp5LYNgHru+IPx6s1sGSYC9a/qn+tRJiSvJNDdFZ45WnfoIqirr17eEB",
+	"iKj7OuZMpckphPJTQX3z0lhSuo4L/LgTRyoLdUqutN5XZTtlByltiYsiLTnYA9OYt0bR0uckU2KY3grm",
+	"5cIj0QN48Zf5HWoOcdQOSUAw8OIZSzHjCGG23vevYTTKoHiqheZ+tFSv/H3P3eugvk5M3O12AWUlE9SP",
+	"nqQYqLz4+ahPOAE9W6v3e9kWCAsiPFPZTz5gvQ88sDhI97Wp1HVaeYLnKlvv6BLomjJbrAHvhFDSerCM",
+	"wKdgq43nRG16w2XIxuYVbFVEMLOa15vW8rVQ2Pt1t/tkRZXNYb8V1ZWzp/5gtd68flc1fALvQbEaNAys",
+	"/Kib+qowWLEhunYNYGwGkJZ+Dft7K3PTv1qtey2U76vNzd5baQI0KfgyDzCHSrK6eGVGQEUyOCl5bOhf",
+	"I1ubOO08bZixPHHICaR2uWiKbamoLeJCBSAo5wfyaKp0ycaF4oFKO7m4nNqSC+FIDHCEVE1MISeBxMbR",
+	"fI1oxIl33ZmxMdmX9QXF9zm59kNi6BGSwMOOijARs4GoC2aBHhpMvqSkTVbERnZIrq+oa4ldtxSK2qgt",
+	"/tnLaglXceipP7W+IH8ChUH8uSf0ns+T8zN0QhmBZ8BC2Q/J9Ugo82iWNTXPWg/2EUoLO1ndbnfG4G6i",
+	"dqG805EG0kYxo3/EpIPOoX5hLzOdBa4NcH0EJITH+oiyGZP77ocuCS1kfwdoLKRszRbKGK2tpI6ydGRY",
+	"StGwpMgLGWf7DMVKBFdZwQUn0CkUOkkZUBvV173spKYIgUooJA6RA2XNI4DSV2UjSfq7NpX8Y8ZyzaES",
+	"nzaiaFo+a/U06XiwITwpV4eRp1ISFxs0Y3fatoJDYuJG+TJGLanwEx699931k1E8c0Goh7x9QXCAh2ck",
+	"uxUFmzbRXaj7TCMuMejliLAEP0skd6XDJSnt4HsqKjwcSMST+ftM5HoS+QFH13EopeiUfIE3PyXhdVJb",
+	"ljDPWJS8EVVUMCI9VFkf09JPzPOoj2ikC3rP2BK7qK1ukNRZk8YpgLKkNjyJX0IJOtP1yNXDLEtrpnNM",
+	"myQyyMhVIsUz3C1j8c8Hdbme6y6Zy4RW3KXC2b7gHQKw/4I7BBwLrlBcUZBCJjEFBmuQSzqoH0dLwiJx",
+	"PDJTkMD4y/HJK44Su7clg8zXQsuV5kep6gqtJWvIxF4EdfWFiEO5QetGfdBeiYtiFlFvxkpCyZEQlIjj",
+	"M1dVSC5KKSGPOqjP1shWPvr96TpQ6eHU4EJVC8H9hdq2E4ce2p+qjDwOvxXQ2XuWYFxBSBQXkwaEfR4J",
+	"SQlqoCo9G7N1T3rlhID0Csp5rnAkpot8z1VSV1p+MhGbsBaaZJBJTtwxUoCiZ+ZRNMDa2FqWeR/C4fHm",
+	"HSYaJzbQmf88+M/8LU+f5lKGQe0q+gD+UiZd6QerIC1SGMccAYq4iXU0pfIyC9dfTnOUR6TV+/1rlgIp",
+	"bUJToIxG0U71kL0MVSL3EWHyudHXTVRHVgSvtLkUyI5sDXQn9Ow6ORyAVNI4ygjjQphuQKa2JkeGW3js",
+	"37EEM6Tm8M9xERvfk/t95pbvSqPrWT5mebZSefxBMF+fYIL7GRi3Qf6tzYomg+J8LR2JVGhQdEXA58QQ",
+	"dfc66L0v2ITyLord5qB/76Np6pLqIRusVB315Ed8GosvtqW/qEdK6RdBm2YMJT21OphpoTIiKpf7K45s",
+	"Nb4YVg2o4v2S7jZYuLWDnHfQEDtLCaa4XeTe8WJObyFkULBEMJ1z7aW2KVPf/0uQdltZzJVnVNnZPYJv",
+	"gdHjCHHqgl+bgYFcrYUrHxJAJn9KLTRqUSp6UXYL8ALyh9k9lfQK6klKPfywe6TN6Hju35LUqhqpFFOY",
+	"w29HiJEFjugt+Op0F7C+foN8+OlcEMVig8SA7Nw7z6Q6chCSW+rHHAXg+EpsLByviFoDhwE/+3O1F2Iu",
+	"IYHps5A+MpVgmjJ5d8Fkxbw1pJpWeYX3quzCZpPwBsIjNUMX0qw0IVSq/ZC5W7QeaTxp0keG9TSHSLVv",
+	"CJFqvRVEA31dmu+S7tF0n3T7PFwGi3hqC6dc2as6LbPtO3u9chbwxtkCqiHQCdtSUyvlyiJWD04SX5oF",
+	"aIMvoQzIqYx0lbAE4I9bkA66NJGDDB0QAn6eDFQBq2lMDsxyssKa9IQNTj2hIwO8It7z+w02uQz6sI2C",
+	"pv0ALgM4WkVeFUPNMHepaW/0CghRNMnsn4axyHAMO2OOthFhUbiucR3MWI3vIG+hUkGFHAlp2RCnsKdk",
+	"AmC2Jij0K9Fs0L7WRuG9RNZpCH3gOQQyWM4h9DM1s79Fv9D3cGNgJh0BhF530Sl9jw7Qz120Igsc0Hvi",
+	"cfD6y9Cg1+gjfH+DlpIzJrHodpYLp1WdUV8XqxLXDopXQUigECPkY3YZAfBfKBkJBv5VRbbapcLOdraW",
+	"mXaSirX5zCEWssuJiW1Ly02COkmzRD518pEgWh76OJwiLR8efFfOgQexpJiTJJTQ7gB0IIdVQAePebTT",
+	"qFh/LTEjCj3mWglrECpULDWN2j91Ebh/1EXas9DdkjpLiHyA0ChlNhFbJqPqOfwOuCLO14BXlgxkkgEP",
+	"yiMi9i5XI05xIhh4smbOMvSZkGxkAPMduMcBaSB+RMrLS8yX6eNbGbEBwSaJIKQ/itVm406OEOaZSeDS",
+	"i++y56YE6ipyJHHJZK4nzUSMdBBUcSVhEvfnYuqts/Fyf8R+JIPHIILIBRlWyfcCG9uHXbSibC+xEZB7",
+	"4sTQ1SXYBXW3ffizbAML0Ht6pzBGRsvlCwlU+1Se253y0p6UBoZfcAMk0jHcJXE9CPhYLUli7ygXB8tc",
+	"MME/hmG9edegX/aNNXEfzed0xc+Etmvug5UoVWJ4TU3LQMfk068aX4xQTjQ5wFzGbuve6C6hw4r4SQWt",
+	"TPdmrM5ZI++e3gdxLW2T4cK2kLOM2Q1xe4KCzVhiQEqCWyV/5oj7PhP/p2CwTVKkAHFzErAkfevNmHRB",
+	"CwIpa4sq4g6O0YzzF/5tfmUE1UYtCGoVg4ErT47l+K6sT6rC8eBvFfUIvSAcADMFPEgh6tVnG2dooqaI",
+	"lENjCLCEDQAqKGZBhwnlKcXvqQnVVstTnzF4kQK3Rko7EgTKkeszIUCkjNQRW+VCTCjCbC1v1hFyPB/U",
+	"eF0YlSluLj1jXEXPrTBlopVgpwmIxaExV71ArVbXTgZMSPIr33HKgL3QBWuV2obkBlk65iF91ajcCyYq",
+	"mj4hfCYyWn6j+Gg6ajbiNQNCvwc10NJzRqR5VgVUBon/4tqLocIV5hCbpoVP/VbjX4CeMlejijKeiLVC",
+	"fKVe5eNIbCIqVhoVx0oWxHAp8voMas9L5sI9ZT2iEMsjYYZbnBHM+nosnA+aBY8UTsUhKohiVg4yXBRZ",
+	"+G9rs9Fn9VbzWXXWQlHCajnh5VTVj0LxkUpmWTs1YsqBLlezEWXAN6pr22QyaMpYiaboNGO+56bW6/k6",
+	"VUuSwe+wUicQj+fyxZwyas/XiMJjwfQ1gtHq2u1ayMPhgoRZW2rB2GJlbK4mi6t68xBJ0yrEyIJKAw8i",
+	"cSKqqDeV0rgqTr/CHqoTiO6O3M1MOBP6J5kwfEPEGlvb2H2g1/PbfUr5WWttPxlMe2ETUKawkxYkEgHZ",
+	"eOGqzEFj6M8Bh24puQNd+1vsLshKsAkwsieZ5hvdrhmT1wtkLim5iSHSvQM229aMyA+VGSWt2GrJN0l7",
+	"PSRgpmwxY7C6PHorl2taoSiJnLALhXtT184KIjjB8HFDSKBcWglkrzgwBjupFSx7Bj6n0lojiQPIz5Qt",
+	"xOXPvNy3tUWC6xcU0tkEXgq1gzm7xxLD1ohhcqWPQUW/hmfE2vWrjFfJ+2c5cmIeIm5iUVICPdN7Jfem",
+	"nf6pjHavNBOFXS3VeNqrVsAfTzy+Pqf+nl7pF1Tim9AVqZKo8AqNgi9HVyQlSCmLUCUBTVXukoY8PE2d",
+	"u5GDS6SDmnXb8G0wER920Lm4hkj6euYe6SVCYfaaSpEWHjdqUgmWT/3yBCcXBiFdO6M8QtYellBcePHZ",
+	"xtyRRhapcsFtAoIm4HzdKblFBbwgGXlK3Fj5oZpVqoyp/VO6bmbspw76tWAvzblHo6wZQZADDjKyrdzH",
+	"FmK+KjrEE285/JYHrTNjbzo6442GMyFYKpES5ahUpA4OJE8JQ8KjkDoRlyuL/Awb6WzyU3e71oxtITKh",
+	"aolpmgpMQlMvS0x5f7St0FhxjOySMma1coGnGr9zkkr9UbJW8RLJ3TVsrr5AIPqbHXjZZDOPcjWKVdW7",
+	"GLv/djLmnYzlxPq1Aqc43yQuW91AkEMRZcn1T7Q8CW495U+zkv2zmTBA7q1gG5XMSZZF1UUGG8c2ySlE",
+	"NyGAQcG3thzK6NPE2XeK0CtITQ+Qs65MGpKMg61nxrpynQADysn36xFeFBjwC6s56TlURK8ZTFKZc2ry",
+	"Nk6sufps9zroLMl6IF9YZc8WtfPv2Q1nLWdK6io8p+SrJ3lRyTcFol7yZeRO7P0P8PAnQbIdcSxLanYg",
+	"M6UgyjpknPjX0b5L5Hs3nUgE4uXA/e1RHhH3COnKt0IwUAqofFkJYYkuudINZHSi0EAjvLiiLrezT7b3",
+	"En+9mmmJb+HZD1trOiFfe4tta2IKs5pFID6RNawq1rCaHm8vpBWtXLsYuUqC1UieUnqMaQFdk7BUPNSc",
+	"0FRMrlURulZ1wJzIw232plwh0VM8i3/pl+SFEjG1Ypo+npfnlVk+qX54Ah4pKaR2eysDEq+nVP1ML0EZ",
+	"suEnipHO16id+GcEBllIN9s7kkJuoYY0mq9nLN9nr4cwcmN51GBtzLPkDhKkbSQoGxCKuUToopxTae2S",
+	"tX2enW2/EM/OF36sYdWw/T8Ks94ByXNM+kCHRlRHgAyTiMhshCE81tGW9jgQqvdhN29XrbgWM6buxXmq",
+	"qgtBUqEVcaVLshCEdiS9z6p9pkKGtLdIU0Wq8Sexx9L4i5O7Kpg6diEjWrQM/XixTLoQ5gY+ZTJ4vs8Q",
+	"dWVPB2yShVI7yn1qFd2rr7iy2SOd1xFiQjRD2kMLEkEAh7YuSaJ/JK1sMBJVSbV4RL00r5oLtqWptnND",
+	"hAeBKga9ZKey8ZYqdVK5xHa5Dexiagxv0gWCN+1chlYb+bckDKmrzyUZsZMEH8qMac5SmvMTz8cSEiuo",
+	"9lZqzLd0tfi9oxkrg5Up7W4jfkOVFwMm6CBxghCCmETUpHGIM1YIROTmSMRcGKKJMurLkchMz0Ec85O8",
+	"EH0sAlFNKCvvdY46/OsE4uWJ3qMp8ndVf/VBkmKIPymH5aXaTyqWAKIvMUfMT8ldc8lEiLrJHeQZ9Sol",
+	"6Eq+di11n+DCGILXewnFgwg8xiOCjamqjmEGLVlsp3CcqDq1zyoAZwDcJByovcQcqX17OSFBQl2HGLuJ",
+	"x7WOLHjSC/MVXVfVOGgVFHSNYB1TDNIPjCbNEeTlw5CKguOWVkQcOcsyEsgncxzZQhOxLWRr8Uc5kDKt",
+	"bfVasYYyzdjmnNw6gE21aEPWV5mLSgh9KhE+JDCdMZ36FOnSmhlTkRIVLZWuBV6Qa8oHQQdUPmww525w",
+	"8dPQr6cXGwypz39EnUq9On7p2yF3SxGwFYmwK2tdPBEzP1B0ribSXigGtiaH/cjewLuhoTRRFcxjKI3o",
+	"kX0juiJliipHIP/sVDW/9pdDILWdBs18ZxN6Bn20486Y7meczZQDXV5xaduRtu5MMS0btTM+OstkATpC",
+	"NXhXDqInOQfej0UCTfXMfkQamIrhEK+iPEL8JUOgAKNkFjSFIs+D2DHbSBkHHsHhFrSxzKX1HP+WIB/H",
+	"IxOt7nlw4TZT97zGdYgTGpcopvM1skulim2UhKSpSHWtFVN3xhprxjlLv3TgYYbIKojW4Gb88dx9uehg",
+	"iTN1vr4vqUq448Ww/hLv4F/i6CpV8a/1d2m8eGGPlzjsBEWNpPqxLrCLeO5RvgRrk2BPdLWKZWGRTNbk",
+	"rPgB6li9jmdLs7F6UE494vb0X8ljP/lMvBhlqDLtzVip8KN66AgXUwjHJFOOIuGv8GxSqKWyAqQAxUA8",
+	"KEeYq7RRmg4scMBBP9RuNm7JCh8xc+U7VBm6H82YTv8El1b8lEUvCKOEiFJOIivxx+HibuZu8FhruEmY",
+	"1ds36Bf6foPLThdu/9GEszKILymiJSBs9gA+hQX7KQN2bpMDfiplVdMS9VOCtJufMPosRxHw1hbBasvf",
+	"o/HYMuUrTEWCJKgkwNEyjeTI70CriJjbxA1//UGQ+MUROGeKNODvDsKkriu1VdiZ7rRFORAt7U0eLexV",
+	"yWQXeiUbKnfodhsCz/8dd55KeHrLmgl3GjteWLgLUnxoeD+2rYqhqhQIiUiIRxLtNWEE3SIxrm++G/D5",
+	"F7LOxjfVBgqjgUnmKz8t0emVq2S+DtpeQLrQKVSeT8CRU7xoJLIGoZ4r1GHBDyDrlLLdbHUJClzi4LuO",
+	"r2sm0qi9KYoxdXfBJMck6LZlaK3Oh/jcmRS2QZSXlx6eCyOa26Fkl20MUT+CbLHe2eCTImJJlk4cq/+W",
+	"RraSRtb/Iganx13GShlFigYcaVsRi/wqC5TKfojmROY+jBJS9YqrPJ1JUGL9NTRLJGYr1IzVSCQb5I5d",
+	"NdoCP3heyeVlbTNGSDaaaCzE/Dt15tbLyzDKeKoQV8kSW2u9BfaVz4Sfr4f9+1eBGTJVhkl1nKaJNCC8",
+	"xfWdGLKcwFv38Ja4Uuxv2yt8Q1AYM1u+qAJxCPX+1v1bFyQcWVH0ABBRLaN8hUuFp2XCfBnOo1IVWNnH",
+	"rEIE1dkXOrnn2tzAeU7U2y+ZV46GZcpQEYm+1ylYeUyjv4+9myzs0tXCVJEa4uYqbBiJSnaaTAmg8lRD",
+	"HYCO5mTtqzR5ujY2D4hDr9Ul6mUsFzrlC5b1R5M1W+pVnPTfQtVuHTJiJUn4lHlb1kuANUQhZvwaSm+k",
+	"YGcw0/D4HWq5WgACZYRzC6mCrjCNxi1lDD/zEU5LesC1TKZJKCVvPXx9+H8BAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -266,7 +266,7 @@ func (a *Analyzer) evaluateFrame(ctx context.Context, seg domain.FrameSegment, f
 			return nil, nil, err
 		}
 	}
-	rep, err := eval(ctx, rules.Content{Image: &feat, Modality: string(domain.MediaVideo)})
+	rep, err := eval(ctx, rules.Content{Image: &feat, Modality: string(domain.MediaVideo), ImageBytes: f.png, ImageType: "image/png"})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,12 +7,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
 // BuiltinStack is the stack name that asks for the built-in evaluators
 // even when a default backend is configured.
-const BuiltinStack = "builtin"
+const BuiltinStack = domain.BuiltinStack
+
+var _ domain.SignalBackends = (*Registry)(nil)
 
 // Registry holds the backends of a backends file and implements
 // domain.SignalBackends.

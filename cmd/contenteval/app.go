@@ -26,6 +26,7 @@ import (
 	"github.com/contenteval/contenteval/domain/policies"
 	"github.com/contenteval/contenteval/domain/webhooks"
 	"github.com/contenteval/contenteval/handlers"
+	"github.com/contenteval/contenteval/modelbackend"
 	"github.com/contenteval/contenteval/ocr"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/precheck"
@@ -60,6 +61,9 @@ type Main struct {
 	// Precheck holds the hash lists every image is checked against.
 	Precheck *precheck.Service
 	OCR      *ocr.Tesseract
+	// Backends are the model backends of --backends-file (nil without).
+	Backends *modelbackend.Registry
+	Registry *prometheus.Registry
 
 	// serving is set by serve: start-up statements are for servers only.
 	serving  bool
@@ -119,8 +123,21 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	}
 	m.Keys = access.NewKeyService(persistence.NewKeys(db), m.Accounts, key, m.Clock, m.Config.KeyCacheTTL)
 	m.Limiter = access.NewRateLimiter(domain.Limits{RequestsPerSecond: m.Config.RateRPS, Burst: m.Config.RateBurst}, m.Clock)
+	m.Registry = prometheus.NewRegistry()
+	var backends domain.SignalBackends // nil, not a nil *Registry: no backends file
+	if m.Config.BackendsFile != "" {
+		file, err := modelbackend.LoadFile(m.Config.BackendsFile)
+		if err != nil {
+			return err
+		}
+		m.Backends = modelbackend.NewRegistry(file, m.Registry, m.Log)
+		backends = m.Backends
+		if m.serving {
+			m.Log.Info("model backends", "file", m.Config.BackendsFile, "backends", m.Backends.Stacks(), "default", file.Default)
+		}
+	}
 	m.Labels = labels.NewService(persistence.NewLabels(db), persistence.NewLabelVersions(db), persistence.NewLabelTags(db),
-		m.Clock, domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/labels")))
+		m.Clock, domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/labels"))).WithBackends(backends)
 	m.Policies = policies.NewService(persistence.NewPolicies(db), m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/policies")),
 		policies.Config{MaxTextBytes: m.Config.PolicyMaxTextBytes, ActiveTTL: m.Config.PolicyCacheTTL}, nil)
@@ -142,7 +159,7 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 		persistence.NewJobs(db), persistence.NewFeedback(db), m.Clock,
 		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/label-evaluation")),
 		labels.EvaluationConfig{MaxTextBytes: m.Config.JobMaxTextBytes, Images: images, HitRanges: persistence.NewLabelHits(db),
-			ItemDeadline: m.Config.ItemDeadline})
+			ItemDeadline: m.Config.ItemDeadline, Backends: backends})
 	mcfg, err := mediaConfig(envOS)
 	if err != nil {
 		return err
@@ -162,6 +179,7 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 			ItemDeadline: m.Config.ItemDeadline, AccountMaxRunning: m.Config.AccountMaxRunning,
 			WebhookPoster: m.URLs, Images: images,
 			Media: mediaAnalyzer, MediaPrecheck: framePrecheckFor(m.Precheck),
+			Backends: backends,
 		}, m.Log)
 	m.Webhooks = &webhooks.Deliverer{
 		Store: persistence.NewWebhooks(db), Payloads: &handlers.WebhookPayloads{Jobs: m.Jobs},
@@ -176,8 +194,9 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 
 // Listen binds the HTTP listener (so tests can learn the port of :0).
 func (m *Main) Listen() error {
-	// One registry: /metrics shows the REST and the gRPC requests.
-	registry := prometheus.NewRegistry()
+	// One registry: /metrics shows the REST and the gRPC requests and the
+	// model backends.
+	registry := m.Registry
 	e, err := handlers.New(handlers.Config{BodyLimit: m.Config.BodyLimit, RuleTextMaxBytes: m.Config.PolicyMaxTextBytes}, handlers.Deps{
 		Log: m.Log, Keys: m.Keys, Limiter: m.Limiter, Ready: m.DB.Ready,
 		Labels:          m.Labels,

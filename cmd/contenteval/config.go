@@ -36,6 +36,9 @@ type Config struct {
 	ImageMaxBytes int64
 	// ImageDecodeBudget bounds the decoded pixel buffers of all images at once.
 	ImageDecodeBudget int64
+	// BackendsFile is the model backends file (DESIGN §11); "" evaluates
+	// with the built-in evaluators only.
+	BackendsFile string
 
 	BodyLimit       int64
 	RateRPS         float64
@@ -108,6 +111,7 @@ var settings = []setting{
 	{"webhook-poll-interval", "CONTENTEVAL_WEBHOOK_POLL_INTERVAL", "1s", "how often an idle webhook deliverer reads the outbox", func(c *Config, v string) error { return parseDuration(&c.WebhookPoll, v) }, true},
 	{"ocr", "CONTENTEVAL_OCR", "false", "run OCR (tesseract) on images by default; options.options.ocr overrides per job", func(c *Config, v string) error { return parseBool(&c.OCRByDefault, v) }, true},
 	{"image-max-bytes", "CONTENTEVAL_IMAGE_MAX_BYTES", "20971520", "largest image, inline or fetched, in bytes", func(c *Config, v string) error { return parseInt(&c.ImageMaxBytes, v) }, true},
+	{"backends-file", "CONTENTEVAL_BACKENDS_FILE", "", "YAML file of the model backends that score concept, question and context signals (README: Model backends); none: built-in evaluators only", func(c *Config, v string) error { c.BackendsFile = v; return nil }, true},
 	{"image-decode-budget", "CONTENTEVAL_IMAGE_DECODE_BUDGET", "1073741824", "bytes of decoded pixels all images being checked may hold at once; decodes beyond it wait, and an image larger than it fails", func(c *Config, v string) error { return parseInt(&c.ImageDecodeBudget, v) }, true},
 }
 

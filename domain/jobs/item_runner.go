@@ -78,9 +78,12 @@ func JobItem(j *domain.Job, i int) Item {
 // version's.
 type EvaluateFunc func(ctx context.Context, c rules.Content) (*rules.Report, error)
 
-// PlanEvaluator is the EvaluateFunc of a job's plan.
-func PlanEvaluator(plan *rules.Plan, j *domain.Job) EvaluateFunc {
-	opts := rules.EvalOptions{Threshold: j.Threshold, Expedited: j.Expedited}
+// PlanEvaluator is the EvaluateFunc of a job's plan, its concept, question
+// and context signals scored by the model backend its options name
+// (options.options.stack; none: the default backend, if any).
+func PlanEvaluator(plan *rules.Plan, j *domain.Job, backends domain.SignalBackends) EvaluateFunc {
+	opts := rules.EvalOptions{Threshold: j.Threshold, Expedited: j.Expedited,
+		Evaluator: domain.EvaluatorFor(backends, j.Options[domain.StackOption], j.Expedited)}
 	return func(ctx context.Context, c rules.Content) (*rules.Report, error) {
 		return plan.Evaluate(ctx, c, opts)
 	}
@@ -257,7 +260,7 @@ func (r *ItemRunner) inspect(ctx context.Context, it Item) (*InspectedItem, erro
 			}
 			return nil, err
 		}
-		in.content = rules.Content{Text: img.Text, Image: &img.Features, Modality: "image"}
+		in.content = rules.Content{Text: img.Text, Image: &img.Features, Modality: "image", ImageBytes: img.Encoded, ImageType: img.MediaType}
 		in.hash, in.modality = img.ContentHash, domain.ModalityImage
 	case domain.ContentText:
 	default:

@@ -19,7 +19,7 @@ func testPlanEval(t *testing.T, src string) EvaluateFunc {
 	t.Helper()
 	plan, err := rules.Compile(src, rules.CompileOptions{})
 	require.NoError(t, err)
-	return PlanEvaluator(plan, &domain.Job{Threshold: 0.5})
+	return PlanEvaluator(plan, &domain.Job{Threshold: 0.5}, nil)
 }
 
 // fakeInspector answers InspectImage with a fixed image or error, and

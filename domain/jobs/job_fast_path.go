@@ -41,7 +41,7 @@ func (s *Service) runFast(ctx context.Context, j *domain.Job, plan *rules.Plan) 
 	defer cancel()
 	started := j.Created
 	j.Started, j.Attempts = &started, 1
-	eval := PlanEvaluator(plan, j)
+	eval := PlanEvaluator(plan, j, s.cfg.Backends)
 	var results []*domain.JobResult
 	var hits []*domain.LabelHit
 	var jobErr *domain.JobError

@@ -74,7 +74,7 @@ func (st *Stream) Run(ctx context.Context, emit func(StreamItem) error) error {
 	var hits []*domain.LabelHit
 	var jobErr *domain.JobError
 	seq := 0
-	eval := PlanEvaluator(st.plan, j)
+	eval := PlanEvaluator(st.plan, j, s.cfg.Backends)
 	for i, it := range j.Input {
 		if e := unavailableContent([]domain.ContentItem{it}, s.cfg.Images != nil, s.cfg.Media != nil); e != nil {
 			jobErr = e

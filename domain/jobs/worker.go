@@ -41,6 +41,9 @@ type Config struct {
 	// while another account has queued work (DESIGN §15); 0 means half of
 	// Concurrency, at least one.
 	AccountMaxRunning int
+	// Backends are the model backends a job's options.options.stack names
+	// (nil: the built-in evaluators only).
+	Backends domain.SignalBackends
 }
 
 func (c Config) withDefaults() Config {
@@ -142,6 +145,9 @@ func (s *Service) prepare(ctx context.Context, account *domain.Account, req Requ
 		if err := s.validateWebhook(req.Webhook); err != nil {
 			return nil, nil, err
 		}
+	}
+	if err := domain.CheckStack(s.cfg.Backends, "options.options.stack", req.Options[domain.StackOption]); err != nil {
+		return nil, nil, err
 	}
 	p, v, plan, err := s.policies.ActivePlan(ctx, account.ID, req.PolicyID)
 	if err != nil {
@@ -328,7 +334,7 @@ func (s *Service) execute(ctx context.Context, j *domain.Job, account *domain.Ac
 			return nil
 		}
 	}
-	eval := PlanEvaluator(plan, j)
+	eval := PlanEvaluator(plan, j, s.cfg.Backends)
 	var results []*domain.JobResult
 	var hits []*domain.LabelHit
 	seq := 0

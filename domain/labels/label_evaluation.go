@@ -57,6 +57,9 @@ type EvaluationConfig struct {
 	// ItemDeadline is the budget of the image's inspection and of each
 	// version's evaluation (30 s), as JobConfig.ItemDeadline is for jobs.
 	ItemDeadline time.Duration
+	// Backends are the model backends labelEvalOptions.stack names (nil:
+	// the built-in evaluators only).
+	Backends domain.SignalBackends
 }
 
 // NewEvaluationService returns the service on its stores.
@@ -141,6 +144,11 @@ func (s *EvaluationService) Evaluate(ctx context.Context, account *domain.Accoun
 	if req.Options != nil {
 		if err := req.Options.Validate("labelEvalOptions"); err != nil {
 			return nil, err
+		}
+		if req.Options.Stack != nil {
+			if err := domain.CheckStack(s.cfg.Backends, "labelEvalOptions.stack", *req.Options.Stack); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if len([]rune(req.GlobalContext)) > domain.MaxGlobalContextLength {
@@ -387,7 +395,8 @@ func (s *EvaluationService) report(ctx context.Context, v *domain.LabelVersion, 
 		return nil, err
 	}
 	rep, err := plan.Evaluate(ctx, content,
-		rules.EvalOptions{Threshold: st.Threshold, Expedited: st.Expedited, GlobalContext: st.GlobalContext})
+		rules.EvalOptions{Threshold: st.Threshold, Expedited: st.Expedited, GlobalContext: st.GlobalContext,
+			Evaluator: domain.EvaluatorFor(s.cfg.Backends, st.Stack, st.Expedited)})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,14 @@ type Service struct {
 	tags     domain.LabelTagStore
 	clock    domain.Clock
 	tokens   *domain.PageTokens
+	backends domain.SignalBackends
+}
+
+// WithBackends makes version creation accept the stacks of b (without, only
+// the built-in evaluators).
+func (s *Service) WithBackends(b domain.SignalBackends) *Service {
+	s.backends = b
+	return s
 }
 
 // NewService returns the label service on its stores.

@@ -69,6 +69,11 @@ func (s *Service) CreateLabelVersion(ctx context.Context, accountID, labelID str
 	if err := in.EvalOptions.Validate("labelEvalOptions"); err != nil {
 		return nil, err
 	}
+	if in.EvalOptions.Stack != nil {
+		if err := domain.CheckStack(s.backends, "labelEvalOptions.stack", *in.EvalOptions.Stack); err != nil {
+			return nil, err
+		}
+	}
 	plan, err := CompileLabelText(label.Name, in.Text)
 	if err != nil {
 		return nil, err

@@ -352,7 +352,21 @@ type Any struct {
 
 // AssertionReport defines model for AssertionReport.
 type AssertionReport struct {
-	// Message The rule's source text.
+	// Message The rule's source text, followed by what explains its score, each in parentheses:
+	// - `(lexical match)`: a concept scored by the built-in lexical matcher;
+	// - `(model NAME, logprob)` or `(model NAME, label)`: concept, question and context
+	//   signals scored by the model backend's model NAME, from the probability of its
+	//   first answer token or from its discrete answer;
+	// - `(model NAME failed: REASON)`: the backend could not answer (unreachable, a
+	//   timeout, an HTTP status, a malformed answer, the circuit breaker open); the
+	//   signal scores -1 and the rule is OUTCOME_FAILED, never a silent FALSE;
+	// - `(builtin fallback: model NAME failed: REASON)`: a backend with
+	//   `onFailure: builtin` failed and the built-in evaluators answered instead;
+	// - `(skipped: label already decided)`: the model was not asked because built-in
+	//   signals had already decided the label (an exception fired, or another rule
+	//   made it TRUE). A skipped rule is never FAILED: it keeps its outcome when the
+	//   skipped signals could not change it, and is OUTCOME_UNSPECIFIED with score 0
+	//   otherwise.
 	Message *string `json:"message,omitempty"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
@@ -498,7 +512,11 @@ type CreateJobRequest struct {
 	// Expedited Use the faster queue lane (billed with a higher multiplier).
 	Expedited *bool `json:"expedited,omitempty"`
 
-	// Options Evaluation behaviour settings, e.g. `{"options":{"ocr":"true"}}`.
+	// Options Evaluation behaviour settings, e.g. `{"options":{"ocr":"true","stack":"local"}}`.
+	// `stack` names the model backend (of the server's backends file) that scores the
+	// concept, question and context signals; unset uses the server's default backend,
+	// `builtin` the built-in evaluators. A name the server does not have is
+	// INVALID_ARGUMENT (400) naming `options.options.stack` when the job is created.
 	Options  *EvaluationOptions `json:"options,omitempty"`
 	PolicyId string             `json:"policyId"`
 
@@ -607,7 +625,11 @@ type EvaluateLabelsResponse struct {
 	Results     *[]LabelEvaluationResult `json:"results,omitempty"`
 }
 
-// EvaluationOptions Evaluation behaviour settings, e.g. `{"options":{"ocr":"true"}}`.
+// EvaluationOptions Evaluation behaviour settings, e.g. `{"options":{"ocr":"true","stack":"local"}}`.
+// `stack` names the model backend (of the server's backends file) that scores the
+// concept, question and context signals; unset uses the server's default backend,
+// `builtin` the built-in evaluators. A name the server does not have is
+// INVALID_ARGUMENT (400) naming `options.options.stack` when the job is created.
 type EvaluationOptions struct {
 	// Options Caller-supplied string key/value pairs.
 	Options *StringMap `json:"options,omitempty"`
@@ -634,7 +656,12 @@ type EvaluationReport struct {
 	ReviewResult             *ReviewResult    `json:"reviewResult,omitempty"`
 	SectionEvaluationReports *[]SectionReport `json:"sectionEvaluationReports,omitempty"`
 	Threshold                *float64         `json:"threshold,omitempty"`
-	TokenUsage               *TokenUsage      `json:"tokenUsage,omitempty"`
+
+	// TokenUsage `inputTokens` sums the input tokens the model backends reported (`usage`) for the
+	// calls this evaluation made (answers served from the backend cache cost none);
+	// without a model backend, the BPE count of the text where counted.
+	// `billedTokens` = inputTokens x multiplier.
+	TokenUsage *TokenUsage `json:"tokenUsage,omitempty"`
 }
 
 // EvaluationResult defines model for EvaluationResult.
@@ -781,8 +808,14 @@ type LabelEvalOptions struct {
 	BypassCache      *bool             `json:"bypassCache,omitempty"`
 	Expedited        *bool             `json:"expedited,omitempty"`
 	ImageDetailLevel *ImageDetailLevel `json:"imageDetailLevel,omitempty"`
-	Stack            *string           `json:"stack,omitempty"`
-	Threshold        *float64          `json:"threshold,omitempty"`
+
+	// Stack The model backend (of the server's backends file) that scores the label's
+	// concept, question and context signals; unset uses the server's default backend,
+	// `builtin` the built-in evaluators. A name the server does not have is
+	// INVALID_ARGUMENT (400) naming `labelEvalOptions.stack` when the version is
+	// created or the evaluation called.
+	Stack     *string  `json:"stack,omitempty"`
+	Threshold *float64 `json:"threshold,omitempty"`
 }
 
 // LabelEvaluation defines model for LabelEvaluation.
@@ -1104,7 +1137,11 @@ type StreamJobsRequest struct {
 	ContentData []ContentData `json:"contentData"`
 	Expedited   *bool         `json:"expedited,omitempty"`
 
-	// Options Evaluation behaviour settings, e.g. `{"options":{"ocr":"true"}}`.
+	// Options Evaluation behaviour settings, e.g. `{"options":{"ocr":"true","stack":"local"}}`.
+	// `stack` names the model backend (of the server's backends file) that scores the
+	// concept, question and context signals; unset uses the server's default backend,
+	// `builtin` the built-in evaluators. A name the server does not have is
+	// INVALID_ARGUMENT (400) naming `options.options.stack` when the job is created.
 	Options   *EvaluationOptions `json:"options,omitempty"`
 	PolicyId  string             `json:"policyId"`
 	Threshold *float64           `json:"threshold,omitempty"`
@@ -1135,7 +1172,10 @@ type TokenCounts struct {
 	SignalTokens         *float32 `json:"signalTokens,omitempty"`
 }
 
-// TokenUsage defines model for TokenUsage.
+// TokenUsage `inputTokens` sums the input tokens the model backends reported (`usage`) for the
+// calls this evaluation made (answers served from the backend cache cost none);
+// without a model backend, the BPE count of the text where counted.
+// `billedTokens` = inputTokens x multiplier.
 type TokenUsage struct {
 	BilledTokens *float32 `json:"billedTokens,omitempty"`
 	InputTokens  *float32 `json:"inputTokens,omitempty"`
