@@ -37,7 +37,8 @@ commands:
   keys create --account ID [--ttl 720h] [--name N] [--json]
   keys list --account ID [--json]
   keys revoke KEY_ID
-  rules check FILE | rules eval FILE --text "..." [--threshold T]
+  rules check FILE | rules eval FILE --text "..." [--threshold T] [--backend NAME]
+  backends check [--backends-file FILE]   call every model backend once
   hash FILE                  print md5, sha1 and pdq of a file (for building hash lists)
   hashlists import --name N --kind md5|sha1|pdq FILE
   hashlists list [--json] | hashlists delete NAME
@@ -62,7 +63,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	cmd, rest := args[0], args[1:]
 	switch cmd {
 	case "rules":
-		return runRules(ctx, rest, stdout, stderr)
+		return runRules(ctx, rest, stdout, stderr, getenv)
+	case "backends":
+		return runBackends(ctx, rest, stdout, stderr, getenv)
 	case "hash":
 		return runHash(ctx, rest, stdout, stderr)
 	case "hashlists":

@@ -16,15 +16,18 @@ import (
 const rulesUsage = `usage:
   contenteval rules check FILE [--label NAME]
   contenteval rules eval FILE (--text TEXT | --text-file PATH) [--threshold T] [--label NAME] [--expedited] [--count-tokens]
+                              [--backend NAME [--backends-file FILE] [--global-context TEXT]]
 
 check prints every compile error as FILE:LINE:COL: message (exit 1), or "ok".
 eval prints the evaluation report as JSON. --label compiles FILE as a label version
-named NAME instead of a policy document.
+named NAME instead of a policy document. --backend scores concept, question and
+context signals with that model backend of the backends file (default
+$CONTENTEVAL_BACKENDS_FILE).
 `
 
 // runRules implements `contenteval rules check|eval`. Exit codes: 0 success, 1 compile
 // or evaluation failure, 2 usage error.
-func runRules(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func runRules(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, rulesUsage)
 		return 2
@@ -37,6 +40,7 @@ func runRules(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	var text, textFile *string
 	var threshold *float64
 	var expedited, countTokens *bool
+	var backend, backendsFile, globalContext *string
 	switch sub {
 	case "check":
 	case "eval":
@@ -45,6 +49,9 @@ func runRules(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		threshold = fs.Float64("threshold", 0, "threshold in (0, 1]; 0 means 0.5")
 		expedited = fs.Bool("expedited", false, "bill as expedited")
 		countTokens = fs.Bool("count-tokens", false, "report the BPE token count of the text as input tokens")
+		backend = fs.String("backend", "", "score concept, question and context signals with this model backend")
+		backendsFile = fs.String("backends-file", getenv("CONTENTEVAL_BACKENDS_FILE"), "the backends file --backend names a backend of")
+		globalContext = fs.String("global-context", "", "context about the content, for the model's prompt")
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, rulesUsage)
 		return 0
@@ -107,9 +114,19 @@ func runRules(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		content = string(b)
 	}
-	rep, err := plan.Evaluate(ctx, rules.Content{Text: content, Modality: "text"}, rules.EvalOptions{
-		Threshold: *threshold, Expedited: *expedited, CountTokens: *countTokens,
-	})
+	opts := rules.EvalOptions{Threshold: *threshold, Expedited: *expedited, CountTokens: *countTokens, GlobalContext: *globalContext}
+	if *backend != "" {
+		reg, code := loadBackends(*backendsFile, stderr)
+		if reg == nil {
+			return code
+		}
+		if _, ok := reg.Backend(*backend); !ok {
+			fmt.Fprintf(stderr, "contenteval rules eval: --backend %q is not in %s (it has %v)\n", *backend, *backendsFile, reg.Stacks())
+			return 2
+		}
+		opts.Evaluator = reg.Evaluator(*backend, *expedited)
+	}
+	rep, err := plan.Evaluate(ctx, rules.Content{Text: content, Modality: "text"}, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "contenteval rules: %v\n", err)
 		return 1

@@ -13,7 +13,7 @@ import (
 func runRulesT(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := runRules(context.Background(), args, &out, &errb)
+	code := runRules(context.Background(), args, &out, &errb, func(string) string { return "" })
 	return out.String(), errb.String(), code
 }
 
