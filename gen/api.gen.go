@@ -350,6 +350,24 @@ func (e PrecheckMatchConfidence) Valid() bool {
 	}
 }
 
+// Defines values for RulesKind.
+const (
+	RULESKINDLABEL  RulesKind = "RULES_KIND_LABEL"
+	RULESKINDPOLICY RulesKind = "RULES_KIND_POLICY"
+)
+
+// Valid indicates whether the value is a known member of the RulesKind enum.
+func (e RulesKind) Valid() bool {
+	switch e {
+	case RULESKINDLABEL:
+		return true
+	case RULESKINDPOLICY:
+		return true
+	default:
+		return false
+	}
+}
+
 // Any A typed detail; `@type` names its shape.
 type Any struct {
 	Type                 string                 `json:"@type"`
@@ -364,6 +382,17 @@ type AssertionReport struct {
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
 	Result *Outcome `json:"result,omitempty"`
 	Score  *float64 `json:"score,omitempty"`
+
+	// Spans Extension. Where the rule's signals matched the text, set only when the rule is
+	// OUTCOME_TRUE and the built-in evaluators located what matched: exact, fuzzy and
+	// REGEX matches, lexically matched concepts, proximity contexts (the stretch from
+	// one side to the other) and SENTIMENT (the sentence). Signals under NOT or NONE
+	// are not flagged (their absence made the rule fire), nor HASH signals, nor
+	// signals a model backend scored (it returns no positions). In text order; at
+	// most 16 per rule and 256 per report, and the `text` of a report's spans at
+	// most 64 KiB together: spans past these bounds are left out (the earliest
+	// are kept), never cut.
+	Spans *[]FlaggedSpan `json:"spans,omitempty"`
 }
 
 // BatchJob defines model for BatchJob.
@@ -420,6 +449,30 @@ type CancelBatchJobResponse struct {
 	// COMPLETED. ERROR (with `error`) and CANCELLED are terminal and reachable from any
 	// non-terminal state.
 	State *BatchJobState `json:"state,omitempty"`
+}
+
+// CheckRulesRequest defines model for CheckRulesRequest.
+type CheckRulesRequest struct {
+	// Kind What a rule text is: a policy document, or a label version (a list of rules for the
+	// label, or exactly one LABEL/SECTION block).
+	Kind RulesKind `json:"kind"`
+
+	// Text The rule text to check (at most 64 KiB, the limit of policy and label versions).
+	Text string `json:"text"`
+}
+
+// CheckRulesResponse defines model for CheckRulesResponse.
+type CheckRulesResponse struct {
+	// ComplexityScore The version's complexity score. Set only when `errors` is empty.
+	ComplexityScore *float64 `json:"complexityScore,omitempty"`
+
+	// Errors Every compile error, in source order (empty when the text compiles). At most
+	// 100 are listed, then one saying that more were found.
+	Errors []RuleCheckError `json:"errors"`
+
+	// SignalCount Signals as written. Set only when `errors` is empty.
+	SignalCount   *int32       `json:"signalCount,omitempty"`
+	TokenCountsV2 *TokenCounts `json:"tokenCountsV2,omitempty"`
 }
 
 // ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
@@ -677,6 +730,35 @@ type FeedbackTarget struct {
 	Occurrence  *Occurrence `json:"occurrence,omitempty"`
 }
 
+// FlaggedSpan Extension. A part of the evaluated text that a signal matched: `[start, end)` in
+// Unicode code points (not bytes, not UTF-16 units) and `text`, that part itself,
+// so `text` always equals the code points `start` to `end` of the evaluated text.
+// The evaluated text is the `text` of the content item for text; for an image,
+// the text OCR read from it (not returned; `text` carries the match); for video
+// and audio, the text of one transcript chunk, named by `transcriptStartMs` and
+// `transcriptEndMs` (a captions cue's payload lines joined by a newline with the
+// cue markup removed, or the recognised words joined by spaces).
+type FlaggedSpan struct {
+	// End One past the last code point of the match.
+	End int32 `json:"end"`
+
+	// Start The first code point of the match, counted from 0.
+	Start int32 `json:"start"`
+
+	// Text The matched text, exactly as it appears in the evaluated text.
+	Text string `json:"text"`
+
+	// TranscriptEndMs A 64-bit integer as a decimal string.
+	//
+	// Example: 1500
+	TranscriptEndMs *Int64String `json:"transcriptEndMs,omitempty"`
+
+	// TranscriptStartMs A 64-bit integer as a decimal string.
+	//
+	// Example: 1500
+	TranscriptStartMs *Int64String `json:"transcriptStartMs,omitempty"`
+}
+
 // GetJobResponse defines model for GetJobResponse.
 type GetJobResponse struct {
 	// Job A job that has not finished carries only basic fields (no `results`).
@@ -848,6 +930,11 @@ type LabelHit struct {
 	Label    *string   `json:"label,omitempty"`
 	Modality *Modality `json:"modality,omitempty"`
 	Score    *float64  `json:"score,omitempty"`
+
+	// Spans Extension. For a hit of text (the item's text, an image's OCR text, a transcript
+	// chunk), the spans of the section's OUTCOME_TRUE rules (see
+	// `AssertionReport.spans`), de-duplicated, in text order, at most 64.
+	Spans *[]FlaggedSpan `json:"spans,omitempty"`
 
 	// StartMs A 64-bit integer as a decimal string.
 	//
@@ -1059,6 +1146,20 @@ type ReviewResult struct {
 	Outcome *Outcome `json:"outcome,omitempty"`
 	Score   *float64 `json:"score,omitempty"`
 }
+
+// RuleCheckError defines model for RuleCheckError.
+type RuleCheckError struct {
+	// Column 1-based column, in characters (code points) of the line.
+	Column int32 `json:"column"`
+
+	// Line 1-based line.
+	Line    int32  `json:"line"`
+	Message string `json:"message"`
+}
+
+// RulesKind What a rule text is: a policy document, or a label version (a list of rules for the
+// label, or exactly one LABEL/SECTION block).
+type RulesKind string
 
 // SectionReport defines model for SectionReport.
 type SectionReport struct {
@@ -1411,6 +1512,9 @@ type CreatePolicyJSONRequestBody = CreatePolicyRequest
 // CreatePolicyVersionJSONRequestBody defines body for CreatePolicyVersion for application/json ContentType.
 type CreatePolicyVersionJSONRequestBody = CreatePolicyVersionRequest
 
+// CheckRulesJSONRequestBody defines body for CheckRules for application/json ContentType.
+type CheckRulesJSONRequestBody = CheckRulesRequest
+
 // Getter for additional properties for Any. Returns the specified
 // element and whether it was found
 func (a Any) Get(fieldName string) (value interface{}, found bool) {
@@ -1640,6 +1744,9 @@ type ServerInterface interface {
 	// CreatePolicyVersion Publish a new policy version
 	// (POST /v1/policies/{policyId}/versions)
 	CreatePolicyVersion(ctx echo.Context, policyId PolicyId) error
+	// CheckRules Check rule text without publishing it
+	// (POST /v1/rules/check)
+	CheckRules(ctx echo.Context) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -2325,6 +2432,15 @@ func (w *ServerInterfaceWrapper) CreatePolicyVersion(ctx echo.Context) error {
 	return err
 }
 
+// CheckRules converts echo context to params.
+func (w *ServerInterfaceWrapper) CheckRules(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CheckRules(ctx)
+	return err
+}
+
 // This is a simple interface which specifies echo.Route addition functions which
 // are present on both echo.Echo and echo.Group, since we want to allow using
 // either of them for path registration
@@ -2403,6 +2519,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/batch-jobs/:batchJobId/cancel", wrapper.CancelBatchJob, options.OperationMiddlewares["cancelBatchJob"]...)
 	router.PUT(options.BaseURL+"/v1/batch-jobs/:batchJobId/input", wrapper.UploadBatchInput, options.OperationMiddlewares["uploadBatchInput"]...)
 	router.GET(options.BaseURL+"/v1/batch-jobs/:batchJobId/output", wrapper.DownloadBatchOutput, options.OperationMiddlewares["downloadBatchOutput"]...)
+	router.POST(options.BaseURL+"/v1/rules/check", wrapper.CheckRules, options.OperationMiddlewares["checkRules"]...)
 
 }
 
@@ -4299,6 +4416,76 @@ func (response CreatePolicyVersiondefaultJSONResponse) VisitCreatePolicyVersionR
 	return err
 }
 
+type CheckRulesRequestObject struct {
+	Body *CheckRulesJSONRequestBody
+}
+
+type CheckRulesResponseObject interface {
+	VisitCheckRulesResponse(w http.ResponseWriter) error
+}
+
+type CheckRules200JSONResponse CheckRulesResponse
+
+func (response CheckRules200JSONResponse) VisitCheckRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CheckRules400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CheckRules400JSONResponse) VisitCheckRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CheckRules429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CheckRules429JSONResponse) VisitCheckRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CheckRulesdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response CheckRulesdefaultJSONResponse) VisitCheckRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListBatchJobs List batch jobs
@@ -4394,6 +4581,9 @@ type StrictServerInterface interface {
 	// CreatePolicyVersion Publish a new policy version
 	// (POST /v1/policies/{policyId}/versions)
 	CreatePolicyVersion(ctx context.Context, request CreatePolicyVersionRequestObject) (CreatePolicyVersionResponseObject, error)
+	// CheckRules Check rule text without publishing it
+	// (POST /v1/rules/check)
+	CheckRules(ctx context.Context, request CheckRulesRequestObject) (CheckRulesResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -5479,214 +5669,285 @@ func (sh *strictHandler) CreatePolicyVersion(ctx echo.Context, policyId PolicyId
 	return nil
 }
 
+// CheckRules operation middleware
+func (sh *strictHandler) CheckRules(ctx echo.Context) error {
+	var request CheckRulesRequestObject
+
+	var body CheckRulesJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CheckRules(ctx.Request().Context(), request.(CheckRulesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CheckRules")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CheckRulesResponseObject); ok {
+		return validResponse.VisitCheckRulesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17c9u4kij+VVD6bVXkLVqW8/qd2LV1V5GVRDl+rSRn5uwo14RISMKYBDUEaVuT4+9+Cw2AT5CiZHuc",
-	"3Tr/zMQiHg2g0W90/2g5gb8KGGERbx39aC0JdkkI/xyRKFz35hEJxV8u4U5IVxENWOuo9csy8AjixAmY",
-	"y1EUoDtMIzQj8yAkKBQdKVugNo6QRzCP0OFep2W1uLMkPhajzYPQx1HrqEVZ9OZ1y2r5lFE/9ltHh1Yr",
-	"Wq+I/EQWJGw9PDxYrRUOsU8iBdpHHDnLr8Fs6JZBmywJmonv6PdghqgrJqbiwwpHy5bVYtgXo8/SIaxW",
-	"SP6IaUjc1lEUxiQLqI/vTwlbRMvW0eHrvyWw8SikbNESkPUDf+WRiLgDZoDmarUiIZoFMXNRMEfRkgiw",
-	"XnFkO7qfjSLqkwTMP2ISrlM44c9O0nhCfTLCbEE6hLnmLXVxRPbFkK1acIfM8WJOb0kZaPjkEoAWQOeo",
-	"7ZI5jr0IkXvVbW9riGkyYxZuBeIsCDyCWR7GcYTDqAzfaXD3TJvKYcJdtjUkeAcckL0aASubPv785TjP",
-	"ffpFaJufvey5/ck/Yit3PvWvwewqphVEqJb8/K56Po72nOIZ8aqIoCc+VkPgqb6Pg+ASL8iY/knGDN+Q",
-	"w27XgE4R8TkSN2CFF6SDrhgnEQpC1EULeks4Oux2jxGeBbdE/LOLKEeRPCGE4Wv3GDGywBG9JeJjSH4n",
-	"TkTcqkMW01xz+idpyHG6Bo5TXtiOK/tZlzYJbgjrY594ZuSxGbmPkoa2vmyrkNzSIBaQ8lXAOEHzIIQv",
-	"HPuC8/8REx7VgQ/jtaqQrPv6bRWWQUc4jb8Y4utoJ5ADjzrrqru5gq/Vl3Olez/udo7pghF3cL+iIeEG",
-	"xsToPdBL1Fai3B7CQuBDd0vqLOUuwRDoanQqEXQe82r8JGqmOqiz2Pr+bcuIoRJu8V8cxWHFgV+NTl9x",
-	"9OWs1wcgoWUVYEmDphv6+t1704Zerdwd2HwsezXhTarpo9m8AvSZ2XwJ2sZsXsG3NZt/zFbuyOYfBMpI",
-	"2qGUD3ckqYb4ywlYRBj8E69WHnWwWMPB71ws5Edmrn8Lybx11Pr/DlKF60B+5QfjCEcxl3MVTun8W+90",
-	"eHLdG32+OhucTyz0qTc8HZxcX44G/Yvzk+FkeHEueM7F1eT64tP1qHf+edBpPVitQRgG4V8AYY+tERFz",
-	"HSGMZDM0C9w1uqORJCGL0WUfOYFLjuHPL5PJJeKy4TzwvOCOw+8+Xq0oW0wZZfB373KIMlN1pkws6zIk",
-	"zpI4N58w9Yj7ZOvLDhuHpHq5gvKoGdEcYNBsZp/cYi+GyRGMhdpLzJf7HuUR8oW6aaGYucQJXDzzCArC",
-	"KYsZj1erIBQSAfXxguwdw06hfu+8PzgdnKD24Z5a+SQIzjBbK9zjT3e0VKhB9SvGjhPELHrFNcNEIY5A",
-	"ZCH3DiEucVF7NBhfXI36g+vBr196V+PJ4ASoR9GisJ+YFExAqdYHGePDA8CkoBX9emwNK3ZdKkDE3mUY",
-	"rEgYUXE/JU0voCgSd9pFLokw9Y6R/Z/ibxsJcsERjTjiS7wCcrLKDPWj9Z+SFvwwENiUi/ymmn1PSEcw",
-	"E2KcOLMe52K0gI2IOGUxVH4Gn3COFxUcLow98oojHsShQ1BE7kFOKcAC1Cn2ok3HfBFHTuCTFuxlIJlq",
-	"Sv+CeOZliB+L/ZnixaU1aeNLeTGznFmmBKfSu3pRU9JrtYgmYnUr0wBJivdgteS97AuMNcrHRYnDatGI",
-	"+Nu0l4zGsMYgjlZx9Il65Co0iNZSsEGfBxOQqBRvk50sFDBH8ePUfsWRNlMYz36VETMrPn4jIacBq2oT",
-	"Bg7hfLvtEtSbND2WMTR+sFqKITc//zrsS9hbHgUBYfqBS7ZCGuig0e0svZLbwqMnVnJU66j1sTfpf7n+",
-	"evHxejAaXYyur87Hl4P+8NNwcNKyWoQJLe23Da2KX7VMMDy/vJpcfxqeDmoaXV6cDvv/2Njg+ttgNB5e",
-	"nNc1HA0vRsPJPzKELkWj/GFXbMF40psMCosrijvDybB3OvxvwfkUvbDAuEzZItHcKFvFEZpTj+yh/Wnc",
-	"7b4h6L+uBleik/gVxSsvwC5xk89TdjkaXI4u+oPxeHj+GbVXOORiSMxcdIs96mIxQzpc2nxwkvw4vvp4",
-	"NpxMxDSCYPApI+yPmMSZidDgW+/0qjcRkyRjXYwn2bnvQrmc9OrvmdqmE09Z/+Ls8nQwGZx0EBwKaoN0",
-	"ZQPC2nuwDCkyCJkBh4JbhD5l2INPIcHOEoSOeRj4CLP1lLGA7SeN4EILOcOEk6ZjK34FqAy/Zw7U8FUe",
-	"muFD7rRqvxu7Jwdl6po7jfoGxgGSszB902dg2qIEM4w3qI+ZQzx9jzIaRlHcRsRfRWskSVCGKaQ0qTiU",
-	"VF625te7Md9deIOJsPalbHuCI1zehQuWSuHiKh4hco+dyFujgBHBVm0hLdkWskGqTv5xFXri37fUJQH8",
-	"e8psHLs0yH4Q/4Af7Q6yHQxzchu1fyGzb5PJnuDJMZcmPHGFoxAzCRsK5lMGQwiNDIZAd0vCwBzIOoLl",
-	"c+THPEIzgpZRtGpzuLpCL/AIl8OJA8KR6A+q0ZTRyJKdWBChkPDAuyUoCpAXBKsZdm4stArpLY6IhTzK",
-	"bva9wMGeAMAnEXZxhBF23VDweC5veB4JAEwDngH0s3VEuMCxhF2LX0yCiN7F6pHE8sVQGSvL2+6H94ax",
-	"9J4b/I5wBEg3AI6gDu0gPdUDdXwH6dkeA2I4Megs4p+ZU3OWMbsxSleAMwbTifhZ7g1qf70cfLbQ5fln",
-	"C30efrLQL2R2aaGPZ5fiCCbDT5/2Gu2fRs/q2Zrvnz74zUq96HGGV6KTuDAGNYTcR8lNa+MI+QGP0Ot3",
-	"79Hf6UcLcRLekhBxEgH7NG4iHEt55G9wT5ojmD7d6pFApG5jjwfoy+kYrTy8Fro332uyazUkaBz7Pg7X",
-	"Ji84jhAGOf2GkBUXhCcoUKayUqm+fsF8WR7S5kv8+t37oyPg/M6S3EsRILFn67GTjXuK0zcuHqQvAz/K",
-	"r0ZrQlnbabe7QVMpWq59ypK/DV3vyGwZBDfq8BucZFY5T+b93mCRfymnBDEWVEUQV9XySoNX6JrVZ/aJ",
-	"EFcwhsozcwLfV2ajnCejazw4cr8Cp5Q2IGxY5iCxgo2kXeLBav0Oext7kfn4S1OCb7LOq9nmxBE/7oEN",
-	"5xgpbQNCUaKkVTBHWP4za5v7PZgVCIIZYb3UudoM4JyivbFLhMMF2Wi10Wc5ka2LyF08m+8NkKIKxzFj",
-	"QYTlVjcDqpf2KAKWGawapjq64uTFP9C3NsGVFRkfgKoMZbeUqOAwxGuN1S6NiMmRw6UVZo55REIEGh7y",
-	"MCOoPaOeR1xp2sZoSRdLEiI/9iK68igJswww8XZYrSAVZ5rdnAvV4XFkM1qGhC8Dz7TE1FXtE8w46nbe",
-	"5bhwYhD08X0SmGXwK2tDodUSSvqnIFSxOwqLEivAHHu8ZJf9BdMoUeoFF40CNKeM8iVqxyt9l6WM8YrL",
-	"GDMHryp2WXGJTbv8i2pWxNgswllNuEYtw/hd2kfrAPkazEpAiG7VM0K4R+WNye1tI8pexbs34FUdShrI",
-	"3GLo8twV3tjHx/f64mbgVle3sGOwhg1bNsGLGjrjSdadgerN66farF2BrUIrT7XYhFt6pBIEyQAboFC8",
-	"rHLbZp5E8IJavsJ/xFozuiGrKHUC3soBUx3iEJ3Rj810o+0xe+EFM+wBP7gvyjnv3717876KhwsafNGM",
-	"XJ8W28swVcKi0x2kAbP2pUWZVxycQTzdvvdvhQYmVZstMBDmqT57GbVSeery5v+drDdzoxWOIhKKRfzf",
-	"33r7/433/+zuf/ie/rNzvf/93/+ttdVWqKgZN3BiP6eP7rgZ6XKsphtTdTHlUBu9zLJV0TXTrJtuXCP5",
-	"5xpWnmJyJ54ab5KJ63dp51WXz05/NUF2QjyS8MwqiFxo5JqiVHIaQAPlS4lvckbeVLDdQp59KaKWV24e",
-	"wcs3iOQ5eXVnSbRWrCsu5XuDc6xCnYIdp8ItzxtrL8nWF7XnkvxTBXJGcyjRz7QJmpElvqVBnNjtuIVI",
-	"Z9FB9o+p1lWmrSPxhxNOW0fTVhTGZNp6eLDL1qyGus0GY1N22eZAiU27rb6f7WL6JPcOgWWYwKjV2HRH",
-	"1byWZqhvZzhylkrjNkawNAjLKCpSgDpgCkkciRDjYYF2NRldDZAymHAUMG9t9BqVbRi7RBso4WCnWISt",
-	"A1lCckvJ3ahRt1G27YPVUhtSPPLm93UsB0iPfkt6VjpTiDO+0rEHdVNP0pYbr5Pem9Qhrx2RF+fXo8H4",
-	"6nRSEZWwqV35u8A044dPvdPxwOj2LF6hsllKh1DtflLFKCzDWf2FqGc6MINFrbwRThRj7xFW2IzZ90li",
-	"sx5vF6ZmOlAwF5u+62c31abjOntuA/vtE9lrnyjqqTDsJu64IZDdagWOE4chYc7GY7tIWxoh+0yiv9IQ",
-	"9plET6uKGdUK49Tghz2BENJTcqv9E5qoDs96nwfXJ4NJb3h6fTr4NjitoKobGxoanF78Yv7wZfj5i5Gs",
-	"Dn1B6S7D4JYwrI45v03Ul3HH21x5j85CHK5P626SbHJeFSCpvtfdNROaDVn0/q0U2gwRBuj92/0ZjZAK",
-	"UUSYI4xc4lAfYptELyHykHvsrzwx8OG7breVM1Ls/5/fuvsfvv84tA4/PBjtEl9NFq+etFsvcYSWmEOI",
-	"hrRgExc5OAwpkRIXmmFOHTSnxHM5arMA2Uo/sPdMLmL1MrX50TzCX6L92wa2qNjCFmDEPAp8Ej7GUZr1",
-	"kebcNGUN/fdgNlEh2htGhGZNeMfuHOLRsbjbaoxfNZ80HZ18YdFgCB35v73AqljbYxhbNpK3FLSvoxPn",
-	"8lFGB9kqXN5GVNzwOb0nroU4nhNE7lceZiBfHKNZiJmzRAETtwzzgBkUV78yzFccBOabDVQa9pFsXbu+",
-	"UTJiyjLSENvRoDe+OK+NjD0nd0hIUIQjH6/RjCDsusQ9Ro5HBVQyRGyJmesR3TBakjVyA6BKNyy462TY",
-	"0IbJS5/FD/Lpkenrt+HJ4OIa4oSl3C+aXo0G1W3H/cH54Lo/GJ4Ozz9fD37tDwYn5rG/nI6vR4Ozq1+v",
-	"J8OzwcXVJH1gYmo++HXQvwIYTga9k9Ph+aB29N7J2XA8Fs0hGFXPUd+0eiMmo975uD8aXk6u+1+uzv9+",
-	"3RtNhp96/YkOozZ1+q+ri0mvFsr+xflkcD65/nh60f97fZPL0aD/ZdD/+8bTUq91rs5Hg17/S+/jqVlB",
-	"S4nM9jaZbbnH1uyhoCmUXQbUTeNB9pc04mhOvUiICMxFcyVVo5DMSYiiwBhPVccxwmZmoqJZqYpUjBOa",
-	"nacS40lvcjWupQ+Xg/MTiC4vBqSPrs7P4YPjYeoTF83WCKO7ILwhYdoqCWpG/1QvDNE/k0donSlTv2Hv",
-	"Dq95Itmo+PN84HglwJkPCtr8jwrS/I/ZaOvMzznk1k0VuFVorCWF/N5O/nFZ/yZhPOmdn/RGJ2BL+z2Y",
-	"cUuIlAT7HJBIhhql8UX8GEHkNzSXD3mAmReJr2He5Gc9ZfY3GDT7w6fRYJD9ezIYT4xLP9UqccGeEDpL",
-	"erudAvDU8mDBs1v+TjmeeVXSH7lfxWxR9ZUaVKC6W1pSmTZIhJVvwFaVT/8HELkvEIMyl6wIcwmLJAaZ",
-	"YzkjvNjSgQBO/7I0+ASi2qnBlVSgQSTcL14HpBwEx1Ia8amgGECTy21QMJc+XipDWwshB7GQbcb0T2JO",
-	"epG4h1RURmUKDKs1W68w533sLEklZtWpHdRgCqhHrUJ7KZ87N40iZ5/ML1Z9pHGFzTFoZtvL2UV344jb",
-	"vErdVlNpsPQqESeRSMqySm7btnDsPasWWrnUL9S0OuaebSQrWdOLWDeDlApOgzeWSbsHqzUPsU8GO8yn",
-	"O+48KeSY2G1a6LrLxBvlUqnqS8PRKgzc2FGJBJbU/Mi7IiQ69fyZ3wIELvZotNEaeqbbbXkP+U57y3fd",
-	"1vTRzi6YlOv9uOl3w6lC/+1BqLzdGyIGG1Eoc6yg0RR+mglDrAinfHbRsV7403GO28puTyUnZWKczIGT",
-	"G4MepQ34nkbr8RYXcvtdlh0+rneU0OuPoRSy9HwBSo+w21YEbZYacvJHTFhEcfZ4yzSRLphYc5xztWZk",
-	"l6qtAP8/9OPfXjcKAZCNZd8Ie5Awy4Mv3DD1JmTdQEQahu3l0N9IUuqC9k4pj/RDKb75PVZz5SjJWtIo",
-	"oEqAsc2LmeZwmN7OlNW1XC67pmIe5dHXYKalvZrd29rMJjXU7RRRIXDusLIdHBc1m8FrHdNbeVqe8pg0",
-	"/+SbI/2fQv2vBUPdRt7s9m8JTkIHnnjvNkG7JZhPCd+lMmBUQ7j5CmgjSONVpIHlzU4+F1v9eFDXW2NH",
-	"Ibi7CdxnGV0mNeGeXZz0ToeTf1REW1R8Tn4GV0j2h97VyTD3A0RdZH+YDH4121kvckE1j9e0d1LedlBM",
-	"TJudCepK9/riatK/OKu3litHgXxViGVmTg85Qey54IecJYY/4qI26Jpo/3DPQozckhB6eIRFCCIGszZz",
-	"8+T6VxlgmP6tIhHTz8Mqx8BlEi5UCrejt6ReINxa2q63Zz8ivPYJ9JbL4uMMU0zKs+sjjw6iaCakP4MQ",
-	"btzTfFpJaQIu722SZzB/l8SvnUUQLDyCV5R3nMA/UD5XcYc6hdFL22m17vcXwb7KitqLdAyMzIPIt0ui",
-	"eAL+Co4CmZ1TzHRc9AdmElS84miJ+XJj+osGiAm5M/sBm1O3ScSi3pWzQjdIjVEd8xE1iCMqbLjcz+JL",
-	"qapckOYUo+b6FYG7ltkL3n74gFaqYxIHY9hTlzRM3Zc5+2aM2ojBBnnJr0ubl3+R44LbQrVPQWqwaWUX",
-	"bi7c4Wo0MPlVNQtp0tbc5rx/NuhXfr06H19dXl6MJoMTKS5cf7oYnfUmlR2SDH4gWxi5UgUSm9d+BqnG",
-	"+hfnn4Yng/P+xvVvaF/dbvBrrz+pbQERqXUNzgYnw6uz2ianF78YN2VUiLl/rK/qcXlQ8+8/XujdwlM+",
-	"XaqjjpUG0xd+ODEmWWW64sllagx+xkQE2UlMlCyXZnkT1X/94VFEfldabIS7BmIwJCVwCwF+rZNiO9jz",
-	"UBtSf0uDzl71isoDZ/pBPuxcmoBGzK0wZib/M+8g2yRZyT874crppCnebS3bTJkNwdvfaOBJk98R+u0H",
-	"/GRl05Q/fLePp8zeJLr1A39F5UBgZePZiWBbYXx1MJDZj1jICbzYF1PIiKtmRIStN7DrYtyt+iTjaqMA",
-	"8WVwdwzKm9DqZMYWlT+107KeAsNCgv2vwYyfVQF1wQhsgc6CJgOwjktZHyU1siEwSwenldCukfkzjYpu",
-	"RuHkImpJVbLMnyPp0c+Zp+h53n3XpvPJHd3WQa6PeawmwdqadTcKJ01fONe8NK5397X62PNIuM/j1cqj",
-	"xFVPadANWR9AiDlaYRpy42virHM7P+iXL0dnZ0fjccf3/dyjnG73qHt41H3dKT3OkU9zXlsPR7919999",
-	"hz8z/5xOO7LFG/PLnayaXnW+4xVxaI3zzGq53EsHMrbIeTtrRpJGsc0z8u39eZPcG+KC0wySl9XMBwkJ",
-	"a76nic52Fppl3ZdiIqsCsfdpFBFXP5a6IWQliD4N1buGYxRESxLq7zgkiC5YEMq6RI9NilVvots1C5Rh",
-	"I7wAu+CVHIpt3+zrbO7hNM33S5odrcjvLy/GE+Rjl8hkxToZm36Exo8gMYQYEZJB/B7M0tKJ09Y/5S9S",
-	"7Ju2LPhz2jr6GswebGvKVAGpFQnROMLMxaGLFDActW2VtW2furaFkr8i6hMeYX8FGZr1r0kVpyN0e2jJ",
-	"DKkzzMn7t1AGan/8pff63XuVMHUvzT2VVi9RIyFOnJBEHSFr3Uch/iKrjtiAS5ywCGGO7F/3FZwySN45",
-	"xz5Rg3cgfbN62leXvFmlZobUz8dQGZXq/IHkXp4gxR6aYecmmM9BtHr9Fi2DODQma85Cu1WKi3in3Kmi",
-	"V5ljyuQJcQim4CXxFZoSHJKwF0fL9K9PmkR8/WXSKhcOghI/N2StkA8y2meEZPGJI2lBRvv76hTR8MS2",
-	"9CFNmS1mDEL6JzDEI/QRJkbyxMCYmxxZD/mUC6nVQj72BPkiroVkzTIXBSEKyW1wQ1wAifIpuzrvXU2+",
-	"DM4nw35vAs8gdPUooAowU0r2BEbI+jmUzQ0Jj8fEm+8vAx5BIn6dxzcTBd32A1egD+Q17V0OO+jSw5GA",
-	"k4v1ulABxpJ1grilM40LURfSXB+j7N5pJwvgpY/wAlPGI0VHgzum84lpVyOUI5K+U3QXCgLMkCrElB1W",
-	"9EIeZosYL8ieKi4QxSHjSNlfuCVzj3AL4SlbkXAf+si4YJntHFI+wlsUn7gUW9KgTH2CQswWhAs6FKpH",
-	"O+LOhjIscsqmrB+wW3FnhP41Zfvok+ABqpCPuLwO9onXx5wI4JOyXR2kqyYhSA+NHYesIqlJMHxDrh3M",
-	"yZQhxFfE84SIk6izoNwCp4HFQmkxlFQjRm1bynDXkn4lBRptC3U6nb2OGPSK3TCx4+lQeaYl1pF/wCwI",
-	"o/LkSV0G3jDRG7HjISm8bObHkHAvO7IkijDwAFYhFXV4NGlLzcaW4Ng/hJBmoUTRVDryg9RHoYwzTit4",
-	"WWI9Pl4JbToKZCkvzNEiXDn7CxyRO7xGbiBYRrFwWfvNnrF2WfvDnhhTLDJbwqx9eJg+Tnrb7VqocBnb",
-	"h++zDQ4tdDkY6fd5J4Pz4eCk/f9nW7wB2M8vJtefLq7OT9rvsh/fWqh3Ohr0Tv5xPfh1OJ6M2+8lcvc+",
-	"glm3fdjNNv8AY5ULXrX/lmn1+gNqm/b4wUYrL+bIzpTDsvdgRP2CqZ1d/IcPqF10AcDh7YlNGZ5dng7E",
-	"Boter9Nu77qHMOTwfDIYnfdO24dvsh/lhn7rDU97H08H7cO32Y9vLFR6O9nOtZC41WNSEEv5q2QRCDN+",
-	"J7A42W3t3i2dEYxziRcEAa2W6BtAGklL154U5yBrAaqMsLoGWSl62j8WNAfJsWSRBuAqEsy0hri4CUUE",
-	"lbeFxb4iwfKdrSCbidiZe2qraEjVU1vgFR51iJLptBNuhZ0l2X/dERoOMGXgG/zo4ODu7q6D4XMnCBcH",
-	"qi8/OB32B+fjgejTWUa+dL7QCFSmDGluWa1b7fBsHXa6na5U6QnDK9o6ar3pdDtvpFq1BIZ94AaO+MeD",
-	"1TpYEuxFyz/VX74QU5JvaojOGvue+ikk2F3r1reHByCi7uuIKpWhpBCoTgX1zUtjSZkrLvDjThzpnIY8",
-	"UlxpvS//Uh2ktCUuirRTYA8MP94aRcuAk0y9QXormJcL7/MO4LFV5neoT8JROyQrgoEXT1mKGccIs/V+",
-	"MIfRKEMEO0sLzYJoqR5YB56710E9ncS02+0CykomCMS8BbsukWjoqqUnMY2tfC3738qWLlgQ4ZkqYPLt",
-	"4P3KA31aOmdNdS/TLPU8V+ZyR4N315RUYA14J4SS1oNlBD4FW208J2rTGy5DNjavYKuCY5nVvN60lu+F",
-	"Kp+vZcXnJ6mwaA5qrSi1mD31B6v19vWHquETeA+KpSFhYOUl3NRXBXmKDdF1LgBjM4C09EPE31qZm/7d",
-	"at1roXxfbW723koDl0nBlzlDhTCSFrrLCKhIht4kKYODObK1Ac/O04YpyxOHnEBqlwss2JaKSVIljaH0",
-	"F8ijqdIlGxcKjSnt5PJqYksuhCMxwDFS9fOEnAQSG0ezNaIRJ968M2Ujsi9rkYnvMzIPQmLoEZKVhx0V",
-	"PyFmA1EXzAJHqD/+lpI2WR4T2SGZX1PXErtuKRS1UVv8eZTVEq7j0FP/1PqC/AkUBvHPPaH3fB1fnKNT",
-	"ygi8wBTKfkjmQ6HMo2nWkDptPdjHKC0CY3W73SmDu4nahVIwxxpIG8WM/hGTDrqAWmdHmeksMNyDYX9F",
-	"QngnjSibMrnvQeiS0EL2D4DGQsqSaqGMSdZSXiJLvaiylKJhSZH3we5MWY+hWIngKoOwLM8uHQSdpGSg",
-	"jepr5HVSU4RAJRQSh8iBsuYRQOnrspEk/V2bSv45ZbnmULVLG1E0LZ+2jjTpeLAh+CZXs42nUhIXGzRl",
-	"d9q2gkNi4kb5kieqHjbh0cfAXT8ZxTMXj3nI2xcEB3h4RrJbUdxlE921xJWgEZcY9HJEWIKfJZK70uGS",
-	"lHbwIxUVHg4k4snUaSZyPY6CFUfzOJRSdEq+wFedkvA6qS1LmKcsSl5AKioYkSNUWUsPDgRMBDnURzRC",
-	"2ANRdMqW2EVtdYOkzpo0TgF0ltK8INQWKFdluh652nllac10jmmTRAYZukqkeIa7ZSwU+FAuVP6kd8lc",
-	"UrDiLhXO9gXvEID9F9wh4FhwheKK5PUyfyQwWINc0kG9OFoSFonjkUlaBMZfjU5fcZTYvS0ZQr0WWq40",
-	"P0pVV2gtWUMm9iISKhGHcoPWjXqgvRIXxSyi3pSVhJJjISgRJ2CuqqZalFJCHnVQj62RrTzQ+xMoqk25",
-	"Uo2JK1S1EDHB49u2E4ce2p+oZCgOvxXQ2XuWYFyrkCguJg0I+zwSkhLUS1R6NmbrIzHzlAkB6RWU/vNx",
-	"JKaLAs9VUldaqi4Rm7AWmmQIRU7cMVKAomfmUTTA2thaloQewOHx5h3GGic20Jl/P/j3/C1PH55ShkHt",
-	"KvoA/lImXekHqyAtUhjHHAGKuIl1NKXyMgHSX05zlEekdfTb9ywFUtqEpkAZjaKd6iF7GapE7iPC5GOa",
-	"75uojqweXGlzKZCdXG1yu04OByCVNI4ywrgQphuQqa3JkeEWngR3LMEMqTn8z7iIje/J/T5zy3el0fUs",
-	"H7M8W6k8/iSYr08wwf0MjNsg/9ZmRZNBcbaWjkQqNCjqE/A5MUTdvQ76GAg2obyLYrc56N/7aJK6pI6Q",
-	"DVaqjnrQIj6NxBfb0l/UE5z0i6BNU4aSnlodzLRQyeiUy/0VR7YaXwyrBlTRbEl3Gyzc2kHOO2iAnaUE",
-	"U9wucu94Mae3EBAnWCKYzrn2UtuUqe//IUi7rSzmyjOq7OwewbfA6HGEOHXBr83AQK7WwpUPCSCTP6UW",
-	"GrUoFZsnu63wAlI32UcoTmvPST38sHuszeh4FtyS1Koayc0QIoL47RgxssARvQVfne4C1tffIRV5OhdE",
-	"sdggMSA794oxqaS6CsktDWKOVuD4SmwsHPtErYHDgF+DmdoLMZeQwPRZSB+Zyu1Lmby7YLJi3hqy/KqU",
-	"rntVdmGzSXgD4ZGaoQtJRJoQKtV+wNwtWg81njTpI8N6mkOk2jeESLXeCqK+vi7Nd0n3aLpPun0eLoNF",
-	"PLWFU67sVZ2W2fadvV45C3jjt/DVEDj6NiWmVsqVRawenCR6MgvQBl9CGZAzGccpYVmBP25BOujKRA4y",
-	"dEAI+HkyUAWspjE5MMt54moywzU49YSO9LFPvOf3G2xyGfRgGwVN+wlcBnC0irwqhpph7lLT3ugVEKJo",
-	"klQ9DWOR4Rh2xhxtI8KicF3jOpiyGt9B3kKlggo5EtKyIU5hT8kEwGxNUOg3kNmQdK2NwmuArNMQ+kCw",
-	"PzJYziNyH6FCrXW4MTCTjgBCr7vojH5EB+hdF/lkgVf0nngcvP4yNOg1+gzf36Kl5IxJpLWd5cJpBVjU",
-	"03WCxLWDukEQEijECPlUW0YA/AdKRoKBf6HRMogjZJeKwNpJOCHliZNUrC1gDrGQXc4Ja1tabhLUSZol",
-	"8llrjwXR8tDnwQRp+fDgh3IOPIglxZwkoYR2B6ADOawCOniqop1GuRBIQXu0GVHoMXMlrEGoULEsLWq/",
-	"6SJw/6iLtGehuyV1lhD5AKFRymwitkzGjHP4HXBFnK8BrywZyCQDHpRHROxdFkYtjsDA4zVzlmHAhGQj",
-	"ViaWFHAikQbiR6S8vMR8mT4tlREbEGySCEL6o1htNu7kGGGemQQuvfgue27KXa0iRxKXTOZ60kzESAdB",
-	"xUcSJnF/LqbeOhsv90ccRDJ4DCKIXJBhlXwvsLF92EU+ZXuJjYDcEyeGri7BLqi77cN3sg0sQO/pncIY",
-	"GS2Xz+Fe7VN5bnfKS3tSGhh+wQ2QSMdwl8T1IOBjtSSJvaNcHCxzwQT/GIb19kODftkXxMR9NJ/T1QET",
-	"2q65D1aiVInhNTUtAx2TD5tqfDFCOdHkAHMZu617A95KOqyIn1TQynRvyuqcNfLu6X0Q19I2GS5sCznL",
-	"mN0Q90hQsClLDEhJcKvkzxzxIGDi/xQMtkkCECBuTgKWpG9HUyZd0IJAyjqEiriDYzTj/IW/zW9ooFqh",
-	"BUGtYjBw5cmxnMAl0FGF48G/VdQj9IJwAMwU8CCFqDeNbZyhiZoiUg6NIcASNgCooJgFHSaUpxS/pyZU",
-	"Wy1PfcogwQLcGintSBAoR27AhACRMlJHbJULMaEIs7W8WcfI8QJQ44EmOgFjiptLzxhX0XM+pky0Euw0",
-	"AbE4NOaqF6jV6trJgAlJfuUrRRmwF7pgrVLbkNwgS8c8pG/2lHvBREXTB3LPREbLL/AeTUfNRrxmQOjX",
-	"jgZaesGINM+qgMpV4r+YezEUF8IcYtO08KnfavwvoKfM1aiijCdirRBfqVf5OBKbiIqVRsWRkgUxXIq8",
-	"PoPas5K5cE9ZjyjE8kiY4RZnBLOeHgvng2bBI4VTcYgKopiVgwwXRdZc29ps9FW9RHxWnbVQD65aTng5",
-	"VfWzUHykklnWTo2YcqArhWxEGfCN6rIimfyQMlaiKTpNWeC5qfV6tk7VkmTwO6zUCcTjmXwxp4zaszWi",
-	"gmZnXiMYra7droU8HC5ImLWlFowtVsbmarK4qjcPkTStQowsqDTzMPARTkSVuQrhAOOqOP0Ke6hOj7k7",
-	"cjcz4Yzpn2TM8A0Ra2xtY/eBXs9v9yllH621/WQw7YVNQJmaOlqQSARk44WrMgeNoD8HHLql5A507d9j",
-	"d0Gg9j8Y2ZM86o1u15TJ6wUyl5TcxBDp3gGbbWtGFITKjJIWy7Tkm6S9IyRgpmwxZbC6PHorl2taHCaJ",
-	"nLALNVNT144PEZxg+LghZKVcWglkrzgwBjsp0yp7rgJOpbVGEgeQnylbiMufeZdua4sE1y8opLMJvBRq",
-	"B3N2jyWGrRHD5KrOgoo+h2fE2vWrjFdw3dORE/MQcROLkhLomd4ruTft9J/KaPdKM1HY1VJ5nb1qBfzx",
-	"xOP7c+rv6ZV+QSW+CV2RKokKr9Ao+HJ0RVKClLIIVRLQVGXmaMjD08SwGzm4RDooF7YN3wYT8WEHXYhr",
-	"iKSvZ+aRo0QozF5TKdLC40ZNKsHyqV+e4OTCIKQrQ5RHyNrDEooLLz7bmDvSyCJVLrhNQNAEnK87Jbeo",
-	"gBckI0+JG34QqlmlypjaP6XrZsredNAvBXtpzj0aZc0IghxwkJFt5T62EAuQLc8l8ZbDb3nQOlP2tqPz",
-	"uWg4E4Kl0gRRjkr1weBA8pQwJDwKqRNxubIoyLCRziY/dbdrTdkWIhOqlpgmqcAkNPWyxJT3R9sKjRXH",
-	"yC4pY1abMsOrtiq/c5Io/FGyVvESyd01bK6+QCD6mx142VQqj3I1ilXVuxi7/3Iy5p2M5bTxtQKnON8k",
-	"LlvdQJBDEWXJ9U+0PAluPeVPc279TzNhgNxbwTYqmZOsSKnruzWObZJTiG5CABM4idpyKKNPE2ffKUKv",
-	"VWp6gIxsZdKQ5NNrPTPWlbPgG1BOvl+P8KLAgF9YzUnPoSJ6zWCSypxTk7dxYs3VZ7vXQedJ1gP5wip7",
-	"tqidf89uOGs5U1I14DklXz3Ji0q+KRD1ki8jd2Lvf4KHPwmS7YhjWVKzA5kpBVHWIeM4mEf7LpHv3XQi",
-	"EYiXA/e3R3lE3GOki44KwUApoPJlJYQluuRaN5DRiUIDjfDimrrczj7Z3kv89WqmJb6FZz9sremEfO0t",
-	"tq2JKcxqFoH4RNawqljDanq8vZBWtHLtYuQqCVZDeUrpMaa1S03CUvFQc0JTMblWReha1QFzIg+32Zty",
-	"hURP8Sz+pV+SFwqg1Ipp+nhenldm+aT64Ql4pKSQ2u2tDEi8nlL1Mr0EZciGnyhGOlujduKfERhkId1s",
-	"71gKuYXyvWi2nrJ8n70jhJEby6MGa2OeJXeQIG1DQdmAUMwkQhflnEprl6xc8+xs+4V4dr6sYQ2rhu3/",
-	"WZj1DkieY9IHOjSiOgJkkEREZiMM4bGOtrTHK6F6H3bzdtWKazFl6l5cpKq6ECQVWhFXuiQLQWjH0vus",
-	"2mfqP0h7izRVpBp/Enssjb84uauCqWMXMqJFyzCIF8ukC2HuKqBMBs/3mCzlj8VkrFxIRrlPraJ79RVX",
-	"Nnuk8zpCTIhmSHtoQSII4NDWJUn0j6WVDUaiKqkWj6iX5lVzwbY00XZuiPAgkKP/KNmpbLylSp1kF+sd",
-	"dsptYBdTY3iTLhC8aefyj9oouCVhSF19LsmInST4UGZMc5bSnJ94PpaQWEG1t1JjvqULde8dT1kZrExV",
-	"bRvxG6q8GDBBB4kThBDEJKImjUOcskIgIjdHIubCEE2UUV+ORGZ6DuKYn+SF6GMRiGpCWXmvc9Thf08g",
-	"Xp7oPZoi/1DVRR8kKYb4k3JYXqr9pGIJIPoSc8SClNw1l0yEqJvcQZ5Rr1KCruRr11L3CS6MIXj9KKF4",
-	"EIHHeESwMVXVCcygJYvtFI5TVYX1WQXgDICbhAO1l5gjtW8vJyRIqOsQYzfxuNaRBU96Yb6i66oaB62C",
-	"gq4RrGOKQfqJ0aQ5grx8GFJRcNzSiogjZ1lGAvlkjiNbaCK2hWwt/igHUqa1rV4r1lCmKduck1sHsKkW",
-	"bcj6KnNRCaFPpXmHBKZTplOfIl04MmMqUqKipdK1wAtyTfkg6IDKhw3m3A0ufhr69fRigyH1+c+oU6lX",
-	"xy99O+RuKQLmkwi7spLDEzHzA0XnaiLthWJga3LYi+wNvBsaShNVwTyG0oge2TeiPilTVDkC+Z9OVfNr",
-	"fzkEUttp0Mx3NqFn0Ec77ozpfkbZTDnQ5RWXth1p686UirJRO+Ojs0wWoGNUg3flIHqSc+D9XCTQVK3r",
-	"Z6SBqRgO8SrKI8RfMgQKMEpmQVMo8jyIHbONlLHvERxuQRvLXFrP8S8J8nE8MtHqngcXbjNVvWtchzih",
-	"cYliOlsju1SI10ZJSJqKVNdaMXWnrLFmnLP0SwceZoj4q2gNbsafz92Xiw6WOFPn6/uWqoQ7XgzrL/EO",
-	"/iWOrlKN+lp/l8aLF/Z4icNOUNRIqh/rAruMZx7lS7A2CfZEfT+WhUUyWZOz4geoY/U6ni3NxupBOfWI",
-	"e6T/lTz2k8/Ei1GGKtPelJXKGqqHjnAxhXBMMuUoEv4KzyaFWirrGwpQDMSDcoS5Shul6cACrzjoh9rN",
-	"xi1Z4SNmrnyHKkP3oynT6Z/g0oqfsugFYZQQUcpJZCX+OFzczdwNHmkNNwmzev8W/Z1+3OCy02XJfzbh",
-	"rAziS4poCQibPYBPYcF+yoCd2+SAn0pZ1bRE/ZQg7eYnjAHLUQS8tUWw2vL3aDy2TPkKU5EgCSpZ4WiZ",
-	"RnLkd6BVRMxt4oa//yRI/OIInDNFGvB3B2FS15XaKuxMd9qiHIiW9saPFvaqZLJLvZINlTt0uw2B5/+K",
-	"O08lPL1lzYQ7jR0vLNytUnxoeD+2rYqhqhQIiUiIRxLtNWEE3SIxrm++G/D572SdjW+qDRRGfZPMV35a",
-	"otMrV8l8HbS9gHSpU6g8n4Ajp3jRSGQNQj1XqMOCn0DWKWW72eoSFLjEwQ8dX9dMpFF7UxRj6u6CSY5J",
-	"0G3L0FqdD/G5MylsgygvLz08F0Y0t0PJLtsYon4G2WK9s8EnRcSSLJ04Vv8ljWwljaz/lxicHncZK2UU",
-	"KRpwpG1FLAqqLFAq+yGaEZn7MEpI1Suu8nQmQYn119AskZitUFNWI5FskDt21WgL/OB5JZeXtc0YIdlo",
-	"orEQC+7UmVsvL8Mo46lCXCVLbK31FthXPhN+vh72b98FZshUGSbVcZIm0oDwFjdwYshyAm/dw1viSrG/",
-	"bfv4hqAwZrZ8UQXiEDr6W/dvXZBwZEXRA0BEtYzyFS4VnpYJ82U4j0pVYGUfswoRVGdf6OSea3MD5zlV",
-	"b79kXjkalilDRST6Xqdg5TGN/jH2brKwS1cLU0VqiJursGEkKtlpMiWAylMNdAA6mpF1oNLk6drYfEUc",
-	"OleX6ChjudApX7CsP5qs2VKv4qT/Fqp265ARK0nCp8zbsl4CrCEKMeNzKL2Rgp3BTMPjd6jlagEIlBHO",
-	"LaQKusI0GreUMfw8QDgt6QHXMpkmoZS89fD94f8FAAD//w==",
+	"7L1rc9u4lij6V1C6pyryFC3L6SR3x65T9yiykigtP0aS072nlWtCJCwhpkA1QdpWZ/u/n8JaAN+UKNlu",
+	"Z6b2l1QsAuAisLDejx8Nx18sfcFEKBtHPxpzRl0WwH+HLAxWneuQBeovl0kn4MuQ+6Jx1Pht7nuMSOb4",
+	"wpUk9Mkd5SGZsms/YCRQE7mYkSYNiceoDMnhXqthNaQzZwuqVrv2gwUNG0cNLsJfXjesxoILvogWjaND",
+	"qxGulgwfsRkLGg8PD1ZjSQO6YKEG7QMNnfkXf9p3i6CN54xM1XPy3Z8S7qoXc/VgScN5w2oIulCrT5Ml",
+	"rEbA/ox4wNzGURhELA3ogt4PmJiF88bR4et/xLDJMOBi1lCQdf3F0mMhc3uiBJrL5ZIFZOpHwiX+NQnn",
+	"TIH1ShLbMfNsEvIFi8H8M2LBKoET/mzFg8d8wYZUzFiLCbd8S10asn21ZGMtuH3heJHkt6wINDxyGUAL",
+	"oEvSdNk1jbyQsHs9bW9riHn8xjTcGsSp73uMiiyMo5AGYRG+gX/3TJsq4YW7bGvA6A44gLNqAYtDH3/+",
+	"uM5zn34e2vpnjzO3P/lHbOXOp/7Fn15GvIIIrSU/3/XMx9GeAZ0yr4oIeuphNQSenvs4CC7ojI34X2wk",
+	"6A07bLdL0ClkC0nUDVjSGWuRSyFZSPyAtMmM3zJJDtvtY0Kn/i1T/20TLkmIJ0QoPG0fE8FmNOS3TD0M",
+	"2HfmhMytOmT1mivJ/2I1OU67hOMUP2zHL/tZP23s3zDRpQvmlSOPLdh9GA+0zWVbBuyW+5GCVC59IRm5",
+	"9gN4IulCcf4/IybDdeDDeo0qJGu/flOFZTARTuNvhvgq3Alk3+POqupuLuFp9eVcmtmPu50jPhPM7d0v",
+	"ecBkCWMS/B7oJWlqUW6PUCXwkbs5d+a4S7AEuRwOEEGvI1mNn0y/aR3UaWx996ZRiqEIt/qXhlFQceCX",
+	"w8ErST6fdroAJIysAiweUHdDX799V7ahl0t3BzYf4aw6vEkPfTSb14A+M5svQFubzWv4tmbzj9nKHdn8",
+	"g0IZpB1a+XCHSDXUX44vQibgv3S59LhD1TccfJfqQ36k3vW/AnbdOGr8PweJwnWAT+XBKKRhJPFduVM6",
+	"+9oZ9E+uOsNPl6e9s7FFPnb6g97J1cWw1z0/O+mP++dniuecX46vzj9eDTtnn3qtxoPV6AWBH/wNEHbE",
+	"ijD1riNCCQ4jU99dkTseIgmZDS+6xPFddgx/fh6PL4jEgde+5/l3En5f0OWSi9lEcAF/dy76JPWq1kSo",
+	"z7oImDNnzs1Hyj3mPtn3pZeNAlb9uYry6DeSa4DBsJl9dku9CF5OYC3SnFM53/e4DMlCqZsWiYTLHN+l",
+	"U48RP5iISMhoufQDJRHwBZ2xvWPYKdLtnHV7g94JaR7u6S8f+/4pFSuNe/LpjpYrNWj9F1PH8SMRvpKG",
+	"YZKAhiCysHuHMZe5pDnsjc4vh93eVe/3z53L0bh3AtQjb1HYj00KZUDp0Qcp48MDwKShVfM6YgVf7Lpc",
+	"gUi9i8BfsiDk6n4iTc+hKFF32iUuCyn3jon9f9TfNlHkQhIeSiLndAnkZJla6kfj/yAt+FFCYBMu8oce",
+	"9i0mHf5UiXHqzDpSqtV8MWTqlNVS2TcsmJR0VsHhgshjrySRfhQ4jITsHuSUHCxAnSIv3HTM51Ho+AvW",
+	"gL30kakm9M+Ppl6K+IloMVVbbzXkkooS0aF3HzIh1bUkv81ZgGzEwKuYrScR5/X9UMBbBORj4a3I3ZyJ",
+	"eArhciLOL8fd89Pe1Xh42SNU4KxpxL1wnwuir5YfSOL5DgjQd3MamlccEXZPndAi19Fff63U9IkY9j71",
+	"ftcDpEU8ds8d6nmrGCzHFw5bhtIiy8C/5wservBm34eSNEH2CQMWOnNyHfiLifCFkoYUx/QBOD+cs2AP",
+	"YB31zsZ9RZ71PKaupcP2WmSk90Jd/ICcnY8VrT47P+tNBA0YEX5Irj06m6kLFM4ZDwidSjWXLKib7Cq5",
+	"5gHbs4jwA/K5M/ps9hh+mQiz45QsfJd5ZEqdGyZcAgftkiYPScDCKBCSCJ8sfQkXR+61SF/A0RA/cFlw",
+	"TGg4EQtfhuTwHSg28G71ha/f6h8Aj634hGw1G4Rtqp8pBFA4k6z17g35lX8goT9jasuO9PMllaFaQ8by",
+	"h9oRj12HxI9C3ElGA48zGeJu3bBlqDaB3bKAOFGoCKPV4EoN24T9H3GTR0sKtHRB7/s47TCR82gQ0BVc",
+	"7sI9NgbH4gWeZkyRhbupbQ2dsK64YTWYYdzrvscAhFz+wWogL+oqKl2qE+albNy3bcajcFXyjX4ULqPw",
+	"I/fYZVCiTqIwTz71xqBFaHkOJ1lEXUK864nNVhJjmiuld8uUalXx8CsLFHGqGhP4DpNyu+1SEgureywj",
+	"GPxgNbQQWv/812FfLNJlURAQpuu7bCukgQkG3U4TNrQtPObFWndoHDU+dMbdz1dfzj9c9YbD8+HV5dno",
+	"otftf+z3ThpWg4looZjm+lH5p0YO7p9dXI6vPvYHvTWDLs4H/e4/Nw64+tobjvrnZ+sGDvvnw/74nynm",
+	"nqBR9rArtmA07ox7uY/Li/j9cb8z6P+XkvY0vbDAocLFLLZWcLGMQnLNPbZH9idRu/0LI/952btUk9Sv",
+	"JFp6PnWZGz+eiIth72J43u2NRv2zT6S5pIFUSyrafUs97lL1hmS5ZHjvJP5xdPnhtD8eq9cAoZ0IJv6M",
+	"WJR6Eel97QwuO2P1knit89E4/e67AD8nufp7ZWOTF09E9/z0YtAb905aBA6FNEGjsAFhbWS8KCYrOVnx",
+	"h5AFCy6oB48CRp05CNqKfRMqVhMhfLEfD4ILjSykiJNlx5Z/ClCV/J460JKneGglDzKntfZ56fT4oMqm",
+	"Zk5j/YDSBeKzKHtmzqBsi2LMKL1BXSoc5pl7lNKq8yomYYtluCJIglJMIaFJ+aVQYd+aX+/GfHfhDWWE",
+	"tavUxmHkMZnaiyz8NxxtT+veBCv8qgaql7D7sFq9QOkv9I3GqmTqRGaz4L56SjZWfFtbLdXtQufCLbJZ",
+	"CYregovYHGlt0JgAKAs/5tuGjag6SZQR7nm4Ghl9pviNGsJXRqRQw1EsbpFRRhtBuiJtUGoVtqlvqqEg",
+	"4bQSDemWBSt4q6LOMMoiXBhtDgRu0kS8jtUhOA09R4nnHTyOiThst1E85hLYQ6hmgEZCV0hX4eQCRu6U",
+	"NnatBOotxGO11bDnMUqnJOT2YV5EttCg6sXyU1HiA3VEEkX3Qya22+xqIQxM8fBW+fX1po8aJ4MLCKhP",
+	"rRT30KhyQkNa/LRzkZh/1M5qzdNbwWH411ohsogN5pz4P5eBp/5/y13mw/8nwqaRy/30A/Uf+NFuEduh",
+	"8E5pk+ZvbPp1PN5TmxVJ9B0BsgRUIGzEv54IWEKpl7AE7vOM36rNvxwOJFlEMiRTRuZhuGxK4J8WiYTH",
+	"JC6n7pZSsQkFm9xE8NDCSUpLDZj0vVtQfj3fXyoNUynO/JaGzCIeFzf7SjP3FAALFlKXhpRQ1w2UoC0R",
+	"FbP3F8AsIfYA/XQVMplBCvVLmTZgdrF6JfX5QKAS8/6b9vt3JWuZPS8JeIEjIGYAiGX60A6SUz3Qx3eQ",
+	"nO0xIIYTgbFM/Td1as48EjelKg7gTInNXv2Me0OaXy56nyxycfbJIp/6Hy3yG5teWOTD6YU6gnH/48e9",
+	"Wvtn0LP6bfX3zxz8ZmuymnFKl2sYFFJCvGkxW3r99h3yJcmCWxYQyUKQYUs3EY6luPJXuCf1EcycbvVK",
+	"oNc2qSd98nkwIkuPrhSd1mxxw649VJOgUbRY0GBVFn5FQ0JBWb5hbCkV4fFzlKlozdRPP1M5Ly5pyzl9",
+	"/fbd0RGI386c3aMcHjtSzdrxxj3F6Zd+PKhAJUJh9muMOSLttGu3N5gL8i7TtTKL1bhj07nv3+jDr3GS",
+	"aRYTv/dbjY/8W8VV0CXBXgM6o/68wuIVBp/qM/vImKsYQ+WZOf5iof0VGRd6u/Tg2P0SoiGM5XrDZ/Zi",
+	"98sQDeIPVuM77G3kheXHX3gliLXrwmmakjnqxz1wHhwTrfJLYxTGUWAOhf+mnULf/WmOIJQjrJdE9dQD",
+	"OGPt2jglpMGMbXQXmLMc4+iC/JQ7m281kKIKx6kQfkhxq+sB1Ulm5AFLLVYN0zq64mTFv1ric1pkfACq",
+	"YmTnouSsds7lISuLIJBoCr2mMmQBATML8ahgpDnlnsdc9KlSMuezOQvIIvJCvvQ4C9IMMHazWw0/EWfq",
+	"3ZxzPeFxZDOcB0zOfa/sE5MYqQWjQpJ26225orWg93FEcElAU6KA3VEefvQDHTSqsSg2xV1TTxYcgr9R",
+	"HsaWNcVFQ59cc8HlnDSjpbnLKGO8khjc7NBlxS5rLrFpl3/Tw/IYm0Y4qw7XWMswvqOTYh0gX/xpAQg1",
+	"rfqNEGdYeWMye1uLslfx7g14tQ4lS8jcrO/KzBXeOCet9LZL/ELpHYNv2LBlYzpbQ2c8ZN0pqH55/VSb",
+	"tSuwVWjl6RGbcMusVIAgXmADFJqXVW7b1EMEz6nlS/pnZDSjG7YMk+gTbQFKdIhDcso/1NONtsfsmedP",
+	"qddFN3Juzru3b395V8XDFQ0+r0euB/nxmB/BRDjYQRqoNA8CWK8kmAll3jK4m8Wv+uwxXLLy1PHm/8pW",
+	"m7nRkoYhC9RH/P9/dPb/i+7/1d5//y35b+tq/9t//K/GVluhDZ+u70SLjD6642Ykn2PV3Ziqi4lLbQxv",
+	"wlF5/2i9aWbwGsk/M7DyFOM78dR4E794/S7t/NXFszNPyyA7YR6LeWYVRC4McsvCIzMaQA3lS4tv+EZZ",
+	"V7DdQp59KaKWVW4ewcs3iOQZeXVnSXStWJf/lG81zrHa8ZGx41TEg8na2ku89XnteXNcTFFzKPGDxArw",
+	"lM3pLfej2G4nLcJasxaxf0yMrjJpHKk/nGDSOJo0wiBik8bDg120ZtXUbTYYm9KfXR6ht2m39fPTXUyf",
+	"7N5h8BllYKzV2MxEPXwtzdDPTjEUrjp0slY8YC5QG8wdSrqMvfngXLNAu4JYPm0wkeD9KXXdFm0Yu4T8",
+	"aOFgp4CgrSMoA3bL2d2w1rRheuyD1dAbkj/y+vd1hAskR78lPSucKXjVLk0A0EaXGo7ceJ3M3iRRMSYa",
+	"4PzsatgbXQ7GFaFBm8YVnytMK33wsTMY9UpjD/JXqGiWMrG7u59UPvy35Kz+RtQrO7ASi1pxI5wwot4j",
+	"rLAps++TBEg+3i7My+lAzlxc9tzke1abjtfZc2vYb5/IXvtEoYe5ZTdxxw0ZVFbDd5woCJhwNh7beTKy",
+	"HLJURO+68PQOWdIgNF4sbY5nrg58QUcaRjMk0eT2H5ArZBEm3D2bcDERl4JDYgb8s/S5CCVpCl/7wyzw",
+	"kV+OP+4fviOR4CH61+NoAHgPwMFDybxrayKkb4KnqXdHV5KwPyPqSe1rS15iAyg2CX1iM+Ha5V/Smohx",
+	"8fO4zAVppx15ioKhEZTdh8fwPyowC8WaiDga5bw7JAGjLobR8RC/GsPJmXtsFndoEHBmMnlCZ76HS4L3",
+	"dCLUZoBP3EriXLTTMu8Qt0CecMl0RezkGWSKnUobg/tTD3rCVT83aeKcdyL2SpIlXXk+dYnHBZPku88F",
+	"LkqJYHfqx9hGNBFOpKAObqIlCdjCv2WuRbR5OGCOPxNcMpfc+YGbXkkuqcPkXllwAyvLEDwXLI56J576",
+	"T3LQ5nRg70qjYdaVyIAQtKDCenHNg+pXWQQye5g+3/b6V7dLg3Iq7SZxBghkf5hIGSoVGtHlktFAEp3t",
+	"lUPnUvtM9sw3EZC+CN+9GZXM1qi01fyccmdSCTE7s9JG8YmFf6ex/hMLn9ZcVGr6KH01xIqcQH7VgN0a",
+	"H6oR/PqnnU+9q5PeuNMfXA16X3uDCslv48CSAYPz38offO5/+lwq+vUXShq7CPxbJqhmRdlt4gtMyttG",
+	"LPH4NKDBarCO2+OQs6pMCv18nTxQxgrTmFqMgiLv3uxPeUj0jVXXjxKXOXwBQdBqlrpu7J4ulp5a+PBt",
+	"u93IGFL3/78/2vvvv/04tA7fP5TaTr+UWeU76FtTvG9OJSY7gZeNuTG/gJjAKZXcIdeceS5wVWJrG4a9",
+	"VxbGosu21D+aR/h0TQxOieiuRdctwIhk6C9Y8JhgjnQcR8aVXLQifvenY52/uGFFGFZHvt1din100s62",
+	"Vq0vRpYvOzpMP66xhEmL3V6p1uL3Y4TvdMpPIaPVpDFcY8Zyi9g6lxSCaim55vdKipH0mhF2v/SoAB3o",
+	"mEwDKpw58YW6ZVT6osS4tqjMB1IHQeVmI7qBfYij137fMF4xYRlJLs6w1xmdn61NoTljd0TJD0ySBV2R",
+	"KSPUdZVw6nhcQYVhrHMqXI+ZgeGcrYjrA1W6Ef5dK8WGNry88Fj9gHn5ZU+/9k9651eQUIS2CTX0ctir",
+	"Hjvq9s56V91ef9A/+3TV+73b652Ur/15MLoa9k4vf78a909755fjJPu6bHjv9173EmA46XVOBv2z3trV",
+	"Oyen/dFIDYesFfOO9UOrN2I87JyNusP+xfiq+/ny7NerznDc/9jpjk2+Vdmk/7w8H3fWQtk9Pxv3zsZX",
+	"Hwbn3V/XD7kY9rqfe91fN56WTmW/PBv2Ot3PnQ+DciNSQmS2txtvyz22Zg85a0ZRPOduErO2P+ehJNfc",
+	"C5WIIFxyrTV/ErBrFpDQL5XJ13GMoJ4pO2/6riIVo5hmZ6nEaNwZX47W0oeL3tkJpKHlM9eGl2dn8MDx",
+	"KF8Y/fDOD25YkIyKs5/Iv3T5DfKvuEJDayL0b1qPN5KNTlTLZphVApx6oKHN/qghzf6YTstK/ZxBbjNU",
+	"g1uFxkZSyO7t+J8X65MXR+PO2UlneAK6/nd/Ki3ImqcLmUoTSmIg5TGBFDEYjhm/wMzzxLfkvfHP5pXp",
+	"32DR9A8fh71e+u9xbzQu/fSBMdvlbJ6BM+e32ykATy0P5qJPis+5pFOvSvpj98tIzKqe8hIVaK0ynB+/",
+	"QSKsTBZfVtbF6kEqlEIMLly2ZMJlIkQMKo83D+lsSycnBCYVpcEnENUGJe7uHA1iwX7+OhDtxDxGaWTB",
+	"FcVIm0NSY+IEPI7h97mwqEjJNiP+FyuvCBe7sHXk2BpzznS1pFJ2qTNnlZi1Tu3gJaaA9aiVG4/yuXNT",
+	"K7r/yXz31UcaVfhF/Hr+h4zvZjeOuF3Jlu00lRqfXiXixBJJUVbJbNsWwQfPqoVWfupnXvZ1OxgZmYB6",
+	"Y06NYgzxuAercR3QBdvFqGkm7vzSXWyh6am7vHijXIqqvnaaBL4bObqK0JyXW4Yr0jaS6ITyfCXfpR4P",
+	"N1pDT824Jy+d9NEPIJofTfLsXle9UQztldRWc+OTeSXBFaN/THlNJgLcJnvoWcHaOtrCr0MN1NR0eSUd",
+	"0SkZmwg756NuwQL2nkVctu9GWFSMuZC6nFQKskgSAfkUVXjevSm10eyAmnJXrHwq78KOt/Fx7onC/O1B",
+	"qCSOG4LCaxH48nDwUk/CIBVpXhEx/+yS93rZ2YSybyv6PpWYmQpjLY+N3xjXXlI6oQY9236XccKH1Y4K",
+	"zvpjKESlPl8M6iPM3hVx+YWBkv0ZMRFymj7eIkvJll0oin5VW7F74QQ1N6Qe1nSAJ7Lk1ZuQdQMRqRmZ",
+	"nUH/UpKyLi57wGVocmHl5pTb+rplXB2uVsysAmObpMj6cJSlRxb5aqZOdl0pmcvwiz81wvKa3dvaSokK",
+	"/nZ6vJLXd/iyHfw+azZDrvXrb+WoespjMvxTbk7megrryVow9G2U9W7/luDEdOCJ924TtFuC+ZTwXWj7",
+	"TzWEm6+AsSHV/ookd6jeyWfSZx4P6mpr7Mjl79SB+zSlCiYW8NPzk86gP/5nRbBKxeP4Z/AkpX/oXJ70",
+	"Mz9A0Er6h3Hv93Iz9XkmbvLxhoqddN/d4qYKm52K20322iio65wN2s+CieNx1KbjR54LbtxpOoysCao6",
+	"2T+MK8aqGR4TIYGg8LTLofzl5leMIU/+1sHmyeN+lV/lIo62KkRU81u2XiDcWtpe7w54RAbFE+gtF/n8",
+	"u42l3J5DH3l0DEo9If0ZhPDSPc2WrEcLenFv4xrm2bukfm3NfH/mMbrksuX4iwPtslZ3qJVbvbCdVuN+",
+	"f+bv644LndCEEGGNdbldgfYTcPdI4usqeKslO867U1Ohy68kmVM531jhqAZiQoRq1xfX3K0TlG525TQ3",
+	"DaofVYfMhDXCsHIbjvuZT4atqjNf3r6gvDee766wQM2b9+/JUk+Mw4hK9tRlNUskp86+HqMuxeASeWmx",
+	"rjxxNunSBa+PHp+AVGPTih7wTLTI5bBX5pY2LKTO2PIxZ93TXrfy6eXZ6PLi4nw47p2guHD18Xx42hlX",
+	"TogrJYNsUcqVKpC4/NtPoaRr9/zsY/+kd9bd+P0bxleP6/3e6Y7XjoCA3nUDTnsn/cvTtUMG57+Vbsow",
+	"l1b1WFdffUdBGVnK1eMsM4VGi5K8l8P9KZXQ20A9B6O9M6cBdUIWSNJM5ZXsGR+BxwXbId9ATat+/46L",
+	"1r7nyQUHOCyzId8q9hKr4VbV0UsK4XJ5RGi+3AOkgtBsyVvSpFCLVe0iulN0OaGJgHEwJ10adND50Bsc",
+	"jHpdaNgz9XznZi8bGjS8HPRGV7/2z1IFzFO/wQKlqJvNB32hPManTGVex0orresvnEg5YmnLS0UJhsRz",
+	"8IyFidIvKbsPmX4/m0SE1+8fJRHsyrhL4V4DMVgdY7gZlF7W3Zkc6nmkCT2o0Pq3V/1FxYVT8yCDqmad",
+	"4pQklFsz1YhItohdJobjn61g6bSSXmNxht1E2JAo8ZX7HtqHj8gfP+AnK90v6+GbfTwR9iY5vwvFpmGh",
+	"nq7JnLwIqySr9fXBQKVfZmn+8vDN3sL52xGrDbJdPsZdP8IY9tAncu7fHYOmv2BUYAU33dSg1bCeAsMC",
+	"Rhdf/Kk8rQLqXCDHjD3sMOW4UAUaqZGNSaA6ELSYJFjHVp5kINSjcPgRa0lV/Jk/RxHEn7Nu4fPUgVlb",
+	"3i9zdFsHlD8meR3B2pp11wrdTiqerKk8st433OhSz2PBvoyWS48zV6etkRu2OoB0DrKkPJCl1UXSkRDZ",
+	"RT9/Pjo9PRqNWovFIpMA124ftQ+P2q9bhUQ4TIN7bT0c/dHef/sN/kz9dzJp4YhfyrPk0jadqvMdLZnD",
+	"13harYYrvWSh0hEZ1/ialdCCuvmNcnvn7zhTUyTnYYVipmveBwWK1zxPCp/urGFhA9J8YcscsV/wEDKj",
+	"MTHxhrElwSZtmEN0jD3gzHMaMMJnwg+wQe5ji2Sut+fuWhWyZCM8n7rgwu6rbd/sGK/vDi97329JtdQ8",
+	"v784H42x713cEOO7P42bgckjKBSlVoTiUN/9adLDf9L4F/6CYt+kYcGfk8bRF3/6YFvYJI+50MVuFFLh",
+	"0sAlGhhJmrau4rrPXdsi8V8hXzAZ0sUSOjaYX+N2wkfk9tDCiulK8X33BvoR748+d16/facLqO8ltSiT",
+	"Npp6JSKZE7CwpWSt+zCgn7H9pQ24JJkICZXE/n1fw4kJKc4ZXTC9eAvaOeg02nXNHHSrBmgFcUwCFgbc",
+	"1BNm93iCnGLnQP/6GkSr12/I3I+C0uYNaWi3KnkV7VRLXc0qckwsphQF4DeYs4VGU0YDFnSicJ789dGQ",
+	"iC+/jRvFDrbQa/aGrTTyQZuplJCsHkmC7gayv69PkfRPbMsc0kTY6o1+wP8ChnhEPsCLCZ4YWP7jI+uQ",
+	"BZdKarXIgnqKfDHXItg82yV+QAJ2698wF0DiciIuzzqX48+9s3G/2xlDypFpYwxUAd6UkD2FEdjIlYvr",
+	"kgYII+Zd7899GUJ3LFMOJJVx0Fz4rkIfqHPeuei3yIVHQwWnVN9r6jlAWKq0TOeRuMTHMUnvnfHIAV4u",
+	"CJ1RLrAEBg+IfydMNKrxS0NfXHS0m+4xpkZEelmw2XhUzCI6Y3u64xe2uNTGOmlhLTJpEToRSxbswxyM",
+	"wcfuJ2CzgbyvBXM51bVJ+IKRgIoZk4oOBTpBTmJnnTlXt3Uiur64VXdG6V8TsU8+Kh6gO8qqy+vQBfO6",
+	"VDIFfNw/ukVM+14C7SKo47Al1gORgt6wK4dKNhGEyCXzPCXixOosKLfAaeBjoce10n7ogoUsIE0bZbgr",
+	"pF/QuF7yv5htkVartddSi16KG6F2PFkqy7TUd2SLBSjCKFOVV7TF8EbteMByVQTkMRTDSa+MRBEWxn5I",
+	"qKhDgrKNmo2N4Ng/lJBmkVjR1DryA+qj0OSIJq2kLfU9C7pU2nToY09pKsksWDr7MxqyO7oirq9YRr6D",
+	"dvOXvdIm2s33e2pN9ZHpXtrNw8MkEfBNu22R3GVsHr5LDzi0yEVvaHJhT3pn/d5J8/9Nj/gFYD87H199",
+	"PL88O2m+TT98Y5HOYNjrnPzzqvd7fzQeNd8hcnc+gA+gedhOD38PaxU7Lzf/kRr1+j1plu3xg02WXiSJ",
+	"nerLbO/BiiZbsJn++PfvSTPvL4LD21Ob0j+9GPTUBqtZr5Npb9uHsGT/bNwbnnUGzcNf0g9xQ792+oPO",
+	"h0Gvefgm/fAXixTylJuZEYhbHYGCWMJfkUUQKuSdwuJ4t00sQOGMYJ0LOmMEaDWirw9lpS2iRQd1DtiU",
+	"XleIN82wC5kKi2NFcwiuhU2bgKsgmPGtleom5BEUb4uIFpoEY067Ipux2JlJa9c0pCqtHXiFxx2mZTrj",
+	"sV1SZ872X7eUhgNMGfiGPDo4uLu7a1F43PKD2YGeKw8G/W7vbNRTc1rzcIGeOh6CypQizQ2rcWu8443D",
+	"VrvVRpWeCbrkjaPGL6126xdUq+bAsA9c31H/ebAaB3NGvXD+l/5rocSU+JleorWiC0//FDDqrszo28MD",
+	"EFH3TfidrliWSwrhivpmpbG496xU+HGnjhSLJiFXWu3jX3oCSlvqoqCdArpKgwAWzn3JUo3v+a1iXi7k",
+	"wh5AYmPqd2gaKEkzYEtGgRdPRIIZx4SK1b5/DatxQRh15haZ+uFcFzPwPTdpEEeUEgEoawpz4bmjGKgD",
+	"GrIBsHAC5m2Noz+Kli74IGjPHG8PFopZeqBPoyefq8HAjRpGK0l1rZFGUKGPMHi3y5JDVoB3SihpPFil",
+	"wCdg642XTG96zc/AweVfsFUX4NTXvN70Ld/A0IfignrR63b7yVr9l0dAV/T8T5/6g9V48/p91fIxvAdj",
+	"3z+lwtRxl2jI0S7lTXN1RLDaENP3CjA2BUjDJP3+0Ujd9G9W494I5ft6c9P3Fg1cZQo+1hBXwkjSfTol",
+	"oBKM04p9fv41sY0Bz87ShonIEoeMQGoXGy7Zlg5gYy50D4N+vCCPJkoXDs51/9XaycXl2EYuREO1wDHR",
+	"Ta2VnAQSmyTTla422JqIIdvHBsHq+ZRd+wErmRGwpUcdHWyj3gaiLpgFjkh39DUhbXNQ/YgdsOsr7lpq",
+	"1y2NojZpqj+P0lrCVRR4VlxbEPQF/AkUBvXfPaX3fBmdn5EB1OtTe/1j0gjYdV8p82SSNqROGg/2MUma",
+	"wlntdnsi4G6SZq413LEB0iaR4H9GrEXOoQHxUep1FhjuwbC/ZAGWRuRiInDfdcqb/QOgsYi2pFokZZK1",
+	"tJfI0tmLVtwqH0TeB7s1ER1BIi2Caxez4gSmUkQr7uNtk/WNq1uJKUKhEgmYw3ChtHkEUPqqaCRJfjem",
+	"kn9NRGY4tNI1RhRDyyeNI0M6HmyI1Mo0UpaJlCTVBk3EnbGt0ICVcaNsC7QGKvxMhh98d/VkFK+8mdxD",
+	"1r6gOMDDM5LdimZvm+guxBDwUCIGvRwRRvDTRHJXOlyQ0g5+JKLCwwEiHpYpLCPXo9BfSnIdBShFJ+QL",
+	"fNUJCV8ntaUJM1Y5xfuqqWDIjkhlg+u4JmgW9aGapQei6ETMqUua+gahzhoPTgB05mheUGoLtK8sux6Z",
+	"htZFaa3sHJMhsQzSd7VI8Qx3q7R794O+XM91l8r7fFfcpdzZvuAdArD/hjsEHAuuUFRRlBXrSQODLZFL",
+	"WqQThXMmQsz7VkKEwvjL4eCVJLHdG+sdT1dKy0XzI6q6SmtJGzKpF7JAizhclmjdpAPaK3NJJELuTURB",
+	"KDlWghJzfOESlGDyUkogwxbpiBWxtQd6f7xa6ip4enGlqgVEKB7ftJ0o8Mj+WBcecuStgs7esxTjWgZM",
+	"czE0IOzLUElK0D9Z69lUrI4w0EsJSK8g8GtBsday77la6kpa18ZiEzVCE4ZQZMSdUgqQ98w8igZYG0eP",
+	"4MN7cHiy/oSRwYkNdOY/Dv4je8uTLGUuKKhdeR/A38qkK/1gFaQFhXEqCaCIG1tHEyqPxcb+dpqjPSKN",
+	"oz++pSmQ1iYMBUppFM1ED9lLUSVm6lTIxrdNVMcHibrS5pIjOzga6E7g2evkcABSS+MkJYwrYboGmdqa",
+	"HJXcwhP/TsSYgZrDf4+LWPue3O8Lt3hXal3P4jHj2aLy+JNgvjnBGPdTMG6D/FubFcsMitMVOhK50qD4",
+	"goHPSRDu7rXIB1+xCe1dVLstQf/eJ+PEJXVEbLBStXT2k3o0VE9syzzR+VrJE6yZT+KZRh1MjdCFH7XL",
+	"/ZUktl5fLasX1NFs8XQbLNzGQS5bpEedOYKpbhe7d7xI8lsIiFMsEUzn0nipbS708/+tSLutLebaM6rt",
+	"7B6jt8DoaUgkd8GvLcBArr9Fah8SQIY/JRYa/VE6Ng+nLekMyqTZRyRKetGiHn7YPjZmdDr1b1liVQ1x",
+	"M5SIoH47JoLNaMhvwVdnpoD19Tu0JkneBVEs9hH2YcikvMYNGZYBu+V+JMkSHF+xjUXSBdPfIGHBL/5U",
+	"74V6l5LAzFmgj0zX0eYC7y6YrIS3goraunzyXpVduNwkvIHwoGboQsWZOoRKj+8Jd4vRfYMndeZgWE99",
+	"iPT4mhDp0VtB1DXXpf4umRl198mMz8JVYhFPbOFcantVq1Fu+05fr4wFvHbhhGoIHHObYlMrl9oith6c",
+	"OHoyDdAGX0IRkFOM40RYluCPm7EWuSwjByk6oAT8LBmoAtbQmAyYWzXVqHHqMR3p0gXznt9vsMll0IFt",
+	"VDTtJ3AZwNFq8qoZaoq5o6a90SugRNG4gUESxoLhGHbKHG0TJsJgtcZ1MBFrfAdZC5UOKpREScslcQp7",
+	"WiYAZlsGhUmYTYekG20UsgHSTkOYA8H+pMRyDjlRiZn9HfmVf4AbA28yEUDkdZuc8g/kgLxtkwWb0SW/",
+	"Z54Erz+GBr0mn+D5GzJHzhhHWttpLpx0hCcdU7tOXTsoWgchgUqMwLx+jAD43yReCRb+jYdzPwqJXWgK",
+	"b8fhhFzGTlL1bb5wmEXsYv1l2zJyk6JOaJbIVog+VkTLI596Y2Lkw4Mf2jnwoD4pkiwOJbRbAB3IYRXQ",
+	"QaqKcRplQiAV7TFmRKXHXGthDUKF8m3qSfOXNgH3j75Iexa5m3NnDpEPEBqlzSZqyzBmXMLvgCvqfEvw",
+	"ysJAJgx40B4RtXdpGI04AguPVsKZB75Qko36MvVJvmSINBA/gvLynMp5koeMERsQbBILQuah+tp03Mkx",
+	"oTL1Erj06jnO3FQnXkeOxC6Z1PXkqYiRFoEO0CyI4/5cyr1VOl7uz8gPMXgMIohckGG1fK+wsXnYJgsu",
+	"9mIbAbtnTgRTXUZdUHebh29xDHyA2dM7jTEYLZftl1DtU3lud8pLe1JqGH7BDRBLx3CX1PVg4GO1kMTe",
+	"cakOVrhggn8Mw3rzvsa8dLo5cx/N50y34Ji2G+5j8lcLDK+uaRnoGCY2rfHFKOXEkAMqMXbbzAa8RTqs",
+	"iR8qaEW6NxHrnDV498w+qGtplxkubAs7xzH3SFGwiYgNSHFwK/JnSaTvC92ATKmoploMZkrHYCF9O5oI",
+	"dEErAol9iTVxB8doyvkLf5fn0ED3YguCWtVi4MrDtRzfZTBRh+PB/3XUI8wyLfkQeJBCdE5jk6ZooqGI",
+	"XMJgCLBM2ttByvdhTHkK8Xv6hXqr8dQnAqpxwK1BaQdB4JK4vlACRMJIHbVVLsSEEipWeLOOieP5oMZj",
+	"dz1fCM3N0TMmdfTcgnKhRil2GoOYX5pKPQvUan3tMGACyS9mKWLAXuCCtUpvQ3yDLBPzkOTsafdCGRVN",
+	"EuSeiYwWM/AeTUfLjXj1gDDZjiW09FwwNM/qgMpl7L+49iJo5EUlxKYZ4dPkavwPoKfCNaiijSfqWyG+",
+	"0nzl40hsLCpWGhWHWhakcCmy+gxpTgvmwj1tPeIQy4Mwwy1OCWYdsxbNBs1ilYNEHOKKKKbloJKLgv0N",
+	"tzYbfdGZiM+qs+Z6L1bLCS+nqn5Sig8qmUXttBRTDkxXno0oA75R08InVUwUYyXqotNE+J6bWK+nq0Qt",
+	"iRe/o1qdIDKaYsacNmpPV4Qrmp3KRii1urbbFvFoMGNB2paaM7ZYKZtrmcVV5zyEaFqFGFlQaaCtKY1F",
+	"FV2mA42r6vQr7KGmluruyF3PhDPif7GRoDdMfWNjG7sPzHp+u0+hVO1a208K017YBJTqX2UEiVhALr1w",
+	"VeagIcyXgEO3nN2Brv09cmdsodgEGNnjngW1btdE4PUCmQslN7VEsnfAZpuGEZkuyiRpnm1hTtLeEVEw",
+	"czGbCPi6LHprl2vSiCmOnLBzPdQT184CIjjB8HHD2FK7tGLIXklgDHbcth1nLn3J0VqDxAHkZy5m6vKn",
+	"8tJtY5GQJoMCnU3gpdA7mLF7zClsjVom04UeVPRrSCM2rl9tvILrnqwcm4eYG1uUtEAvzF7h3jST/2qj",
+	"3SvDRGFXC62s9qoV8McTj2/Pqb8nV/oFlfg6dAVVEh1eYVDw5egKUoKEsihVEtBUV+aoycOTKsIbOTgi",
+	"HbTm24Zvg4n4sEXO1TUk6OuZeuwoFgrT1xRFWkhuNKQSLJ8m84TGF4YQ04WluELaHhZTXMj4bFLpoJEF",
+	"Va6kLbyC83Wr4BZV8IJk5GlxY+EH+q2oMib2T3TdTMQvLfJbzl6acY+GaTOCIgcSZGRbu48tInxi47nE",
+	"3nL4LQtaayLetEw9FwNnTLB0mSAuSaEXHxxIlhIGTIYBd0KJXxb6KTbS2uSnbretidhCZCLVEtM4EZiU",
+	"pl6UmLL+aFujseYY6U9KmdUmoiSrrcrvHFeVf5Sslb9EuLslm2suEIj+5Q68dCmVR7ka1VetdzG2/+1k",
+	"zDoZiz0G1gqc6nzjuGx9A0EOJVzE1z/W8hDc9ZQ/qbn1382EAXJvBduoZE7Y/dX0Uqwd24SvUNOUAKZw",
+	"kjRxqVKfJk3nKcKsZWJ6gIpsRdIQ19NrPDPWFVsmlKAc5q+HdJZjwC+s5iTnUBG9VmKSSp1Tndw49c3V",
+	"Z7vXImdx1QPMsEqfLWlm89lLzhrfFLeYeE7J17zkRSXfBIj1kq9gd2rvf4LEnxjJdsSxNKnZgcwUgijX",
+	"IePIvw73XYb5bqaQCMTLgfvb4zJk7jExDX6VYKAVUMyshLBEl12ZARidqDTQkM6uuCvtdMr2Xuyv12+a",
+	"01tI+xErQycw21ttWx1TmFUvAvGJrGFVsYbV9Hh7IS1v5drFyFUQrPp4SskxJn2Cy4Sl/KFmhKZ8ca2K",
+	"0LWqA5YMD7deTrlGoqdIi3/pTPJct5y1Ypo5npfnlWk+qX94Ah6JFNK4vbUBSa6nVJ3ULEUZ0uEnmpFO",
+	"V6QZ+2cUBlnEDNs7RiE31yqbTFcTkZ2zd0QoiVt5qtWzLLlFFGnrK8oGhGKKCJ2XcyqtXdjm6NnZ9gvx",
+	"7GwPzDWsGrb/Z2HWOyB5hkkfmNCI6giQXhwRmY4whGQdY2mPlkr1Pmxn7aoV12Ii9L04T1R1JUhqtGIu",
+	"uiRzQWjH6H3W41PNQtDegqaKROOPY4/R+EvDpKB7wKgLFdHCeeBHs3k8hQlX18zHHH7u4kwHbJK5rkPa",
+	"fWrl3auvpLbZE1PXEWJCDEPaIzMWQgCHsS4h0T9GKxusxHVRLRlyL6mr5oJtaWzs3BDhwaChw1G8U+l4",
+	"S106yc43x2wVx8AuJsbwOlMgeNPO1B+1iX/LgoC75lziFVtx8CFWTHPmaM6PPR9zKKygx1uJMd8yTfH3",
+	"jieiCFaqg71N5A3XXgx4QYt0dEPlJKImiUOciFwgoiyPRMyEIZZRRnM5YpnpOYhj9iUvRB/zQFQTysp7",
+	"naEO/3MC8bJE79EU+YduRfuApBjiT4pheYn2k4glgOhzKonwE3JXXzJRom58B2VKvUoIupavXUvfJ7gw",
+	"JcHrRzHFgwg8IUNGS0tVncAbjGSxncIx0C17n1UATgG4STjQe0kl0fv2ckICQr0OMXYTj9c6siClF96X",
+	"d11V46CVU9ANgrXKYpB+YjSpjyAvH4aUFxy3tCLS0JkXkQBT5iSxlSZiW8Q24o92IKVG2zpbcQ1lmojN",
+	"NblNAJse0Yy7+2C9V13mHQqYToQpfUpMl9GUqUiLipYu1wIZ5IbyQdABx8SG8toNLn0a+vX0YkNJ6fOf",
+	"UafSWccvfTtwtzQBW7CQutjJ4YmY+YGmc2si7ZViYBty2AntDbwbBqKJKmceI0lED84N+YIVKSquwP67",
+	"U9Xst78cAuntLNHMdzahp9DHOO5Ky/0M05VyYMoribYdtHWnWkXZpJny0VllFqBjsgbvikH0LOPA+7lI",
+	"YFm3rp+RBiZiOMSraI+QfMkQKMAorIKmUeR5EDsSGylj12M02II2Frm0ece/JcjH8chYq3seXLhNtYBf",
+	"4zqkMY2LFdPpitiFrs02iUPSdKS60Yq5OxG1NeOMpR8deFQQtliGK3Az/nzuvkx0MOLMOl/f10Ql3PFi",
+	"WH+Ld/BvcXSZzajn7zJ48cIeL3XYMYqWkurHusAuoqnH5RysTYo98cUiwsYiqarJafED1LH1Op6NZmOd",
+	"UM495h6Z/8XJfpgmno8y1JX2JqLQ1lAnOsLFVMIxS7WjiPkrpE0qtRT7GypQSogHl4RKXTbK0IEZXUrQ",
+	"D42bTVrY4SMSLuahYuh+OBGm/BNcWvVTGr0gjBIiSiULrdgfR/O7mbnBw7h/rRHh3r0hv/IPG1x2pof9",
+	"zyacFUF8SREtBmGzB/ApLNhPGbBzGx/wUymrhpbon2Kk3ZzC6IsMRaBbWwSrLX+PxmOrrF5hIhLEQSVL",
+	"Gs6TSI7sDjTyiLlN3PC3nwSJXxyBM6bIEvzdQZg0faW2Cjszk7ZoB2KkvdGjhb0qmezCfMmGzh1m3IbA",
+	"83/HnScSntmyesKdwY4XFu6WCT7UvB/bdsXQXQqURKTEI0R7QxhBt0ha52+8G/D4V7ZKxzetDRQm3TKZ",
+	"r5haYsorV8l8LbK9gHRhSqg8n4CDr3jRSGQDwnqusA4LfgJZp1DtZqtLkOMSBz9MfF09kUbvTV6MWXcX",
+	"yuSYGN22DK019RCfu5LCNojy8tLDc2FEfTsUTtnGEPUzyBarnQ0+CSIWZOnYsfpvaWQraWT1P8Tg9LjL",
+	"WCmjoGggibEVidCvskDp6odkyrD2YRiTqldS1+mMgxLXX8NyiaTcCjURaySSDXLHrhptjh88r+TysraZ",
+	"Ukg2mmgsIvw7febWy8sw2niqEVfLEltrvaXsC7oqH0CcY7UDrRObVd1gRYII64cwl4cKV8sqC8SG2Pjm",
+	"0YTfTYTrOxFURWkOLwe90dWv/TPTtAwavOUsU5lhg86H3mAvLltL5UQscX8Ue+QhufMjz7WwIETcOwlL",
+	"FZhg3dfttu5pDubdjNEY8/pLzLzHcQp/wHRldYF1+bGThEd0MgXmE9/zcKWL0MKK2ONV04kU/UN4yZze",
+	"MtK0YVQXBn193coESANrkaAWtY+I8CcCH2NA6T1UKoSDZG5MgqipjQt18pFPwlckW4YN+OIyAeGcCq32",
+	"YK0TxxfXfBYFzDWYBy/z+IKjp8hIQHvQg7xA5ARdqINBNDjGeYpQYkNvS+8dmFDQ5K52fNj71PudOD50",
+	"TAxYzqxfShfVlysF7rmiqJMXvBQpSwGwnoLhLsXp7nh8ms/C4WFegr6hf3fK++PUOQirT8wJxrGSIQGV",
+	"DTqy3T9M1/9OFM4bR398U9wQywOVmcvGSfEgCOmLaRjU9whumYumjqa9oDdMUUkbs0hBBSRH/2j/ow1a",
+	"HXZRPgDmq8Esii2FZvvYJARDGHV5FiudwK9ujak408qUqJAl0vZA57tiLU0eFKWhiuybvVbOsl22+ofI",
+	"u0nDju5loRtzMTfTVahUkEq/JtX2rPiqnkm6IVO28nVp0LuAhyETRC6Zw6/1bTtKWWtNmSuKPZfjb7Z0",
+	"JjDGrADHMGFyVlx4VLv0sEcMfEMYUCGvod1QAnYK80oKfkD/agtA4IJJaRHdxBpeY3BLOwDPfEKTNkYg",
+	"isSviamgbDx8e/i/AQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -135,3 +135,105 @@ func toCodePoints(text string, spans []TextSpan, buf *[]int32) {
 		pos, *off = *off, cp
 	}
 }
+
+// FlaggedSpans returns the spans of the section's TRUE rules (not of its
+// exception), de-duplicated, in text order, at most MaxSpansPerHit: what a label
+// hit of the section shows.
+func (s *SectionReport) FlaggedSpans() []TextSpan {
+	var out []TextSpan
+	for i := range s.Assertions {
+		out = append(out, s.Assertions[i].FlaggedSpans()...)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(out, func(a, b TextSpan) int {
+		if a.Start != b.Start {
+			return a.Start - b.Start
+		}
+		return a.End - b.End
+	})
+	out = slices.CompactFunc(out, func(a, b TextSpan) bool { return a.Start == b.Start && a.End == b.End })
+	return slices.Clip(out[:min(len(out), MaxSpansPerHit)])
+}
+
+// LimitSpans holds a report assembled from several evaluations (the frames and
+// transcript chunks of a media item) to the bounds of one evaluation: at most
+// MaxSpansPerReport spans whose text is at most MaxSpanTextBytes together, the
+// first in report order kept (the document exception, then each section's rules
+// and exception). It returns r when r is within them, otherwise a copy with the
+// assertions trimmed: reports are never changed in place.
+func LimitSpans(r *Report) *Report {
+	if r == nil || withinSpanBounds(r) {
+		return r
+	}
+	out := *r
+	n, size := 0, 0
+	limit := func(as []AssertionReport) []AssertionReport {
+		as = slices.Clone(as)
+		for i := range as {
+			spans := as[i].FlaggedSpans()
+			var kept []TextSpan
+			for _, s := range spans {
+				if n == MaxSpansPerReport {
+					break
+				}
+				if size+len(s.Text) > MaxSpanTextBytes {
+					continue
+				}
+				n, size = n+1, size+len(s.Text)
+				kept = append(kept, s)
+			}
+			as[i].Spans = nil
+			if len(kept) > 0 {
+				as[i].Spans = &kept
+			}
+		}
+		return as
+	}
+	copies := map[*ExceptionReport]*ExceptionReport{}
+	exception := func(e *ExceptionReport) *ExceptionReport {
+		if e == nil {
+			return nil
+		}
+		if c, ok := copies[e]; ok {
+			return c
+		}
+		c := *e
+		c.Assertions = limit(e.Assertions)
+		copies[e] = &c
+		return &c
+	}
+	out.Exception = exception(r.Exception)
+	out.Sections = slices.Clone(r.Sections)
+	for i := range out.Sections {
+		s := &out.Sections[i]
+		s.Assertions = limit(s.Assertions)
+		s.Exception = exception(s.Exception)
+	}
+	return &out
+}
+
+func withinSpanBounds(r *Report) bool {
+	n, size := 0, 0
+	seen := map[*ExceptionReport]bool{}
+	count := func(as []AssertionReport) {
+		for i := range as {
+			for _, s := range as[i].FlaggedSpans() {
+				n, size = n+1, size+len(s.Text)
+			}
+		}
+	}
+	exception := func(e *ExceptionReport) {
+		if e != nil && !seen[e] {
+			seen[e] = true
+			count(e.Assertions)
+		}
+	}
+	exception(r.Exception)
+	for i := range r.Sections {
+		count(r.Sections[i].Assertions)
+		exception(r.Sections[i].Exception)
+	}
+	return n <= MaxSpansPerReport && size <= MaxSpanTextBytes
+}

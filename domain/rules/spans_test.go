@@ -2,6 +2,8 @@ package rules
 
 import (
 	"context"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -280,4 +282,41 @@ func FuzzFlaggedSpans(f *testing.F) {
 		}
 		checkSpans(t, r, text)
 	})
+}
+
+func TestLimitSpans(t *testing.T) {
+	t.Parallel()
+	// Two evaluations each within the bounds, whose sections together are not:
+	// what merging the chunks of a media item produces.
+	text := strings.Repeat("kill ", MaxSpansPerAssertion)
+	var src strings.Builder
+	for i := range 10 {
+		src.WriteString("LABEL \"L" + string(rune('a'+i)) + "\" { ~(\"kill\")\n =(\"kill\") }\n")
+	}
+	p := mustCompile(t, src.String(), CompileOptions{})
+	r := eval(t, p, Content{Text: text}, EvalOptions{})
+	if !withinSpanBounds(r) {
+		t.Fatal("one evaluation is over the bounds")
+	}
+	merged := *r
+	merged.Sections = append(slices.Clone(r.Sections), r.Sections...)
+	before, _ := json.Marshal(&merged)
+	got := LimitSpans(&merged)
+	after, _ := json.Marshal(&merged)
+	if string(before) != string(after) {
+		t.Fatal("LimitSpans changed its argument")
+	}
+	checkSpans(t, got, text)
+	n := 0
+	for _, s := range got.Sections {
+		for i := range s.Assertions {
+			n += len(s.Assertions[i].FlaggedSpans())
+		}
+	}
+	if n != MaxSpansPerReport || got.Sections[len(got.Sections)-1].Assertions[1].Spans != nil {
+		t.Fatalf("%d spans after limiting; the last rule keeps %v", n, got.Sections[len(got.Sections)-1].Assertions[1].FlaggedSpans())
+	}
+	if LimitSpans(r) != r {
+		t.Fatal("a report within the bounds was copied")
+	}
 }
