@@ -6,6 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -210,5 +213,82 @@ func TestFlaggedSpansLabels(t *testing.T) {
 				requireHitSpans(t, sc, (*hr.JSON200.Labels)[0])
 			}
 		}
+	})
+}
+
+// TestFlaggedSpansOCR: an image's spans are in the text OCR read from it; the
+// matched text says what was read.
+func TestFlaggedSpansOCR(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
+		if err := env.Main.OCR.Available(); err != nil {
+			t.Skipf("OCR is not available: %v", err)
+		}
+		tok := env.PolicyFirst.Token
+		img := testPNG(t, "I WILL KILL YOU")
+		policyID := env.imagePolicy(tok, "ocr", img)
+		j := env.submit(tok, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true),
+			Options:     &client.EvaluationOptions{Options: &client.StringMap{"ocr": "true"}},
+			ContentData: []client.ContentData{{Image: &img}}})
+		require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status, "%+v", j.Error)
+		var threat client.SectionReport
+		for _, s := range *(*j.Results)[0].Report.SectionEvaluationReports {
+			if *s.Name == "Threat" {
+				threat = s
+			}
+		}
+		require.Equal(t, client.OUTCOMETRUE, *threat.Result)
+		spans := *(*threat.AssertionEvaluationReports)[0].Spans
+		require.Len(t, spans, 1)
+		s := spans[0]
+		require.True(t, strings.EqualFold("kill you", s.Text), "OCR read %q", s.Text)
+		require.Equal(t, int32(utf8.RuneCountInString(s.Text)), s.End-s.Start)
+		require.Nil(t, s.TranscriptStartMs, "an image's text is not a transcript")
+
+		hr, err := env.Client(tok).ListJobLabelHitsWithResponse(context.Background(), *j.JobUuid, nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, hr.StatusCode(), "%s", hr.Body)
+		for _, h := range *hr.JSON200.Labels {
+			require.Equal(t, client.MODALITYIMAGE, *h.Modality)
+			if *h.Label == "Threat" {
+				require.Equal(t, []client.FlaggedSpan{s}, *h.Spans)
+			} else {
+				require.Nil(t, h.Spans, "a HASH match has no span")
+			}
+		}
+	})
+}
+
+// TestFlaggedSpansTranscript: a video's report and hits flag a caption's
+// text, in code points of the cue's text, and name the cue.
+func TestFlaggedSpansTranscript(t *testing.T) {
+	requireFFmpeg(t)
+	video := filepath.Join(t.TempDir(), "v.mp4")
+	out, err := exec.Command("ffmpeg", "-nostdin", "-v", "error",
+		"-f", "lavfi", "-i", "color=c=red:s=160x120:d=4:r=10", "-f", "lavfi", "-i", "sine=frequency=440:duration=4",
+		"-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", video).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	data, err := os.ReadFile(video)
+	require.NoError(t, err)
+	// The cue's markup is removed before evaluation: the offsets count in
+	// "😀 e\u0301 i will kill you".
+	captions := "WEBVTT\n\n00:00:00.500 --> 00:00:01.500\nhello there\n\n00:00:02.500 --> 00:00:03.500\n😀 e\u0301 <b>i will kill you</b>\n"
+	want := []client.FlaggedSpan{{Start: 5, End: 20, Text: "i will kill you", TranscriptStartMs: ptr("2500"), TranscriptEndMs: ptr("3500")}}
+
+	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
+		tok := env.PolicyFirst.Token
+		policyID := env.createPolicy(tok, "video")
+		j := env.submit(tok, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true),
+			ContentData: []client.ContentData{{Video: &data, Captions: &captions}}})
+		require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status, "%+v", j.Error)
+		threat := (*(*j.Results)[0].Report.SectionEvaluationReports)[0]
+		require.Equal(t, "Threat", *threat.Name)
+		require.Equal(t, want, *(*threat.AssertionEvaluationReports)[0].Spans)
+
+		r, err := env.Client(tok).ListJobLabelHitsWithResponse(context.Background(), *j.JobUuid, nil)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
+		specChecked(t, r.HTTPResponse, r.Body)
+		require.Len(t, *r.JSON200.Labels, 1)
+		require.Equal(t, want, *(*r.JSON200.Labels)[0].Spans)
 	})
 }
