@@ -383,9 +383,9 @@ type AssertionReport struct {
 	// one side to the other) and SENTIMENT (the sentence). Signals under NOT or NONE
 	// are not flagged (their absence made the rule fire), nor HASH signals, nor
 	// signals a model backend scored (it returns no positions). In text order; at
-	// most 16 per rule and 256 per report, and the `text` of a report's spans at
-	// most 64 KiB together: spans past these bounds are left out (the earliest
-	// are kept), never cut.
+	// most 16 per rule (the earliest in the text) and 256 per report, and the
+	// `text` of a report's spans at most 64 KiB together (the first rules of the
+	// report keep theirs): spans past these bounds are left out whole, never cut.
 	Spans *[]FlaggedSpan `json:"spans,omitempty"`
 }
 
@@ -451,7 +451,7 @@ type CheckRulesRequest struct {
 	// label, or exactly one LABEL/SECTION block).
 	Kind RulesKind `json:"kind"`
 
-	// Text The rule text to check (at most 64 KiB, the limit of policy and label versions).
+	// Text The rule text to check (at most 64 KiB, as a published version).
 	Text string `json:"text"`
 }
 
@@ -732,6 +732,8 @@ type FeedbackTarget struct {
 // and audio, the text of one transcript chunk, named by `transcriptStartMs` and
 // `transcriptEndMs` (a captions cue's payload lines joined by a newline with the
 // cue markup removed, or the recognised words joined by spaces).
+// `transcriptStartMs` and `transcriptEndMs` are set exactly on spans of transcript
+// text: the bounds of the chunk on the media timeline, as on its label hits.
 type FlaggedSpan struct {
 	// End One past the last code point of the match.
 	End int32 `json:"end"`
@@ -2264,10 +2266,10 @@ type ClientInterface interface {
 	// publishing it would, stores nothing, and answers 200 with every compile error and
 	// its line and column; when there are none, the signal count, complexity score and
 	// token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
-	// global context is checked). Compilation is bounded as when publishing: text
-	// larger than 64 KiB (the configured policy text limit for policies) is
-	// INVALID_ARGUMENT naming `text`; limits on rules, signals, nesting and REGEX cost
-	// are compile errors.
+	// global context is checked). Compilation is bounded as when publishing: text over
+	// the version text limit (64 KiB; for policies the server's policy text limit,
+	// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+	// limits on rules, signals, nesting and REGEX cost are compile errors.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2281,10 +2283,10 @@ type ClientInterface interface {
 	// publishing it would, stores nothing, and answers 200 with every compile error and
 	// its line and column; when there are none, the signal count, complexity score and
 	// token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
-	// global context is checked). Compilation is bounded as when publishing: text
-	// larger than 64 KiB (the configured policy text limit for policies) is
-	// INVALID_ARGUMENT naming `text`; limits on rules, signals, nesting and REGEX cost
-	// are compile errors.
+	// global context is checked). Compilation is bounded as when publishing: text over
+	// the version text limit (64 KiB; for policies the server's policy text limit,
+	// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+	// limits on rules, signals, nesting and REGEX cost are compile errors.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3279,10 +3281,10 @@ func (c *Client) CreatePolicyVersion(ctx context.Context, policyId PolicyId, bod
 // publishing it would, stores nothing, and answers 200 with every compile error and
 // its line and column; when there are none, the signal count, complexity score and
 // token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
-// global context is checked). Compilation is bounded as when publishing: text
-// larger than 64 KiB (the configured policy text limit for policies) is
-// INVALID_ARGUMENT naming `text`; limits on rules, signals, nesting and REGEX cost
-// are compile errors.
+// global context is checked). Compilation is bounded as when publishing: text over
+// the version text limit (64 KiB; for policies the server's policy text limit,
+// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+// limits on rules, signals, nesting and REGEX cost are compile errors.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3306,10 +3308,10 @@ func (c *Client) CheckRulesWithBody(ctx context.Context, contentType string, bod
 // publishing it would, stores nothing, and answers 200 with every compile error and
 // its line and column; when there are none, the signal count, complexity score and
 // token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
-// global context is checked). Compilation is bounded as when publishing: text
-// larger than 64 KiB (the configured policy text limit for policies) is
-// INVALID_ARGUMENT naming `text`; limits on rules, signals, nesting and REGEX cost
-// are compile errors.
+// global context is checked). Compilation is bounded as when publishing: text over
+// the version text limit (64 KiB; for policies the server's policy text limit,
+// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+// limits on rules, signals, nesting and REGEX cost are compile errors.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5681,10 +5683,10 @@ type ClientWithResponsesInterface interface {
 	// publishing it would, stores nothing, and answers 200 with every compile error and
 	// its line and column; when there are none, the signal count, complexity score and
 	// token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
-	// global context is checked). Compilation is bounded as when publishing: text
-	// larger than 64 KiB (the configured policy text limit for policies) is
-	// INVALID_ARGUMENT naming `text`; limits on rules, signals, nesting and REGEX cost
-	// are compile errors.
+	// global context is checked). Compilation is bounded as when publishing: text over
+	// the version text limit (64 KiB; for policies the server's policy text limit,
+	// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+	// limits on rules, signals, nesting and REGEX cost are compile errors.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5698,10 +5700,10 @@ type ClientWithResponsesInterface interface {
 	// publishing it would, stores nothing, and answers 200 with every compile error and
 	// its line and column; when there are none, the signal count, complexity score and
 	// token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
-	// global context is checked). Compilation is bounded as when publishing: text
-	// larger than 64 KiB (the configured policy text limit for policies) is
-	// INVALID_ARGUMENT naming `text`; limits on rules, signals, nesting and REGEX cost
-	// are compile errors.
+	// global context is checked). Compilation is bounded as when publishing: text over
+	// the version text limit (64 KiB; for policies the server's policy text limit,
+	// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+	// limits on rules, signals, nesting and REGEX cost are compile errors.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8566,10 +8568,10 @@ func (c *ClientWithResponses) CreatePolicyVersionWithResponse(ctx context.Contex
 // publishing it would, stores nothing, and answers 200 with every compile error and
 // its line and column; when there are none, the signal count, complexity score and
 // token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
-// global context is checked). Compilation is bounded as when publishing: text
-// larger than 64 KiB (the configured policy text limit for policies) is
-// INVALID_ARGUMENT naming `text`; limits on rules, signals, nesting and REGEX cost
-// are compile errors.
+// global context is checked). Compilation is bounded as when publishing: text over
+// the version text limit (64 KiB; for policies the server's policy text limit,
+// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+// limits on rules, signals, nesting and REGEX cost are compile errors.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8589,10 +8591,10 @@ func (c *ClientWithResponses) CheckRulesWithBodyWithResponse(ctx context.Context
 // publishing it would, stores nothing, and answers 200 with every compile error and
 // its line and column; when there are none, the signal count, complexity score and
 // token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
-// global context is checked). Compilation is bounded as when publishing: text
-// larger than 64 KiB (the configured policy text limit for policies) is
-// INVALID_ARGUMENT naming `text`; limits on rules, signals, nesting and REGEX cost
-// are compile errors.
+// global context is checked). Compilation is bounded as when publishing: text over
+// the version text limit (64 KiB; for policies the server's policy text limit,
+// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+// limits on rules, signals, nesting and REGEX cost are compile errors.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
