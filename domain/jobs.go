@@ -198,6 +198,10 @@ type LabelHit struct {
 	FrameEndMs        *int64
 	TranscriptStartMs *int64
 	TranscriptEndMs   *int64
+	// Spans are where the label's rules matched the text the hit is of (the
+	// item's, an image's OCR text, a transcript chunk's); nil for hits of
+	// frames and hashes.
+	Spans []rules.TextSpan
 }
 
 // TimeRange bounds a timestamp; a nil bound is open. Bounds are exclusive

@@ -111,6 +111,9 @@ type TranscriptChunk struct {
 type ScoredLabel struct {
 	Label string
 	Score float64
+	// Spans are where the label's rules matched the text evaluated (a
+	// transcript chunk's); nil for a frame.
+	Spans []rules.TextSpan
 }
 
 // TrueLabels returns the TRUE sections of a report in document order. Only
@@ -122,7 +125,7 @@ func TrueLabels(r *rules.Report) []ScoredLabel {
 	var out []ScoredLabel
 	for _, s := range r.Sections {
 		if s.Result == rules.OutcomeTrue {
-			out = append(out, ScoredLabel{Label: s.Name, Score: s.Score})
+			out = append(out, ScoredLabel{Label: s.Name, Score: s.Score, Spans: s.FlaggedSpans()})
 		}
 	}
 	return out
@@ -153,6 +156,7 @@ type TimedHit struct {
 	FrameEndMs        *int64
 	TranscriptStartMs *int64
 	TranscriptEndMs   *int64
+	Spans             []rules.TextSpan // the chunk's, for a transcript hit
 }
 
 // FormatTimecode formats milliseconds as HH:MM:SS.mmm (SPEC.md). Hours do
@@ -220,7 +224,7 @@ func VideoHits(frames []FrameLabels, chunks []ChunkLabels) []TimedHit {
 					Label: l.Label, Kind: MediaVideo, Score: l.Score,
 					StartMs:      start,
 					FrameStartMs: ptr(f.Segment.StartMs), FrameEndMs: ptr(f.Segment.EndMs),
-					TranscriptStartMs: ptr(c.Chunk.StartMs), TranscriptEndMs: ptr(c.Chunk.EndMs),
+					TranscriptStartMs: ptr(c.Chunk.StartMs), TranscriptEndMs: ptr(c.Chunk.EndMs), Spans: l.Spans,
 				}
 				if end > start {
 					h.EndMs = ptr(end)
@@ -233,7 +237,7 @@ func VideoHits(frames []FrameLabels, chunks []ChunkLabels) []TimedHit {
 				h := TimedHit{
 					Label: l.Label, Kind: MediaVideo, Score: l.Score,
 					StartMs:           c.Chunk.StartMs,
-					TranscriptStartMs: ptr(c.Chunk.StartMs), TranscriptEndMs: ptr(c.Chunk.EndMs),
+					TranscriptStartMs: ptr(c.Chunk.StartMs), TranscriptEndMs: ptr(c.Chunk.EndMs), Spans: l.Spans,
 				}
 				if c.Chunk.EndMs > c.Chunk.StartMs {
 					h.EndMs = ptr(c.Chunk.EndMs)
@@ -272,7 +276,7 @@ func AudioHits(chunks []ChunkLabels) []TimedHit {
 	var hits []TimedHit
 	for _, c := range chunks {
 		for _, l := range c.Labels {
-			h := TimedHit{Label: l.Label, Kind: MediaAudio, Score: l.Score, StartMs: c.Chunk.StartMs}
+			h := TimedHit{Label: l.Label, Kind: MediaAudio, Score: l.Score, StartMs: c.Chunk.StartMs, Spans: l.Spans}
 			if c.Chunk.EndMs > c.Chunk.StartMs {
 				h.EndMs = ptr(c.Chunk.EndMs)
 			}
@@ -310,7 +314,8 @@ func sortHits(hits []TimedHit) {
 // section from being reported FAILED merely because the other modality
 // cannot evaluate it. The document result follows RULES.md: TRUE if any
 // section is TRUE, else FAILED if any failed, else FALSE. Token usage adds
-// up. It returns nil for no reports.
+// up; flagged spans are bounded as in one report (rules.LimitSpans). It
+// returns nil for no reports.
 func MergeReports(reports []*rules.Report) *rules.Report {
 	var first *rules.Report
 	for _, r := range reports {
@@ -371,7 +376,8 @@ func MergeReports(reports []*rules.Report) *rules.Report {
 	if out.Result != rules.OutcomeTrue && failed {
 		out.Result = rules.OutcomeFailed
 	}
-	return out
+	// Sections taken from different chunks bring the spans of each.
+	return rules.LimitSpans(out)
 }
 
 // VideoFrame is the representative frame of one segment, handed to a

@@ -50,7 +50,7 @@ func TimedLabelHits(jobID, resultID string, hits []TimedHit, seq *int) []*LabelH
 			Label: h.Label, Modality: m, Score: h.Score,
 			StartMs: h.StartMs, EndMs: h.EndMs,
 			FrameStartMs: h.FrameStartMs, FrameEndMs: h.FrameEndMs,
-			TranscriptStartMs: h.TranscriptStartMs, TranscriptEndMs: h.TranscriptEndMs,
+			TranscriptStartMs: h.TranscriptStartMs, TranscriptEndMs: h.TranscriptEndMs, Spans: h.Spans,
 		})
 		*seq++
 	}

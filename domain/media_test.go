@@ -37,13 +37,18 @@ func TestMediaFormatTimecode(t *testing.T) {
 func TestMediaTrueLabels(t *testing.T) {
 	t.Parallel()
 	require.Nil(t, TrueLabels(nil))
+	tr := &rules.TimeRange{StartMs: 10, EndMs: 20}
+	spans := []rules.TextSpan{{Start: 0, End: 4, Text: "kill", Transcript: tr}, {Start: 5, End: 8, Text: "you", Transcript: tr}}
 	rep := &rules.Report{Sections: []rules.SectionReport{
-		{Name: "A", Result: rules.OutcomeTrue, Score: 0.9},
+		{Name: "A", Result: rules.OutcomeTrue, Score: 0.9, Assertions: []rules.AssertionReport{
+			{Result: rules.OutcomeTrue, Spans: &[]rules.TextSpan{spans[1]}}, {Result: rules.OutcomeTrue, Spans: &spans},
+		}},
 		{Name: "B", Result: rules.OutcomeFalse, Score: 0.2},
 		{Name: "C", Result: rules.OutcomeFailed, Score: -1},
 		{Name: "D", Result: rules.OutcomeTrue, Score: 0.5},
 	}}
-	require.Equal(t, []ScoredLabel{{"A", 0.9}, {"D", 0.5}}, TrueLabels(rep))
+	// A label's spans are its rules' together, in text order, each once.
+	require.Equal(t, []ScoredLabel{{Label: "A", Score: 0.9, Spans: spans}, {Label: "D", Score: 0.5}}, TrueLabels(rep))
 }
 
 var (
@@ -294,4 +299,23 @@ func TestMediaError(t *testing.T) {
 	u := MediaUnavailableError([]string{"ffmpeg", "ffprobe"})
 	require.Equal(t, ReasonJobFailed, u.Reason)
 	require.Contains(t, u.Message, "ffmpeg")
+}
+
+// A transcript hit carries the spans of its chunk's label, on video and audio;
+// a frame hit has none.
+func TestMediaHitsCarrySpans(t *testing.T) {
+	t.Parallel()
+	c := mediaChunk(500, 1500)
+	spans := []rules.TextSpan{{Start: 2, End: 6, Text: "kill", Transcript: &rules.TimeRange{StartMs: 500, EndMs: 1500}}}
+	hit := ScoredLabel{Label: "Violence", Score: 1, Spans: spans}
+	video := VideoHits([]FrameLabels{{mediaSeg(0, 1000), []ScoredLabel{hitKnown}}, {mediaSeg(1000, 2000), nil}},
+		[]ChunkLabels{{c, []ScoredLabel{hit}}})
+	require.Len(t, video, 3)
+	require.Nil(t, video[0].Spans) // the frame hit
+	require.Equal(t, spans, video[1].Spans)
+	require.Equal(t, spans, video[2].Spans)
+	audio := AudioHits([]ChunkLabels{{c, []ScoredLabel{hit}}})
+	require.Equal(t, spans, audio[0].Spans)
+	seq := 0
+	require.Equal(t, spans, TimedLabelHits("j", "r", audio, &seq)[0].Spans)
 }

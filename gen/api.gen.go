@@ -350,6 +350,24 @@ func (e PrecheckMatchConfidence) Valid() bool {
 	}
 }
 
+// Defines values for RulesKind.
+const (
+	RULESKINDLABEL  RulesKind = "RULES_KIND_LABEL"
+	RULESKINDPOLICY RulesKind = "RULES_KIND_POLICY"
+)
+
+// Valid indicates whether the value is a known member of the RulesKind enum.
+func (e RulesKind) Valid() bool {
+	switch e {
+	case RULESKINDLABEL:
+		return true
+	case RULESKINDPOLICY:
+		return true
+	default:
+		return false
+	}
+}
+
 // Any A typed detail; `@type` names its shape.
 type Any struct {
 	Type                 string                 `json:"@type"`
@@ -378,6 +396,17 @@ type AssertionReport struct {
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
 	Result *Outcome `json:"result,omitempty"`
 	Score  *float64 `json:"score,omitempty"`
+
+	// Spans Extension. Where the rule's signals matched the text, set only when the rule is
+	// OUTCOME_TRUE and the built-in evaluators located what matched: exact, fuzzy and
+	// REGEX matches, lexically matched concepts, proximity contexts (the stretch from
+	// one side to the other) and SENTIMENT (the sentence). Signals under NOT or NONE
+	// are not flagged (their absence made the rule fire), nor HASH signals, nor
+	// signals a model backend scored (it returns no positions). In text order; at
+	// most 16 per rule (the earliest in the text) and 256 per report, and the
+	// `text` of a report's spans at most 64 KiB together (the first rules of the
+	// report keep theirs): spans past these bounds are left out whole, never cut.
+	Spans *[]FlaggedSpan `json:"spans,omitempty"`
 }
 
 // BatchJob defines model for BatchJob.
@@ -434,6 +463,30 @@ type CancelBatchJobResponse struct {
 	// COMPLETED. ERROR (with `error`) and CANCELLED are terminal and reachable from any
 	// non-terminal state.
 	State *BatchJobState `json:"state,omitempty"`
+}
+
+// CheckRulesRequest defines model for CheckRulesRequest.
+type CheckRulesRequest struct {
+	// Kind What a rule text is: a policy document, or a label version (a list of rules for the
+	// label, or exactly one LABEL/SECTION block).
+	Kind RulesKind `json:"kind"`
+
+	// Text The rule text to check (at most 64 KiB, as a published version).
+	Text string `json:"text"`
+}
+
+// CheckRulesResponse defines model for CheckRulesResponse.
+type CheckRulesResponse struct {
+	// ComplexityScore The version's complexity score. Set only when `errors` is empty.
+	ComplexityScore *float64 `json:"complexityScore,omitempty"`
+
+	// Errors Every compile error, in source order (empty when the text compiles). At most
+	// 100 are listed, then one saying that more were found.
+	Errors []RuleCheckError `json:"errors"`
+
+	// SignalCount Signals as written. Set only when `errors` is empty.
+	SignalCount   *int32       `json:"signalCount,omitempty"`
+	TokenCountsV2 *TokenCounts `json:"tokenCountsV2,omitempty"`
 }
 
 // ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
@@ -704,6 +757,37 @@ type FeedbackTarget struct {
 	Occurrence  *Occurrence `json:"occurrence,omitempty"`
 }
 
+// FlaggedSpan Extension. A part of the evaluated text that a signal matched: `[start, end)` in
+// Unicode code points (not bytes, not UTF-16 units) and `text`, that part itself,
+// so `text` always equals the code points `start` to `end` of the evaluated text.
+// The evaluated text is the `text` of the content item for text; for an image,
+// the text OCR read from it (not returned; `text` carries the match); for video
+// and audio, the text of one transcript chunk, named by `transcriptStartMs` and
+// `transcriptEndMs` (a captions cue's payload lines joined by a newline with the
+// cue markup removed, or the recognised words joined by spaces).
+// `transcriptStartMs` and `transcriptEndMs` are set exactly on spans of transcript
+// text: the bounds of the chunk on the media timeline, as on its label hits.
+type FlaggedSpan struct {
+	// End One past the last code point of the match.
+	End int32 `json:"end"`
+
+	// Start The first code point of the match, counted from 0.
+	Start int32 `json:"start"`
+
+	// Text The matched text, exactly as it appears in the evaluated text.
+	Text string `json:"text"`
+
+	// TranscriptEndMs A 64-bit integer as a decimal string.
+	//
+	// Example: 1500
+	TranscriptEndMs *Int64String `json:"transcriptEndMs,omitempty"`
+
+	// TranscriptStartMs A 64-bit integer as a decimal string.
+	//
+	// Example: 1500
+	TranscriptStartMs *Int64String `json:"transcriptStartMs,omitempty"`
+}
+
 // GetJobResponse defines model for GetJobResponse.
 type GetJobResponse struct {
 	// Job A job that has not finished carries only basic fields (no `results`).
@@ -881,6 +965,11 @@ type LabelHit struct {
 	Label    *string   `json:"label,omitempty"`
 	Modality *Modality `json:"modality,omitempty"`
 	Score    *float64  `json:"score,omitempty"`
+
+	// Spans Extension. For a hit of text (the item's text, an image's OCR text, a transcript
+	// chunk), the spans of the section's OUTCOME_TRUE rules (see
+	// `AssertionReport.spans`), de-duplicated, in text order, at most 64.
+	Spans *[]FlaggedSpan `json:"spans,omitempty"`
 
 	// StartMs A 64-bit integer as a decimal string.
 	//
@@ -1092,6 +1181,20 @@ type ReviewResult struct {
 	Outcome *Outcome `json:"outcome,omitempty"`
 	Score   *float64 `json:"score,omitempty"`
 }
+
+// RuleCheckError defines model for RuleCheckError.
+type RuleCheckError struct {
+	// Column 1-based column, in characters (code points) of the line.
+	Column int32 `json:"column"`
+
+	// Line 1-based line.
+	Line    int32  `json:"line"`
+	Message string `json:"message"`
+}
+
+// RulesKind What a rule text is: a policy document, or a label version (a list of rules for the
+// label, or exactly one LABEL/SECTION block).
+type RulesKind string
 
 // SectionReport defines model for SectionReport.
 type SectionReport struct {
@@ -1451,6 +1554,9 @@ type CreatePolicyJSONRequestBody = CreatePolicyRequest
 // CreatePolicyVersionJSONRequestBody defines body for CreatePolicyVersion for application/json ContentType.
 type CreatePolicyVersionJSONRequestBody = CreatePolicyVersionRequest
 
+// CheckRulesJSONRequestBody defines body for CheckRules for application/json ContentType.
+type CheckRulesJSONRequestBody = CheckRulesRequest
+
 // Getter for additional properties for Any. Returns the specified
 // element and whether it was found
 func (a Any) Get(fieldName string) (value interface{}, found bool) {
@@ -1680,6 +1786,9 @@ type ServerInterface interface {
 	// CreatePolicyVersion Publish a new policy version
 	// (POST /v1/policies/{policyId}/versions)
 	CreatePolicyVersion(ctx echo.Context, policyId PolicyId) error
+	// CheckRules Check rule text without publishing it
+	// (POST /v1/rules/check)
+	CheckRules(ctx echo.Context) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -2365,6 +2474,15 @@ func (w *ServerInterfaceWrapper) CreatePolicyVersion(ctx echo.Context) error {
 	return err
 }
 
+// CheckRules converts echo context to params.
+func (w *ServerInterfaceWrapper) CheckRules(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CheckRules(ctx)
+	return err
+}
+
 // This is a simple interface which specifies echo.Route addition functions which
 // are present on both echo.Echo and echo.Group, since we want to allow using
 // either of them for path registration
@@ -2443,6 +2561,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/batch-jobs/:batchJobId/cancel", wrapper.CancelBatchJob, options.OperationMiddlewares["cancelBatchJob"]...)
 	router.PUT(options.BaseURL+"/v1/batch-jobs/:batchJobId/input", wrapper.UploadBatchInput, options.OperationMiddlewares["uploadBatchInput"]...)
 	router.GET(options.BaseURL+"/v1/batch-jobs/:batchJobId/output", wrapper.DownloadBatchOutput, options.OperationMiddlewares["downloadBatchOutput"]...)
+	router.POST(options.BaseURL+"/v1/rules/check", wrapper.CheckRules, options.OperationMiddlewares["checkRules"]...)
 
 }
 
@@ -4339,6 +4458,76 @@ func (response CreatePolicyVersiondefaultJSONResponse) VisitCreatePolicyVersionR
 	return err
 }
 
+type CheckRulesRequestObject struct {
+	Body *CheckRulesJSONRequestBody
+}
+
+type CheckRulesResponseObject interface {
+	VisitCheckRulesResponse(w http.ResponseWriter) error
+}
+
+type CheckRules200JSONResponse CheckRulesResponse
+
+func (response CheckRules200JSONResponse) VisitCheckRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CheckRules400JSONResponse struct{ BadRequestJSONResponse }
+
+func (response CheckRules400JSONResponse) VisitCheckRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CheckRules429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CheckRules429JSONResponse) VisitCheckRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CheckRulesdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response CheckRulesdefaultJSONResponse) VisitCheckRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListBatchJobs List batch jobs
@@ -4434,6 +4623,9 @@ type StrictServerInterface interface {
 	// CreatePolicyVersion Publish a new policy version
 	// (POST /v1/policies/{policyId}/versions)
 	CreatePolicyVersion(ctx context.Context, request CreatePolicyVersionRequestObject) (CreatePolicyVersionResponseObject, error)
+	// CheckRules Check rule text without publishing it
+	// (POST /v1/rules/check)
+	CheckRules(ctx context.Context, request CheckRulesRequestObject) (CheckRulesResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -5519,225 +5711,298 @@ func (sh *strictHandler) CreatePolicyVersion(ctx echo.Context, policyId PolicyId
 	return nil
 }
 
+// CheckRules operation middleware
+func (sh *strictHandler) CheckRules(ctx echo.Context) error {
+	var request CheckRulesRequestObject
+
+	var body CheckRulesJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CheckRules(ctx.Request().Context(), request.(CheckRulesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CheckRules")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CheckRulesResponseObject); ok {
+		return validResponse.VisitCheckRulesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17c9s4lij+VVD6bVXkLVqW0+n8JnJt3VVkJVHar5XkdM+2ck2IhCXEFMgmSNvqjL/7LRwAfIIUJdvt",
-	"zNT80+2IeBwAB+eNc763HH8V+IywiLd631tLgl0Swp9jEoXr/nVEQvEvl3AnpEFEfdbqtX5d+h5BnDg+",
-	"czmKfHSHaYTm5NoPCQpFR8oWqI0j5BHMI3S412lZLe4syQqL0a79cIWjVq9FWfTT65bVWlFGV/Gq1Tu0",
-	"WtE6IPITWZCw9fDwYLUCHOIViRRo73HkLD/785FbBm26JGguvqNv/hxRV0xMxYcAR8uW1WJ4JUafp0NY",
-	"rZD8EdOQuK1eFMYkC+gK358QtoiWrd7h678lsPEopGzREpAN/FXgkYi4Q2aA5jIISIjmfsxc5F+jaEkE",
-	"WK84sh3dz0YRXZEEzD9iEq5TOOGfnaTxlK7IGLMF6RDmmrfUxRHZF0O2asEdMceLOb0lZaDhk0sAWgCd",
-	"o7ZLrnHsRYjcq257W0NMkxmzcCsQ577vEczyME4iHEZl+E78u2faVA4T7rKtIcE74IDs1QhY2fTx5y/H",
-	"ee7TL0Lb/Oxlz+1P/hFbufOpf/bnlzGtIEK15Oeb6vk42nOC58SrIoKe+FgNgaf6Pg6CC7wgE/onmTB8",
-	"Qw67XQM6RWTFkbgBAV6QDrpknETID1EXLegt4eiw2z1CeO7fEvFnF1GOInlCCMPX7hFiZIEjekvEx5B8",
-	"I05E3KpDFtNccfonachxugaOU17Yjiv7UZc29W8IG+AV8czIYzNyHyUNbX3ZgpDcUj8WkPLAZ5ygaz+E",
-	"LxyvBOf/IyY8qgMfxmtVIVn39ZsqLIOOcBp/McRX0U4g+x511lV3M4Cv1Zcz0L0fdzsndMGIO7wPaEi4",
-	"gTExeg/0ErWVKLeHsBD40N2SOku5SzAEuhyfSAS9jnk1fhI1Ux3UWWx9+6ZlxFAJt/gvjuKw4sAvxyev",
-	"OPp02h8AkNCyCrCkQdMNff3zW9OGXgbuDmw+lr2a8CbV9NFsXgH6zGy+BG1jNq/g25rNP2Yrd2TzDwJl",
-	"JO1Qyoc7llRD/MvxWUQY/ImDwKMOFms4+MbFQr5n5vqPkFy3eq3/7yBVuA7kV34wiXAUczlX4ZTOvvRP",
-	"RsdX/fHHy9Ph2dRCH/qjk+Hx1cV4ODg/Ox5NR+dnguecX06vzj9cjftnH4ed1oPVGoahH/4FEPbZGhEx",
-	"Vw9hJJuhue+u0R2NJAlZjC8GyPFdcgT//DSdXiAuG177nuffcfh9hYOAssWMUQb/7l+MUGaqzoyJZV2E",
-	"xFkS5+YDph5xn2x92WHjkFQvV1AeNSO6Bhg0m9knt9iLYXIEY6H2EvPlvkd5hFZC3bRQzFzi+C6eewT5",
-	"4YzFjMdB4IdCIqArvCB7R7BTaNA/GwxPhseofbinVj71/VPM1gr3+NMdLRVqUP2KseP4MYtecc0wUYgj",
-	"EFnIvUOIS1zUHg8n55fjwfBq+Nun/uVkOjwG6lG0KOwnJgUTUKr1Qcb48AAwKWhFvz5bw4pdlwoQsXcR",
-	"+gEJIyrup6TpBRRF4k67yCURpt4Rsv9b/NtGglxwRCOO+BIHQE6CzFDfW/8tacF3A4FNucjvqtnXhHT4",
-	"cyHGiTPrcy5G89mYiFMWQ+VnWBHO8aKCw4WxR15xxP04dAiKyH1kqRtDXDRfo7slFrQ68DBlah2OHxIL",
-	"EewsEWUowCFh0ZJwwnszto/stkfuqYM9iY97trizjs8cEkSyL4wLLCGmXrRPGcr1IOGRHGflu8RDZ/3T",
-	"oYU8fxGE/nzPFnSo8EkoGWIaNYmFAHvEFcHMlRfpPpoxJFm4xwtQyLHm2LkhzH3FUXbs69Bfqbvnz/Gc",
-	"ejRaC25BIy4GvKYhjxBmXLASEOEEeNBJ7JRLuROSiKgWpWWpy91D42F/cn4m1gDbIkFBjh97LmJ+MkM7",
-	"ZqHYdnG1LYQFBIKf+HFkIcyyRM9CGK2wJ3iP0AOguwWDOzR0YhqheUjwDQmRHxC2B0Qz3SG5QRztH8IO",
-	"RgpNxFU8v5wOzk+HV5JDWIiRWxIijDj1BLX60D+ZDNU64XQpQ9fY88SSeqh25ThZtyDqAhjbZ4pU9pAa",
-	"zNb0UMOVoJAijH7I1XIFtWM8IthV8PAbGgRiTqm0Yi8k2F0jlzjUJa7efAnjHeZy4/mNQBTi4Jink2Vx",
-	"aYnd4lAwjpykjRlQL7hxAl2IawkUwcyPliSEbRWjrbBLEI3QdHw53OugPlLAJvsu91nuek+0vCEkkPfR",
-	"jyPHXxF0tyQsOUfVXUOZopKzFHIKooAybvZIL88mF8PB6MNoeCz5KmAB6orxANo7yongEyXxBYSX2Is2",
-	"cYFzCWkLSK0vZe5UPPLjuZeRjVi8mitRvUTytG22TOvmOattCU5llulHTSUzq0W0jFO3Mg2QFIgerJZE",
-	"04FgaEb1uaiQWC0akdU27aUcalijH0dBHH2gHrkMDZq31HvQx+EUFC4l+spOFhIkVBGhxLwt0EdaMTum",
-	"DQoyWmjFxy8k5NRnVW1C3yGcb7ddgs6RpscygcYPVkvJ683Pvw77Euk3j4KAMAPfJVshDXTQ6Haacuxt",
-	"4dETKzWr1Wu9708Hn64+n7+/Go7H5+PsPW9ZLcLilZAv6lsVv2qVYXR2cTm9+jA6GdY0ujg/GQ3+vrHB",
-	"1ZfheDI6P6trOB6dj0fTv2fkoBSN8oddsQWTaX86LCyuqA2NpqP+yeh/hWCs6IUFvifKFolhh7IgjtA1",
-	"9cge2p/F3e5PBP3P5fBSdBK/ojjwfCz4iv48Yxfj4cX4fDCcTEZnH1E7wCEXQwoyfIs96mIxQzpc2nx4",
-	"nPw4uXx/OppOxTSCYPAZI+yPmMSZidDwS//ksj8VkyRjnU+m2bnvQrmc9OrvmdqmE8/Y4Pz04mQ4HR53",
-	"EBwKagOTsAFh7T1YhtQohEqBQyFMhisqxAnxKRFcpHiE2XrGmM/2k0ZwoSV7KeOk6diKXwEqw++ZAzV8",
-	"lYdm+JA7rdrvxu7JQZm65k6jvoFxgOQsTN/0GZi2KMEM4w0aYOYQT9+jjAGiqI0jsgqEIAwkKMMUUppU",
-	"HEraNrbm17sx3114g4mwDqTqe4wjXN6Fc5Yq6eIq9hC5x07krZHPiGCrtlA7bAvZoHQnf1yGnvj7lrrE",
-	"h79nzMaxS/3sB/EH/Gh3kO1gmJPbqP0rmX+ZTvcET465tPCLKxyFmEnYkH89YzAEiJliCCkYLugtYR3B",
-	"8jlaxTxCc4KWURS0OVxdC8XMI1wOJw5IiNIIg+VkxoS0CJ2EBBkS7nu3BEU+8nw/EFK7hYKQ3uKIWMij",
-	"7Gbf84U254doRSLs4ggj7Lqh4PFc3vA8EgCYBjwD6OfriHCBYwm7Fr+YBBG9i9UjieWLoTJG2Dfdd28N",
-	"Y+k9N4QlwBEg3QA4gjq0g/RUD9TxHaRnewSI4cQgz4s/M6fmLGN2Y5SuAGcMllXxs9wb1P58MfxooYuz",
-	"jxb6OPpgoV/J/MJC708vxBFMRx8+7DXaP42e1bM13z998JttfqLHKQ5EJ3FhDFYKch8lN62NI7TyeYRe",
-	"//wW/ULfW4iTUKhGnETAPo2bCMdSHvkL3JPmCKZPt3okEKnb2OM++nQyQYGH1x7lEd9rsms1JGgSr1Y4",
-	"XJuCZHCEMMjpUiP0ryWaZShT2eakvn7CfFke0uZL/Prnt70ecH5nSe6lCJC4u/TYycY9xekbFw/Sl4Ef",
-	"5VejNaGsa6Xb3aCpFB1bK8qSfxu63pH50vdv1OE3OMms7S6Z92uDRf6lnBLEWFAVQVxVyysNXqFrVp/Z",
-	"B0JcwRgqz8zxVytlVc45OrvGgyP3AfistQFhwzKHiZF8LO0SD1brG+xt7EXm4y9NCfabuqCHNieO+HEP",
-	"TLxHSGkbEKmWGoD8a4Tln1nT/Td/XiAIZoT10tiLZgDnFO2NXSIcLshGq40+y6lsXUTu4tl8bYAUVTiO",
-	"GfMjLLe6GVD9tEcRsMxg1TDV0RUnL/6BvrUJrqzI+ABUZSS7pUQFhyFea6x2aURMfl4urTDXmEckRKDh",
-	"IQ8zgtpz6nlEGkkRRku6WJIQrWIvooFHSZhlgIkz1Gr5qTjT7Oacqw6PI5vRMiR86XumJaaRLCuCGUfd",
-	"zs85LpwYBFf4PonbNISdaEOh1RJK+gc/VKF9CosSK8A19njJbfMrplGi1AsuGvnomjLKl6gdB/ouSxnj",
-	"FZchqA4OKnZZcYlNu/yralbE2CzCWU24Ri3D+Cbto3WAfPbnJSBEt+oZIRqs8sbk9rYRZa/i3Rvwqg4l",
-	"DWRuMXJ57gpv7LPC9/riZuBWV7ewY7CGDVs2xYsaOuNJ1p2B6qfXT7VZuwJbhVaearEJt/RIJQiSATZA",
-	"oXhZ5bbNPYngBbU8wH/EWjO6IUGUxgjcygFTHeIQndL3zXSj7TF74flz7A2k97HQ5+3PP//0toqHCxp8",
-	"3oxcnxTbyyh2wqKTHaQBs/alRZlXHJxRPN2+t2+EBiZVmy0wEOapPnsZ1FZ56vLm/0LWm7lRgKOIhGIR",
-	"//f3/v7/4v0/u/vvvqZ/dq72v/7nf7S22goVVOf6TrzK6aM7bka6HKvpxlRdTDnUxiAU2arommnWTTeu",
-	"kfxzDStPMbkTT403ycT1u7Tzqstnp7+aIDsmHkl4ZhVELjRyTUFsOQ2ggfKlxDc5I28q2G4hz74UUcsr",
-	"N4/g5RtE8py8urMkWivWFZfytcE5VqFOwY5T4ZbnjbWXZOuL2nNJ/qkCOaM5lOhn2gTNyRLfUj9O7Hbc",
-	"QqSz6CD7+0zrKrNWT/zDCWet3qwVhTGZtaxZi0fYuYGfwMo8az082J0Zs+F3HW9ViutBbWW8SkR59YEr",
-	"J160xJGOe4EgitpoIh1YcYRiUGNiriZNhtdhrmoaa8bsJIalInClg/oAfmYg5PpERqIsMYTvz1gxWhO1",
-	"33S7YISgbIFstXkd/X+1LTo4JPHoS8emyRrfUFXcYLvLYpE5LG0T8qrvp7tYkpOYGxMYtQqw7qia15Jg",
-	"9e0UotZ4dbxggyiXol4KN1Fig/bLqrg7oaxOx5dDpOxPHPnMWxudcGWT0C7BG0rW2im0Y+u4oJDcUnI3",
-	"btRtnG37YLXUhhSPvDn5m8gB0qPfkj2UzhRCAi91KEfd1NO05cbrpPcmjW/Qft3zs6vxcHJ5Mq0I8tjU",
-	"rvxdYJrxA0T6Gb3IxStUtvLpgNXdT6oY82o4q78Q9UwHZjBQljfCiWLsPcKonbGiP0mo2+PN7NRMBwrW",
-	"d9N3/cix2hJfZx5vYA5/IvP3EwWRFYbdxB03PBuyWr7jxGFImLPx2M7TlkbIPpLor7QrfiTR02q2Ri3N",
-	"ODW4tY8hYP+E3Gp3jyaqo9P+x+HV8XDaH51cnQy/DE8qqOrGhoYGJ+e/mj98Gn38ZCSro5WgdBehf0sY",
-	"Vsec3ya6kq88trnyHp2HOFyf1N0k2eSsKt5Ufa+7ayY0G7Ho7RsptBkCNtDbN/tzGiEV8YkwRxjiq1cQ",
-	"KiZ6CZGH3ONV4ImBD3/udls5m8/+//m9u//u6/dD6/Ddg9HM89lkQOxLN4BQB5YqClw6BIiLHByGlEiJ",
-	"C80xpw66psRzOWozH9lK3bL3TB53lQeg+dE8wv2kwwUMbFGxhS3AiHnkr0j4GL9z1uWc83qVDR7f/PlU",
-	"PYjZMCI0a8I7ducQjw5t3lYB/6z5pOno5NOOBkPod1bbC6yKtT2GsWUDo0tPpHSw57V819FBtnqcZAul",
-	"FKNrek9cC3F8TeSjIwbyxRGah5g5S+Qzccsw95ldvmOryqhpcRCYb7b3adjHsnXt+sbJiCnLSCOW5buW",
-	"2kDjM3KHhARFOFrhNZoThF2XuEfI8aiASkbcLTFzPaIbRkuyRq4PVOmG+XedDBvaMHnps/hBPigxff0y",
-	"Oh6eX4GpQcr9ounleFjddjIYng2vBsPRyejs49Xwt8FweGwe+9PJ5Go8PL387Wo6Oh2eX07T53ym5sPf",
-	"hoNLgOF42D8+GZ0Na0fvH5+OJhPRHGJ79Rz1Tas3Yjrun00G49HF9Grw6fLsl6v+eDr60B9MdVS6qdP/",
-	"XJ5P+7VQDs7PpsOz6dX7k/PBL/VNLsbDwafh4JeNp6XeRl6ejYf9waf++xOzgpYSme1tMttyj63ZQ0FT",
-	"KHtgaOZ91f6SRmDAi4SIwFx0raRqFJJreJJnDE+r4xhhMzNR0axURSomCc3OU4nJtD+9nNTSh4vh2TEE",
-	"6xfj+8eXZ2fwwfEwXcmHjBjd+eENCdNWSYw4+od6N4b+kTz57cyY+g17d3jNE8lGhfPn4/ArAc58UNDm",
-	"f1SQ5n/MBq9nfs4ht26qwK1CYy0p5Pd2+veL+icek2n/7Lg/PgZb2jd/zi0hUhK84oBEMnIrDdfiRwgC",
-	"6aG5fBcFzLxIfA3zJj/rKbO/waDZHz6Mh8Psv6fDydS49BOtEhfsCaGzpLfbKQBPLQ8WHOXl75TjuVcl",
-	"/ZH7IGaLqq/UoALV3dKSyrRBIqx8UhdUJloZwkMIgRiUuSQgzCUskhhkDo2N8GJLfwzEUJSlwScQ1U4M",
-	"nrkCDSLhfvE6IOUgOJLSyIoKigE0udwG+dfSZU5lpHAhgiMWss2E/knMKYYSb5sKcqlMOGS15usAcz7A",
-	"zpJUYlad2kENpoB61Cq0l/K5c2NmWo/yRen4i39an1TRA1xySunIHDGWIkiojFMO9jztstoYOvtkntzq",
-	"WxNXmHX9ZubTnOl5N6Fjm3fU2yqDDZZeJUUmQl9ZHMxt2xau6GdV9CuX+omaVsfc042UO2vdEutmkCPI",
-	"afAqOGn3YLWuQ7wiwx3m0x13nhSSJu02LXTdZeKNor+0pkjyGIS+Gzsq2cKSRkZmWxHEnzpXza9XfBd7",
-	"NNpocD7V7ba8h3ynveW7bmv6zGwXTMr1ftz0u+FUof/2IFTe7g0xro0olDm61ehtOMkEzlYEAD+7dF4v",
-	"X+vI3G3F46cSRTNReeZQ341hutLMfk+j9WSLC7n9LssO79c7KkH1x1AKsnu+kLpHmMYrwoxLDTn5IyYs",
-	"ojh7vGWaCLJrkgCkLLtUbQWEWEA//uV1oygL2Vj2jbAHGSA9+MINU29C1g1EpGGgaQ79jSSlLsz0hPJI",
-	"P+3jm18QNtc/kzw7jUIABRjbvPFqDofptVdZI84lZ20q5lEeffbnWtqr2b2tLZnSCLCdri8Ezh1WtoNv",
-	"qGYzeK3vfytn1lMek+affPPblKewsNSCoW4jb3b7twQnoQNPvHeboN0SzKeE70LZiKoh3HwFtJ2p8SrS",
-	"pxDNTj73GuDxoK63xo7Cc4QmcJ9mdJnUSn56ftw/GU3/XhHQUvE5+Rm8Tdkf+pfHo9wPENiS/WE6/M1s",
-	"yj7PxS09XtPeSXnbQTExbXYmbi7da0N6vZJDQvli5DtYrLMwpkn75okdjLioLfPy7R/umdMvZt0S5snT",
-	"JI4nk2Hm3yrYM5/j0XhqF0lEVimikd6SeoFwa2m73mXwiAjmJ9BbLorPiUxhP8+ujzw6TqWZkP4MQrhx",
-	"T/N5kqWVvby3SeLc/F0Sv3YWvr/wCA4o7zj+6kC5tcUd6hRGL22n1brfX/j7Ks13P9JhRjKxL98uK/Ax",
-	"uIQ48qWdW8x0VHS5ZlKqvOJoiflyY8KWBogJqXQHPrumbpOgUL0rp4VukMylOqwmahCqVdhwuZ/Ft31V",
-	"yY3NObPNBZl8dy3zbbx59w4FqmMSamTYU5c0TDaZOftmjNqIwQZ5aVWX6DH/hswFt4Vqn4LUYNPKXvJc",
-	"RMnleGhyXWsW0qStuc3Z4HQ4qPx6eTa5vLg4H0+Hx1JcuPpwPj7tTys7JDknQbYwcqUKJDav/RSS4w3O",
-	"zz6Mjodng43r39C+ut3wt/5gWtsCgn7rGpwOj0eXp7VNTs5/NW7KuPCs4bG+qsdl7s0/sXmhpyFP+Tqs",
-	"jjpWGkxf+G3KhGSV6YpHwqkx+BlTZ2QnMVGyXN2ATVT/9btHEfldabER7hqIwZCUwC0E+LXOau5gz0Nt",
-	"qGUhDTp71SsqD5zpBwUecoktGjG3wpiZgga8g2yTZCX/2QkDp5PWLLG1bDNjNsTHf6G+J01+PfT7d/jJ",
-	"ytbdePhqH82YvUl0G/irgMqBwMrGsxPBtsL46mAgFyWxkON78UpMISMHmhERtt7ArouhzeqTDF2OfMSX",
-	"/t0RKG9Cq5M5hlTG307LegoMCwleffbn/LQKqHNGYAt03j4Z43ZUylMqqZENsSQ6/q+Edo3Mn2ngeTMK",
-	"JxdRS6qSZf4Yabp+zMxaz5OpoDYBVe7oto4jfsx7QAnW1qy7UcRu+oi85jF3vbuvNcCeR8J9HgeBR4mr",
-	"XiuhG7I+gCh+FGAacuOD7axzOz/op0+909PeZNJZrVa5d0/dbq972Ou+7pTeP8nXT6+th97v3f2fv8I/",
-	"M3/OZh3Z4ifz46isml51vpOAOLTGeWa1XO6lAxlb5LydNSNJo9jmGfn2/rxp7pl2IRsqpMiUw9mIxyue",
-	"yf8Odg9DtgmOZEQXcVHbjuF9y57OMjdjgsuLTpRno9ugBEhb1i7hMtTOTevPJDVhsAPmAsjFzMje0Yzd",
-	"0WjpxxHCeRhkuZf3F0MEZZU0E4BIwbslCYn8HQLqbJlUUK/yv1Bm0eg+k13QlC8i29d4IpnBjN/T4XdW",
-	"K2Spt2JyugI7XNFInIh6sXdDSCB2hIbqcc2RrHKiv+OQILpgfihLET420V29EXPXzG6GjfB87ILfdiS2",
-	"fbM3uLkP2DTfr2nGw6JEdHE+mUqsziUf0S8heQ+SvYgRIZvLN3+eVkuetf4hf5GCMSR++ebPZ63eZ3/+",
-	"YFszpmpGBiREkwgzF4cuUsBw1LZVJsZ96toWSv4V0RXhEV4FkHVd/5oUbuyh20NLZj2eY07evoHKj/uT",
-	"T/3XP79VSZD30nxyacEyNRLixAlJJC4UuY9C/EkWGrMBlzhhEcIc2b/tKzjlSw3nDK+IGrwDKdnV+9K6",
-	"hOwq3Tqkcz+CYuhU5wQl9/IEKZakwL++BtLz+g1a+nFoTMCehXarPCvxTvmQRa+yTCEzeMQhGMuXZKXQ",
-	"lOCQhP04Wqb/+qBJxOdfp61yrUCo6ndD1gr5oEpFRo0Qn3QCHLS/r04RjY5tSx/SjNliRj+kfwJx7qH3",
-	"MDGSJwZkPzmyPlpRLuR6Ky25ZSFZphTCmENy698QF0CifMYuz/qX00/Ds+lo0J/CWxxdMBKoAsyUkj2B",
-	"EbJkHmXXhiTmE+Jd7y99HkFxDZ2bO8NYoOBYiGWu4v7FqIMuPBwJOAWbYa4q+gYR8NzS1QOEMgCp649Q",
-	"du+0GwrwcoXwAlPGI0VH/TumcwRqZyxUIJTeZXQXCgLMkKq9mB0Wylx5mC1ivCB7qmBIFIcsKW/FLRUR",
-	"D4XPAhLuQx/JZ2UFA2Cw8CBqRVyKJQOE0rMhZgvCFdvT0Ii/l1Tc1hkb+OxW3Bmhoc7YPvogeIDKJSUu",
-	"r4NXxBtgLhh/UuWXd5AulIgg5Tt2oMgd6FoM35ArB3NZjisgnieEwEThB/UfOA0sFqqJCv0Qr0hEQtS2",
-	"pZR7JelXUpPZtlCn09nriEEv2Q0TO54OlWdaYh35V/SCMCpfp51UUPPojdjxkBSe1/MjSKKZHVkSRRh4",
-	"CKuQpgx4uWtL3c+W4NjfhRhroUQVV1aEB6mxr6HuTVq005I10KBkWeTLQnaYo0UYOPsLHJE7vIZXBz1U",
-	"fGnQ/mnPWK60/W5PjCkWma1a2j48TF/Ivel2LVS4jO3Dt9kGhxa6GI71I9Hj4dloeNz+/7MtfgLYz86n",
-	"Vx/OL8+O2z9nP76xUP9kPOwf//1q+NtoMp2030rk7r8Hw3f7sJtt/g7GKte4bP8t0+r1O9Q27fGDjQIv",
-	"5sjOVMC092BE/YyunV38u3eoXXSSwOHtiU0ZnV6cDMUGi16v024/dw9hyNHZdDg+65+0D3/KfpQb+qU/",
-	"Oum/Pxm2D99kP/5kodID3nauhcStviqOl/JXySKQFo6T3dYO8NIZwTgXeEG0iC7Q14fUsJYuNy3OQZb/",
-	"VVmeddnRUnz56kgVW4QKj1B4BbiKBDO5tVzchCKCytvC4pUiwfKxtyCbidiZe++taEjVe2/gFR51iJLp",
-	"tJsyEHrB/uuO0AGBKQPf4L2Dg7u7uw6Gzx0/XByovvzgZDQYnk2Gok9nGa2ke4pGoFRmSHPLat1ql3Dr",
-	"sNPtdKXRgzAc0Fav9VOn2/lJKp5LYNgHru+IPx6s1sGSYC9a/qn+tRJiSvJNDdFZ45WnfoIqirr17eEB",
-	"iKj7OuZMpckphPJTQX3z0lhSuo4L/LgTRyoLdUqutN5XZTtlByltiYsiLTnYA9OYt0bR0uckU2KY3grm",
-	"5cIj0QN48Zf5HWoOcdQOSUAw8OIZSzHjCGG23vevYTTKoHiqheZ+tFSv/H3P3eugvk5M3O12AWUlE9SP",
-	"nqQYqLz4+ahPOAE9W6v3e9kWCAsiPFPZTz5gvQ88sDhI97Wp1HVaeYLnKlvv6BLomjJbrAHvhFDSerCM",
-	"wKdgq43nRG16w2XIxuYVbFVEMLOa15vW8rVQ2Pt1t/tkRZXNYb8V1ZWzp/5gtd68flc1fALvQbEaNAys",
-	"/Kib+qowWLEhunYNYGwGkJZ+Dft7K3PTv1qtey2U76vNzd5baQI0KfgyDzCHSrK6eGVGQEUyOCl5bOhf",
-	"I1ubOO08bZixPHHICaR2uWiKbamoLeJCBSAo5wfyaKp0ycaF4oFKO7m4nNqSC+FIDHCEVE1MISeBxMbR",
-	"fI1oxIl33ZmxMdmX9QXF9zm59kNi6BGSwMOOijARs4GoC2aBHhpMvqSkTVbERnZIrq+oa4ldtxSK2qgt",
-	"/tnLaglXceipP7W+IH8ChUH8uSf0ns+T8zN0QhmBZ8BC2Q/J9Ugo82iWNTXPWg/2EUoLO1ndbnfG4G6i",
-	"dqG805EG0kYxo3/EpIPOoX5hLzOdBa4NcH0EJITH+oiyGZP77ocuCS1kfwdoLKRszRbKGK2tpI6ydGRY",
-	"StGwpMgLGWf7DMVKBFdZwQUn0CkUOkkZUBvV173spKYIgUooJA6RA2XNI4DSV2UjSfq7NpX8Y8ZyzaES",
-	"nzaiaFo+a/U06XiwITwpV4eRp1ISFxs0Y3fatoJDYuJG+TJGLanwEx699931k1E8c0Goh7x9QXCAh2ck",
-	"uxUFmzbRXaj7TCMuMejliLAEP0skd6XDJSnt4HsqKjwcSMST+ftM5HoS+QFH13EopeiUfIE3PyXhdVJb",
-	"ljDPWJS8EVVUMCI9VFkf09JPzPOoj2ikC3rP2BK7qK1ukNRZk8YpgLKkNjyJX0IJOtP1yNXDLEtrpnNM",
-	"myQyyMhVIsUz3C1j8c8Hdbme6y6Zy4RW3KXC2b7gHQKw/4I7BBwLrlBcUZBCJjEFBmuQSzqoH0dLwiJx",
-	"PDJTkMD4y/HJK44Su7clg8zXQsuV5kep6gqtJWvIxF4EdfWFiEO5QetGfdBeiYtiFlFvxkpCyZEQlIjj",
-	"M1dVSC5KKSGPOqjP1shWPvr96TpQ6eHU4EJVC8H9hdq2E4ce2p+qjDwOvxXQ2XuWYFxBSBQXkwaEfR4J",
-	"SQlqoCo9G7N1T3rlhID0Csp5rnAkpot8z1VSV1p+MhGbsBaaZJBJTtwxUoCiZ+ZRNMDa2FqWeR/C4fHm",
-	"HSYaJzbQmf88+M/8LU+f5lKGQe0q+gD+UiZd6QerIC1SGMccAYq4iXU0pfIyC9dfTnOUR6TV+/1rlgIp",
-	"bUJToIxG0U71kL0MVSL3EWHyudHXTVRHVgSvtLkUyI5sDXQn9Ow6ORyAVNI4ygjjQphuQKa2JkeGW3js",
-	"37EEM6Tm8M9xERvfk/t95pbvSqPrWT5mebZSefxBMF+fYIL7GRi3Qf6tzYomg+J8LR2JVGhQdEXA58QQ",
-	"dfc66L0v2ITyLord5qB/76Np6pLqIRusVB315Ed8GosvtqW/qEdK6RdBm2YMJT21OphpoTIiKpf7K45s",
-	"Nb4YVg2o4v2S7jZYuLWDnHfQEDtLCaa4XeTe8WJObyFkULBEMJ1z7aW2KVPf/0uQdltZzJVnVNnZPYJv",
-	"gdHjCHHqgl+bgYFcrYUrHxJAJn9KLTRqUSp6UXYL8ALyh9k9lfQK6klKPfywe6TN6Hju35LUqhqpFFOY",
-	"w29HiJEFjugt+Op0F7C+foN8+OlcEMVig8SA7Nw7z6Q6chCSW+rHHAXg+EpsLByviFoDhwE/+3O1F2Iu",
-	"IYHps5A+MpVgmjJ5d8Fkxbw1pJpWeYX3quzCZpPwBsIjNUMX0qw0IVSq/ZC5W7QeaTxp0keG9TSHSLVv",
-	"CJFqvRVEA31dmu+S7tF0n3T7PFwGi3hqC6dc2as6LbPtO3u9chbwxtkCqiHQCdtSUyvlyiJWD04SX5oF",
-	"aIMvoQzIqYx0lbAE4I9bkA66NJGDDB0QAn6eDFQBq2lMDsxyssKa9IQNTj2hIwO8It7z+w02uQz6sI2C",
-	"pv0ALgM4WkVeFUPNMHepaW/0CghRNMnsn4axyHAMO2OOthFhUbiucR3MWI3vIG+hUkGFHAlp2RCnsKdk",
-	"AmC2Jij0K9Fs0L7WRuG9RNZpCH3gOQQyWM4h9DM1s79Fv9D3cGNgJh0BhF530Sl9jw7Qz120Igsc0Hvi",
-	"cfD6y9Cg1+gjfH+DlpIzJrHodpYLp1WdUV8XqxLXDopXQUigECPkY3YZAfBfKBkJBv5VRbbapcLOdraW",
-	"mXaSirX5zCEWssuJiW1Ly02COkmzRD518pEgWh76OJwiLR8efFfOgQexpJiTJJTQ7gB0IIdVQAePebTT",
-	"qFh/LTEjCj3mWglrECpULDWN2j91Ebh/1EXas9DdkjpLiHyA0ChlNhFbJqPqOfwOuCLO14BXlgxkkgEP",
-	"yiMi9i5XI05xIhh4smbOMvSZkGxkAPMduMcBaSB+RMrLS8yX6eNbGbEBwSaJIKQ/itVm406OEOaZSeDS",
-	"i++y56YE6ipyJHHJZK4nzUSMdBBUcSVhEvfnYuqts/Fyf8R+JIPHIILIBRlWyfcCG9uHXbSibC+xEZB7",
-	"4sTQ1SXYBXW3ffizbAML0Ht6pzBGRsvlCwlU+1Se253y0p6UBoZfcAMk0jHcJXE9CPhYLUli7ygXB8tc",
-	"MME/hmG9edegX/aNNXEfzed0xc+Etmvug5UoVWJ4TU3LQMfk068aX4xQTjQ5wFzGbuve6C6hw4r4SQWt",
-	"TPdmrM5ZI++e3gdxLW2T4cK2kLOM2Q1xe4KCzVhiQEqCWyV/5oj7PhP/p2CwTVKkAHFzErAkfevNmHRB",
-	"CwIpa4sq4g6O0YzzF/5tfmUE1UYtCGoVg4ErT47l+K6sT6rC8eBvFfUIvSAcADMFPEgh6tVnG2dooqaI",
-	"lENjCLCEDQAqKGZBhwnlKcXvqQnVVstTnzF4kQK3Rko7EgTKkeszIUCkjNQRW+VCTCjCbC1v1hFyPB/U",
-	"eF0YlSluLj1jXEXPrTBlopVgpwmIxaExV71ArVbXTgZMSPIr33HKgL3QBWuV2obkBlk65iF91ajcCyYq",
-	"mj4hfCYyWn6j+Gg6ajbiNQNCvwc10NJzRqR5VgVUBon/4tqLocIV5hCbpoVP/VbjX4CeMlejijKeiLVC",
-	"fKVe5eNIbCIqVhoVx0oWxHAp8voMas9L5sI9ZT2iEMsjYYZbnBHM+nosnA+aBY8UTsUhKohiVg4yXBRZ",
-	"+G9rs9Fn9VbzWXXWQlHCajnh5VTVj0LxkUpmWTs1YsqBLlezEWXAN6pr22QyaMpYiaboNGO+56bW6/k6",
-	"VUuSwe+wUicQj+fyxZwyas/XiMJjwfQ1gtHq2u1ayMPhgoRZW2rB2GJlbK4mi6t68xBJ0yrEyIJKAw8i",
-	"cSKqqDeV0rgqTr/CHqoTiO6O3M1MOBP6J5kwfEPEGlvb2H2g1/PbfUr5WWttPxlMe2ETUKawkxYkEgHZ",
-	"eOGqzEFj6M8Bh24puQNd+1vsLshKsAkwsieZ5hvdrhmT1wtkLim5iSHSvQM229aMyA+VGSWt2GrJN0l7",
-	"PSRgpmwxY7C6PHorl2taoSiJnLALhXtT184KIjjB8HFDSKBcWglkrzgwBjupFSx7Bj6n0lojiQPIz5Qt",
-	"xOXPvNy3tUWC6xcU0tkEXgq1gzm7xxLD1ohhcqWPQUW/hmfE2vWrjFfJ+2c5cmIeIm5iUVICPdN7Jfem",
-	"nf6pjHavNBOFXS3VeNqrVsAfTzy+Pqf+nl7pF1Tim9AVqZKo8AqNgi9HVyQlSCmLUCUBTVXukoY8PE2d",
-	"u5GDS6SDmnXb8G0wER920Lm4hkj6euYe6SVCYfaaSpEWHjdqUgmWT/3yBCcXBiFdO6M8QtYellBcePHZ",
-	"xtyRRhapcsFtAoIm4HzdKblFBbwgGXlK3Fj5oZpVqoyp/VO6bmbspw76tWAvzblHo6wZQZADDjKyrdzH",
-	"FmK+KjrEE285/JYHrTNjbzo6442GMyFYKpES5ahUpA4OJE8JQ8KjkDoRlyuL/Awb6WzyU3e71oxtITKh",
-	"aolpmgpMQlMvS0x5f7St0FhxjOySMma1coGnGr9zkkr9UbJW8RLJ3TVsrr5AIPqbHXjZZDOPcjWKVdW7",
-	"GLv/djLmnYzlxPq1Aqc43yQuW91AkEMRZcn1T7Q8CW495U+zkv2zmTBA7q1gG5XMSZZF1UUGG8c2ySlE",
-	"NyGAQcG3thzK6NPE2XeK0CtITQ+Qs65MGpKMg61nxrpynQADysn36xFeFBjwC6s56TlURK8ZTFKZc2ry",
-	"Nk6sufps9zroLMl6IF9YZc8WtfPv2Q1nLWdK6io8p+SrJ3lRyTcFol7yZeRO7P0P8PAnQbIdcSxLanYg",
-	"M6UgyjpknPjX0b5L5Hs3nUgE4uXA/e1RHhH3COnKt0IwUAqofFkJYYkuudINZHSi0EAjvLiiLrezT7b3",
-	"En+9mmmJb+HZD1trOiFfe4tta2IKs5pFID6RNawq1rCaHm8vpBWtXLsYuUqC1UieUnqMaQFdk7BUPNSc",
-	"0FRMrlURulZ1wJzIw232plwh0VM8i3/pl+SFEjG1Ypo+npfnlVk+qX54Ah4pKaR2eysDEq+nVP1ML0EZ",
-	"suEnipHO16id+GcEBllIN9s7kkJuoYY0mq9nLN9nr4cwcmN51GBtzLPkDhKkbSQoGxCKuUToopxTae2S",
-	"tX2enW2/EM/OF36sYdWw/T8Ks94ByXNM+kCHRlRHgAyTiMhshCE81tGW9jgQqvdhN29XrbgWM6buxXmq",
-	"qgtBUqEVcaVLshCEdiS9z6p9pkKGtLdIU0Wq8Sexx9L4i5O7Kpg6diEjWrQM/XixTLoQ5gY+ZTJ4vs8Q",
-	"dWVPB2yShVI7yn1qFd2rr7iy2SOd1xFiQjRD2kMLEkEAh7YuSaJ/JK1sMBJVSbV4RL00r5oLtqWptnND",
-	"hAeBKga9ZKey8ZYqdVK5xHa5Dexiagxv0gWCN+1chlYb+bckDKmrzyUZsZMEH8qMac5SmvMTz8cSEiuo",
-	"9lZqzLd0tfi9oxkrg5Up7W4jfkOVFwMm6CBxghCCmETUpHGIM1YIROTmSMRcGKKJMurLkchMz0Ec85O8",
-	"EH0sAlFNKCvvdY46/OsE4uWJ3qMp8ndVf/VBkmKIPymH5aXaTyqWAKIvMUfMT8ldc8lEiLrJHeQZ9Sol",
-	"6Eq+di11n+DCGILXewnFgwg8xiOCjamqjmEGLVlsp3CcqDq1zyoAZwDcJByovcQcqX17OSFBQl2HGLuJ",
-	"x7WOLHjSC/MVXVfVOGgVFHSNYB1TDNIPjCbNEeTlw5CKguOWVkQcOcsyEsgncxzZQhOxLWRr8Uc5kDKt",
-	"bfVasYYyzdjmnNw6gE21aEPWV5mLSgh9KhE+JDCdMZ36FOnSmhlTkRIVLZWuBV6Qa8oHQQdUPmww525w",
-	"8dPQr6cXGwypz39EnUq9On7p2yF3SxGwFYmwK2tdPBEzP1B0ribSXigGtiaH/cjewLuhoTRRFcxjKI3o",
-	"kX0juiJliipHIP/sVDW/9pdDILWdBs18ZxN6Bn20486Y7meczZQDXV5xaduRtu5MMS0btTM+OstkATpC",
-	"NXhXDqInOQfej0UCTfXMfkQamIrhEK+iPEL8JUOgAKNkFjSFIs+D2DHbSBkHHsHhFrSxzKX1HP+WIB/H",
-	"IxOt7nlw4TZT97zGdYgTGpcopvM1skulim2UhKSpSHWtFVN3xhprxjlLv3TgYYbIKojW4Gb88dx9uehg",
-	"iTN1vr4vqUq448Ww/hLv4F/i6CpV8a/1d2m8eGGPlzjsBEWNpPqxLrCLeO5RvgRrk2BPdLWKZWGRTNbk",
-	"rPgB6li9jmdLs7F6UE494vb0X8ljP/lMvBhlqDLtzVip8KN66AgXUwjHJFOOIuGv8GxSqKWyAqQAxUA8",
-	"KEeYq7RRmg4scMBBP9RuNm7JCh8xc+U7VBm6H82YTv8El1b8lEUvCKOEiFJOIivxx+HibuZu8FhruEmY",
-	"1ds36Bf6foPLThdu/9GEszKILymiJSBs9gA+hQX7KQN2bpMDfiplVdMS9VOCtJufMPosRxHw1hbBasvf",
-	"o/HYMuUrTEWCJKgkwNEyjeTI70CriJjbxA1//UGQ+MUROGeKNODvDsKkriu1VdiZ7rRFORAt7U0eLexV",
-	"yWQXeiUbKnfodhsCz/8dd55KeHrLmgl3GjteWLgLUnxoeD+2rYqhqhQIiUiIRxLtNWEE3SIxrm++G/D5",
-	"F7LOxjfVBgqjgUnmKz8t0emVq2S+DtpeQLrQKVSeT8CRU7xoJLIGoZ4r1GHBDyDrlLLdbHUJClzi4LuO",
-	"r2sm0qi9KYoxdXfBJMck6LZlaK3Oh/jcmRS2QZSXlx6eCyOa26Fkl20MUT+CbLHe2eCTImJJlk4cq/+W",
-	"RraSRtb/Iganx13GShlFigYcaVsRi/wqC5TKfojmROY+jBJS9YqrPJ1JUGL9NTRLJGYr1IzVSCQb5I5d",
-	"NdoCP3heyeVlbTNGSDaaaCzE/Dt15tbLyzDKeKoQV8kSW2u9BfaVz4Sfr4f9+1eBGTJVhkl1nKaJNCC8",
-	"xfWdGLKcwFv38Ja4Uuxv2yt8Q1AYM1u+qAJxCPX+1v1bFyQcWVH0ABBRLaN8hUuFp2XCfBnOo1IVWNnH",
-	"rEIE1dkXOrnn2tzAeU7U2y+ZV46GZcpQEYm+1ylYeUyjv4+9myzs0tXCVJEa4uYqbBiJSnaaTAmg8lRD",
-	"HYCO5mTtqzR5ujY2D4hDr9Ul6mUsFzrlC5b1R5M1W+pVnPTfQtVuHTJiJUn4lHlb1kuANUQhZvwaSm+k",
-	"YGcw0/D4HWq5WgACZYRzC6mCrjCNxi1lDD/zEU5LesC1TKZJKCVvPXx9+H8BAAD//w==",
+	"7L15c9u4sij+VVD63apIt2hZziT5nZHr1ruKrCTKeLuSnJlzR3kmRMISYgrkEKRtTY6/+yt0A9ypxcs4",
+	"59T5Z8YRsTSARqP3/t5w/GXgCyYi2eh+bywYdVkIf45YFK56VxEL1b9cJp2QBxH3RaPb+HXhe4xI5vjC",
+	"lSTyyS3lEZmxKz9kJFQduZiTJo2Ix6iMyEGr3bAa0lmwJVWjXfnhkkaNboOL6KfXDaux5IIv42Wje2A1",
+	"olXA8BObs7Bxf39vNQIa0iWLNGjvaeQsPvuzoVsGbbJgZKa+k2/+jHBXTczVh4BGi4bVEHSpRp+lQ1iN",
+	"kP0R85C5jW4UxiwL6JLeHTMxjxaN7sHrvyWwySjkYt5QkPX9ZeCxiLkDUQHNRRCwkMz8WLjEvyLRgimw",
+	"XkliO6afTSK+ZAmYf8QsXKVwwj/bSeMJX7IRFXPWZsKt3lKXRmxPDdlYC+5QOF4s+Q0rAw2fXAbQAuiS",
+	"NF12RWMvIuxOd2vtDDFPZszCrUGc+b7HqMjDOI5oGJXhO/Zvn2lTJUz4kG0NGX0ADmCvrYDFpo8/fxzn",
+	"uU+/CO32Z489dz/5R2zlg0/9sz+7iHkNEVpLfr7pno+jPcd0xrw6Iuipj/UQeLrv4yA4p3M25n+ysaDX",
+	"7KDTqUCniC0lUTcgoHPWJhdCsoj4IemQOb9hkhx0OoeEzvwbpv7sEC5JhCdEKHztHBLB5jTiN0x9DNk3",
+	"5kTMrTtkNc2l5H+yLV+cTsWLU17YA1f2oy5t4l8z0adL5lUjjy3YXZQ0tM1lC0J2w/1YQSoDX0hGrvwQ",
+	"vki6VC//HzGT0TrwYbxGHZJ1Xr+pwzLoCKfxF0N8GT0IZN/jzqrubgbwtf5yBqb3427nmM8Fcwd3AQ+Z",
+	"rHiYBL8DekmampVrEaoYPnK74M4CdwmGIBejY0TQq1jW4yfTM62DOout7940KjEU4Vb/pVEc1hz4xej4",
+	"lSSfTnp9ABJa1gGWNNh2Q1+/fVe1oReB+4BnPsZe27xNuumjn3kN6DM/8yVot37mNXw7P/OP2coHPvP3",
+	"CmWQdmjhwx0h1VD/cnwRMQF/0iDwuEPVGva/SbWQ75m5/iNkV41u4//bTwWuffwq98cRjWKJcxVO6fRL",
+	"73h4dNkbfbw4GZxOLPKhNzweHF2ejwb9s9Oj4WR4dqrenLOLyeXZh8tR7/TjoN24txqDMPTDvwDCnlgR",
+	"pubqEkqwGZn57orc8ghJyHx03ieO77JD+OenyeScSGx45Xuefyvh9yUNAi7mU8EF/Lt3PiSZqdpToZZ1",
+	"HjJnwZzrD5R7zH2y9WWHjUNWv1xFefSM5ApgMM/MHruhXgyTExiLNBdULvY8LiOyVOKmRWLhMsd36cxj",
+	"xA+nIhYyDgI/VBwBX9I5ax3CTpF+77Q/OB4ckeZBS6984vsnVKw07smnO1quxKD1K6aO48cieiXNg0lC",
+	"GgHLwu4cxlzmkuZoMD67GPUHl4PfPvUuxpPBEVCPokZhL1EpVAGlW+9nlA/3AJOGVvXriRWs2HW5ApF6",
+	"56EfsDDi6n4iTS+gKFF32iUuiyj3Don93+rfNlHkQhIeSSIXNAByEmSG+t74b6QF3ysIbPqK/K6bfU1I",
+	"hz9TbJw6s56UajRfjJg6ZTVUfoYlk5LOa164MPbYK0mkH4cOIxG7iyx9Y5hLZityu6CKVgce5UKvw/FD",
+	"ZhFGnQXhggQ0ZCJaMMlkdyr2iN302B13qIf42LLVnXV84bAgwr4wLjwJMfeiPS5IrgcLD3Gcpe8yj5z2",
+	"TgYW8fx5EPqzlq3oUOGTEjLUNHoSiwD2qCtChYsX6S6aCoJPuCcLUOBYM+pcM+G+kiQ79lXoL/Xd82d0",
+	"xj0erdRrwSOpBrzioYwIFVI9JcDCKfCgk9opl0snZBHTLUrL0pe7S0aD3vjsVK0BtgVBIY4fey4RfjJD",
+	"Mxah2nZ1tS1CFQTqPfHjyCJUZImeRShZUk+9PUoOgO4WDO7w0Il5RGYho9csJH7ARAuIZrpDuEGS7B3A",
+	"DkYaTdRVPLuY9M9OBpf4QlhEsBsWEkok9xS1+tA7Hg/0OuF0uSBX1PPUkrpk7cppsm5F1BUwti80qewS",
+	"PZht6KGBK0EhTRj9UOrlKmonZMSoq+GR1zwI1JwotFIvZNRdEZc53GWu2XyE8ZZK3Hh5rRCFOTSW6WRZ",
+	"XFpQtzgUjIOTNKkA6gU3TqELcy2FIlT40YKFsK1qtCV1GeERmYwuBq026RENbLLvuM+4613V8pqxAO+j",
+	"H0eOv2TkdsFEco66u4EyRSVnofgUwgFl3OyRXpyOzwf94Yfh4AjfVcAC0lHjAbS3XDL1TpTYF2BeYi/a",
+	"9AqcIaQNILU+8twpe+THMy/DG4l4OVOU2WrIgIoKyWJwFzEh1atNfl2wkCV4qsiZXjcSFDwRpG0gPgtv",
+	"lWyX2eKpMBuhDmEtgnm+A/I10EY9RZewO+oo4hn/+edKdZ+K0eDj4DfdQFqGynmrBCxNsaSl6MsdXyrq",
+	"oumVJE0QjaKQRc4CaMpU+EIJS4qh9gE4OJYWwDoenE6GinvT/Zh6tR3WapOx3gvFF4Tk9GyiEPD07HQw",
+	"FTRkgBRXHp3P1fsaLRgPCZ1J1RexMtkihb0tiwg/JJ96409mj+GXqTA7TvP01NDaJo9IyKI4FOpikcCX",
+	"8K7KVpsMBRwN8UOXhYeERlOx9GVEDt6B3gPmhjUxGnpc8QWaeVO9cPGv3+q28AJa5vCmwlZtQE6n+qNC",
+	"DoVPRB2dmubdG/ILf08if87gSsJUSNjV1FILB1OB/eHiEdgn2erqsQIqIwJvoBFz1M567CpSt5PcLnxF",
+	"sPEOO3GEl4hHbCk3XZkPeDLjgAJ/tqR3Q+x2kMqONAzpChiGEm9gjBhlpmCWM2+ULrTWX/aibUUYq8GM",
+	"MLBuPQYglBzurQbS877i/Cr1TEXJHfdtl/YosFWs0Y+jII4+cI9dhBUqKlQQkI+DCWgmtIyInSyibq5+",
+	"rRM7kKKzqO5vV21QkFHX1Hz8wkJF0erahL7DpNxtuxRDwLY9ljE0vrcaWrDd/vzXYV8iJuZREBCm77ts",
+	"J6SBDgbdTlLWdld4zMRaH9HoNt73Jv1Pl5/P3l8ORqOzUfZBbFgNJuKlYsTXtyp+NbL18PT8YnL5YXg8",
+	"WNPo/Ox42P/7xgaXXwaj8fDsdF3D0fBsNJz8PSMwpGiUP+yaLRhPepNBYXFFtcFwMuwdD/9XSZCaXlhg",
+	"pOVinmhAuQjiiFxxj7XI3jTudH5i5H8uBheqk/qVxIHnU8WAmc9TcT4anI/O+oPxeHj6kTQDGko1pKLq",
+	"N9TjLlUzpMOlzQdHyY/ji/cnw8lETQOEdiqY+CNmcWYiMvjSO77oTdQkyVhn40l27tsQl5Ne/VZV23Ti",
+	"qeifnZwfDyaDozaBQyFN4KZsQFgbHywUvZXsrR6KiIVLrvhu9Snh8FGOoGI1FcIXe0kjuND4hJRxsurY",
+	"il8BqorfMwda8RUPreJD7rTWfq/snhxUVdfcaaxvUDlAchZV38wZVG1RghmVN6hPhcM8c48ymrqi2oqw",
+	"ZaAkRiBBmUchpUnFoVAJuPN7/bDH9yFvQxVh7S+Ycz1S3FJmL/LwX3PUZ6+bCUb4RTVUk7C7qF5lgSxj",
+	"5BstWJ6bswhVnGgQzzwuFaN9g+8qKIuWXCQmDWuD1gWAsBD4rxsWXndyyBPc8Wg1NkJPeU0awFeGhVDN",
+	"kXduk3FOZEE6Im1QjCnsUmvaQorCbhVi1A0LVzCrosbQylIcttYIAVdOmojHicwEu6/7KB6+h9s/FQed",
+	"DvK+XMJzEKkeILbQFdJROKmQESWikyvFLe/ADquthj1PUDjDEXcOiiyxhUYZL+GXyhweyCySKDofMbHb",
+	"ZtczXaALglnll9ebFjVJG5cQUJ9aJe6hYvaIRrS8tDORqpDVzmrx1FvBYfhXBCUji9igEk7+uAg99fcN",
+	"d5kPf0+FTWOX+9kP6g/40W4T26Ewp7RJ81c2+zKZtNRmxRLtz4AsIRUIG/GvpgKGACWIGgL3ec5v1OZf",
+	"jI4lWcYyIjNGFlEUNCW8lxaJhcckDqfulpLDCQW9/lTwyMJOSpQNmfS9G5CQPd8PlBiqpGt+QyNmEY+L",
+	"6z0lvnsKgCWLqEsjSqjrhoqxloiK+fsLYFYQd4B+toqYzCGF+qWK+ze7WD+SWj4QqNRE+Kbz87uKscye",
+	"VzjNwREQ0wDYMH1o++mp7uvj20/P9hAQw4lB26T+zJyas4jFdaVIAzhTYfdTP+PekObn88FHi5yffrTI",
+	"x+EHi/zKZucWeX9yro5gMvzwobXV/hn0rJ9t+/0zB7/ZIqV6nNBgzYOElBBvWvIMvX77Dt8hyUIl9EsW",
+	"Ac9auYlwLOWRv8A92R7BzOnWjwRybJN60iefjsck8OhK0WnZ2mbX7utJ0DheLmm4qnLhpBGhIByjvtK/",
+	"QjTLUKayRUR//UTlojykLRf09dt33S6w286C3SHfnThjmLGTjXuK069cPIg8FUxgfjVG/ZA1/Hc6G9QD",
+	"RbeLtTyL1bhls4XvX+vD3+Iks09MMu/XLRb5l7KnIDuCfgZkRL280uA1Cp76M/vAmKsehtozc/zlUts8",
+	"c244ncqDY3cBeFQZ9faGZQ4SE+4Iteb3VuMb7G3sRdXHX5oSrAvrXPKakjnqxxYYIA+JFvGl0RxjK9CL",
+	"wp9Zw/I3f1YgCNUI66WegdsBnNNubewS0XDONtoUzFlOsHWJfyqczdctkKIOx6kQfkRxq7cDqpf2KAKW",
+	"GawepnV0xcmzf1uxz1mW8R6oiuGdy5yz2jmXR6zKC0mi6vOKyoiFBNQqxKOCkeaMex5DEx6hZMHnCxaS",
+	"ZexFPPA4C7MPYOKqYzX8lJ3Z7uac6Q6PI5vRImRy4XtVS0z9LJeMCkk67bfVgtaS3iVRBRVOkakAdkt5",
+	"9MEPteO5xqJE9XZFPVlyKviV8ijRpKlXNPLJFRdcLkgzDsxdRh7jlcQACYcGNbusX4lNu/yrblbE2CzC",
+	"Wdu8GmsfjG9olFgHyGd/VgJCdaufEXyVa29Mbm+3oux1b/cGvFqHkhVkbj50Ze4Kb+yTFXo7FXag7I7B",
+	"GjZs2YTO19AZD5/uDFQ/vX6qzXoosHVo5ekWm3DLjFSCIBlgAxT6LavdtpmHCF4QywP6R2wko2sWRKkH",
+	"m9YApTLEATnh77eTjXbH7Lnnz6jXR1tzoc+7t29/elf3hisafLYduT4utscYKyai4wdwA7XqQADrldTW",
+	"2oIm8GEav/qzR5fr2lPHm/8LW21+jQIaRSxUi/i/v/f2/pfu/dnZ+/lr+mf7cu/rf/5HY6et0C7fru/E",
+	"y5w8+sDNSJdjbbsxdRcTh9roIomtivbQ7bqZxms4/1zD2lNM7sRT400y8fpdevCqy2dnvlZBdsQ8lryZ",
+	"dRC50MitcrHOSQBbCF+afcMZ5baM7Q787EsRtbxw84i3fANLnuNXH8yJrmXrikv5usU51hs+cnqcGqcx",
+	"ubX0kmx9UXre7AdTlhwq7CCJADxjC3rD/TjR20mLsPa8TezvUyOrTBtd9Q8nnDa600YUxmzasKYNGVHn",
+	"Gn4CLfO0cX9vt6fCht+NN3DJ65Q0tfIqYeX1B6kt52A20V6Z4Iy01tfVuGYdkhjEmFjqSZPhTRCGnsaa",
+	"CjvxsKzxemuTHoCfGYi4PkM/yQW9QR+6YiwBab7pdEAJwcWc2Hrz2ub/elsSu5Jxo0Fvgipt/Jai4gbd",
+	"XRaLqp2mNyGv/n7yEE1y4hFaBcZaAdh01M3XkmD97QTdD+u92bfywSzEzoD2CLDBOENor3AlrIL/pNY/",
+	"STCmVVq+yyqhh3hMaV7rQf5UO3uthuyGs9vRVt1G2bb3VkNvSPHItyd/YxwgPfodn4fSmYKR8sL4T220",
+	"UGLLjdfJ7E3qVGScKc5OL0eD8cXxpMazalO78neFaZUfwA+90nWjeIXKWj4TTvHwkypGZFSc1V+IelUH",
+	"VqGgLG+EE8XUe4RSO6NFfxL/0ser2Xk1HSho36u+mxD8ek38OvX4FurwJ1J/P5HnZmHYTa/jhqBWq+E7",
+	"ThyGTDgbj+0sbVkNWcYhel1IQI8ENIyMUVCzMczVfkNol9TRLokHv/07hG9ahAm3ZRMupuJCcIiVg/8E",
+	"PheRJE3F8YAKxwLm52LyYe/gHYkFj9BdIXGugHkADh5J5l1ZUyF9/ZVQ75auJGF/xNST2nSZTmIDKDaJ",
+	"fGIz4drVK2lPxaS8PI7Dpc7vWbuoomCoU2Z30SH8RQUGBlpTkTj3nPVHJGTUNdFMuGp04WfuoRncoWHI",
+	"DUsL8V44JBijp0JtBrgYWKnbkLYBF/0LLOAnICrLTr9B8O6JtDGgIvNhIFz1c5Omvg5OzF5JEtCV51OX",
+	"eFwwSb75XOCglAh2q35MVG5T4cQK6vA6DkjIlv6Njs6BkAfm+HPBJXPJrR+62ZFkQB0mW+0cPFlASRlO",
+	"GjIIPUm9cHTogDqdpPEU2PduNl7anJ7aItULNpq5nELol1oPOLv5AmKB0Ky34FGlJwurCik/EyyJXyCe",
+	"+iNFQzM7nGyl69O6nErgXxjWqKowwqJmKotAKCjT2NdZP3Wn0gOrVkmWxARBPJA5ECoVktMgYDSUJsKk",
+	"cNkqlXH5k95E3oYievdmXNFb489O/QuSvIk9x3D+WoXURxb9lZaZjyx6Wt1gpZ6rcmpwDDqCgNxjdmMM",
+	"5oYtHZ70Pg4ujwaT3vD48njwZXBcw5dubFjR4Pjs1+oPn4YfP1UypsOl4hXPQ/+GCaofyvw28SVGce/C",
+	"NHl8FtJwdbyOF8Emp3VhMvr7Om6l6qHOYmrZ5Y28e7M34xHRNxb9dV3m8CV4uKte6rqxO7oMPDXwwdtO",
+	"p5HTmu/9n987ez9//X5gHfx8X6ko/1xlgumhIVW9zAsd5YkmVeYmrxk4gM6o5A654sxz4c0ntlZY2a0q",
+	"nyWd52v7o3mEAd84XFUIFpqx3gGMWEb+koWP8dzJOu3k/AbKKuNv/myiA943jAjNtuG+H85jPzoia1cV",
+	"5mcjaVQdHYZubzGEyaOwu8ivhYPHiAbZeK5SCgQTo3KFcdttYuvkA+BBTckVv1M8lqRXDJMKCJDQDsks",
+	"pMJZKDbGDhmVvrDLd2xZG+ylDoLKzRYTA/sIW69d3ygZMX0y0kArjFtfGx91ym6J4h+YJEu6IjNGqOsq",
+	"1tnxuIIKfZYXVLgeMw2jBVsR1weqdC3823bmGdoweemz+gEDxqu+fhkeDc4uQVmLmhPV9GI0qG877g9O",
+	"B5f9wfB4ePrxcvBbfzA4qh770/H4cjQ4ufjtcjI8GZxdTNJ0HVXNB78N+hcAw9Ggd3Q8PB2sHb13dDIc",
+	"j1VzCEkyc6xvWr8Rk1HvdNwfDc8nl/1PF6e/XPZGk+GHXn9igumqOv3PxdmktxbK/tnpZHA6uXx/fNb/",
+	"ZX2T89Gg/2nQ/2XjaencJxeno0Gv/6n3/rhaxZUSmd212ru+Hjs/DwVdS5k955n8CXtKkiFX3IsUiyBc",
+	"cqX1EiRkV5Byo5InX/dihNsp2ouK+TpSMU5odp5KjCe9ycV4LX04H5weQYxhMSxxdHF6Ch8cj/KlkV5v",
+	"/fCahWmrJLSN/EPnhSD/SFL6tKdC/6a1DIaz0VGI+fDBWoAzHzS0+R81pPkfszF3mZ9zyG2aanDr0Nhw",
+	"Cvm9nfz9fH1k6njSOz3qjY5AE/HNn0kL8ijQpQQkQiE5dXiVhwTi/6A5hnPDY14kvhXzJj+bKbO/waDZ",
+	"Hz6MBoPsvyeD8aRy6cdGqVjQyIbOgt/sJgA8NT9YcDUqf+eSzrw67o/dBbGY133lFSLQWmG42H4DR1ib",
+	"CSCoTaQ4gLg3hRhcuCxgwmUiQgyqDi6I6HxHizZ4oZW5wSdg1Y4rfBsKNIiFe8XrQLSJ9RC5kSVXFCOr",
+	"Dsm0If4VOh1xjLUo+MDFircZ8z9ZdQrRxF9BuwmuUefMVgGVsk+dBavFrHViB69QBaxHrUJ75M+d6xqd",
+	"0mOs+caD7Z/Wql/0oSmZ9Y1voxpLEyRSximHep4x+m8MPngyX5j6WxPXGMb87QxQOePdw5iO3fIk7SYM",
+	"brH0Oi4yYfrK7GBu23Zw5nlWQb92qZ941eoeoMdlAnKAOlskM0na3VuNq5Au2UP0xqbjgyd9iLo52/Uh",
+	"E29k/VGboq1moe/Gjk7dteDVyveaMKjUPaU6/s93qcejjQrnE9PuyfOVffBDiI5Bq4ei7ZB1SvEMr6Q2",
+	"TBij3CsJtjj9Y85YBEahFprWUmsSEHJwFXmVJncDnxztIS0Zmwq74KTQhgHslkVctufGmOiTuZAKIE3P",
+	"ZWXSZj1FFqt3byrVYA9ATflQrHwqA84Db+PjLECl/ruDUEscNwRZbEXgq8MrKo01x5nIjZoIlGcXbtaL",
+	"JyY0ZFfp4qk4+YxbeHWsycY4kYpUJFvQs913GTu8Xz1Qhlx/DCUv7+fz6X6EZaEmzqXUULI/YiYiTrPH",
+	"W35S8mlMyqxf3VY8PBGJ6htRD3OkwBdZMfUmZN1ARLaMdMihfyVJWRfncMxlZGLL5eYQ9u3F9yS74lY+",
+	"6AqMXYKMt4ejKty4/K7maldsyyVzGX32Z4ZZXrN7OyuCUYeym6pE8esPWNkDTGtrNkOudZ3YyRb4lMdk",
+	"3k+5OTjyKRRUa8HQt1Fud/t3BCehA0+8d5ug3RHMp4TvXKvY6iHcfAWMmm7rVaSxeNudfC4c7fGgrnbG",
+	"jkI83DZwn2REwdTIcHJ21DseTv5e4w9U8zn5GYx12R96F0fD3A/gF5T9YTL4rdoScJZznH28ouJBsu/D",
+	"XNNKm51x3E73uiL7eMmeo01ZmIghcdtNc5rPsp56TUxbvnfQqs5On7XqVE+e5rg/Hg8y/9bRBvkU+JWn",
+	"dp44tJVc6vkNW88Q7sxtr7e4PCKE5gnklvNiPOvG1IjPIY882s1nOyb9GZjwyj3Nl5FBI0V5b5O6Ivm7",
+	"pH5tz31/7jEacNl2/OW+9gpQd6hdGL20nVbjbm/u7+kqSL3IeGlh3RO5W9GUI7CoSePXrGY6LFqsM77r",
+	"ryRZULnYmDFsC8QEJ+C+L664u01UgtmVk0I3yCZW75UUbeHpVthw3M9icHld7ZfqkkLV9Wp9d4UJn978",
+	"/DMJdMfEU6tiT122ZYrxzNlv91BXYnAFv7Rcl947H8TsgtVHt09B2mLTyk4GOYeci9GgyvJvnpBt2la3",
+	"Oe2fDPq1Xy9Oxxfn52ejyeAI2YXLD2ejk96ktkOSaRx4i8pXqQaJq9d+AimR+2enH4ZHg9P+xvVvaF/f",
+	"bvBbrz9Z2wJ8ptc1OBkcDS9O1jY5Pvu1clNGhbi6x5r6tjcUVJGlQn7bKlVovKwIfDrYm1EJBUXUd1Da",
+	"OwsaUidioSTNTGBRy9gIPC7YA0I6VLf6+R846Nb3PL3gAIdlNuRrzV5iNum6vJRpImkuu4QW06dgpR7t",
+	"LpSm54HcxmoX0Zyi03NNBbSDPtlUu8e994Pj/fGgD0X0Zp7vXLfy3leji+PB+PKX4WmmAEDmNxigEnXz",
+	"AcEvFMj6lLHs657SWu36C0fSjllW81KT0iS1HDxjoq/sJFX3IVeDbxOL8PrnR3EED324K+FeAzFoHRO4",
+	"GaQy1xXCHOp5pAl1IVH716pfUXngTD8IUtsy73eGEyqMmSkOKNvErmLD8Z/tMHDaaf3PJMRyKmyIRfnC",
+	"fQ/1w13y+3f4ycrWsLz/ah9Ohb2Jz+9D8nYYaKBznKcTYdZxNb4+GMiczSz9vtx/tXcw/vbEagNvVwwj",
+	"0J8wTCDyiVz4t4cg6S8ZFZgRURcFaTesp8CwkNHlZ38mT+qAOhP4YiYWduhyWMqqjtRIR4FqX9tyHOY2",
+	"uvI0yGM7CoeLWEuqkmX+GElFf8w8oM+TV2ltuszc0e3ss/+Y7AUI1s5P91be8WnKmzWpZ9bbhht96nks",
+	"3JNxEHicuToykFyz1T5EzJCA8lBWppfJekLkB/30qXty0h2P28vlMhdj2Ol0Owfdzut2KdYQIw1fW/fd",
+	"3zt7b7/CPzN/TqdtbPFTdSBiVqdTd77jgDl8jaXVarjSSweqbJEzja8ZCTWom2eUuxt/J7mkMoXc7ZDQ",
+	"G4eziYyXMlMiCpRkFbmxpC7cx1zStGOIJWulTLd65VUnLrOepFC4sIl1QCW6tbppLdekvip1QLcElSME",
+	"ax1OxS2PFn4cFasYoovV+/MBxqWbRwBEh1uoPanj1dtTYWMKZLPK/yKZRZO7TC7kqgj9bN/KE8kMVvk9",
+	"Hf7BMiiWTS+m0i08h0seQXg+RsemNRF1INshlqY032nICJ8LP8Sy/o9Ny7te4/3QPLQVG+H51AUj/1Bt",
+	"+2bXge0dBqrm+zXNz1zkiM7PxhPE6lyqNBN1LLuQmk6NCLnnvvmzdhKRPG38A39BxhjS1H3zZ9NG97M/",
+	"u7ctrN3JXKigOY6ocGnoEg2MJE1b543e465tkeRfEV8yGdFlADVizK9AMSIo2XtzYGGNhhmV7N0b8umk",
+	"198bf+q9fvtOl2xopdlv0+LfeiQimROySF0odheF9BMW7TaZNEREqCT2b3saToyKck7pkunB21BARsdy",
+	"rysfo4vDQPGZQxKyKOQmgzm7wxPkFEmBf3UFpOf1G7Lw47A6yUYG2p2ywsUPqt6gepV5Csw3FodgWVmw",
+	"pUZTRkMW9uJokf7rgyERn3+dNMp196FC/jVbaeSDQnYZMUJ9Mun6yN6ePkUyPLItc0hTYasZ/ZD/CcS5",
+	"S97DxARPDMh+cmQ9suRS8fVWWr7aUseglkv8kITsxr9mLoDE5VRcnPYuJp8Gp5NhvzeBuLeGruMOVAFm",
+	"SsmewggsP8/FVUXJlTHzrvYWvoyg/p7JmJN5WKB4d0ixskLvfNgm5x6NFJzqmREmqQg47krL1DpKsuAc",
+	"kuzeGZsl4OWS0DnlAvOw8JD4t8L46xrLPVTzR1cEU6/KJCrJDgtaLY+KeUznrKVrCmLlXa3OlJaOPoEi",
+	"4gEL96CPLnAL9ZbggYXgQ0g2o9P38CUjIRVzJvWzZ6BRfy+4uq1T0ffFjbozSkKdij3yQb0BOvOlurwO",
+	"XTKvT6V6+EmoaapsE/3YSAIFaqgDBeNB1hL0ml06VGJp64B5nmICE4EfxH94aWCxf8Tqx4CGdMkiFpKm",
+	"jVzuJdKvgM7ZpeR/Mtsi7Xa71VaDXohroXY8HSr/aKl15DNWKMIoszl/UKd6rXY8ZIVUFvIQ8kVlR0ai",
+	"CANjBTZUZUCUvI2yn43g2N8VG2uRRBTXWoR7lNihrBpFhQU0xHriUP478rEoPJVkHgbO3pxG7JauIMKn",
+	"S4pRPc2fWpYOJYWY5LPTo+FkeHba/LmlxlSLPLuYXJ59uBz1Tj8OmgcHaTTqm07HIoXL2Dx4l21wYJHz",
+	"wcgEZB8NToeDo+b/n23xE8B+eja5/HB2cXrUfJv9+MYivePRoHf098vBb8PxZNx8h8jdew9WkuZBJ9v8",
+	"ZxhrNNAx00kAevNvmVavfybNqj2+t0ngxZLYIxaFq73eVcRCuwUjmpDVZnbxP/9MmkWLGhxeS23K8OT8",
+	"eKA2WPV6nXZ72zmAIYenk8HotHfcPPgp+xE39EtveNx7fzxoHrzJfvzJIqVg+WauBeJWTxeaT99XfCKI",
+	"YY6T3TbeEqUzgnHO6ZwZFl2hrw+J7C2iWQd1DpCwytSkCPEyl2M5loeK5hAcC8vEwauCYCa3VqqbUERQ",
+	"vC0iXmoSjIkVFNlM2M5cbgVNQ+pyK8Bb4XGHaZ7O2LQDJRfsvW4rGRAeZXg3ZHd///b2tk3hc9sP5/u6",
+	"r9w/HvYHp+OB6tNeREu0ZfIIhMoMaW5YjRvjP9A4aHfaHVR6MEED3ug2fmp32j+h4LmAB3vf9R31x73V",
+	"2F8w6kWLP/W/lopNSb7pIdoruvT0TyGj7sq0vjnYBxZ1zzgo6qR+hbAZrqhvnhtLqltLhR+36kgxcxe+",
+	"Sqs9/JfugNyWuiioyYFi98CARQtfppnXsN4f4S4EZO9DdG3mdyhLKkkzZAGj8BZPRYoZh4SK1Z5/BaNx",
+	"QRh1FhaZ+dFCZ9TwPTctSUmUEAEoa3LX4bkjG6hdPvIuwnACZrZG9/eyLhAWBNXek+3BbEWBBxoH9HXg",
+	"qjG8Rg0jlWTqZEnDqNBHmAQ6VeEzK8A7xZQ07q1K4FOw9cZLpjd9y2Vg4+oV7FRnPLOa15vW8hVUocgu",
+	"qIledzoZ/QlomQKMW+K+2P+ms7ekEK512az0EQdWscJOkjn1e6vx5vXPdcMn8O5PfP+EClM5QqKqSxvd",
+	"N/XVPtNqQ0ylPcDYDCANE3n+eyNz079ajTvDlO/pzc3eW1QBVgn4WLVAMSNpffsMg0rQky2xivpXxDYq",
+	"TjtPG6YiTxxyDKldLvFmW9rFj7lQrxAqfgM/mgpd2LhQX1xLJ+cXExtfIRqpAQ6JLpuv+CTg2CSZrXRC",
+	"zvZUjNgeliBX32fsyg9ZRY+QBR51tDuSmg1YXVALdEl//CUlbQsQ/YgdsqtL7lpq1y2NojZpqn92s1LC",
+	"ZRx6VpJ+E+QF/AkEBvVnS8k9n8dnp+QYUlqqvf4+bYTsaqiEeTLNqpqnjXv7kKRlKK1OpzMVcDdJs1CM",
+	"8tAAaZNY8D9i1iZnUOK8m5nOAtMGmD4CFmL2UC6mAvddBwXa3wEai2hds0UySmtL29EsHd9paUHDQpYX",
+	"8uP3BIk1C66N8OolMOlK2swU7LfJ+tL47VQVoVCJhMxhOFBWPQIofVlWkqS/G1XJP6Yi1xyKdRsliqHl",
+	"00bXkI57G3zZcqXaZcolSbVBU3FrdCs0ZFWvUb7oYgMFfiaj9767ejKKV12+8j6vX1AvwP0zkt2a8pKb",
+	"6C54WfBIIga9HBFG8LNE8qF0uMSl7X9PWYX7fUQ8zJVZRa7HkR9IchWHyEWn5Aus+SkJX8e1ZQkzJgLG",
+	"+6qpYMS6pLaEfpI2N4/6kFLVA1Z0KhbUJU19g1BmTRqnADoLVC8osQUK5lZdj1zJ/DK3VnWOaZOEBxm6",
+	"mqV4hrtVKOqf3K1nvUuFSdffpcLZvuAdArD/gjsELxZcobgmMzCmXIcHtoIvaZNeHC2YiDAyXjERCuMv",
+	"RsevJEn03pgSfLZSUi6qH1HUVVJLVpFJvYiFmsXhskLqJj2QXplLYhFxbypKTMmhYpSY4wuXIAdT5FJC",
+	"GbVJT6yIrW30e5NVoFMx6sGVqBaC+Ys0bScOPbI30dmvHHmjoLNbkGA6CJl+xVCBsCcjxSlBxXYtZ1Ox",
+	"6qJVTjFIr8A1bkkxHbnvuZrrSotlJ2wTNUwTOpnk2J1KClC0zDyKBlgbW49h4QM4PLl9h7HBiQ105j/3",
+	"/zN/y9M4bi4oiF1FG8Bf+kjX2sFqSAsy41QSQBE30Y6mVB4z3v3lNEdbRBrd379mKZCWJgwFykgUzVQO",
+	"aWWoEjOZPGTj6yaq4wNHXatzKZAdbA10J/TsdXw4AKm5cZJhxhUzvQWZ2pkcVdzCI/9WJJiBksM/x0Xc",
+	"+p7c7Qm3fFe2up7lY8azReHxB8F8c4IJ7mdg3AX5d1YrVikUZys0JHIlQfElA5uTINxttcl7Xz0T2rqo",
+	"dluC/L1HJqlJqkts0FK1dXyY+jRSX2zLfNERbekXLCtBkp5GHMy00NlHtcn9lSS2Hl8NqwfU/n5Jdxs0",
+	"3MZALttkQJ0FgqluF7tzvFjyG3AZVE+irvWgrdQ2F/r7fynSbmuNubaMaj27x+gNPPQ0IpK7YNcWoCDX",
+	"a5HahgSQ4U+phkYvSnsvYreAziFXn93VCeag+jXK4QedQ6NGpzP/hqVa1Uinc6MSfjskgs1pxG/AVme6",
+	"gPb1G1TvSecCLxYbi13YuaDgpGZJELIb7seSBGD4SnQski6ZXoOEAT/7M70Xai7FgZmzQBuZTubOBd5d",
+	"UFkJbwVp3XUO71adXrhaJbyB8KBk6EJOnm0IlW4/EO4OrYcGT7bpg24920Ok228JkW69E0R9c1223yXT",
+	"Y9t9Mu3zcFVoxFNdOJdaX9VuVOu+s9crpwHfOrVEPQQmOWKqauVSa8TWg5P4l2YB2mBLKANygp6uCEsA",
+	"9rg5a5OLKnKQoQOKwc+TgTpgDY3JgblTZZctTj2hI326ZN7z2w02mQx6sI2Kpv0AJgM4Wk1e9YOaedxR",
+	"0t5oFVCsaFJFI3VjQXcMO6OOtgkTUbhaYzqYijW2g7yGSjsVSqK45Qo/hZbmCeCxrYLChBRnnfaNNArx",
+	"ElmjIfSBcAhSoTkH189Uzf6O/MLfw42BmYwHEHndISf8PdknbztkyeY04HfMk2D1R9eg1+QjfH9DFvgy",
+	"Jr7odvYVxtQHnfbbNumZ7H7q2kFaP3AJVGwEZj5AD4D/IslIMPCv2rPVvqU8+uCHmjRyX+eG1ZVXjZFU",
+	"rc0XDrOIXU4CbluGb1LUCdUS+TTlh4poeeTjYEIMf7j/XRsH7tWSYskSV0K7DdABH1YDHQTzGKNRsVps",
+	"okZUcsyVZtbAVcgkxlWjEocGpPlTh4D5R1+klkVuF9xZgOcDuEZptYnaMvSql/A74Io63wq8stCRCR0e",
+	"tEVE7V2uoq1+iWDg8Uo4i9AXirNBB+ZbMI8D0oD/CPLLCyoXaaQ2emyAs0nCCJmParVZv5NDQmVmErj0",
+	"6jv23FSsQHuOJCaZzPXkGY+RNoGa8yxM/P5cyr1V1l/uj9iP0HkMPIhc4GE1f6+wsXnQIUsuWomOgN0x",
+	"J4auLqMuiLvNg7fYBhZg9vRWYwx6y+WLdtTbVJ7bnPLSlpQtFL9gBki4Y7hL6nowsLFaSGJvuVQHK1xQ",
+	"wT/mwXrz8xb9sgH5zH30O2fqkye03bw+JsK39OBtq1oGOoahX2tsMUo4MeSASvTdNr3JbUKHNfFDAa1M",
+	"96ZinbEG757ZB3Ut7SrFhW1h5UDmdhUFm4pEgZQ4t+L7LIn0faGr4KXBFDoBrJOAhfStOxVoglYEEiuh",
+	"a+IOhtGM8Rf+XR1lBLXRLXBqVYOBKQ/HcnwXq6lrdzz4W3s9Qi9TtRKBBy5ER302aYYmGorIJTQGB8u0",
+	"AiQExR8klKfkv6cn1FuNpz4VEJECtwa5HQSBS+L6QjEQ6UPqqK1ywSeUULHCm3VIHM8HMd6UcRf6NUfL",
+	"mNTec0vKhWqlntMExOLQVOpeIFbra4cOE0h+MY4THfZCF7RVehuSG2QZn4c0qlGbF6qoaBpC+ExktByj",
+	"+Gg6Wq3E2w4IEw9aQUvPBEP1rHaoDBL7xZUXQzU5KsE3zTCfJlbjX4CeCtegilaeqLWCf6VZ5eNIbMIq",
+	"1ioVR5oXpHAp8vIMac5K6sKW1h5x8OVBmOEWZxiznhmL5p1mMQ9Eyg5xRRSzfFDFRcEimzurjT7rWM1n",
+	"lVkLBUDr+YSXE1U/KsEHhcyydFqJKfumNNRGlAHbqKkjlUm3ir4S26LTVPiem2qvZ6tULEkGv6VanCAy",
+	"nmHEnFZqz1aEQ7BgGo1QqXXtdCzi0XDOwqwutaBssTI61yqNq455iFC1Cj6yINJAQCRNWBUdU4nKVXX6",
+	"NfpQk2324ci9nQpnzP9kY0GvmVpjYxe9D/R6fr1PKZnvWt1PBtNeWAWUKaJmGImEQa68cHXqoBH0l4BD",
+	"N5zdgqz9LXbnbKmeCVCyJ1UdtrpdU4HXC3gu5NzUEOnewTPbNA+RKTRO0vryFsYktbpEwczFfCpgdXn0",
+	"1ibXtBpY4jlhs7sAro3OGJOadpbgwQmKj2vGAm3SSiB7JeFhMNahnk4CEfiSo7YGiQPwz1zM1eXPRO7b",
+	"RiMhTQQFGpvASqF3MKf3WEDRb/Vs2dSJYuol8HIoM+Slpl+tvErin3HkRD3E3ESjpBl6YfYK96aZ/qmV",
+	"dq/MIwq7Wqqn1qoXwB9PPL4+p/yeXukXFOK3oSsokmj3CoOCL0dXkBKklEWJkoCmOnfJlm94mmd54wue",
+	"Vrrf6d0GFfFBm5ypa0jQ1jPzWDdhCrPXFFlaCG40pBI0nybyhCYXhhBTp6Y8QlYfllBciPhsUumgkgVF",
+	"LrhNQNAUnK/bJbOoghc4I0+zG0s/1LOiyJjqP9F0MxU/tcmvBX1pzjwaZdUIihxI4JFtbT62iPB1gS+Z",
+	"WMvhtzxo7al40zYZbwycCcHSiZS4JKWCkHAgeUoYMhmF3IkkrizyM89Ie5OdutOxpmIHlonUc0yTlGFS",
+	"knqZY8rbo22NxvrFyC4po1YrF1NbY3dO8u4/itcqXiLc3YrNNRcIWP9qA1422cyjTI1qVetNjJ1/Gxnz",
+	"RsZyFYa1DKc638QvW99A4EMJF8n1T6Q8BHc95U+zkv2zqTCA7615NmofJyxBbAp6bu3bhFOobooBg+KK",
+	"TRyq0qZJs3GK0CtIVQ+Qs65MGpKMg41nxrpyUYkKlMP49YjOCw/wC4s56TnUeK9VqKQy57RNbJxac/3Z",
+	"ttrkNMl6gBFW2bMlzXw8e8VZ40xJEY7n5HzNJC/K+aZArOd8BbtVe/8DBP4kSPZAHMuSmgeQmZIT5Tpk",
+	"HPtX0Z7LMN7NJBIBfzkwf3tcRsw9JKbKtGIMtACKkZXgluiyS9MAvROVBBrR+SV3pZ0N2W4l9no904Le",
+	"QNiPWBk6gdHeatu2UYVZ23kgPpE2rM7XsJ4e786kFbVcD1FylRirIZ5SeoxpseoqZql4qDmmqZhcq8Z1",
+	"re6AJcPD3S6mXCPRU4TFv3QkeaGe0Fo2zRzPy7+V2XdS//AEbyRSSGP21gokuZ5S9TK9FGXIup/oh3S2",
+	"Is3EPqMwyCKmWesQmdxCvXYyW01Fvk+rSyhJip2q0fNPcpso0jZUlA0IxQwRusjn1Gq7sBDUsz/bL/Rm",
+	"56uErnmqYft/lMf6AUiee6T3jWtEvQfIIPGIzHoYQrCO0bTHgRK9Dzp5vWrNtZgKfS/OUlFdMZIarZiL",
+	"JsmCE9ohWp91+0w5FdS3oKoilfgT32NU/tIoTXkfMupCRrRoEfrxfJF0YcLVVQUwhp+72NMBnWShLpM2",
+	"n1pF8+orqXX2xOR1BJ8Q8yC1yJxF4MBhtEtI9A9RywYjcZ1US0bcS/OquaBbmhg9N3h4MCh50U12Kutv",
+	"qVMnlcvZl9vALqbK8G26gPOmncvQahP/hoUhd825JCO2E+dDzJjmLFCdn1g+FpBYQbe3UmW+RXQO5dbh",
+	"VJTBmq0CKmVfjWcTec21FQMmaJOeLjmdetSkfohTUXBElNWeiDk3xCrKaC5HwjM9B3HMT/JC9LEIRD2h",
+	"rL3XOerwr+OIlyd6j6bI33Wx3nskxeB/UnbLS6WflC0BRF9QSYSfkrvtORPF6iZ3UGbEq5Sga/7atfR9",
+	"ggtT4bzeTSgeeOAJGTFamarqCGYwnMVuAsexLmr8rAxwBsBNzIHeSyqJ3reXYxIQ6nWI8TD2eK0hC0J6",
+	"Yb6i6aoeB62CgG4QrF3lg/QDo8n2CPLybkhFxnFHLSKNnEUZCTBkThJbSSK2RWzD/mgDUqa1raMV11Cm",
+	"qdick9s4sOkWzaT+EeZ71YnwIYHpVJjUp8TUYc2oijSraOl0LRBBbigfOB1wDGyozt3g0qehX0/PNlSk",
+	"Pv8RZSoddfzStwN3SxOwJYuoi7Uunugx39d0bo2nvRIMbEMOe5G94e2GhqiiKqjHSOrRg30jvmRliooj",
+	"sH92qppf+8shkN7OCsn8wSr0DPoYw11lup9RNlMOdHklUbeDuu5MMS2bNDM2OqtKA3RI1uBd2Yme5Qx4",
+	"PxYJrKpn9iPSwJQNB38VbRGSL+kCBRiFWdA0ijwPYsdiI2Xse4yGO9DG8itt5vg3B/m4NzKR6p4HF24y",
+	"RfLXmA5pQuMSwXS2InaprrVNEpc07alupGLuTsXWknFO048GPCoIWwbRCsyMP565L+cdjDizztb3JRUJ",
+	"H3gxrL/EOviXGLrMZmxn7zJ48cIWL3XYCYpWkurHmsDO45nH5QK0Tep54stljIVFMlmTs+wHiGPrZTwb",
+	"1cY6oJx7zO2av5JgPwwTL3oZ6kx7U1Eq/KgDHeFiKuaYZcpRJO8rhE0qsRQrQCpQKogHl4RKnTbK0IE5",
+	"DSTIh8bMJi2s8BELF+NQ0XU/mgqT/gkurfopi17gRgkepZJFVmKPo8XdzN3gUVLh17Bw796QX/j7DSY7",
+	"U+X/R2POyiC+JIuWgLDZAvgUGuyndNi5SQ74qYRVQ0v0TwnSbg5h9EWOItCdNYL1mr9H47FVla8wZQkS",
+	"p5KARovUkyO/A40iYu7iN/z1B0HiF0fgnCqyAn8fwEyaulI7uZ2ZTjuUAzHc3vjRzF4dT3ZuVrKhcodp",
+	"t8Hx/N9+5ymHZ7ZsO+bOYMcLM3dBig9b3o9dq2LoKgWKI1LsEaK9IYwgWyTK9c13Az7/wlZZ/6a1jsKk",
+	"X8XzlUNLTHrlOp6vTXZnkM5NCpXnY3Bwihf1RDYgrH8V1mHBD8DrlLLd7HQJCq/E/nfjX7cdS6P3psjG",
+	"rLsLVXxMgm47utaafIjPnUlhF0R5ee7huTBiez0UdtlFEfUj8BarByt8UkQs8dKJYfXf3MhO3MjqX0Th",
+	"9LjLWMujIGsgidEViciv00Dp7IdkxjD3YZSQqldS5+lMnBLXX8NqjqRaCzUVaziSDXzHQyXawnvwvJzL",
+	"y+pmKiHZqKKxiPBv9ZlbL8/DaOWpRlzNS+ws9VY+X1BVeR/8HOsNaL1EreqGKxLGmD+EuTxSuFqVWSBR",
+	"xCY3j6bv3VS4vhNDVpTm6OJ4ML78ZXhqipZBgbeCZirX7Lj3fnDcStLWUjkVAe6Peh55RG792HMtTAiR",
+	"1E7CVAXGWfd1p6NrmoN6N6c0xrj+CjXvYRLCHzKdWV1gXn6sJOERHUyB8cR3PFrpJLQwItZ41XQiQ/8Q",
+	"XrKgN4w0bWjVh0ZfXrdzDtLwtEgQizpdIvypwM/oUHoHmQrhIJmbkCBqcuNCnnx8J2EV6ZZhAT5wvsZC",
+	"VwYu+NnjSx6RJspBh3DuSQXuNJ2KUYWsMp2sqcBe2QyzVYVsiaBLdXSIKEkKPky9aDT7h+gTDiMrMovl",
+	"wC2986CAQYW9Oq/R4OPgN+IoAQ48xnPUuJKoqm1T0t9zuWCnE7wUHcwAsJ784S4lsfJXfB6HTD/ScLoY",
+	"1KCv918dL/84WRB88lNdhLHK5OhHbXWPfOmQ77qefi+OFo3u71/VU4qXoUrXNkkzD4E/YEIAITlIeMNc",
+	"1JM07SW9ZorE2hiCCvIj6f6t87cOiIRYgnkfXm4NZpnnKVXqxwoj6P+oc7tY2eh/dWlMupp2Lr+FrGDV",
+	"j3WwLCbi5GGZlaoJ3Wm1C2rxqtHfx951Fna0TQtd1Yu5uZJElVxYdppMzbTyVAMTsUNmbOXrvKK3IY8i",
+	"JogMmMOv9G3rZlS9JkcWxYLNyZotHUaMDi/w3BgfOyvJWqrtgVhgBtYQhVTIK6hVlIKdwbyKbCFQ/NoC",
+	"ELhgUlpEV8CGaQxuaevhqU9oWgMJ+JhkmoQKysb91/v/FwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -267,7 +267,7 @@ func toAPIAssertions(as []rules.AssertionReport) *[]gen.AssertionReport {
 	out := make([]gen.AssertionReport, len(as))
 	for i, a := range as {
 		res := gen.Outcome(a.Result)
-		out[i] = gen.AssertionReport{Result: &res, Message: jptr(a.Message), Score: jptr(a.Score)}
+		out[i] = gen.AssertionReport{Result: &res, Message: jptr(a.Message), Score: jptr(a.Score), Spans: toAPISpans(a.FlaggedSpans())}
 	}
 	return &out
 }

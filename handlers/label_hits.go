@@ -35,6 +35,7 @@ func toAPILabelHit(h *domain.LabelHit) gen.LabelHit {
 	out.FrameEndMs, out.FrameEndTimecode = msAndTimecode(h.FrameEndMs)
 	out.TranscriptStartMs, out.TranscriptStartTimecode = msAndTimecode(h.TranscriptStartMs)
 	out.TranscriptEndMs, out.TranscriptEndTimecode = msAndTimecode(h.TranscriptEndMs)
+	out.Spans = toAPISpans(h.Spans)
 	return out
 }
 
@@ -135,6 +136,7 @@ func appendLabelHit(buf []byte, h *domain.LabelHit) []byte {
 	buf = appendBound(buf, "frameEndMs", "frameEndTimecode", h.FrameEndMs)
 	buf = appendBound(buf, "transcriptStartMs", "transcriptStartTimecode", h.TranscriptStartMs)
 	buf = appendBound(buf, "transcriptEndMs", "transcriptEndTimecode", h.TranscriptEndMs)
+	buf = appendSpans(buf, h.Spans)
 	return append(buf, '}')
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/labels"
+	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/contenteval/contenteval/gen"
 )
 
@@ -32,11 +33,13 @@ func TestLabelHitsResponseMatchesEncodingJSON(t *testing.T) {
 	t.Parallel()
 	i64 := func(v int64) *int64 { return &v }
 	hits := []*domain.LabelHit{
-		{JobResultID: "r1", Seq: 0, Label: "Threat", Modality: domain.ModalityText, Score: 1},
+		{JobResultID: "r1", Seq: 0, Label: "Threat", Modality: domain.ModalityText, Score: 1,
+			Spans: []rules.TextSpan{{Start: 0, End: 4, Text: "kill"}, {Start: 5, End: 30, Text: `"\ <b>` + "\n\u2028 é 🙂 \xff"}}},
 		{JobResultID: "r1", Seq: 1, Label: `quote " backslash \ <tag> & nl` + "\n\t\r\x01\u2028\u2029 é 日本 🙂 \xff", Modality: domain.ModalityAudio,
 			Score: 0.123456789, StartMs: 1500, EndMs: i64(2500)},
 		{JobResultID: "r2", Seq: 2, Label: "v", Modality: domain.ModalityVideo, Score: -1, StartMs: 3_600_000 * 27,
-			FrameStartMs: i64(0), FrameEndMs: i64(99), TranscriptStartMs: i64(5), TranscriptEndMs: i64(7)},
+			FrameStartMs: i64(0), FrameEndMs: i64(99), TranscriptStartMs: i64(5), TranscriptEndMs: i64(7),
+			Spans: []rules.TextSpan{{Start: 1, End: 2, Text: "x", Transcript: &rules.TimeRange{StartMs: 5, EndMs: 1 << 40}}}},
 		{JobResultID: "r2", Seq: 3, Label: "", Modality: domain.ModalityImage, Score: 1e-9},
 	}
 	pages := []*labels.LabelHitPage{

@@ -223,7 +223,7 @@ func (a *Analyzer) AnalyzeMedia(ctx context.Context, in domain.MediaInput, pre d
 	modality := string(in.Kind)
 	var chunkLabels []domain.ChunkLabels
 	for _, c := range chunks {
-		rep, err := eval(ctx, rules.Content{Text: c.Text, Modality: modality})
+		rep, err := eval(ctx, rules.Content{Text: c.Text, Modality: modality, Transcript: &rules.TimeRange{StartMs: c.StartMs, EndMs: c.EndMs}})
 		if err != nil {
 			return nil, err
 		}

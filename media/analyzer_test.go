@@ -135,16 +135,25 @@ func TestAnalyzeVideoWithCaptions(t *testing.T) {
 	// whole segment and the whole cue. The middle scene's frame matches the
 	// hash list: a point-in-time hit at the segment start, no end, no
 	// transcript; at equal start it precedes the ranged hit.
+	// A transcript hit flags "kill" in the cue's text as evaluated (its markup
+	// removed), naming the cue; a frame hit flags nothing.
+	kill := []rules.TextSpan{{Start: 7, End: 11, Text: "kill", Transcript: &rules.TimeRange{StartMs: 1500, EndMs: 3000}}}
 	require.Equal(t, []domain.TimedHit{
 		{Label: "Violence", Kind: domain.MediaVideo, Score: 1, StartMs: 1500, EndMs: msp(2000),
-			FrameStartMs: msp(0), FrameEndMs: msp(2000), TranscriptStartMs: msp(1500), TranscriptEndMs: msp(3000)},
+			FrameStartMs: msp(0), FrameEndMs: msp(2000), TranscriptStartMs: msp(1500), TranscriptEndMs: msp(3000), Spans: kill},
 		{Label: "KnownBad", Kind: domain.MediaVideo, Score: 1, StartMs: 2000,
 			FrameStartMs: msp(2000), FrameEndMs: msp(4000)},
 		{Label: "Violence", Kind: domain.MediaVideo, Score: 1, StartMs: 2000, EndMs: msp(3000),
-			FrameStartMs: msp(2000), FrameEndMs: msp(4000), TranscriptStartMs: msp(1500), TranscriptEndMs: msp(3000)},
+			FrameStartMs: msp(2000), FrameEndMs: msp(4000), TranscriptStartMs: msp(1500), TranscriptEndMs: msp(3000), Spans: kill},
 	}, got.Hits)
 	require.Equal(t, rules.OutcomeTrue, got.Report.Result)
 	require.Equal(t, map[string]float64{"Violence": 1, "KnownBad": 1}, got.Report.LabelMatches)
+	// The merged report's rule carries the spans of the chunk it was taken from.
+	for _, s := range got.Report.Sections {
+		if s.Name == "Violence" {
+			require.Equal(t, kill, s.FlaggedSpans())
+		}
+	}
 }
 
 func TestAnalyzeVideoWithoutTranscript(t *testing.T) {
@@ -206,7 +215,8 @@ func TestAnalyzeAudioWithCaptions(t *testing.T) {
 	require.Equal(t, domain.MediaAudio, got.Kind)
 	require.Empty(t, got.Segments)
 	require.Equal(t, []domain.TimedHit{
-		{Label: "Violence", Kind: domain.MediaAudio, Score: 1, StartMs: 250, EndMs: msp(1750)},
+		{Label: "Violence", Kind: domain.MediaAudio, Score: 1, StartMs: 250, EndMs: msp(1750),
+			Spans: []rules.TextSpan{{Start: 10, End: 14, Text: "kill", Transcript: &rules.TimeRange{StartMs: 250, EndMs: 1750}}}},
 	}, got.Hits)
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/persistence/persistencetest"
 )
@@ -54,17 +55,18 @@ func TestVideoHitsRoundTripTheStore(t *testing.T) {
 
 		stored, err := jobs.ListLabelHits(ctx, "j1", "", -1, 100)
 		require.NoError(t, err)
+		cue := []rules.TextSpan{{Start: 7, End: 11, Text: "kill", Transcript: &rules.TimeRange{StartMs: 1500, EndMs: 3000}}}
 		require.Equal(t, []*domain.LabelHit{
 			{JobID: "j1", JobResultID: "r0", Seq: 0, Label: "Violence", Modality: domain.ModalityVideo, Score: 1,
 				StartMs: 1500, EndMs: msp(2000), FrameStartMs: msp(0), FrameEndMs: msp(2000),
-				TranscriptStartMs: msp(1500), TranscriptEndMs: msp(3000)},
+				TranscriptStartMs: msp(1500), TranscriptEndMs: msp(3000), Spans: cue},
 			{JobID: "j1", JobResultID: "r0", Seq: 1, Label: "KnownBad", Modality: domain.ModalityVideo, Score: 1,
 				StartMs: 2000, FrameStartMs: msp(2000), FrameEndMs: msp(4000)},
 			{JobID: "j1", JobResultID: "r0", Seq: 2, Label: "Violence", Modality: domain.ModalityVideo, Score: 1,
 				StartMs: 2000, EndMs: msp(3000), FrameStartMs: msp(2000), FrameEndMs: msp(4000),
-				TranscriptStartMs: msp(1500), TranscriptEndMs: msp(3000)},
+				TranscriptStartMs: msp(1500), TranscriptEndMs: msp(3000), Spans: cue},
 			{JobID: "j1", JobResultID: "r1", Seq: 3, Label: "Violence", Modality: domain.ModalityAudio, Score: 1,
-				StartMs: 250, EndMs: msp(1750)},
+				StartMs: 250, EndMs: msp(1750), Spans: []rules.TextSpan{{Start: 10, End: 14, Text: "kill", Transcript: &rules.TimeRange{StartMs: 250, EndMs: 1750}}}},
 		}, stored)
 	})
 }

@@ -98,7 +98,7 @@ func insertOutcome(ctx context.Context, tx *sqlx.Tx, id string, results []*domai
 var (
 	resultInsertColumns = strings.Fields(`id job_id seq content_hash metadata report error_reason error_message created`)
 	hitInsertColumns    = strings.Fields(`job_id job_result_id seq label modality score start_ms end_ms
-		frame_start_ms frame_end_ms transcript_start_ms transcript_end_ms`)
+		frame_start_ms frame_end_ms transcript_start_ms transcript_end_ms spans`)
 )
 
 // outcomeInserts are the INSERTs of the results and the label hits of job
@@ -125,8 +125,14 @@ func outcomeInserts(id string, results []*domain.JobResult, hits []*domain.Label
 	}
 	hitRows = rowsInsert{table: "label_hits", columns: hitInsertColumns, rows: make([][]any, 0, len(hits))}
 	for _, h := range hits {
+		spans := ""
+		if len(h.Spans) > 0 {
+			if spans, err = marshalJSON(h.Spans); err != nil {
+				return resultRows, hitRows, err
+			}
+		}
 		hitRows.rows = append(hitRows.rows, []any{id, h.JobResultID, h.Seq, h.Label, string(h.Modality), h.Score, h.StartMs, h.EndMs,
-			h.FrameStartMs, h.FrameEndMs, h.TranscriptStartMs, h.TranscriptEndMs})
+			h.FrameStartMs, h.FrameEndMs, h.TranscriptStartMs, h.TranscriptEndMs, spans})
 	}
 	return resultRows, hitRows, nil
 }

@@ -32,7 +32,7 @@ var (
 		text text text text timestamptz integer
 		timestamptz timestamptz timestamptz timestamptz`)
 	resultColumnTypes = strings.Fields(`text text integer text text text text text timestamptz`)
-	hitColumnTypes    = strings.Fields(`text text integer text text float8 bigint bigint bigint bigint bigint bigint`)
+	hitColumnTypes    = strings.Fields(`text text integer text text float8 bigint bigint bigint bigint bigint bigint text`)
 )
 
 // unnestInsert is INSERT INTO table (columns) SELECT * FROM unnest($first::

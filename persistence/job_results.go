@@ -73,6 +73,7 @@ type labelHitRow struct {
 	FrameEndMs        *int64  `db:"frame_end_ms"`
 	TranscriptStartMs *int64  `db:"transcript_start_ms"`
 	TranscriptEndMs   *int64  `db:"transcript_end_ms"`
+	Spans             string  `db:"spans"` // JSON; "" for none
 }
 
 // ListLabelHits returns up to limit hits of a job after afterSeq, in seq
@@ -91,5 +92,5 @@ func (s *Jobs) ListLabelHits(ctx context.Context, jobID, jobResultID string, aft
 	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
 		return nil, TranslateError(err)
 	}
-	return toDomainHits(rows), nil
+	return toDomainHits(rows)
 }

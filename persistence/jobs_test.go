@@ -143,15 +143,17 @@ func TestJobs_FinishStoresResultsAndHits(t *testing.T) {
 		b.newJob(t, "j", t0, false)
 		_, err := b.jobs.ClaimJobs(ctx, "w", t0, t0.Add(time.Minute), 1, 0)
 		require.NoError(t, err)
+		spans := []rules.TextSpan{{Start: 2, End: 6, Text: "kill"}, {Start: 7, End: 9, Text: "😀\"", Transcript: &rules.TimeRange{StartMs: 1, EndMs: 2}}}
 		rep := &rules.Report{Result: rules.OutcomeTrue, LabelMatches: map[string]float64{"A": 1}, Threshold: 0.5,
-			Sections: []rules.SectionReport{{Name: "A", Result: rules.OutcomeTrue, Score: 1}}}
+			Sections: []rules.SectionReport{{Name: "A", Result: rules.OutcomeTrue, Score: 1,
+				Assertions: []rules.AssertionReport{{Result: rules.OutcomeTrue, Score: 1, Spans: &spans}, {Result: rules.OutcomeFalse}}}}}
 		results := []*domain.JobResult{
 			{ID: "r0", JobID: "j", Index: 0, ContentHash: "sha256::aa", Metadata: map[string]string{"x": "1"}, Report: rep, Created: t0},
 			{ID: "r1", JobID: "j", Index: 1, ContentHash: "sha256::bb", Report: rep, Created: t0},
 		}
 		end := int64(500)
 		hits := []*domain.LabelHit{
-			{JobID: "j", JobResultID: "r0", Seq: 0, Label: "A", Modality: domain.ModalityText, Score: 1},
+			{JobID: "j", JobResultID: "r0", Seq: 0, Label: "A", Modality: domain.ModalityText, Score: 1, Spans: spans},
 			{JobID: "j", JobResultID: "r1", Seq: 1, Label: "A", Modality: domain.ModalityText, Score: 0.75, EndMs: &end},
 		}
 		require.NoError(t, b.jobs.FinishJob(ctx, "j", "w", domain.JobCompleted, t0.Add(time.Second), nil, results, hits))
@@ -428,6 +430,9 @@ func TestJobs_CreateFinishedJobShapes(t *testing.T) {
 					}
 					h := &domain.LabelHit{JobID: id, JobResultID: r, Seq: i, Label: tricky + fmt.Sprint(i),
 						Modality: domain.ModalityVideo, Score: 0.123456789, StartMs: int64(i) * 1000}
+					if i%3 == 0 {
+						h.Spans = []rules.TextSpan{{Start: i, End: i + 1, Text: tricky}}
+					}
 					if i%2 == 1 {
 						end, fs, fe, ts, te := int64(i)*1000+500, int64(1), int64(2), int64(3), int64(1)<<40
 						h.EndMs, h.FrameStartMs, h.FrameEndMs, h.TranscriptStartMs, h.TranscriptEndMs = &end, &fs, &fe, &ts, &te

@@ -31,7 +31,7 @@ func (s *LabelHits) ListLabelHitsInRange(ctx context.Context, jobID string, afte
 	if err != nil {
 		return nil, TranslateError(err)
 	}
-	return toDomainHits(rows), nil
+	return toDomainHits(rows)
 }
 
 // ListResultHits returns up to limit hits of the job result resultID with
@@ -49,10 +49,10 @@ func (s *LabelHits) ListResultHits(ctx context.Context, resultID string, afterSe
 	if err != nil {
 		return nil, TranslateError(err)
 	}
-	return toDomainHits(rows), nil
+	return toDomainHits(rows)
 }
 
-func toDomainHits(rows []labelHitRow) []*domain.LabelHit {
+func toDomainHits(rows []labelHitRow) ([]*domain.LabelHit, error) {
 	out := make([]*domain.LabelHit, len(rows))
 	for i, r := range rows {
 		out[i] = &domain.LabelHit{
@@ -61,6 +61,9 @@ func toDomainHits(rows []labelHitRow) []*domain.LabelHit {
 			FrameStartMs: r.FrameStartMs, FrameEndMs: r.FrameEndMs,
 			TranscriptStartMs: r.TranscriptStartMs, TranscriptEndMs: r.TranscriptEndMs,
 		}
+		if err := unmarshalJSON(r.Spans, &out[i].Spans); err != nil {
+			return nil, err
+		}
 	}
-	return out
+	return out, nil
 }

@@ -164,9 +164,17 @@ type sectionJSON struct {
 }
 
 type assertionJSON struct {
-	Result  string  `json:"result"`
-	Message string  `json:"message"`
-	Score   float64 `json:"score"`
+	Result  string            `json:"result"`
+	Message string            `json:"message"`
+	Score   float64           `json:"score"`
+	Spans   []flaggedSpanJSON `json:"spans,omitempty"`
+}
+
+// flaggedSpanJSON is the API's FlaggedSpan: code points of the evaluated text.
+type flaggedSpanJSON struct {
+	Start int    `json:"start"`
+	End   int    `json:"end"`
+	Text  string `json:"text"`
 }
 
 type exceptionJSON struct {
@@ -222,7 +230,11 @@ func toReportJSON(r *rules.Report) reportJSON {
 func toAssertionsJSON(as []rules.AssertionReport) []assertionJSON {
 	out := make([]assertionJSON, 0, len(as))
 	for _, a := range as {
-		out = append(out, assertionJSON{Result: string(a.Result), Message: a.Message, Score: a.Score})
+		aj := assertionJSON{Result: string(a.Result), Message: a.Message, Score: a.Score}
+		for _, s := range a.FlaggedSpans() {
+			aj.Spans = append(aj.Spans, flaggedSpanJSON{Start: s.Start, End: s.End, Text: s.Text})
+		}
+		out = append(out, aj)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,6 +88,9 @@ EXCEPT WHEN { =("breaking news") }
 	a := threat["assertionEvaluationReports"].([]any)[0].(map[string]any)
 	if a["message"] != `ANY(=("i will kill you"), ~("kys"))` || a["score"] != 1.0 || a["result"] != "OUTCOME_TRUE" {
 		t.Errorf("assertion %v", a)
+	}
+	if spans, _ := a["spans"].([]any); len(spans) != 1 || fmt.Sprint(spans[0]) != "map[end:5 start:0 text:k y s]" {
+		t.Errorf("assertion spans %v", a["spans"])
 	}
 	if rr := threat["reviewResult"].(map[string]any); rr["outcome"] != "OUTCOME_TRUE" || rr["score"] != 1.0 {
 		t.Errorf("reviewResult %v", rr)

@@ -331,7 +331,7 @@ func sectionHits(jobID, resultID string, modality domain.Modality, rep *rules.Re
 		}
 		hits = append(hits, &domain.LabelHit{
 			JobID: jobID, JobResultID: resultID, Seq: *seq, Label: s.Name,
-			Modality: modality, Score: s.Score, StartMs: 0,
+			Modality: modality, Score: s.Score, StartMs: 0, Spans: s.FlaggedSpans(),
 		})
 		*seq++
 	}

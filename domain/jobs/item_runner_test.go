@@ -56,7 +56,8 @@ func TestItemRunnerText(t *testing.T) {
 	require.Equal(t, "sha256::t", res.ContentHash)
 	require.Equal(t, map[string]string{"k": "v"}, res.Metadata)
 	require.Equal(t, runnerNow, res.Created)
-	require.Equal(t, []*domain.LabelHit{{JobID: "j", JobResultID: res.ID, Seq: 4, Label: "Violence", Modality: domain.ModalityText, Score: 1}}, hits)
+	require.Equal(t, []*domain.LabelHit{{JobID: "j", JobResultID: res.ID, Seq: 4, Label: "Violence", Modality: domain.ModalityText, Score: 1,
+		Spans: []rules.TextSpan{{Start: 7, End: 11, Text: "kill"}}}}, hits)
 	require.Equal(t, 5, seq)
 }
 

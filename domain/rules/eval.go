@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
+	"unicode"
 )
 
 // Content is one item to evaluate.
@@ -24,6 +26,10 @@ type Content struct {
 	// media type, for model backends that see images; nil for text.
 	ImageBytes []byte
 	ImageType  string
+	// Transcript, set when Text is a transcript chunk, is the chunk's range of the
+	// media timeline: the report's flagged spans carry it to say which text their
+	// offsets count in.
+	Transcript *TimeRange
 }
 
 // EvalOptions tune one evaluation.
@@ -87,6 +93,10 @@ type evalState struct {
 	asBuf    []AssertionReport
 	scoreBuf []float64
 	sc       *scratch
+
+	text       string     // the evaluated text, which flagged spans slice
+	transcript *TimeRange // Content.Transcript
+	spanBytes  int        // the text of the spans flagged so far
 }
 
 // Evaluate scores content against the plan. It returns an error only for invalid
@@ -109,7 +119,7 @@ func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Repo
 	defer scratchPool.Put(sc)
 	sc.sig = resetResults(sc.sig, len(p.signals))
 	sc.ctx = resetResults(sc.ctx, len(p.contexts))
-	st := &evalState{p: p, t: t, sig: sc.sig, ctx: sc.ctx, sc: sc, scoreBuf: sc.scores[:0]}
+	st := &evalState{p: p, t: t, sig: sc.sig, ctx: sc.ctx, sc: sc, scoreBuf: sc.scores[:0], text: c.Text, transcript: c.Transcript}
 	hasText := c.Text != "" || c.Image == nil
 	if hasText {
 		st.a = analyseInto(sc, c.Text, p.fuzzy, p.ac, p.ed, p.fv)
@@ -324,7 +334,9 @@ func (st *evalState) sentiment(text string) {
 			if sc <= 0 {
 				continue
 			}
-			o := occurrence{start: spans[k][0], end: spans[k][1], score: sc, u0: -1, u1: -1}
+			// A sentence ends after its trailing spaces; its flagged span does not.
+			end := spans[k][0] + len(strings.TrimRightFunc(text[spans[k][0]:spans[k][1]], unicode.IsSpace))
+			o := occurrence{start: spans[k][0], end: max(end, spans[k][0]+1), score: sc, u0: -1, u1: -1}
 			if len(st.a.units) > 0 {
 				o.u0 = st.a.unitAtByte(spans[k][0])
 				o.u1 = max(o.u0, st.a.unitAtByte(max(spans[k][1]-1, spans[k][0])))

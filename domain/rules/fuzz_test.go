@@ -122,6 +122,7 @@ func checkReport(t *testing.T, r *Report, text string) {
 			}
 		}
 	}
+	checkSpans(t, r, text)
 	switch r.Result {
 	case OutcomeTrue, OutcomeFalse, OutcomeFailed:
 	default:

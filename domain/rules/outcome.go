@@ -163,6 +163,9 @@ func (st *evalState) assertions(rules []*rulePlan, tmpl *[2][]AssertionReport) (
 		out[i].Score = s
 		if o := st.outcome(s); o != OutcomeFalse && out[i].Result != OutcomeUnspecified {
 			out[i].Result = o
+			if o == OutcomeTrue {
+				st.flag(&out[i], r.root)
+			}
 		}
 	}
 	return out, scores
@@ -297,6 +300,7 @@ func (st *evalState) report() *Report {
 	if rep.Result != OutcomeTrue && anyFailed {
 		rep.Result = OutcomeFailed
 	}
+	st.finishSpans()
 	return rep
 }
 

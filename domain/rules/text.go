@@ -143,6 +143,10 @@ type scratch struct {
 	pos       []int32
 	sig, ctx  []sigResult
 	scores    []float64
+	// Flagged spans while a report is built (spans.go).
+	raw, flagged []Span
+	pending      []pendingSpans
+	offsets      []int32
 }
 
 var scratchPool = sync.Pool{New: func() any { return &scratch{} }}

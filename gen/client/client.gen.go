@@ -344,6 +344,24 @@ func (e PrecheckMatchConfidence) Valid() bool {
 	}
 }
 
+// Defines values for RulesKind.
+const (
+	RULESKINDLABEL  RulesKind = "RULES_KIND_LABEL"
+	RULESKINDPOLICY RulesKind = "RULES_KIND_POLICY"
+)
+
+// Valid indicates whether the value is a known member of the RulesKind enum.
+func (e RulesKind) Valid() bool {
+	switch e {
+	case RULESKINDLABEL:
+		return true
+	case RULESKINDPOLICY:
+		return true
+	default:
+		return false
+	}
+}
+
 // Any A typed detail; `@type` names its shape.
 type Any struct {
 	Type                 string                 `json:"@type"`
@@ -372,6 +390,17 @@ type AssertionReport struct {
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
 	Result *Outcome `json:"result,omitempty"`
 	Score  *float64 `json:"score,omitempty"`
+
+	// Spans Extension. Where the rule's signals matched the text, set only when the rule is
+	// OUTCOME_TRUE and the built-in evaluators located what matched: exact, fuzzy and
+	// REGEX matches, lexically matched concepts, proximity contexts (the stretch from
+	// one side to the other) and SENTIMENT (the sentence). Signals under NOT or NONE
+	// are not flagged (their absence made the rule fire), nor HASH signals, nor
+	// signals a model backend scored (it returns no positions). In text order; at
+	// most 16 per rule (the earliest in the text) and 256 per report, and the
+	// `text` of a report's spans at most 64 KiB together (the first rules of the
+	// report keep theirs): spans past these bounds are left out whole, never cut.
+	Spans *[]FlaggedSpan `json:"spans,omitempty"`
 }
 
 // BatchJob defines model for BatchJob.
@@ -428,6 +457,30 @@ type CancelBatchJobResponse struct {
 	// COMPLETED. ERROR (with `error`) and CANCELLED are terminal and reachable from any
 	// non-terminal state.
 	State *BatchJobState `json:"state,omitempty"`
+}
+
+// CheckRulesRequest defines model for CheckRulesRequest.
+type CheckRulesRequest struct {
+	// Kind What a rule text is: a policy document, or a label version (a list of rules for the
+	// label, or exactly one LABEL/SECTION block).
+	Kind RulesKind `json:"kind"`
+
+	// Text The rule text to check (at most 64 KiB, as a published version).
+	Text string `json:"text"`
+}
+
+// CheckRulesResponse defines model for CheckRulesResponse.
+type CheckRulesResponse struct {
+	// ComplexityScore The version's complexity score. Set only when `errors` is empty.
+	ComplexityScore *float64 `json:"complexityScore,omitempty"`
+
+	// Errors Every compile error, in source order (empty when the text compiles). At most
+	// 100 are listed, then one saying that more were found.
+	Errors []RuleCheckError `json:"errors"`
+
+	// SignalCount Signals as written. Set only when `errors` is empty.
+	SignalCount   *int32       `json:"signalCount,omitempty"`
+	TokenCountsV2 *TokenCounts `json:"tokenCountsV2,omitempty"`
 }
 
 // ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
@@ -698,6 +751,37 @@ type FeedbackTarget struct {
 	Occurrence  *Occurrence `json:"occurrence,omitempty"`
 }
 
+// FlaggedSpan Extension. A part of the evaluated text that a signal matched: `[start, end)` in
+// Unicode code points (not bytes, not UTF-16 units) and `text`, that part itself,
+// so `text` always equals the code points `start` to `end` of the evaluated text.
+// The evaluated text is the `text` of the content item for text; for an image,
+// the text OCR read from it (not returned; `text` carries the match); for video
+// and audio, the text of one transcript chunk, named by `transcriptStartMs` and
+// `transcriptEndMs` (a captions cue's payload lines joined by a newline with the
+// cue markup removed, or the recognised words joined by spaces).
+// `transcriptStartMs` and `transcriptEndMs` are set exactly on spans of transcript
+// text: the bounds of the chunk on the media timeline, as on its label hits.
+type FlaggedSpan struct {
+	// End One past the last code point of the match.
+	End int32 `json:"end"`
+
+	// Start The first code point of the match, counted from 0.
+	Start int32 `json:"start"`
+
+	// Text The matched text, exactly as it appears in the evaluated text.
+	Text string `json:"text"`
+
+	// TranscriptEndMs A 64-bit integer as a decimal string.
+	//
+	// Example: 1500
+	TranscriptEndMs *Int64String `json:"transcriptEndMs,omitempty"`
+
+	// TranscriptStartMs A 64-bit integer as a decimal string.
+	//
+	// Example: 1500
+	TranscriptStartMs *Int64String `json:"transcriptStartMs,omitempty"`
+}
+
 // GetJobResponse defines model for GetJobResponse.
 type GetJobResponse struct {
 	// Job A job that has not finished carries only basic fields (no `results`).
@@ -875,6 +959,11 @@ type LabelHit struct {
 	Label    *string   `json:"label,omitempty"`
 	Modality *Modality `json:"modality,omitempty"`
 	Score    *float64  `json:"score,omitempty"`
+
+	// Spans Extension. For a hit of text (the item's text, an image's OCR text, a transcript
+	// chunk), the spans of the section's OUTCOME_TRUE rules (see
+	// `AssertionReport.spans`), de-duplicated, in text order, at most 64.
+	Spans *[]FlaggedSpan `json:"spans,omitempty"`
 
 	// StartMs A 64-bit integer as a decimal string.
 	//
@@ -1086,6 +1175,20 @@ type ReviewResult struct {
 	Outcome *Outcome `json:"outcome,omitempty"`
 	Score   *float64 `json:"score,omitempty"`
 }
+
+// RuleCheckError defines model for RuleCheckError.
+type RuleCheckError struct {
+	// Column 1-based column, in characters (code points) of the line.
+	Column int32 `json:"column"`
+
+	// Line 1-based line.
+	Line    int32  `json:"line"`
+	Message string `json:"message"`
+}
+
+// RulesKind What a rule text is: a policy document, or a label version (a list of rules for the
+// label, or exactly one LABEL/SECTION block).
+type RulesKind string
 
 // SectionReport defines model for SectionReport.
 type SectionReport struct {
@@ -1444,6 +1547,9 @@ type CreatePolicyJSONRequestBody = CreatePolicyRequest
 
 // CreatePolicyVersionJSONRequestBody defines body for CreatePolicyVersion for application/json ContentType.
 type CreatePolicyVersionJSONRequestBody = CreatePolicyVersionRequest
+
+// CheckRulesJSONRequestBody defines body for CheckRules for application/json ContentType.
+type CheckRulesJSONRequestBody = CheckRulesRequest
 
 // Getter for additional properties for Any. Returns the specified
 // element and whether it was found
@@ -2192,6 +2298,40 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/policies/{policyId}/versions (the `CreatePolicyVersion` operationId).
 	CreatePolicyVersion(ctx context.Context, policyId PolicyId, body CreatePolicyVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckRulesWithBody Check rule text without publishing it
+	//
+	// A compile dry run for editors (both account types): compiles `text` as a policy
+	// document (RULES_KIND_POLICY) or a label version (RULES_KIND_LABEL) exactly as
+	// publishing it would, stores nothing, and answers 200 with every compile error and
+	// its line and column; when there are none, the signal count, complexity score and
+	// token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
+	// global context is checked). Compilation is bounded as when publishing: text over
+	// the version text limit (64 KiB; for policies the server's policy text limit,
+	// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+	// limits on rules, signals, nesting and REGEX cost are compile errors.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/rules/check (the `CheckRules` operationId).
+	CheckRulesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CheckRules Check rule text without publishing it
+	//
+	// A compile dry run for editors (both account types): compiles `text` as a policy
+	// document (RULES_KIND_POLICY) or a label version (RULES_KIND_LABEL) exactly as
+	// publishing it would, stores nothing, and answers 200 with every compile error and
+	// its line and column; when there are none, the signal count, complexity score and
+	// token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
+	// global context is checked). Compilation is bounded as when publishing: text over
+	// the version text limit (64 KiB; for policies the server's policy text limit,
+	// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+	// limits on rules, signals, nesting and REGEX cost are compile errors.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/rules/check (the `CheckRules` operationId).
+	CheckRules(ctx context.Context, body CheckRulesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListBatchJobs List batch jobs
@@ -3164,6 +3304,60 @@ func (c *Client) CreatePolicyVersionWithBody(ctx context.Context, policyId Polic
 // Corresponds with POST /v1/policies/{policyId}/versions (the `CreatePolicyVersion` operationId).
 func (c *Client) CreatePolicyVersion(ctx context.Context, policyId PolicyId, body CreatePolicyVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreatePolicyVersionRequest(c.Server, policyId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckRulesWithBody Check rule text without publishing it
+//
+// A compile dry run for editors (both account types): compiles `text` as a policy
+// document (RULES_KIND_POLICY) or a label version (RULES_KIND_LABEL) exactly as
+// publishing it would, stores nothing, and answers 200 with every compile error and
+// its line and column; when there are none, the signal count, complexity score and
+// token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
+// global context is checked). Compilation is bounded as when publishing: text over
+// the version text limit (64 KiB; for policies the server's policy text limit,
+// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+// limits on rules, signals, nesting and REGEX cost are compile errors.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/rules/check (the `CheckRules` operationId).
+func (c *Client) CheckRulesWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckRulesRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CheckRules Check rule text without publishing it
+//
+// A compile dry run for editors (both account types): compiles `text` as a policy
+// document (RULES_KIND_POLICY) or a label version (RULES_KIND_LABEL) exactly as
+// publishing it would, stores nothing, and answers 200 with every compile error and
+// its line and column; when there are none, the signal count, complexity score and
+// token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
+// global context is checked). Compilation is bounded as when publishing: text over
+// the version text limit (64 KiB; for policies the server's policy text limit,
+// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+// limits on rules, signals, nesting and REGEX cost are compile errors.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/rules/check (the `CheckRules` operationId).
+func (c *Client) CheckRules(ctx context.Context, body CheckRulesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCheckRulesRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4864,6 +5058,46 @@ func NewCreatePolicyVersionRequestWithBody(server string, policyId PolicyId, con
 	return req, nil
 }
 
+// NewCheckRulesRequest calls the generic CheckRules builder with application/json body
+func NewCheckRulesRequest(server string, body CheckRulesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCheckRulesRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCheckRulesRequestWithBody constructs an http.Request for the CheckRules method, with any body, and a specified content type
+func NewCheckRulesRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/rules/check")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -5481,6 +5715,40 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/policies/{policyId}/versions (the `CreatePolicyVersion` operationId).
 	CreatePolicyVersionWithResponse(ctx context.Context, policyId PolicyId, body CreatePolicyVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePolicyVersionHTTPResponse, error)
+
+	// CheckRulesWithBodyWithResponse Check rule text without publishing it
+	//
+	// A compile dry run for editors (both account types): compiles `text` as a policy
+	// document (RULES_KIND_POLICY) or a label version (RULES_KIND_LABEL) exactly as
+	// publishing it would, stores nothing, and answers 200 with every compile error and
+	// its line and column; when there are none, the signal count, complexity score and
+	// token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
+	// global context is checked). Compilation is bounded as when publishing: text over
+	// the version text limit (64 KiB; for policies the server's policy text limit,
+	// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+	// limits on rules, signals, nesting and REGEX cost are compile errors.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/rules/check (the `CheckRules` operationId).
+	CheckRulesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckRulesHTTPResponse, error)
+
+	// CheckRulesWithResponse Check rule text without publishing it
+	//
+	// A compile dry run for editors (both account types): compiles `text` as a policy
+	// document (RULES_KIND_POLICY) or a label version (RULES_KIND_LABEL) exactly as
+	// publishing it would, stores nothing, and answers 200 with every compile error and
+	// its line and column; when there are none, the signal count, complexity score and
+	// token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
+	// global context is checked). Compilation is bounded as when publishing: text over
+	// the version text limit (64 KiB; for policies the server's policy text limit,
+	// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+	// limits on rules, signals, nesting and REGEX cost are compile errors.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/rules/check (the `CheckRules` operationId).
+	CheckRulesWithResponse(ctx context.Context, body CheckRulesJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckRulesHTTPResponse, error)
 }
 
 // ListBatchJobsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListBatchJobs
@@ -7426,6 +7694,75 @@ func (r CreatePolicyVersionHTTPResponse) ContentType() string {
 	return ""
 }
 
+// CheckRulesHTTPResponse429Headers the declared response headers of an HTTP 429 response for CheckRules
+type CheckRulesHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type CheckRulesHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CheckRulesResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CheckRulesHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CheckRulesHTTPResponse) GetJSON200() *CheckRulesResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CheckRulesHTTPResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CheckRulesHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CheckRulesHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CheckRulesHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CheckRulesHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CheckRulesHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CheckRulesHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListBatchJobsWithResponse List batch jobs
 //
 // Lists the account's batch jobs, newest first (policy-first accounts only),
@@ -8262,6 +8599,52 @@ func (c *ClientWithResponses) CreatePolicyVersionWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseCreatePolicyVersionHTTPResponse(rsp)
+}
+
+// CheckRulesWithBodyWithResponse Check rule text without publishing it
+//
+// A compile dry run for editors (both account types): compiles `text` as a policy
+// document (RULES_KIND_POLICY) or a label version (RULES_KIND_LABEL) exactly as
+// publishing it would, stores nothing, and answers 200 with every compile error and
+// its line and column; when there are none, the signal count, complexity score and
+// token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
+// global context is checked). Compilation is bounded as when publishing: text over
+// the version text limit (64 KiB; for policies the server's policy text limit,
+// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+// limits on rules, signals, nesting and REGEX cost are compile errors.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/rules/check (the `CheckRules` operationId).
+func (c *ClientWithResponses) CheckRulesWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CheckRulesHTTPResponse, error) {
+	rsp, err := c.CheckRulesWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckRulesHTTPResponse(rsp)
+}
+
+// CheckRulesWithResponse Check rule text without publishing it
+//
+// A compile dry run for editors (both account types): compiles `text` as a policy
+// document (RULES_KIND_POLICY) or a label version (RULES_KIND_LABEL) exactly as
+// publishing it would, stores nothing, and answers 200 with every compile error and
+// its line and column; when there are none, the signal count, complexity score and
+// token counts the version would have (`tokenCountsV2.globalContextTokens` is 0: no
+// global context is checked). Compilation is bounded as when publishing: text over
+// the version text limit (64 KiB; for policies the server's policy text limit,
+// 64 KiB by default) is INVALID_ARGUMENT naming `text`, before it is compiled; the
+// limits on rules, signals, nesting and REGEX cost are compile errors.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/rules/check (the `CheckRules` operationId).
+func (c *ClientWithResponses) CheckRulesWithResponse(ctx context.Context, body CheckRulesJSONRequestBody, reqEditors ...RequestEditorFn) (*CheckRulesHTTPResponse, error) {
+	rsp, err := c.CheckRules(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCheckRulesHTTPResponse(rsp)
 }
 
 // ParseListBatchJobsHTTPResponse parses an HTTP response from a ListBatchJobsWithResponse call
@@ -9915,6 +10298,66 @@ func ParseCreatePolicyVersionHTTPResponse(rsp *http.Response) (*CreatePolicyVers
 	switch {
 	case rsp.StatusCode == 429:
 		var headers CreatePolicyVersionHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCheckRulesHTTPResponse parses an HTTP response from a CheckRulesWithResponse call
+func ParseCheckRulesHTTPResponse(rsp *http.Response) (*CheckRulesHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CheckRulesHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CheckRulesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers CheckRulesHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {

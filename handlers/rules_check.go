@@ -1,0 +1,40 @@
+package handlers
+
+import (
+	"context"
+
+	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/labels"
+	"github.com/contenteval/contenteval/gen"
+)
+
+// CheckRules compiles rule text as a policy or a label version would be, for
+// editors, and lists every compile error; both account types.
+func (s *Server) CheckRules(_ context.Context, req gen.CheckRulesRequestObject) (gen.CheckRulesResponseObject, error) {
+	var check *domain.RulesCheck
+	var err error
+	if req.Body.Kind == gen.RULESKINDLABEL {
+		check, err = labels.CheckLabelText(req.Body.Text)
+	} else {
+		check, err = s.deps.Policies.CheckText(req.Body.Text)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := gen.CheckRules200JSONResponse{Errors: make([]gen.RuleCheckError, len(check.Errors))}
+	for i, e := range check.Errors {
+		out.Errors[i] = gen.RuleCheckError{Message: e.Message, Line: int32(e.Line), Column: int32(e.Column)}
+	}
+	if st := check.Stats; st != nil {
+		tc := st.TokenCounts
+		f := func(n int) *float32 { x := float32(n); return &x }
+		out.SignalCount = jptr(int32(st.SignalCount))
+		out.ComplexityScore = jptr(st.ComplexityScore)
+		out.TokenCountsV2 = &gen.TokenCounts{
+			DslTokenCount: f(tc.DSLTokenCount), GlobalContextTokens: f(tc.GlobalContextTokens),
+			SignalTokens: f(tc.SignalTokens), SignalSpecialTokens: f(tc.SignalSpecialTokens),
+			ContentSpecialTokens: f(tc.ContentSpecialTokens),
+		}
+	}
+	return out, nil
+}
