@@ -595,18 +595,24 @@ func TestStreamJobs(t *testing.T) {
 		require.Equal(t, client.JOBERRORREASONCONTENTPRECHECKFAILED, *j.Error.Reason)
 		require.Equal(t, client.JOBTYPESTANDARD, *j.JobType)
 
-		// A text-only stream completes, with its results.
-		resp, rd = env.stream(env.PolicyFirst.Token, `{"policyId":"`+policyID+`","contentData":[{"text":"buy now"},{"text":"x"}]}`)
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		var first struct {
-			Result struct {
-				JobUuid string `json:"jobUuid"`
-			} `json:"result"`
-		}
-		line, err := rd.ReadBytes('\n')
+		// A text-only stream completes, with its results. Read as the spec
+		// tells a Go client to: StreamJobs (the raw response) and a
+		// scanner, each line a StreamJobsMessage.
+		sresp, err := env.Client(env.PolicyFirst.Token).StreamJobs(context.Background(), client.StreamJobsRequest{
+			PolicyId: policyID, ContentData: []client.ContentData{textItem("buy now", nil), textItem("x", nil)},
+		})
 		require.NoError(t, err)
-		require.NoError(t, json.Unmarshal(line, &first))
-		j = env.waitForJob(env.PolicyFirst.Token, first.Result.JobUuid)
+		defer sresp.Body.Close()
+		require.Equal(t, http.StatusOK, sresp.StatusCode)
+		var msgs []client.StreamJobsMessage
+		for sc := bufio.NewScanner(sresp.Body); sc.Scan(); {
+			var m client.StreamJobsMessage
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
+			msgs = append(msgs, m)
+		}
+		require.Len(t, msgs, 2)
+		require.NotNil(t, msgs[0].Result)
+		j = env.waitForJob(env.PolicyFirst.Token, *msgs[0].Result.JobUuid)
 		require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status)
 		require.Len(t, *j.Results, 2)
 	})

@@ -1778,13 +1778,21 @@ type ClientInterface interface {
 	//
 	// Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 	// (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-	// line per content entry as soon as it is evaluated, in completion order:
-	// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+	// line per content entry as soon as it is evaluated, in completion order. Each line is
+	// one `StreamJobsMessage` JSON object followed by `\n`:
+	// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 	// `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 	// failure is an error line with code 1 and the precheck failure details). The stream
 	// ends when every entry is done. A job is recorded like any other; closing the
 	// connection cancels the remaining work and the job is recorded as canceled.
 	// Request validation errors are ordinary error responses, before the stream starts.
+	//
+	// Reading it: the body as a whole is not one JSON document, so do not parse it as
+	// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+	// as a `StreamJobsMessage` (the line schema is also named by the media type's
+	// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+	// `parseAs: "stream"` and read `response.body`; with the Go client, use
+	// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1795,13 +1803,21 @@ type ClientInterface interface {
 	//
 	// Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 	// (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-	// line per content entry as soon as it is evaluated, in completion order:
-	// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+	// line per content entry as soon as it is evaluated, in completion order. Each line is
+	// one `StreamJobsMessage` JSON object followed by `\n`:
+	// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 	// `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 	// failure is an error line with code 1 and the precheck failure details). The stream
 	// ends when every entry is done. A job is recorded like any other; closing the
 	// connection cancels the remaining work and the job is recorded as canceled.
 	// Request validation errors are ordinary error responses, before the stream starts.
+	//
+	// Reading it: the body as a whole is not one JSON document, so do not parse it as
+	// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+	// as a `StreamJobsMessage` (the line schema is also named by the media type's
+	// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+	// `parseAs: "stream"` and read `response.body`; with the Go client, use
+	// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2419,13 +2435,21 @@ func (c *Client) CreateJob(ctx context.Context, body CreateJobJSONRequestBody, r
 //
 // Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 // (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-// line per content entry as soon as it is evaluated, in completion order:
-// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+// line per content entry as soon as it is evaluated, in completion order. Each line is
+// one `StreamJobsMessage` JSON object followed by `\n`:
+// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 // `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 // failure is an error line with code 1 and the precheck failure details). The stream
 // ends when every entry is done. A job is recorded like any other; closing the
 // connection cancels the remaining work and the job is recorded as canceled.
 // Request validation errors are ordinary error responses, before the stream starts.
+//
+// Reading it: the body as a whole is not one JSON document, so do not parse it as
+// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+// as a `StreamJobsMessage` (the line schema is also named by the media type's
+// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+// `parseAs: "stream"` and read `response.body`; with the Go client, use
+// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2446,13 +2470,21 @@ func (c *Client) StreamJobsWithBody(ctx context.Context, contentType string, bod
 //
 // Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 // (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-// line per content entry as soon as it is evaluated, in completion order:
-// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+// line per content entry as soon as it is evaluated, in completion order. Each line is
+// one `StreamJobsMessage` JSON object followed by `\n`:
+// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 // `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 // failure is an error line with code 1 and the precheck failure details). The stream
 // ends when every entry is done. A job is recorded like any other; closing the
 // connection cancels the remaining work and the job is recorded as canceled.
 // Request validation errors are ordinary error responses, before the stream starts.
+//
+// Reading it: the body as a whole is not one JSON document, so do not parse it as
+// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+// as a `StreamJobsMessage` (the line schema is also named by the media type's
+// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+// `parseAs: "stream"` and read `response.body`; with the Go client, use
+// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -5039,13 +5071,21 @@ type ClientWithResponsesInterface interface {
 	//
 	// Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 	// (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-	// line per content entry as soon as it is evaluated, in completion order:
-	// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+	// line per content entry as soon as it is evaluated, in completion order. Each line is
+	// one `StreamJobsMessage` JSON object followed by `\n`:
+	// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 	// `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 	// failure is an error line with code 1 and the precheck failure details). The stream
 	// ends when every entry is done. A job is recorded like any other; closing the
 	// connection cancels the remaining work and the job is recorded as canceled.
 	// Request validation errors are ordinary error responses, before the stream starts.
+	//
+	// Reading it: the body as a whole is not one JSON document, so do not parse it as
+	// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+	// as a `StreamJobsMessage` (the line schema is also named by the media type's
+	// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+	// `parseAs: "stream"` and read `response.body`; with the Go client, use
+	// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5056,13 +5096,21 @@ type ClientWithResponsesInterface interface {
 	//
 	// Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 	// (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-	// line per content entry as soon as it is evaluated, in completion order:
-	// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+	// line per content entry as soon as it is evaluated, in completion order. Each line is
+	// one `StreamJobsMessage` JSON object followed by `\n`:
+	// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 	// `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 	// failure is an error line with code 1 and the precheck failure details). The stream
 	// ends when every entry is done. A job is recorded like any other; closing the
 	// connection cancels the remaining work and the job is recorded as canceled.
 	// Request validation errors are ordinary error responses, before the stream starts.
+	//
+	// Reading it: the body as a whole is not one JSON document, so do not parse it as
+	// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+	// as a `StreamJobsMessage` (the line schema is also named by the media type's
+	// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+	// `parseAs: "stream"` and read `response.body`; with the Go client, use
+	// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7617,13 +7665,21 @@ func (c *ClientWithResponses) CreateJobWithResponse(ctx context.Context, body Cr
 //
 // Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 // (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-// line per content entry as soon as it is evaluated, in completion order:
-// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+// line per content entry as soon as it is evaluated, in completion order. Each line is
+// one `StreamJobsMessage` JSON object followed by `\n`:
+// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 // `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 // failure is an error line with code 1 and the precheck failure details). The stream
 // ends when every entry is done. A job is recorded like any other; closing the
 // connection cancels the remaining work and the job is recorded as canceled.
 // Request validation errors are ordinary error responses, before the stream starts.
+//
+// Reading it: the body as a whole is not one JSON document, so do not parse it as
+// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+// as a `StreamJobsMessage` (the line schema is also named by the media type's
+// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+// `parseAs: "stream"` and read `response.body`; with the Go client, use
+// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7640,13 +7696,21 @@ func (c *ClientWithResponses) StreamJobsWithBodyWithResponse(ctx context.Context
 //
 // Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 // (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-// line per content entry as soon as it is evaluated, in completion order:
-// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+// line per content entry as soon as it is evaluated, in completion order. Each line is
+// one `StreamJobsMessage` JSON object followed by `\n`:
+// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 // `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 // failure is an error line with code 1 and the precheck failure details). The stream
 // ends when every entry is done. A job is recorded like any other; closing the
 // connection cancels the remaining work and the job is recorded as canceled.
 // Request validation errors are ordinary error responses, before the stream starts.
+//
+// Reading it: the body as a whole is not one JSON document, so do not parse it as
+// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+// as a `StreamJobsMessage` (the line schema is also named by the media type's
+// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+// `parseAs: "stream"` and read `response.body`; with the Go client, use
+// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
