@@ -109,7 +109,8 @@ func batchKillRun(t *testing.T, bin, backend string) {
 		}
 	}
 	clientOf := func(p *proc) *client.ClientWithResponses {
-		c, err := client.NewClientWithResponses(p.url, client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		registerContractHost(p.url)
+		c, err := client.NewClientWithResponses(p.url, client.WithHTTPClient(specClient), client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 			r.Header.Set("Authorization", "Bearer "+token)
 			return nil
 		}))

@@ -53,7 +53,7 @@ func putFileAs(t *testing.T, url, body, contentType string) rawResponse {
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := specClient.Do(req)
 	require.NoError(t, err)
 	req.Body = nil
 	return readResponse(t, req, resp)
@@ -63,7 +63,7 @@ func getFile(t *testing.T, url string) rawResponse {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := specClient.Do(req)
 	require.NoError(t, err)
 	return readResponse(t, req, resp)
 }

@@ -50,7 +50,7 @@ func callT(t *testing.T, env *testEnv, method, path, token, body string) rawResp
 	if ct != "" {
 		req.Header.Set("Content-Type", ct)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := specClient.Do(req)
 	require.NoError(t, err)
 	req.Body = nil
 	r := readResponse(t, req, resp)
@@ -525,7 +525,7 @@ func (e *testEnv) stream(token, body string) (*http.Response, *bufio.Reader) {
 	require.NoError(e.t, err)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := specClient.Do(req)
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() { resp.Body.Close() })
 	return resp, bufio.NewReader(resp.Body)
@@ -640,7 +640,7 @@ func TestStreamDisconnectCancels(t *testing.T) {
 		// connection.
 		tr := &http.Transport{DisableKeepAlives: true}
 		defer tr.CloseIdleConnections()
-		resp, err := (&http.Client{Transport: tr}).Do(req)
+		resp, err := (&http.Client{Transport: contractTransport{base: tr}}).Do(req)
 		require.NoError(t, err)
 		rd := bufio.NewReader(resp.Body)
 		line, err := rd.ReadBytes('\n')

@@ -101,7 +101,8 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	}
 	p1, p2 := start("one"), start("two")
 	clientOf := func(p *proc) *client.ClientWithResponses {
-		c, err := client.NewClientWithResponses(p.url, client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		registerContractHost(p.url)
+		c, err := client.NewClientWithResponses(p.url, client.WithHTTPClient(specClient), client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 			r.Header.Set("Authorization", "Bearer "+token)
 			return nil
 		}))
