@@ -133,3 +133,33 @@ func TestSpecComponentsReferenced(t *testing.T) {
 	}
 	require.True(t, refs["#/components/schemas/StreamJobsMessage"], "the stream's line schema")
 }
+
+// TestSpecNoPropertyDefaults keeps defaults out of property schemas:
+// openapi-typescript (defaultNonNullable, on by default) makes a property
+// with a default required, so a request default (waitForCompletion's
+// false) made every TypeScript caller send the field. Defaults are stated
+// in descriptions; the enums keep their UNSPECIFIED default on the enum
+// schema, which properties reference.
+func TestSpecNoPropertyDefaults(t *testing.T) {
+	doc, _ := loadSpec(t)
+	var check func(path string, s *openapi3.SchemaRef, seen map[*openapi3.Schema]bool)
+	check = func(path string, s *openapi3.SchemaRef, seen map[*openapi3.Schema]bool) {
+		if s == nil || s.Value == nil || seen[s.Value] {
+			return
+		}
+		seen[s.Value] = true
+		for name, p := range s.Value.Properties {
+			if p.Ref == "" {
+				require.Nil(t, p.Value.Default, "%s.%s declares a default", path, name)
+			}
+			check(path+"."+name, p, seen)
+		}
+		check(path+"[]", s.Value.Items, seen)
+		for _, x := range append(append(s.Value.AllOf, s.Value.OneOf...), s.Value.AnyOf...) {
+			check(path, x, seen)
+		}
+	}
+	for name, s := range doc.Components.Schemas {
+		check(name, s, map[*openapi3.Schema]bool{})
+	}
+}

@@ -505,7 +505,9 @@ type CreateJobRequest struct {
 	// Threshold Unset or 0 means 0.5.
 	Threshold *float64 `json:"threshold,omitempty"`
 
-	// WaitForCompletion Wait for the job to finish (up to the server's wait cap).
+	// WaitForCompletion Wait for the job to finish (up to the server's wait cap). Unset means false.
+	// (Request defaults are stated in descriptions, not as `default`, which
+	// generators such as openapi-typescript turn into required fields.)
 	WaitForCompletion *bool `json:"waitForCompletion,omitempty"`
 
 	// Webhook A POST made when the job completes: `{"type":"job.completed"|"job.failed","job":Job}`,
