@@ -350,12 +350,6 @@ func (e PrecheckMatchConfidence) Valid() bool {
 	}
 }
 
-// Any A typed detail; `@type` names its shape.
-type Any struct {
-	Type                 string                 `json:"@type"`
-	AdditionalProperties map[string]interface{} `json:"-"`
-}
-
 // AssertionReport defines model for AssertionReport.
 type AssertionReport struct {
 	// Message The rule's source text.
@@ -364,6 +358,13 @@ type AssertionReport struct {
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
 	Result *Outcome `json:"result,omitempty"`
 	Score  *float64 `json:"score,omitempty"`
+}
+
+// BadRequestDetail `type.googleapis.com/google.rpc.BadRequest`: the request fields at fault.
+type BadRequestDetail struct {
+	// AtType type.googleapis.com/google.rpc.BadRequest
+	AtType          string           `json:"@type"`
+	FieldViolations []FieldViolation `json:"fieldViolations"`
 }
 
 // BatchJob defines model for BatchJob.
@@ -420,6 +421,23 @@ type CancelBatchJobResponse struct {
 	// COMPLETED. ERROR (with `error`) and CANCELLED are terminal and reachable from any
 	// non-terminal state.
 	State *BatchJobState `json:"state,omitempty"`
+}
+
+// CompilationError defines model for CompilationError.
+type CompilationError struct {
+	// Column 1-based column of the rule text.
+	Column int32 `json:"column"`
+
+	// Line 1-based line of the rule text.
+	Line    int32  `json:"line"`
+	Message string `json:"message"`
+}
+
+// CompilationErrorsDetail `type.googleapis.com/contenteval.CompilationErrors`: every compile error of rule text.
+type CompilationErrorsDetail struct {
+	// AtType type.googleapis.com/contenteval.CompilationErrors
+	AtType string             `json:"@type"`
+	Errors []CompilationError `json:"errors"`
 }
 
 // ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
@@ -677,6 +695,14 @@ type FeedbackAnnotation struct {
 type FeedbackTarget struct {
 	ContentHash *string     `json:"contentHash,omitempty"`
 	Occurrence  *Occurrence `json:"occurrence,omitempty"`
+}
+
+// FieldViolation defines model for FieldViolation.
+type FieldViolation struct {
+	Description string `json:"description"`
+
+	// Field The field as a dotted path (`contentData[0].text`), or a parameter name.
+	Field string `json:"field"`
 }
 
 // GetJobResponse defines model for GetJobResponse.
@@ -1024,21 +1050,21 @@ type PolicyVersion struct {
 	TokenCountsV2     *TokenCounts `json:"tokenCountsV2,omitempty"`
 }
 
-// PrecheckFailureDetail defines model for PrecheckFailureDetail.
+// PrecheckFailureDetail `type.googleapis.com/contenteval.PrecheckFailure`: why content failed the precheck.
 type PrecheckFailureDetail struct {
 	// AtType type.googleapis.com/contenteval.PrecheckFailure
-	AtType *string `json:"@type,omitempty"`
+	AtType string `json:"@type"`
 
 	// Details Depends on the type; always carries the content's hash.
-	Details         *PrecheckFailureDetail_Details `json:"details,omitempty"`
-	MatchConfidence *PrecheckMatchConfidence       `json:"matchConfidence,omitempty"`
-	Message         *string                        `json:"message,omitempty"`
-	Type            PrecheckFailureType            `json:"type"`
+	Details         PrecheckFailureDetail_Details `json:"details"`
+	MatchConfidence *PrecheckMatchConfidence      `json:"matchConfidence,omitempty"`
+	Message         string                        `json:"message"`
+	Type            PrecheckFailureType           `json:"type"`
 }
 
 // PrecheckFailureDetail_Details Depends on the type; always carries the content's hash.
 type PrecheckFailureDetail_Details struct {
-	ContentHash          *string                `json:"contentHash,omitempty"`
+	ContentHash          string                 `json:"contentHash"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
@@ -1079,25 +1105,25 @@ type SetLabelTagsRequest struct {
 	LabelTagIds []string `json:"labelTagIds"`
 }
 
-// SimpleStatus The body of a 429.
-type SimpleStatus struct {
-	Code    int32  `json:"code"`
-	Message string `json:"message"`
-}
-
 // Status The error body of every failed call (gRPC status).
 type Status struct {
 	// Code The gRPC status code.
 	Code int32 `json:"code"`
 
-	// Details Typed details. `type.googleapis.com/google.rpc.BadRequest` carries
-	// `fieldViolations: [{field, description}]`;
-	// `type.googleapis.com/contenteval.CompilationErrors` carries
-	// `errors: [{message, line, column}]`.
-	Details *[]Any `json:"details,omitempty"`
+	// Details Typed details, told apart by `@type`: a BadRequest (INVALID_ARGUMENT: the
+	// fields at fault), CompilationErrors (rule text that does not compile) or a
+	// PrecheckFailure (an error line of the stream for content that failed the
+	// precheck). Absent when there are none.
+	Details *[]StatusDetail `json:"details,omitempty"`
 
 	// Message A message safe to show; not meant for parsing.
 	Message string `json:"message"`
+}
+
+// StatusDetail One typed detail of a Status; `@type` names its shape. Clients should skip a
+// detail whose `@type` they do not know.
+type StatusDetail struct {
+	union json.RawMessage
 }
 
 // StreamJobsMessage One line of the stream; exactly one of `result` and `error`.
@@ -1239,8 +1265,8 @@ type Error = Status
 // PrecheckFailed The body of a 499 precheck failure.
 type PrecheckFailed = PrecheckFailureStatus
 
-// TooManyRequests The body of a 429.
-type TooManyRequests = SimpleStatus
+// TooManyRequests The error body of every failed call (gRPC status).
+type TooManyRequests = Status
 
 // ListBatchJobsParams defines parameters for ListBatchJobs.
 type ListBatchJobsParams struct {
@@ -1413,72 +1439,6 @@ type CreatePolicyJSONRequestBody = CreatePolicyRequest
 // CreatePolicyVersionJSONRequestBody defines body for CreatePolicyVersion for application/json ContentType.
 type CreatePolicyVersionJSONRequestBody = CreatePolicyVersionRequest
 
-// Getter for additional properties for Any. Returns the specified
-// element and whether it was found
-func (a Any) Get(fieldName string) (value interface{}, found bool) {
-	if a.AdditionalProperties != nil {
-		value, found = a.AdditionalProperties[fieldName]
-	}
-	return
-}
-
-// Setter for additional properties for Any
-func (a *Any) Set(fieldName string, value interface{}) {
-	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
-	}
-	a.AdditionalProperties[fieldName] = value
-}
-
-// Override default JSON handling for Any to handle AdditionalProperties
-func (a *Any) UnmarshalJSON(b []byte) error {
-	object := make(map[string]json.RawMessage)
-	err := json.Unmarshal(b, &object)
-	if err != nil {
-		return err
-	}
-
-	if raw, found := object["@type"]; found {
-		err = json.Unmarshal(raw, &a.Type)
-		if err != nil {
-			return fmt.Errorf("error reading '@type': %w", err)
-		}
-		delete(object, "@type")
-	}
-
-	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
-		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
-			err := json.Unmarshal(fieldBuf, &fieldVal)
-			if err != nil {
-				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
-			}
-			a.AdditionalProperties[fieldName] = fieldVal
-		}
-	}
-	return nil
-}
-
-// Override default JSON handling for Any to handle AdditionalProperties
-func (a Any) MarshalJSON() ([]byte, error) {
-	var err error
-	object := make(map[string]json.RawMessage)
-
-	object["@type"], err = json.Marshal(a.Type)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling '@type': %w", err)
-	}
-
-	for fieldName, field := range a.AdditionalProperties {
-		object[fieldName], err = json.Marshal(field)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
-		}
-	}
-	return json.Marshal(object)
-}
-
 // Getter for additional properties for PrecheckFailureDetail_Details. Returns the specified
 // element and whether it was found
 func (a PrecheckFailureDetail_Details) Get(fieldName string) (value interface{}, found bool) {
@@ -1531,11 +1491,9 @@ func (a PrecheckFailureDetail_Details) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
-	if a.ContentHash != nil {
-		object["contentHash"], err = json.Marshal(a.ContentHash)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'contentHash': %w", err)
-		}
+	object["contentHash"], err = json.Marshal(a.ContentHash)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'contentHash': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -1545,6 +1503,143 @@ func (a PrecheckFailureDetail_Details) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsBadRequestDetail returns the union data inside the StatusDetail as a BadRequestDetail
+func (t StatusDetail) AsBadRequestDetail() (BadRequestDetail, error) {
+	var body BadRequestDetail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBadRequestDetail overwrites any union data inside the StatusDetail as the provided BadRequestDetail
+func (t *StatusDetail) FromBadRequestDetail(v BadRequestDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/google.rpc.BadRequest"}`))
+	t.union = b
+	return err
+}
+
+// MergeBadRequestDetail performs a merge with any union data inside the StatusDetail, using the provided BadRequestDetail
+func (t *StatusDetail) MergeBadRequestDetail(v BadRequestDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/google.rpc.BadRequest"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompilationErrorsDetail returns the union data inside the StatusDetail as a CompilationErrorsDetail
+func (t StatusDetail) AsCompilationErrorsDetail() (CompilationErrorsDetail, error) {
+	var body CompilationErrorsDetail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompilationErrorsDetail overwrites any union data inside the StatusDetail as the provided CompilationErrorsDetail
+func (t *StatusDetail) FromCompilationErrorsDetail(v CompilationErrorsDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.CompilationErrors"}`))
+	t.union = b
+	return err
+}
+
+// MergeCompilationErrorsDetail performs a merge with any union data inside the StatusDetail, using the provided CompilationErrorsDetail
+func (t *StatusDetail) MergeCompilationErrorsDetail(v CompilationErrorsDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.CompilationErrors"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPrecheckFailureDetail returns the union data inside the StatusDetail as a PrecheckFailureDetail
+func (t StatusDetail) AsPrecheckFailureDetail() (PrecheckFailureDetail, error) {
+	var body PrecheckFailureDetail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPrecheckFailureDetail overwrites any union data inside the StatusDetail as the provided PrecheckFailureDetail
+func (t *StatusDetail) FromPrecheckFailureDetail(v PrecheckFailureDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.PrecheckFailure"}`))
+	t.union = b
+	return err
+}
+
+// MergePrecheckFailureDetail performs a merge with any union data inside the StatusDetail, using the provided PrecheckFailureDetail
+func (t *StatusDetail) MergePrecheckFailureDetail(v PrecheckFailureDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.PrecheckFailure"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t StatusDetail) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"@type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t StatusDetail) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "type.googleapis.com/contenteval.CompilationErrors":
+		return t.AsCompilationErrorsDetail()
+	case "type.googleapis.com/contenteval.PrecheckFailure":
+		return t.AsPrecheckFailureDetail()
+	case "type.googleapis.com/google.rpc.BadRequest":
+		return t.AsBadRequestDetail()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t StatusDetail) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *StatusDetail) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // ServerInterface represents all server handlers.
@@ -2418,7 +2513,7 @@ type TooManyRequestsResponseHeaders struct {
 	RetryAfter *int32
 }
 type TooManyRequestsJSONResponse struct {
-	Body SimpleStatus
+	Body Status
 
 	Headers TooManyRequestsResponseHeaders
 }
@@ -5486,215 +5581,222 @@ func (sh *strictHandler) CreatePolicyVersion(ctx echo.Context, policyId PolicyId
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17c9s4lij+VVD6bVXkKVqWk3R+E7u27iqykijt10pyumdbuSZEQhLaFMgmSNvqjL/7LRwAfIIUJdvt",
-	"zNb80x2LeBwAB+eNc763HH8V+IywiLeOvreWBLskhH+OSBSue/OIhOIvl3AnpEFEfdY6av2y9D2COHF8",
-	"5nIU+egO0wjNyNwPCQpFR8oWqI0j5BHMI3S412lZLe4syQqL0eZ+uMJR66hFWfTmdctqrSijq3jVOjq0",
-	"WtE6IPITWZCw9fDwYLUCHOIViRRoH3DkLL/4s6FbBm2yJGgmvqPf/RmirpiYig8BjpYtq8XwSow+S4ew",
-	"WiH5I6YhcVtHURiTLKArfH9K2CJato4OX/89gY1HIWWLloCs768Cj0TEHTADNFdBQEI082PmIn+OoiUR",
-	"YL3iyHZ0PxtFdEUSMP+ISbhO4YQ/O0njCV2REWYL0iHMNW+piyOyL4Zs1YI7ZI4Xc3pLykDDJ5cAtAA6",
-	"R22XzHHsRYjcq257W0NMkxmzcCsQZ77vEczyMI4jHEZl+E79u2faVA4T7rKtIcE74IDs1QhY2fTx5y/H",
-	"ee7TL0Lb/Oxlz+1P/hFbufOpf/FnVzGtIEK15Od31fNxtOcUz4hXRQQ98bEaAk/1fRwEl3hBxvRPMmb4",
-	"hhx2uwZ0isiKI3EDArwgHXTFOImQH6IuWtBbwtFht3uM8My/JeKfXUQ5iuQJIQxfu8eIkQWO6C0RH0Py",
-	"O3Ei4lYdspjmmtM/SUOO0zVwnPLCdlzZj7q0iX9DWB+viGdGHpuR+yhpaOvLFoTklvqxgJQHPuMEzf0Q",
-	"vnC8Epz/j5jwqA58GK9VhWTd12+rsAw6wmn8xRBfRzuB7HvUWVfdzQC+Vl/OQPd+3O0c0wUj7uA+oCHh",
-	"BsbE6D3QS9RWotwewkLgQ3dL6izlLsEQ6Gp0KhF0HvNq/CRqpjqos9j67m3LiKESbvFfHMVhxYFfjU5f",
-	"cfT5rNcHIKFlFWBJg6Yb+vqnd6YNvQrcHdh8LHs14U2q6aPZvAL0mdl8CdrGbF7BtzWbf8xW7sjmHwTK",
-	"SNqhlA93JKmG+MvxWUQY/BMHgUcdLNZw8DsXC/memes/QjJvHbX+v4NU4TqQX/nBOMJRzOVchVM6/9o7",
-	"HZ5c90afrs4G5xMLfewNTwcn15ejQf/i/GQ4GV6cC55zcTW5vvh4Peqdfxp0Wg9WaxCGfvgXQNhja0TE",
-	"XEcII9kMzXx3je5oJEnIYnTZR47vkmP48/Nkcom4bDj3Pc+/4/D7CgcBZYspowz+7l0OUWaqzpSJZV2G",
-	"xFkS5+Yjph5xn2x92WHjkFQvV1AeNSOaAwyazeyTW+zFMDmCsVB7ifly36M8QiuhblooZi5xfBfPPIL8",
-	"cMpixuMg8EMhEdAVXpC9Y9gp1O+d9wengxPUPtxTK5/4/hlma4V7/OmOlgo1qH7F2HH8mEWvuGaYKMQR",
-	"iCzk3iHEJS5qjwbji6tRf3A9+PVz72o8GZwA9ShaFPYTk4IJKNX6IGN8eACYFLSiX4+tYcWuSwWI2LsM",
-	"/YCEERX3U9L0Aooicadd5JIIU+8Y2f8l/raRIBcc0YgjvsQBkJMgM9T31n9JWvDdQGBTLvKbavYtIR3+",
-	"TIhx4sx6nIvRfDYi4pTFUPkZVoRzvKjgcGHskVcccT8OHYIicg9ySgEWoE6xF2065os4cvwVacFe+pKp",
-	"pvTPj2dehvixeDVTvLi0Jm18KS9mljPLlOBUelcvakp6rRbRRKxuZRogSfEerJa8l32BsUb5uChxWC0a",
-	"kdU27SWjMazRj6Mgjj5Sj1yFBtFaCjbo02ACEpXibbKThXzmKH6c2q840mYK49kHGTGz4uNXEnLqs6o2",
-	"oe8QzrfbLkG9SdNjGUPjB6ulGHLz86/DvoS95VEQEKbvu2QrpIEOGt3O0iu5LTx6YiVHtY5aH3qT/ufr",
-	"Lxcfrgej0cXo+up8fDnoDz8OByctq0WY0NJ+29Cq+FXLBMPzy6vJ9cfh6aCm0eXF6bD/j40Nrr8ORuPh",
-	"xXldw9HwYjSc/CND6FI0yh92xRaMJ73JoLC4orgznAx7p8P/EZxP0QsLjMuULRLNjbIgjtCcemQP7U/j",
-	"bvcNQf99NbgSncSvKA48H7vETT5P2eVocDm66A/G4+H5J9QOcMjFkJi56BZ71MVihnS4tPngJPlxfPXh",
-	"bDiZiGkEweBTRtgfMYkzE6HB197pVW8iJknGuhhPsnPfhXI56dXfM7VNJ56y/sXZ5elgMjjpIDgU1Abp",
-	"ygaEtfdgGVJkEDIDDgW3CFeUYQ8+hQQ7SxA65qG/Qpitp4z5bD9pBBdayBkmnDQdW/ErQGX4PXOghq/y",
-	"0AwfcqdV+93YPTkoU9fcadQ3MA6QnIXpmz4D0xYlmGG8QX3MHOLpe5TRMIriNiKrIFojSYIyTCGlScWh",
-	"pPKyNb/ejfnuwhtMhLUvZdsTHOHyLlywVAoXV/EIkXvsRN4a+YwItmoLacm2kA1SdfKPq9AT/76lLvHh",
-	"31Nm49ilfvaD+Af8aHeQ7WCYk9uo/QuZfZ1M9gRPjrk04YkrHIWYSdiQP58yGEJoZDAEulsSBuZA1hEs",
-	"n6NVzCM0I2gZRUGbw9UVeoFHuBxOHBCORH9QjaaMRpbsxPwIhYT73i1BkY883w9m2LmxUBDSWxwRC3mU",
-	"3ex7voM9AcCKRNjFEUbYdUPB47m84XkkADANeAbQz9YR4QLHEnYtfjEJInoXq0cSyxdDZawsb7vv3xnG",
-	"0ntu8DvCESDdADiCOrSD9FQP1PEdpGd7DIjhxKCziH9mTs1ZxuzGKF0BzhhMJ+JnuTeo/eVy8MlCl+ef",
-	"LPRp+NFCv5DZpYU+nF2KI5gMP37ca7R/Gj2rZ2u+f/rgNyv1oscZDkQncWEMagi5j5Kb1sYRWvk8Qq9/",
-	"eod+ph8sxEl4S0LESQTs07iJcCzlkb/CPWmOYPp0q0cCkbqNPe6jz6djFHh4LXRvvtdk12pI0DherXC4",
-	"NnnBcYQwyOk3hARcEB6/QJnKSqX6+hnzZXlImy/x65/eHR0B53eW5F6KAIk9W4+dbNxTnL5x8SB9GfhR",
-	"fjVaE8raTrvdDZpK0XK9oiz529D1jsyWvn+jDr/BSWaV82Tebw0W+ZdyShBjQVUEcVUtrzR4ha5ZfWYf",
-	"CXEFY6g8M8dfrZTZKOfJ6BoPjtwH4JTSBoQNyxwkVrCRtEs8WK3fYW9jLzIff2lK8E3WeTXbnDjixz2w",
-	"4RwjpW1AKEqUtPLnCMt/Zm1zv/uzAkEwI6yXOlebAZxTtDd2iXC4IButNvosJ7J1EbmLZ/OtAVJU4Thm",
-	"zI+w3OpmQPXSHkXAMoNVw1RHV5y8+Af61ia4siLjA1CVoeyWEhUchnitsdqlETE5cri0wswxj0iIQMND",
-	"HmYEtWfU84grTdsYLeliSUK0ir2IBh4lYZYBJt4Oq+Wn4kyzm3OhOjyObEbLkPCl75mWmLqqVwQzjrqd",
-	"n3JcODEIrvB9Ephl8CtrQ6HVEkr6Rz9UsTsKiwr8EtMoUeIF14x8NKeM8iVqx4G+u1KmeMVlTJmDgz3t",
-	"WpegzrHHha7aVriTXn6h94L64SLKsr4DboHwjDmyVWPbkj7OKVsQJgVujnjsLEUjPyAMB3RfrFHJiFEc",
-	"MkRZ5CON5WhOiefyzh7I1OVDV0xr06H/opoVL1AW/60mTKyWf/0uzbV1gHzxZyUgRLfqGSH6pPIC546+",
-	"EaOpEiU2oHndDTFQ3cXQ5TmKsrHPCt9rOpKBW1GSwo7BGjZs2QQvasieJyWJDFRvXj/VZu0KbBVaearF",
-	"JtzSI5UgSAbYAIVirZXbNvMkghesBAH+I9aK2g0JotQneSsHTFWaQ3RGPzRT1bbH7IXnz7AH7Om+KHa9",
-	"++mnN++qRArBEi6acY/TYnsZNUtYdLqDcGJWBrVk9YqDb4qn2/furVAIpaa1BQbCPNVnL4NoKk9d3vyf",
-	"yXozcwxwFJFQLOL//tbb/x+8/2d3//239J+d6/1vf/uP1lZboYJ4XN+JVzn1eMfNSJdjNd2Yqosph9ro",
-	"9Jatip6iZt104xpFJNew8hSTO/HUeJNMXL9LO6+6fHb6qwmyE+KRhGdWQeRCI9cUNJNTSBrogkqalDPy",
-	"pnL2FuL1SxG1vK71CF6+QUPIic87C8a1Yl1xKd8anGMV6hTMShVRAryxMpVsfVGZL8k/VSBnFJkS/Uyb",
-	"oBlZ4lvqx4kZkVuIdBYdZH+fatVp2joSfzjhtHU0bUVhTKathwe7bFxrqGptsH1ll22O29i02+r72S6W",
-	"WHLvEFiGCYxaBVJ3VM1raYb6doYjZ6kMAMaAmgZRIkUvLqAOWGYSvyaEnFig/E1GVwOk7Dcc+cxbG51Y",
-	"ZZPKLsEPSjjYKTRi67iakNxScjdq1G2UbftgtdSGFI+8+X0dywHSo9+SnpXOFMKer3QoRN3Uk7Tlxuuk",
-	"9yaND9B+0Yvz69FgfHU6qQiS2NSu/F1gmvHDx97peGD0whavUNlKpiO6dj+pYlCY4az+QtQzHZjBwFfe",
-	"CCeKsfcIo3DGCv0koWKPN1NTMx0oWK9N3/UroGpLdp15uYE5+YnMx08UhFUYdhN33BBXb7V8x4nDkDBn",
-	"47FdpC2NkH0i0V9pCPtEoqdVxYxqhXFqcAufQETrKbnV7hJNVIdnvU+D65PBpDc8vT4dfB2cVlDVjQ0N",
-	"DU4vfjF/+Dz89NlIVocrQekuQ/+WMKyOOb9NdCXDoLe58h6dhThcn9bdJNnkvCpeU32vu2smNBuy6N1b",
-	"KbQZAh7Qu7f7MxohFTGJMEcYucShKwi1Er2EyEPu8SrwxMCHP3W7rZyRYv///Nbdf//t+6F1+P7BaJf4",
-	"YrJ49aRZfYkjtMQcjN7SwE5c5OAwpERKXGiGOXWUCRu1mY9spR/YeyaPtXoo2/xoHuG+0e52A1tUbGEL",
-	"MGIe+SsSPsZvm3XZ5rxGZQ39d382URHjG0aEZk14x+4c4tGhwdtqjF80nzQdnXzw0WAI/RBhe4FVsbbH",
-	"MLZsYHHpDYEOlpzLNyIdZKvofRtRccPn9J64FuJ4ThC5DzzMQL44RrMQM2eJfCZuGeY+Myiuq8qoY3EQ",
-	"mG82UGnYR7J17fpGyYgpy0gjfkeD3vjivDZQ95zcISFBEY5WeI1mBGHXJe4xcjwqoJIRa0vMXI/ohtGS",
-	"rJHrA1W6Yf5dJ8OGNkxe+ix+kC+hTF+/Dk8GF9cQtizlftH0ajSobjvuD84H1/3B8HR4/ul68Gt/MDgx",
-	"j/35dHw9Gpxd/Xo9GZ4NLq4m6XsXU/PBr4P+FcBwMuidnA7PB7Wj907OhuOxaA6xsXqO+qbVGzEZ9c7H",
-	"/dHwcnLd/3x1/vN1bzQZfuz1Jzqq29Tpv68uJr1aKPsX55PB+eT6w+lF/+f6JpejQf/zoP/zxtNSj4eu",
-	"zkeDXv9z78OpWUFLicz2NpltucfW7KGgKZRdBtRNw1P2lzTiaE69SIgIzEVzJVWjkMxJiCLfGN5VxzHC",
-	"ZmaiolmpilSME5qdpxLjSW9yNa6lD5eD8xMIdi/Gx4+uzs/hg+NhuiIumq0RRnd+eEPCtFUSY43+qR48",
-	"on8mb+I6U6Z+w94dXvNEslHh8Pk49kqAMx8UtPkfFaT5H7PB35mfc8itmypwq9BYSwr5vZ3847L+icR4",
-	"0js/6Y1OwJb2uz/jlhApCV5xQCIZ+ZSGO/FjBIHo0Fy+KwJmXiS+hnmTn/WU2d9g0OwPH0eDQfbvyWA8",
-	"MS79VKvEBXtC6Czp7XYKwFPLgwXPbvk75XjmVUl/5D6I2aLqKzWoQHW3tKQybZAIK5+kBZWZCAbwkEAg",
-	"BmUuCQhzCYskBplDSyO82NKBAE7/sjT4BKLaqcGVVKBBJNwvXgekHATHUhpZUUExgCaX2yB/Ln28VEba",
-	"FkIOYiHbjOmfxJyDI3EPqaiMyowcVmu2DjDnfewsSSVm1akd1GAKqEetQnspnzs3jQJ5n8wvVn2kcYXN",
-	"0W9m28vZRXfjiNs8kt1WU2mw9CoRJ5FIyrJKbtu2cOw9qxZaudTP1LQ65p5tJCtZ04tYN4MMD06DJ59J",
-	"uwerNQ/xigx2mE933HlSSHmx27TQdZeJN8qlUtWXhqMg9N3YUXkNltT85rwiQjv1/JmfJvgu9mi00Rp6",
-	"pttteQ/5TnvLd93W9A3RLpiU6/246XfDqUL/7UGovN0bIgYbUShzrKDRFH6aCUOsCKd8dtGxXvjTcY7b",
-	"ym5PJSdlYpzMgZMbgx6lDfieRuvxFhdy+12WHT6sd5TQ64+hFLL0fAFKj7DbVgRtlhpy8kdMWERx9njL",
-	"NJEumFhznHO1ZmSXqq0A/z/0419fNwoBkI1l3wh7kL/Lgy/cMPUmZN1ARBqG7eXQ30hS6oL2TimP9Lst",
-	"vvl5WHPlKEmi0iigSoCxzQOe5nCYnvKU1bVcar2mYh7l0Rd/pqW9mt3b2swmNdTtFFEhcO6wsh0cFzWb",
-	"wWsd01t5Wp7ymDT/5Jsj/Z9C/a8FQ91G3uz2bwlOQgeeeO82QbslmE8J36UyYFRDuPkKaCNI41WkgeXN",
-	"Tj4XW/14UNdbY0chuLsJ3GcZXSY14Z5dnPROh5N/VERbVHxOfgZXSPaH3tXJMPcDRF1kf5gMfjXbWS9y",
-	"QTWP17R3Ut52UExMm50J6kr3+uJq0r84q7eWK0eBfDmIZaJQDzl+7Lngh5wlhj/iojbommj/cM9CjNyS",
-	"EHp4hEUIIgazNnPz5PpXGWCY/q0iEdPPwyrHwGUSLlQKt6O3pF4g3FrarrdnPyK89gn0lsvi4wxTTMqz",
-	"6yOPDqJoJqQ/gxBu3NN8lktpAi7vbZL2MH+XxK+dhe8vPIIDyjuOvzpQPldxhzqF0UvbabXu9xf+vkrS",
-	"2ot0DIxMy8i3y+l4Av4KjnyZLFTMdFz0B2byZbziaIn5cmM2jgaICak8+z6bU7dJxKLelbNCN8jUUR3z",
-	"ETWIIypsuNzP4kupqtSU5oyn5nIavruWyRTevn+PAtUxiYMx7KlLGmYSzJx9M0ZtxGCDvLSqy+KXf5Hj",
-	"gttCtU9BarBpZRduLtzhajQw+VU1C2nS1tzmvH826Fd+vTofX11eXowmgxMpLlx/vBid9SaVHZKEgiBb",
-	"GLlSBRKb134Gmc/6F+cfhyeD8/7G9W9oX91u8GuvP6ltARGpdQ3OBifDq7PaJqcXvxg3ZVSIuX+sr+px",
-	"aVnz7z9e6N3CUz5dqqOOlQbTF344MSZZZbriyWVqDH7GRATZSUyULJf1eRPVf/3+UUR+V1pshLsGYjAk",
-	"JXALAX6tc3Q72PNQGzKRS4POXvWKygNn+kF67lyagEbMrTBmJh017yDbJFnJPzth4HTSjPO2lm2mzIbg",
-	"7a/U96TJ7wj99h1+srKZTx6+2cdTZm8S3fr+KqByILCy8exEsK0wvjoYSDRILOT4XrwSU8iIq2ZEhK03",
-	"sOti3K36JONqIx/xpX93DMqb0OpkQhmVzrXTsp4Cw0KCV1/8GT+rAuqCEdgCnZRNBmAdl5JQSmpkQ2CW",
-	"Dk4roV0j82caFd2MwslF1JKqZJk/Rg6mHzNt0vO8+65N55M7uq2DXB/zWE2CtTXrbhROmr5wrnlpXO/u",
-	"a/Wx55Fwn8dB4FHiqqc06IasDyDEHAWYhtz4mjjr3M4P+vnz0dnZ0XjcWa1WuUc53e5R9/Co+7pTepwj",
-	"n+a8th6Ofuvu//QN/sz8czrtyBZvzC93smp61fmOA+LQGueZ1XK5lw5kbJHzdtaMJI1im2fk2/vzJrk3",
-	"xAWnGeRSq5kP8iPWfE/zru0sNMsyNMVEVgViv6JRlOT7gkyfgujTUL1rOEZ+tCSh/o5DguiC+aEsk/TY",
-	"pFj1Jrpds0AZNsLzsQteyaHY9s2+zuYeTtN8v6TZ0Yr8/vJiPEEr7BKZO1nnitOP0PgRJIYQI0IyiN/9",
-	"WVrJcdr6p/xFin3TlgV/TltHX/zZg21NmapnFZAQjSPMXBy6SAHDUdtWWdv2qWtbKPkroivCI7wKIGG0",
-	"/jUpKnWEbg8tmbB1hjl59xaqUu2PP/de//RO5W/dS3NPpcVU1EiIEyckUUfIWvdRiD/LIii2TGhHmMxc",
-	"9+u+glMGyTvneEXU4B3IJq2e9tXlklaZoiET9TEUaqU6nSG5lydIsYdm2Lnx53MQrV6/RUs/Do25o7PQ",
-	"bpXiIt4plavoVeaYMnlCHIIpeElWCk0JDknYi6Nl+tdHTSK+/DJplesYQcWhG7JWyAcJ9jNCsvjEkbQg",
-	"o/19dYpoeGJb+pCmzBYz+iH9ExjiEfoAEyN5YmDMTY6sh1aUC6nVQivsCfJFXAvJEmou8kMUklv/hrgA",
-	"EuVTdnXeu5p8HpxPhv3eBJ5B6GJWQBVgppTsCYyQ5XwomxvyL4+JN99f+jyCugA6rXAmCrq98l2BPpBm",
-	"tXc57KBLD0cCTi7W60JBGkuWLeKWTnwuRF3Iun2MsnunnSyAlyuEF5gyHik66t8xnU9MuxqhOpL0naK7",
-	"UBBghlRdqOywohfyMFvEeEH2VK2DKA4ZR8r+wi2Ze4RbCE9ZQMJ96CPjgmXydchICW9RVsSl2JIGZboi",
-	"KMRsQbigQ6F6tCPubCjDIqdsyvo+uxV3RuhfU7aPPgoeoOoKicvr4BXx+pgTAXxSRayDdBEnBNmqseOQ",
-	"IJKaBMM35NrBnEwZQjwgnidEnESdBeUWOA0sFiqdoaQ4MmrbUoa7lvQrqRdpW6jT6ex1xKBX7IaJHU+H",
-	"yjMtsY78A2ZBGJUnT+oy8IaJ3ogdD0nhZTM/hoR72ZElUYSBB7AKqajDo0lbaja2BMf+LoQ0CyWKptKR",
-	"H6Q+ClWlcVpQzBLrWeFAaNORLyuLYY4WYeDsL3BE7vAaub5gGcU6au03e8ZSau33e2JMschsRbX24WH6",
-	"OOltt2uhwmVsH77LNji00OVgpN/nnQzOh4OT9v+fbfEGYD+/mFx/vLg6P2n/lP341kK909Ggd/KP68Gv",
-	"w/Fk3H4nkbv3Acy67cNutvl7GKtcf6v990yr1+9R27THDzYKvJgjO1Ody96DEfULpnZ28e/fo3bRBQCH",
-	"tyc2ZXh2eToQGyx6vU67/dQ9hCGH55PB6Lx32j58k/0oN/Rrb3ja+3A6aB++zX58Y6HS28l2roXErR6T",
-	"gljKXyWLQJjxO4HFyW5r927pjGCcS7wgCGi1RF8f0khauhSmOAdZmlAlrNUl0UrR06tjQXOQHEvWjACu",
-	"IsFMS5qLm1BEUHlbWLxSJFi+sxVkMxE7c09tFQ2pemoLvMKjDlEynXbCBdhZkv3XHaHhAFMGvsGPDg7u",
-	"7u46GD53/HBxoPryg9Nhf3A+Hog+nWW0ks4XGoHKlCHNLat1qx2ercNOt9OVKj1k1m0dtd50up03Uq1a",
-	"AsM+cH1H/OPBah0sCfai5Z/qr5UQU5JvaojOGq889VNIsLvWrW8PD0BE3dcRVSpDSSFQnQrqm5fGkqpb",
-	"XODHnTjSOQ15pLjSel/+pTpIaUtcFGmnwB4Yfrw1ipY+J5nyh/RWMC8X3ucdwGOrzO+Qr5ijdkgCgoEX",
-	"T1mKGccIs/W+P4fRKEMEO0sLzfxoqR5Y+56710E9ncS02+0CykomCMS8BbsukWjoqqUnMY2tfGn938qW",
-	"LlgQ4ZmiZPLt4H3ggT4tnbOmMpxp0nyeq7q5o8G7a0oqsAa8E0JJ68EyAp+CrTaeqyTRTZchG5tXsFX9",
-	"s8xqXm9ay7dC0dHXsgD1kxR8NAe1VlR+zJ76g9V6+/p91fAJvAfFSpUwsPISbuqrgjzFhuiyG4CxGUBa",
-	"+iHib63MTf9mte61UL6vNjd7b6WBy6Tgy5yhQhhJ6+5lBFQkQ2+SlMH+HNnagGfnacOU5YlDTiC1y/Ue",
-	"bEvFJKkKy1CJDOTRVOmSjQt1z5R2cnk1sSUXwpEY4Bipcn5CTgKJjaPZGtGIE2/embIR2Zel0cT3GZn7",
-	"ITH0CEngYUfFT4jZQNQFs8AR6o+/pqRNVutEdkjm19S1xK5bCkVt1BZ/HmW1hOs49NQ/tb4gfwKFQfxz",
-	"T+g9X8YX5+iUMgIvMIWyH5L5UCjzaJo1pE5bD/YxSmvSWN1ud8rgbqJ2oTLNsQbSRjGjf8Skgy6g9NpR",
-	"ZjoLDPdg2A9ICO+kEWVTJvfdD10SWsj+DtBYSFlSLZQxyVrKS2SpF1WWUjQsKfI+2J0p6zEUKxFcZRCW",
-	"1eKlg6CTVDC0UX3Jvk5qihCohELiEDlQ1jwCKH1dNpKkv2tTyT+nLNcciohpI4qm5dPWkSYdDzYE3+RK",
-	"yPFUSuJig6bsTttWcEhM3ChfgUWV5yY8+uC76yejeOZaNg95+4LgAA/PSHYras1soruWuBI04hKDXo4I",
-	"S/CzRHJXOlyS0g6+p6LCw4FEPJk6zUSux5EfcDSPQylFp+QLfNUpCa+T2rKEecqi5AWkooIROUKVpf3g",
-	"QMBEkEN9RCOEPRBFp2yJXdRWN0jqrEnjFEBnKc0LQm2B6lmm65Er5VeW1kznmDZJZJChq0SKZ7hbxrqF",
-	"D+W66U96l8wVDivuUuFsX/AOAdh/wR0CjgVXKK5IXi/zRwKDNcglHdSLoyVhkTgemaRFYPzV6PQVR4nd",
-	"W1ZVma2FlivNj1LVFVpL1pCJvYiESsSh3KB1ox5or8RFMYuoN2UloeRYCErE8ZmrirsWpZSQRx3UY2tk",
-	"Kw/0/gRqfFOuVGPiClUtREzw+LbtxKGH9icqGYrDbwV09p4lGFcQEsXFpAFhn0dCUoLyjUrPxmx9JGae",
-	"MiEgvYJKhCscieki33OV1JVWzkvEJqyFJhlCkRN3jBSg6Jl5FA2wNraWFaoHcHi8eYexxokNdOZvB3/L",
-	"3/L04SllGNSuog/gL2XSlX6wCtIihXHMEaCIm1hHUyovEyD95TRHeURaR799y1IgpU1oCpTRKNqpHrKX",
-	"oUrkPiJMPqb5tonqyGLGlTaXAtnJlUq36+RwAFJJ4ygjjAthugGZ2pocGW7hiX/HEsyQmsO/xkVsfE/u",
-	"95lbviuNrmf5mOXZSuXxB8F8fYIJ7mdg3Ab5tzYrmgyKs7V0JFKhQdEVAZ8TQ9Td66APvmATyrsIJchA",
-	"/95Hk9QldYRssFJ11IMW8WkkvtiW/qKe4KRfBG2aMpT01OpgpoVKRqdc7q84stX4Ylg1oIpmS7rbYOHW",
-	"DnLeQQPsLCWY4naRe8eLOb2FgDjBEsF0zrWX2qZMff9PQdptZTFXnlFlZ/cIvgVGjyPEqQt+bQYGcrUW",
-	"rnxIAJn8KbXQqEWp2DzZLcALSN1kH6E4LYUn9fDD7rE2o+OZf0tSq2okN0OICOK3Y8TIAkf0Fnx1ugtY",
-	"X3+HVOTpXBDFYoPEgOzcK8aksGsQklvqxxwF4PhKbCwcr4haA4cBv/gztRdiLiGB6bOQPjKV25cyeXfB",
-	"ZMW8NWT5VSld96rswmaT8AbCIzVDF5KINCFUqv2AuVu0Hmo8adJHhvU0h0i1bwiRar0VRH19XZrvku7R",
-	"dJ90+zxcBot4agunXNmrOi2z7Tt7vXIW8MZv4ashcPRtSkytlCuLWD04SfRkFqANvoQyIGcyjlPCEoA/",
-	"bkF0pckCOcjQASHg58lAFbCaxuTALOeJq8kM1+DUEzrSxyviPb/fYJPLoAfbKGjaD+AygKNV5FUx1Axz",
-	"l5r2Rq+AEEWTpOppGIsMx7Az5mgbERaF6xrXwZTV+A7yFioVVMiRkJYNcQp7SiYAZmuCQr+BzIaka20U",
-	"XgNknYbQB4L9kcFyHpH7CBVKv8ONgZl0BBB63UVn9AM6QD910YoscEDvicfB6y9Dg16jT/D9LVpKzphE",
-	"WttZLpwWpEU9XSdIXDuoGwQhgUKMkE+1ZQTAf6JkJBj4Fxot/ThCdqkmrZ2EE1KeOEnF2nzmEAvZ5Zyw",
-	"tqXlJkGdpFkin7X2WBAtD30aTJCWDw++K+fAg1hSzEkSSmh3ADqQwyqgg6cq2mmUC4EUtEebEYUeM1fC",
-	"GoQKFavmovabLgL3j7pIe6rkLUQ+QGiUMpuILZMx4xx+B1wR52vAK0sGMsmAB+UREXuXhVGLIzDweM2c",
-	"ZegzIdmIlYkl+ZxIpIH4ESkvLzFfpk9LZcQGBJskgpD+KFabjTs5RphnJoFLL77LnptyV6vIkcQlk7me",
-	"NBMx0kFQ8ZGESdyfi6m3zsbL/RH7kQwegwgiF2RYJd8LbGwfdtGKsr3ERkDuiRNDV5dgF9Td9uFPsg0s",
-	"QO/pncIYGS2Xz+Fe7VN5bnfKS3tSGhh+wQ2QSMdwl8T1IOBjtSSJvaNcHCxzwQT/GIb19n2DftkXxMR9",
-	"NJ/T1QET2q65D1aiVInhNTUtAx2TD5tqfDFCOdHkAHMZu617A95KOqyIn1TQynRvyuqcNfLu6X0Q19I2",
-	"GS5sCznLmN0Q90hQsClLDEhJcKvkzxxx32fi/xQMtkkCECBuTgKWMjJJHguDUT4F87FdeiNmS/OVCjib",
-	"+57n30k2YU+nzD6aMunHFlRWFjNUHEKHqOtHO/B3xqMMf5sf5kAJRAsiZcXg4B+UYzu+S6CjivGDf6tQ",
-	"SugFMQaYqR0B0UY9lGzjDKHVZJZyaAxRm7ARQFrFLOgwIWeloEA1oTo/iUpTBlkb4CpKEUqCQDlyfSak",
-	"kpQ7O2L/XQg0RZit5XU9Ro7ng20ACK3jM6ZEBOlu4yokb4UpE60Ej05ALA6NueoFurquJw9RGJKmy6eP",
-	"MgowdMEEprYhuZaWDqRIHwIqnwWIaCMioy1oJLV/CMGEgkB3S9+DrRUqvMAqwCBdTdhC3NcRfAEOufQv",
-	"8ikTrTpIDCt/QVjG28qpLcQDT6B1BOVGBO6BAKPGIAKVmc/2CaT+Fmc5ZVjF4ZZQui3jfBlBkvICHnjc",
-	"hwDnxNoKQdMgU77iU2bf79OIrCASH9sWuggI610O0ZvO61cc2Zlve1IUSqrtz0nkLC0UYC6GAXh7/AhN",
-	"WwpzWrby2mIXXlbC9nfEftrHqZTwyVdxkZaQu6Yssy4btcVuZn4R82seYkvGjJE9i+fU74wdzBgJbeTf",
-	"KpOYmMrEbtPxnonflp9qPprhmq29RWOmCsERKGdJ3KlAFE4Iyp98oZR6hfVYMKO0U/N90C9zDXz/nNwJ",
-	"lN13iUdXwOsF+MASjLAHiS9u7sVQKAtzuVagTILEqIdHko7BBYbQdXXZ/Tn051b+IoM9UKDLv7xEwVy9",
-	"VGU+FDsEEcZ6ax4nZCTKUqVZfaS0IQwUPK/Ro/asZDDfU/ZTCtFsEmZgORnVpKfHwvmwcfDJ4lQhoEIs",
-	"yGoCBgogqw5ubTj9ot7iPqvVplARsVpSfjljzScSaTNL2T5jxJQDXStnI8pAdIAurJPJkCqjhZqi05T5",
-	"npv6b2brVDFPBr/DSqFGPJ7JN6PKrTNbIyoEjMx7HKPfodu1kIfDBQmz3oSCudHKeB1MPgf16ieSzgWI",
-	"Egelfh76K4QTYX2ugpjAvSBOv8IjoBPE7o7czYyYY/onGTN8Q8QaW9tYPqHX81s+S/l3a62fGUx7YSNo",
-	"pqqUlnoTFdF44aoMoiPozwGHbim5A2vT77G7IEJeReBmSioJNLpdUyavFzBWqWaIIdK9A+bc1ozID5Uh",
-	"MS0Xa8lXeXtHSMBM2WLKYHV59FZBB2l5pCR2yC5UDU6dmyuIYQbT3w0hgXLqJpC94sAY7KRQsewZ+JxK",
-	"e6UkDqBBUrYQlz+j5NnaJsf1GyLpbgU/ndrBnOVviWFrxDC5ustgpJrDQ3otjivzLVz3dOTEQErcxKaq",
-	"tFGm90ruTTv9pzJbv9JMFHa1VGBqr9oE9Xji8e05LVjplX5BM1YTuiL1ZxVgpFHw5eiKpAQpZfGZuuwq",
-	"N01DHp6mRt7IwSXSQcG8bfg2aOCHHXQhriGS3s6ZR44SoTB7TaVIC897NamUqrN6e4WTC4OQro1SHiFr",
-	"EU4oLrx5bmPuSDOjtA/AbQKCJuB83SkFBgh4QTLylLix8kM1q7RvpB4A6bycsjcd9EvBY5ALEIiyhjRB",
-	"DjjIyLYKoBAqDLLluSTxIvBbHrTOlL3t6IxGGs6EYKlEWZSjUoU8OJA8JQyJUAadiMuVRX6GjXQ2RWp0",
-	"u9aUbSEyoWqJaZIKTKDzlSSmfESGrdBYcYzskjKG5SkzvOusirxIUuU/StYqXiK5u4bN1RcIRH+zCzub",
-	"TOhRznaxqnone/ffbva8m71cOKFW4BTnm7xMUDcQ5FBEEwtGquVJcOspf5p17l/NhAFybwXbqGROsiar",
-	"rnDYOLpPTiG6CQFM4CRqy6GMXn2cfakLvYLU9AA2szJpSDJKtp4Z68p1IAwoJzM4RHhRYMAvrOak51AR",
-	"v2kwSWXOqcnrULHm6rPd66DzJO+HfGOYPVvUzmd0MJy1nCmpm/Gckq+e5EUl3xSIesmXkTux9z/A07cE",
-	"yXbEsSyp2YHMlMKI65Bx7M+jfZfIF586lQ5EjEIAiEd5RNxjpMvuCsFAKaDybTEE5rrkWjeQ8blCA43w",
-	"4pq63M4mLdhLIlbUTEt8Cw/f2FrTCZnvQGxbE1OY1SwG94msYVXRttX0eHshrWjl2sXIVRKshvKU0mNM",
-	"q/eahKXioeaEpmJ6uYrgzaoD5kQebrOsCgqJniIxxEvnUiiUAKoV0/TxvDyvzPJJ9cMT8EhJIXXghzIg",
-	"8XpK1cv0EpQhG4ClGOlsjdqJf0ZgkIV0s71jKeQWClij2XrK8n32jhBGbiyPGqyNeZbcQYK0DQVlA0Ix",
-	"kwhdlHMqrV2ydtOzs+0X4tn5wp41rBq2/0dh1jsgeY5JH+jgoOoYqEESE5yNsYXnatrSHgdC9T7s5u2q",
-	"FddiytS9uEhVdSFIKrQirnRJFsIwj6XPWrXPVECR9hZpqkg1/iT6Xhp/cXJXBVPHLuQEjJahHy+WSRfC",
-	"3MCnTD4f6TFEXdnTAZtkoZSScp9aRffqK65s9khnNoUAJs2Q9tCCRBBtpK1LkugfSysbjERVWjkeUS/N",
-	"LOiCbWmi7dwQjkSgSsVRslPZiGOVPMwuVvzslNvALqbG8CZdIHzZzmXglZEkIXX1uSQjdpLwW5kz0FlK",
-	"c37i+VhCahHV3kqN+ZYuVb93PGVlsDJ15W3Eb6jyYsAEHSROEIJwk/CvNBJ3ygqhuNwci5sLxDVRRn05",
-	"EpnpOYhjfpIXoo9FIKoJZeW9zlGH/z2hqHmi92iK/F3V132QpBjiT8qBqan2k4olgOhLzBHzU3LXXDIR",
-	"om5yB3lGvUoJupKvXUvdJ7gwhucbRwnFgxhUxiOCjcnaTmAGLVlsp3CcqjrEzyoAZwDcJByovcQcqX17",
-	"OSFBQl2HGLuJx7WOLHjUDvMVXVfVOGgVFHSNYB1TDNIPjCbNEeTlw5CKguOWVkQcOcsyEshHoxzZQhOx",
-	"LWRr8Uc5kDKtbfVet4YyTdnmrPQ6gE21aEPeY5mNTQh9qtABpPCdMp38F+nSqRlTkRIVLZWwCHIoaMoH",
-	"QQdUPu0xZy9x8dPQr6cXGwzJ/39EnUq9u3/p2yF3SxGwFYmwK2uZPBEzP1B0ruatiVAMbE0Oe5G9gXdD",
-	"Q2miKpjHUBrRI/tGdEXKFFWOQP7VqWp+7S+HQGo7DZr5zib0DPpox50x4dUomysKurzi0rYjbd2ZYmk2",
-	"amd8dJbJAnSMavCu/DqA5Bx4PxYJNNWr+xFpYCqGQ7yK8gjxlwyBAoySeQAVijwPYsdsI2XsewSHW9DG",
-	"MpfWc/xbgnwcj0y0uufBhdtMXfsa1yFOaFyimM7WyC6VorZREpKmItW1VkzdKWusGecs/dKBhxnSL8zg",
-	"gfkP5u7LRQdLnKnz9X1NVcIdL4b1l3gH/xJHl96MZv4ujRcv7PESh52gqJFUP9YFdhnPPMqXYG0S7Imu",
-	"VrEsrZPJG54VP0Adq9fxbGk2VikVqEfcI/2v5GWqTJRQjDJUuSanrFTYU73KhYsphGOSKciS8Fd48ynU",
-	"UlnhU4BiIB6UI8xV4jRNBxY44KAfajcbt+ST0Zi58iW2DN2PpkwnQINLK37KoheEUUJEKSeRlfjjcHE3",
-	"czd4pDXcJMzq3Vv0M/2wwWWnC/P/aMJZGcSXFNESEDZ7AJ/Cgv2UATu3yQE/lbKqaYn6KUHazU8YfZaj",
-	"CHhri2C15e/ReGyZMnamIkESVBLgaJlGcuR3oFVEzG3ihr/9IEj84gicM0Ua8HcHYVJXVtsq7Ex32qIg",
-	"jpb2xo8W9qpksku9kg21a3S7DYHn/447TyU8vWXNhDuNHS8s3AUpPjS8H9vWhVF1OoREJMQjifaaMIJu",
-	"kRjXN98N+PwzWWfjm2oDhVHfJPOVn5boBONVMl8HbS8gXeokQs8n4MgpXjQSWYNQzxXqsOAHkHVK+Z62",
-	"ugQFLnHwXcfXNRNp1N4UxZi6u2CSYxJ02zK0VmcEfe5MCtsgystLD8+FEc3tULLLNoaoH0G2WO9s8EkR",
-	"sSRLJ47Vf0sjW0kj6/8lBqfHXcZKGUWKBhxpWxGL/CoLlMr/iWZEZv+MElL1iqtMtUlQYv01NEskZivU",
-	"lNVIJBvkjl012gI/eF7J5WVtM0ZINppoLMT8O3Xm1svLMMp4qhBXyRJba70F9pWvBZGvCP/bN4EZMlWG",
-	"SXWcpIk0ILxFZ+WTb93DW+JKsb9tr/ANQWHMbPmiCsQhdPT37t+7IOHImroHgIhqGeUrXCq9LktGyHAe",
-	"larAyj5mFSKozr7QyT3X5gbOc6refskkiDQsU4aKSPS9TsHKYxr9Q+zdZGGXrhamyjQRN1djxkhUstNk",
-	"imCVpxroAHQ0I2tf5XTU1eF5QBw6V5foKGO50ClfsKzAm6zZUq/ipP8Wcv/pkBEryRipzNuyYgisIQox",
-	"43MoPpOCncFMw+N3qGZsAQiUEc4tpEoawzQat5Qx/NxHOC1qA9cymSahlLz18O3h/wUAAP//",
+	"7H1rc9rItuhfWcU9VcG7ZIzzuju4Tt1LbJKQ8esAzsw+Q67VSA30WLQYtWSbme3/fqtXd+stENgeZ5/a",
+	"X2Zi1O9evd6PPxuOv1j6nPJQNDp/NuaUuDTAfw5oGKy605AG8i+XCidgy5D5vNFp/Dz3PQqCOj53BYQ+",
+	"3BEWwoRO/YBCIDsyPoMmCcGjRIRwuNdqWA3hzOmCyNGmfrAgYaPTYDx887phNRaMs0W0aHQOrUa4WlL1",
+	"ic5o0Hh4eLAaSxKQBQ310j6S0Jl/9Sd9t7i00ZzCRH6H3/wJMFdOzOSHJQnnDavByUKOPkmGsBoB/T1i",
+	"AXUbnTCIaHqhC3J/SvksnDc6h6//Hq9NhAHjs4Zc2bG/WHo0pG6Pl6zmarmkAUz8iLvgTyGcU7msVwJs",
+	"x/SzIWQLGi/z94gGq2Sd+GcrbjxiCzogfEZblLvlR+qSkO7LIRtrl9vnjhcJdkuLi8ZPLsXV4tIFNF06",
+	"JZEXAr3X3fa2XjGLZ0yvWy9x4vseJTy7xmFIgrC4vlP/7pkOVeCEuxxrQMkOMKB61Vqsavr4+1fjPPft",
+	"51db/+5Vz+1v/hFHufOtf/UnVxGrQEJr0c9vuufjcM8pmVCvCgl68mP1Cjzd93EruCQzOmR/0CEnN/Sw",
+	"3S4Bp5AuBMgXsCQz2oIrLmgIfgBtmLFbKuCw3T4CMvFvqfxnG5iAUN0QEPzaPgJOZyRkt1R+DOhv1Amp",
+	"W3XJcpprwf6gNSlOu4TiFDe2485+1K2N/BvKj8mCeuXAY3N6H8YNbfPYlgG9ZX4kVyqWPhcUpn6AXwRZ",
+	"SMr/e0RFuG75OF6jCsjar99WQRl2xNv4i1d8He60ZN9jzqrqbS7xa/XjXJrej3udQzbj1O3dL1lARQlh",
+	"4uwe8SU0NSu3B0QyfHA3Z85cnRIOAVeDUwWg00hUwyfVM61bdRpa379tlEKoWrf8LwmjoOLCrwanrwR8",
+	"Oese4yKxZdXC4gZ1D/T1u/dlB3q1dHcg85HqVYc26aaPJvN6oc9M5gurrU3m9fq2JvOPOcodyfyDBBmF",
+	"O7Tw4Q4U1pB/OT4PKcd/kuXSYw6Rezj4TciN/Jma6z8COm10Gv/rIBG4DtRXcTAMSRgJNVfuls6/dU/7",
+	"J9fdweers975yIJP3f5p7+T6ctA7vjg/6Y/6F+eS5lxcja4vPl0Puuefe63Gg9XoBYEf/AUr7PIVUDlX",
+	"BwioZjDx3RXcsVChkNng8hgc36VH+OeX0egShGo49T3PvxP4+4Isl4zPxpxx/Lt72YfUVK0xl9u6DKgz",
+	"p87NJ8I86j7Z/tLDRgGt3q7EPHpGmOIaDJnZp7fEi3BywLGgOSdivu8xEcJCipsWRNylju+SiUfBD8Y8",
+	"4iJaLv1AcgRsQWZ07whPCo6758e9094JNA/39M5Hvn9G+ErDnvgLrlbulTiOH/HwlTCkEgISIrNC7x1K",
+	"Xeqm7h2vHNc/6A0vrgbHveveL1+6V8OR3Mnf98accBe4Dy4NCfNEC5r9ELmiOTVjqGVZIHwI5yQEAo7H",
+	"KK4AwQzk+0QiTviY+0saqCNnAnxOQczJkqqF2HoW24K7OQnpLdWEHydq7Y0lUc8rPPZjjUfZmenWBynd",
+	"yAMenD5M2a8rBA3kkgZU3qz8aRnIdYZMIZAFFYLMKqhaEHn0lQDhR4FDIaT3yJvkcBJipMgLN13tRRQ6",
+	"/oI2cIG+IqQJzvOjiZdCeDxaTDT91b/4E8mOyt4JzjvBMy2u3ZZ9WjPfn3mULJmQ0vWB+rMVLJ1WMoLd",
+	"wVsw4DRl1HMFEPmcIg93mz2u/6tWk5+w9nyF47Ma9/szf18Ti244kl8frAau5BvzPQQonJtJFn/TKX/K",
+	"9Gsk50eCgKwaioAYnuNXvZ/idN9Lz11pqYpANMmowArwoWXcbliXzFkNagjGur2aBSnqIg8NceCxxBGl",
+	"skieu7PwTLdpr+6pZI9+FC6j8BPz6FVQApGKiYTPvRFyr5qPUJ0s8LmjeZ9EVyjAqIRK39wyxdJXfPxG",
+	"A8F8XtUm8B0qxHbHJbEVrXstQ2z8YDU081P//h/WQF/MSmRBEAHm2HfpVkCDHQy4nSWocNv1mIk1z9ro",
+	"ND52R8dfrr9efLzuDQYXg+ur8+Fl77j/qd87aVgNyqVE/OuGVvmvhv/qn19eja4/9U97axpdXpz2j/+x",
+	"scH1t95g2L84X9dw0L8Y9Ef/SCGFBIyyl11xBMNRd9TLbS7PWvZH/e5p/78lbdb4wkJFPuOzWEpmfBlJ",
+	"JO3RPdgfR+32Gwr/ddW7kp3krxAtPZ+41I0/j/nloHc5uDjuDYf988/QXJJAyCEl7b8lHnOJnCEZLmne",
+	"O4l/HF59POuPkG9AJDzmlP8e0Sg1EfS+dU+vuiM5STzWxXCUnvsuUNtJnv5eWdtk4jE/vji7PO2Neict",
+	"wEuBpuImEGDtPdyGYs8kf0YCSaWDBePEw08BJc4cGbxp4C+A8NWYc5/vx43wQbeQ+SjCZNm15b/iqkp+",
+	"T11oyVd1aSUfMre19ntp9/iiyrpmbmN9g9IB4rso+2buoOyIYsgofUHHhDvUM+8oJc3lRRugi2W4AoWC",
+	"UkQhwUn5oZSguDW93o347kIbyhDrsb9YMsWHVOB6x/eiBS8e0eH+hAjqgvpuiKxkYmPetQaN8xin1WPL",
+	"r7uOvFhHYNJcmWmoF2OZHX+vcVxiK6ZYC21SWmwVRrI7IOWUFXIiEr0qmcefZne+M4e8dvLanDJVzesy",
+	"yAXwqssi63nK7wA3ckJCUtz5BU+EdLnCDtB74oTeCkVEfwq2PEjbAhuF7vgfV4En/33LXOrjv8fcJpHL",
+	"/PQH+Q/80W6B7RCcU9jQ/JlOvo1Ge5KNjITS8EuIDQPC1drAn445DgFSepVDwN2ccrQW8JbkUgUsIhHC",
+	"hMI8DJdNgdTGgoh7VKjhlMAr+6PmZMxZaKlO3A8hoML3bimEPni+v5wQ58aCZcBuSUgt+ZBu9j3fIZ5c",
+	"wIKGxCUhAeK6gWRLhSJKWdjCZZagRlz9ZBVSkXmJ8pcy3tmcYvVIcvtyqJQS9m37w/uSscyZl7gl4BWA",
+	"aYBMjL60g+RWD/T1HSR3e4SA4UTUqBFSt+bMI35TKhAgzJRoVuXP6myg+fWy99mCy/PPFnzuf7LgZzq5",
+	"tODj2aW8glH/06e9WudnwLN6tvrnZy5+s2JI9jgjS3yv9L6EQo7ofRi/tCYJYeGLEF6/ew8/sY8WCBrc",
+	"0gAEDZHjKz1EvJbiyN/wndQHMHO71SOhFNgknvDhy+kQlh5ZeUyEYq/OqT1Uo6BhtFiQYFXmJIPqKyla",
+	"3lC6FBLx+DnMVETm+usXIuYlBEXMyet37zsdZFadOb1XXGts7jJjxwf3FLdfunkUGEpYqOxujPCeNq20",
+	"2xuE67xha8F4/HdJ1zs6mfv+jb78GjeZJjXxvN9rbPIvZe5Q8kLtBkpYenuFwSvUI9V39olSVxKGyjtz",
+	"/MVCa5Uzhs526cXR+yXarI2uccM2e7GSfKBUmA9W4zc828gLy6+/MCW6LqxzemgK6sgf90CezhFoARk9",
+	"1cK4lT8Fov6ZVt3/5k9yCKEcYL3E96LegjO6oY1dQhLM6EYFr7nLkWqdB+783XyvARRVME4490Ol4ay5",
+	"qG7SI7+w1GDVa1qHV5ws+1eTDU36PCBW6atuh3l2VEG1y0JaZucVSnE4JSKkAaBSAjzCKTQnzPOoq6wP",
+	"BOZsNqcBLCIvZEuP0SBNAGNjqNXwE3am3su50B0ehzbDeUDF3PfKtph4siwo4QLarXcZKhzbDhbkPvbb",
+	"LHE7MTYFq3FHWPjJD7Rrn4aiHL0kLIz1TpJqhj5MGWdiDs1oad6u4ileCeVy6pDlnvG8UUudEk/Q1pg3",
+	"Newkj58EyvZDXWA8bVoUFjLPRICtG6PJiDnzMZ9RrhhuASJy5rKRv6ScLNm+3KPmEcMo4MB46IOBcm3X",
+	"0Fam4qVrorXp0n/WzfIPKA3/Vh0itpZ+/aYsDOsW8tWfFBYhu1XPiM5plQ84c/W1CE0VK7EBzNe9kBKs",
+	"O+u7WcF2Y58FuTd4JLXucsEW97DhyEZktgbteYqTSK3qzeunOqxdF1sFVp5usQm2zEiFFcQDbFiFJq2V",
+	"xzbxFIDntARL8ntkBLUbugwTl4VbNWAi0hzCGftYT1TbHrJnnj8hHpKn+zzb9f7duzfvq1gKSRIu6lGP",
+	"03x75VRPeXi6A3NSLgwazuqVQG2VSI7v/VspECpJawsIxHmq71752FXeunr5P9HVZuK4JGFIA7mJ//dr",
+	"d/+/yf4f7f0P35N/tq73v//tPxpbHYX28XN9J1pkxOMdDyPZjlX3YKoephpqo0+MapU3btbrZhqvEUQy",
+	"DStvMX4TTw038cTrT2nnXRfvznwtW9kJ9WhMM6tW5GIjt8ynLiOQ1JAFNTepZhR1+ewt2OuXQmpZWesR",
+	"tHyDhJBhn3dmjNeydfmtfK9xj1Wgk1MrVTgU1dfpx0efF+YL/E/VklOCTAF/Jk1gQufklvlRrEYUFtDW",
+	"rAX2n2MjOo0bHfmHE4wbnXEjDCI6bjw82EXlWk1Ra4PuK73tchevTaetv5/tooml9w7FbZQtY60AaTrq",
+	"5mtxhv52RkJnrhUArstkb+JdZva60aEs73iAoIOamdgUj95pFgp/o8FVD7T+RoDPvVWp3bWoUtnFX0cz",
+	"Bzt582ztghfQW0bvBrW6DdJtH6yGPpD8ldd/r0M1QHL1W+Kzwp1iVMSVMa6um3qUtNz4nMzZJC4txpR/",
+	"cX496A2vTkcVfj2b2hW/S0gr/fCpezrslToO5J9QUUtmnD93v6m8/2jJXf2FoFd2YSUKvuJBOGFEvEco",
+	"hVNa6Cfxbny8mpqV44Gc9rrsuwkSrNZkr1Mv11AnP5H6+In8BnPDbqKOG8JurIbvOFEQUO5svLaLpGX5",
+	"yrKuupu0UoWVoFKvXNzDT0AEEHD9MKQuLEk4h6ad4ul+bX9voefBnoUuABCHtSM5bDU2CTZq/ixBLeMK",
+	"P9Pwr1T4fabh04qcpeJT6dRo/lb+N6f01piFDPHon3U/965PeqNu//T6tPetd1pBPTY2LGlwevFz+Ycv",
+	"/c9fSslHfyEx+mXg31JONDhnj4ktVDTINqjNY5OABKvTdRhDNTmvcqXW39fhlLLn1Ofh+7eKOS1x7ID3",
+	"b/cnLATtjqXfBnXYAr0gZS8J8fSeLJaeHPjwXbvdyChj9v/Pr+39D9//PLQOPzyU6l++lmn2usp8MCch",
+	"zIlA5b4yJFAXHBIEjCrOEiZEMMeEIDS5D7aWg+y9Msu8zhdQ/2oeYaYybgUl5F+Tvy2WEYnQX9DgMfbp",
+	"tGk6Yx0raiJ+8ycj7ZG2YUTjULaRRu5OCR/ttb+tZPzV8ANlV6dij2oMYaKytmfMNQl/DAFP+/znX1bs",
+	"xzxVoXItsLXvpA1MvvApu6euBYJMKdD7pUc4EtsjmASEO3PwuXxlRPi8RECv9teUF0HEZkWcWftAtV67",
+	"v0E8YkIyEmf8Qa87vDhf60N/Tu9AcopUwIKsYEKBuC51j3TMmnbnmxPuetQ0DOd0Ba6PWOmG+3etFBna",
+	"MHnhs/xBBYSWff3WP+ldXGNEgZJvZNOrQa+67fC4d967Pu71T/vnn697vxz3eiflY385HV4PemdXv1yP",
+	"+me9i6tREulX1rz3S+/4Ctdw0uuenPbPe2tH756c9YdD2Rzd1s0c65tWH8Ro0D0fHg/6l6Pr4y9X5z9d",
+	"dwej/qfu8cgEXJR1+q+ri1F37SqPL85HvfPR9cfTi+Of1je5HPSOv/SOf9p4Wzps8up80Osef+l+PC0X",
+	"RBMks73uaVvqsTV5yElERV6ZuYkbzv6chQKmzJNcMOEuTLX0AAGd0gBCv9SNbR3FCOqpw/LqsypUMYxx",
+	"dhZLDEfd0dVwLX647J2fYBxKPnRlcHV+jh8cj7AFdWGyAgJ3fnBDg6RVHP4A/9Rx3/DPODS4Neb6N+Ld",
+	"kZWIORsdqZINMalccOqDXm32R73S7I/puIzUzxngNk31cqvAeBT7rqfPdvSPy/XRS8NR9/ykOzhBneFv",
+	"/kRYkqWkZCEQiJSHV+LWJY4AY0SwuQr5Q2KeR74l88Y/mynTv+Gg6R8+DXq99N+j3nBUuvVTI/rn9CaB",
+	"M2e32wkAT80PbpKCXSbIxKvi/uj9MuKzqq+sRARa90oLItMGjrAyWnRZmZClhzE+EjAYd+mScpfyUEFQ",
+	"uQttSGZbGkrQuaHIDT4Bq3ZaYjLL4SAa7OefA2hDyJHiRhZMRdbPaUkb8KfKls2UR3HOtSKSvM2Q/UHL",
+	"UxHFZjDtfVKZmMhqTFZLIsQxcea0ErLWiR2sRBWwHrRy7RV/7tzUclh+Mvtf9ZVGFVoqv54OM6P/3Y0i",
+	"bpM3YFtJpcbWq1icmCMp8iqZY9vCgPmsUmjlVr+wst1x92wjWkmrXuS+OSa6cWpEY8ftHqzGNCAL2tth",
+	"PtNx50kx889u02LXXSbeyJcqUV8pjpaB70aOTu8yZ+VpOCo80RMLZ3kIhu8Sj4UbtaFnpt2W71DsdLZi",
+	"12NNYqV2gaRM78dNvxtM5fpvv4TK173BM7IWhir3iSxVhZ+m3C0r3EafnXVcz/wZf85teben4pNSvlzl",
+	"DqIbnTuVDviehavhFg9y+1NWHT6uduTQ119DwTXr+RyxHqG3rXBOLTQU9PeI8pCR9PUWcSKbcbnnKGNS",
+	"TvEuVUeBfg7YT3x7XcvVQTVWfUPiYRpDD7+Ikqk3AesGJFLTPTED/qUoZZ1z4ikToYlPE5vD4OoLR3F+",
+	"o1qOY3IZ2wQqbZHCqSRkqSiuZTKM1mXzmAi/+hPD7a05va3VbEpC3U4QlQznDjvbwXCx5jDEWsP0VpaW",
+	"p7wmQz/F5oiGpxD/1y5Dv0ZR7/VvuZwYDzzx2W1a7ZbLfMr1XWoFRvUKNz8BowSpvYvEgb7ezWd8yB+/",
+	"1NXW0JFzYq+z7rOULJOocM8uTrqn/dE/KrwtKj7HP6MpJP1D9+qkn/kBvS7SP4x6v5TrWS8yzkOPl7R3",
+	"Et52EEzKDjvlvJac9cXV6PjibL22XBsKVIQkUfmSPXD8yHPRDjmJFX/UhSbKmrB/uGcBx6yZsodHeQjo",
+	"GZnWmZdPbn5VjpTJ39rjMvncrzIMXMbuQgW3QnZL1zOEW3Pb6/XZj3AjfgK55TIfhFLmk/Ls8sijnSjq",
+	"MenPwISXnmk22e/O2Zty49gduJuvKrIDY8MnS92Um7l24iadEbfanV+lRM8u5gRtIgJ8lZdZznSUtzmm",
+	"co+8EjAnYr4xs8l6T8d04zKRBBMqH/t8ytw6jqHmwM5y3damCDPTbpU6Wh11RUIr/b8k2Zi5kO+bwTRt",
+	"hi4UPPLdlcpn8fbDhxjcYhedkqtwac38oymQqcdDlD6uElaudmo2XOyOh1a0Lmc8Ma4GvTKTr6FuddqW",
+	"tzk/PusdV369Oh9eXV5eDEa9E8XJXH+6GJx1R5Ud4jSkyPaUEswKAC/f+xnmSzy+OP/UP+mdH2/c/4b2",
+	"1e16v3SPR2tboLPsugZnvZP+1dnaJqcXP5ceyiAX9vBYM9rjkmhnQ3BeKHTkKaPH1mHOSl3uC8euDGla",
+	"zq+Iek301M+YCyI9SRkmW4fvVVZIg/VVxkjNbzjE86CJNReUzmavGv0XB071w0T+NdNspohEbszVkrom",
+	"3b8Foe+5QJYkCGGyAhvJot0BAkm6dmjma15gvvgxzyWK37OgkMASmnGWTGXEc32q3L91Os09DLsY8xyV",
+	"gCbh+kzTyUaVQxF6hhimDkdNOLsxN7R2rwXdiZBNMKVjOKcBxYwz3Oc622+9OD08+1pUM++Zqz8pz9vQ",
+	"BzH3745w91LuU6l1dC7mzZEmOaJbDaBV3PMFV6yiuX3Fnqg+R+bq0UYqgIVCFW5owbF2nBVzFE7FDVvK",
+	"C9Nj3M19QePOBU9aPGaXyWUsGCehyZWChUUMNtouJWrNlKbmGKytWfet2Chri7IHlSr3XCmHhxg76PgQ",
+	"za0+WA2f04tpo/PrJiV+YcTt8sGKmv0qWMvvCIvyqX71J+Ks6oFIgCy+7qNCalhFoGx0IzSulAUMWktZ",
+	"n/jw1yN6ahNrqVe8zR8jM9qPmczsebIxrE2ylbm6rV2yHxNCqpa1NTdXy/k5yTuwJv5/vXG6cUw8jwb7",
+	"IlouPUZdHfgFN3R1gAERsCQsEKUx/mlXjOygX750zs46w2FrsVhkQsja7U77sNN+3SqEkqlAstfWQ+fX",
+	"9v677/hn6p/jcUu1eFMeZ5ZWKlXd73BJHbbG1Gs1XOElA5W2yNjm14ykVLibZxTbW59Hmcj+nIkXMxyu",
+	"mQ+zlq75nmRD3FmOUrXj8unlcsh+wTAGVzONN5QuJdJngY7COQJfsmhx9aGAAptxP1C1DR+bqm69QnnX",
+	"3GwlB+H5xEUbel8e+2bLfH17fNl8Pyc5C/O85+XFcAQL4tKY/cUQTBMyKTqYrkWOiClafvMnSfnlceOf",
+	"6hfFV48bFv45bnS++pMH2xpzXYRySQPJQHKXBC7oxQho2jqX4j5zbQviv0K2oCIkiyWmcTe/xpUgO3B7",
+	"aKk0yhMi6Pu3WEpyf/il+/rde51VeS/JCJfUQdMjgaBOQMPWmNv0PgzIF1UazFZpJqUgQATYv+zrdaqQ",
+	"DkdyWHrwFuZ414Go6zK86/ztmB/+CKurM5NklN6rG2TEgwlxbvzpFNn8129h7kdBaUb39Gq3SjwT7ZRg",
+	"WfYqUkyV0iQK0HAxpwsNppQENOhG4Tz565NBEV9/HjWKxQexTOANXWngw0otKXZbfhKg7B2wv69vEfon",
+	"tmUuacxtOaMfsD+QIHbgI04M6sbQ9BBfWRcWTEgJyoIF8ST6oq4Fqu6pK4XLgN76N9TFJTEx5lfn3avR",
+	"l975qH/cHWHQjqlAiVgBZ0rQnoQIVYmP8WlJVvQh9ab7c1+EWGDGCKUpn/3mwnd1Rbw9eTQtuPRIKNcp",
+	"5H5dlI0tVWtQWKYcgWR1MRf+EaTPzpgEES4XQGaEcRFqPOrfcZPlzxjGsaShsvTDXSARMAddzDE9LMro",
+	"HuGziMzoni6aE0YBF6BVcsJSGYGEJWW/JQ32sY/yYlclETBPLEZOLajLiKVME2xBISB8RoXEQ4EOMZNv",
+	"NlBOvGM+5sc+v5VvxueiM+b7gEkhtCQqH69DFtQ7JoLKxcelP1tgKi8C5pAnjkOXoZIkOLmh1w4RdMwB",
+	"xJJ6nmRxYs0M6ml0fgjuApYnTaV+aNqKh7tW+Csu8mxb0Gq19lpy0CsuBVyeGipLtOQ+suH2EjFqu7OS",
+	"ZTDijt3IEw9oLg5fHGEazPTICiniwD3chdKPYIivrSQbWy3H/lMyaZbRP1hG3fNgo3lohbWfkiqgltyP",
+	"lMmpC6GvyoESAbNg6ezPSEjvyAr1Nh3IK4Kab/ZK6582P+zJMeUm02VQm4eHSSjd23bbgtxjbB6+Tzc4",
+	"tOCyNzDRpCe9837vpPm/0y3e4NrPL0bXny6uzk+a79If31rQPR30uif/uO790h+Ohs33Cri7H1HT3zxs",
+	"p5t/wLGKdTKbf0+1ev0BmmVn/GDD0osE2KmalfYejmji7ZrpzX/4AM28VQgvb08eSv/s8rQnD1j2ep10",
+	"e9c+xCH756Pe4Lx72jx8k/6oDvRbt3/a/Xjaax6+TX98Y0Eh0reZaaFgq8sVI5bQV0UigHBxJ6E4Pm3j",
+	"jFC4IxznkswoIK5W4OtjclfL1K+W96DqCes00qb8ZMHXf3EkcQ6osVQlF6QqapnxqxXyJeQBVL0WHi00",
+	"ClZR4RJtxmxnJjBc45CqwHCkFR5zqObpjDl3SZw53X/dkhIOEmWkG6JzcHB3d9ci+LnlB7MD3VccnPaP",
+	"e+fDnuzTmocLpVlkIYpMKdTcsBq3xjzfOGy1W20l0mO+60an8abVbr1RYtUcCfaB6zvyHw9W42BOiRfO",
+	"/9B/LSSbEn/TQ7RWZOHpnwJK3JVpfXt4gCzqvvH/03mDcmEVTGLfLDcWl28UEj7uVEXRQISaKq321V+6",
+	"g+K25ENRegrioeLHW0GImsWkZjG7lcTLxWjSAwwNTP2OWcQFNAO6pARp8ZgnkHEEhK/2/SmOxjhQ4swt",
+	"mPjhXKcD8D13rwVdk1q43W4jyCoiiMi8gaeugKjv6q3HHrh4A2Y2VM/lNV24ISpS1S1VpOv90kN5Wpn5",
+	"y2pnJ6UsRKZU9o42kHZZCowVwp1kSlDlV7L4ZNn64IVO3V53G6px+Q62KqSZ2s3rTXv5nqsU/rrdfrIq",
+	"zeUu2BVFm9O3/mA13r7+UDV8vN6DfHlpHFgbjjf11S7J8kBMMRyE2NRCGiZs9tdG6qV/txr3hinf14eb",
+	"frdKwVUm4KtMvpIZSQq4phhUUI5icSJvfwq2UeDZWdww5lnkkGFI7WIVFtvSHnTUxZJCWNIS+dFE6FKN",
+	"cwU0tXRyeTWyFRUioRzgCHRdWMknIccmYLICFgrqTVtjPqD7qsam/D6hUz+gJT0CuvSIoz1x5GzI6qJa",
+	"oAPHw28JalM1rMEO6PSauZY8dUuDqA1N+WcnLSVcR4Gn/2nkBfUTCgzyn2hU+zq8OIdTxinGC0thP6DT",
+	"vhTmYZxWpI4bD/YRJJWirHa7Peb4NqGZqxd1ZBZpQ8TZ7xFtwQXW8OykprNQcY+K/SUNMKofGB9zde5+",
+	"4NLAAvtPXI0FWpNqQUola2mDp6Xj/ywtaFiK5X2wW2Pe5RBpFlzn9ZaUwORaaMWlcG1YX/u1lagiJChB",
+	"QB2qBkqrRxCkr4tKkuR3oyr555hnmmM1SqNEMbh83OgY1PFgoxtXphapSLgkIQ9ozO+MboUEtIwaZesi",
+	"NZTAT0X40XdXT4bxyitMPWT1C5ICPDwj2q2oALUJ72J6PxbqkvUvh4TV8tNIclc8XODSDv5MWIWHAwV4",
+	"KtFfGboehv5SwDQKFBedoC+0CicofB3XlkbMYx7G8boaC4a0A5U1YvFCUEWQAX1gIRAPWdExnxMXmvoF",
+	"KZk1bpws0Jkr9YIUW7CmXdnzyNSELXJrZfeYNIl5kL6rWYpneFulBXAf9ON6rrdUXiq34i3l7vYF3xAu",
+	"+y94Q0ix8AlFFSUlVFZXJLAlfEkLulE4pzyU16NSCkmIvxqcvhIQ671VraPJSkq5Sv2oRF0ptaQVmcQL",
+	"aaBZHCZKpG7oovRKXYh4yLwxLzAlR5JRoo7PXV0lPM+lBCJsQZevwNYW6P0ROnYwoUVj6kpRLUAnGmja",
+	"ThR4sD/SqXsccStXZ+9ZknAtA6qpmFIg7ItQckpYVFXL2YSvYl8ij77C+qALEsrp0DFJcV1JPcuYbSKG",
+	"aZJshpVld0oxQN4y8ygcYG1sPcSN9/DyRP0OQwMTG/DM3w7+ln3lSZg04wTFrrwN4C8l0pV2sArUophx",
+	"IgBBxI21owmWV+m6/nKcoy0ijc6v39MYSEsTBgOlJIpmIofspbASvQ8pV6Ff3zdhHVUVv1LnkkM7qjXi",
+	"ncCz1/HhuEjNjUOKGZfMdA00tTU6KnmFJ/4djyFDSQ7/Gg+x9ju53+du8a3Uep7Fa1Z3q4THHwTyzQ3G",
+	"sJ9a4zbAv7VasUyhOFkpQyKTEhRbULQ5cWDuXgs++pJMaOsiFgZE+XsfRolJqgM2aqlaOvxKfhrIL7Zl",
+	"vuiAseSLxE1jDnFPIw6mWujUidrk/kqArceXw+oBtTdb3N1GDbcxkIsW9IgzV8uUr4veO14k2C06xEmS",
+	"iKpzYazUNuP6+39K1G5rjbm2jGo9u0fJLRJ6EoJgLtq1OSrI9V6EtiHhytRPiYZGb0r75qluSzLDRGN2",
+	"B6KkQKWSww/bR0aNTib+LU20qqE6DMkiyN+OgNMZCdkt2upMF9S+/oYFApK50IvFRo4B7EzMbVxueRnQ",
+	"W+ZHApZo+Ip1LIIsqN6DwAG/+hN9FsonOIxdI5SNTGeiZly9XVRZcW+FOal1AuK9Kr1wuUp4A+JRkqGL",
+	"KW/qICrdvsfdLVr3DZzU6aPceuqvSLevuSLdeqsVHZvnUv+UTI+652TaZ9dVohFPdOFMaH1Vq1Gu+04/",
+	"r4wGvHbmhuoVOOY1xapWJrRGbP1yYu/J9II22BKKCzlTfpxqLUu0x82oqf+aQwcpPCAZ/CwaqFqswTGZ",
+	"ZRazGq7JY1jj1mM8ckwW1Ht+u8Emk0EXj1HitB/AZIBXq9GrJqgp4q4k7Y1WAcmKxiUAEjcW5Y6Rrshh",
+	"A+VhsFpjOhjzNbaDrIZKOxUKkNxyiZ/CnuYJkNiWrcJE06Zd0uPIk9WSZoyG2IdRIelYUXOOMTCJmv09",
+	"/MQ+4ovBmYwHELxuwxn7CAfwrg0LOiNLdk89gVZ/5Rr0Gj7j97cwV5Qx9rS201Q4KRMNXVO9Sz47rOaF",
+	"LoEY44GJBZQHwH9CPBIO/DML534Ugl2oFG3H7oRMxEZSuTefO9QCu5jB2LYM3ySxk1JLZHMsH0mk5cHn",
+	"3ggMf3jwpzYOPMgtRYLGroR2C1eHfFjF6jDqyhiNMi6QEvcYNaKUY6aaWUNXoXwta2i+aQOaf/RD2tOF",
+	"qNHzAV2jtNpEHpnyGRf4O8KKvN8SuLKUI5NyeNAWEXl26TUadgQHHq64Mw98LjkbuTOhA28QaNB/RPHL",
+	"cyLmSbSx8thAZ5OYETIf5W7TfidHQERqEnz0U4zwkT03ZVrXniOxSSb1PFnKY6QFWIeVBrHfn0uYt0r7",
+	"y/0e+aFyHkMPIhd5WM3fS2hsHrZhwfherCOg99SJsKtLiYvibvPwnWqDGzBneqchRnnLZSsOVNtUntuc",
+	"8tKWlBqKXzQDxNwxviX5PCjaWC2FYu+YkBfLXVTBP4Zgvf1Qo1868Ii6j6ZzpmZnjNsN9SGalSoQvLqq",
+	"ZcRjKrBpjS1GCicGHRChfLdNb4RbhYc18lMCWhHvjfk6Y416e+Yc5LO0yxQXtgXOPOI31O1IDDbmsQIp",
+	"dm5V9FmA8H0u/89QYRunq0Hk5sTL0komRWNxMCbGqD62CzFitlJfaYezqe95/p0iE/Z4zO3OmCs7tsSy",
+	"qsSophDGRd0E7eDfKYsy/l0emIOFSS30lJWDo31Qje34LsWO2scP/61dKbEX+hgQrk8kHYnaJClEa9As",
+	"E5CNakXUKmeBwxidFZwC9YT6/hQojTnm/8CnqFgotQQmwPW55EoS6uzI83fR0RQIX6nnegSO56NuABGt",
+	"43OuWQRlbhPaJW9BGJetJI2Ol5gfmgjdC2V1EzWMXhgKp1MVC4xegIGLKjB9DPGztIwjRSrMV9kskEUb",
+	"UOVtwUIl/aMLJpavupv7Hh6tFOElVCEEmRrfFgjfePAtSSCUfVGMuWzVAjms+gWI8rdVU1sglp4E6xCL",
+	"40jYQwZGj0ElKHOf71NMVC/vcsyJ9sMtgHRT+flyCgrzIhx4wkcH51jbik7TyFO+EmNu3++zkC7QE5/Y",
+	"FlwsKe9e9uFN6/UrAXbq255ihUA79O1PaejMLVgSIYfB9XZFB8YNDTkNW1ttiYuRlXj8LXme9lHCJXz2",
+	"tV+kJfmuMU/ty4amPM3UL3J+Q0NsRZgJ2JNoyvzW0CGc08AG/1arxORUZeQ2Ge+Z6G0xVPPRBLdc25tX",
+	"ZmoXHAlyloKdCkARlEL25vcy4f5V2mNJjJJO9c/BROaW0P1zeidBdt+lHlsgrZfLR5JQuvZlbIubehGW",
+	"dSNC7RUxk0QxOvBI4TF8wOi6rh+7P8X+wso+ZNQHSnD5l+couGu2qtWH8oTQw9gczeOYjFhYqlSrD7Q0",
+	"RBCDZyV6aE4KCvM9rT9l6M2m1owkJyWadM1YJOs2rsppJgIBk2xBWhIowQCqRubWitOvOhb3WbU2ufqd",
+	"1ZzyyylrPtPQqFmK+plSSDkwlZ02ggx6B5gyUKl8vspbqC44jbnvuYn9ZrJKBPN48DuiBWoQ0UTFjGqz",
+	"zmQFTDIYqXicUrtDu22BR4IZDdLWhJy60UpZHcpsDjrqJ1TGBfQSR6F+GvgLIDGzPtVOTGhekLdfYREw",
+	"6Yx3B+56Sswh+4MOObmhco+NbTSf2Ov5NZ+FbNFrtZ8pSHthJWiqBprhemMRsfTBVSlEB9hfIAzdMnqH",
+	"2qbfIndGJb8KaGaK617Uel1jrp4XElYlZsghkrND4tw0hMgPtCIxKeJsqai8vQ7INTM+G3PcXRa8tdNB",
+	"Uswr9h2yc7W8E+PmAn2YUfV3Q+lSG3Xjlb0SSBjsuHy46rn0BVP6SoUcUIJkfCYff0rIs41OTpgYImVu",
+	"RTudPsGM5m9O8GjkMJlq6KikmmIgvWHHtfoWn3sycqwgpW6sU9XSKDdnpc6mmfxTq61fGSKKp1ooh7ZX",
+	"rYJ6PPL4/pwarORJv6Aaqw5eUfKzdjAyIPhyeEVhggSz+Fw/dp2bpiYNTxJ5b6TgCuiwvOM2dBsl8MMW",
+	"XMhnCMraOfFoJ2YK089UsbQY3mtQpRKddewViR8MgKnkUxwhrRGOMS7GPDeJcJSaUekH8DUhQpPrfN0q",
+	"OAbI9SJn5Gl2Y+EHelal30gsAMp4OeZvWvBzzmKQcRAI04o0iQ5UwixbO1BIEQZsdS+xvwj+ll1aa8zf",
+	"tkxGI7POGGHpnG9MQKGeI15IFhMGVAqDTijUzkI/RUZamzw12m1rzLdgmaCaYxolDBPKfAWOKeuRYWsw",
+	"1hQjvaWUYnnMS+I6qzwv4sIOj+K18o9InW7J4ZoHhKx/uQk7nUzoUcZ2uav1Rvb2v83sWTN7sczHWoZT",
+	"3m8cmaBfIPKhwGINRiLlqeWux/yp/G//YioM5HsryEYlcVIVhE09ztrefWoK2U0yYBImoamGKrXqk3Sk",
+	"LvZaJqoH1JkVUUOcZLTxzFBXrFpSAnIqg0NIZjkC/MJiTnIPFf6bJSqp1D3ViQ6Ve66+270WnMd5P1SM",
+	"YfpuoZnN6FBy12qmuMrLc3K+ZpIX5XyTRaznfDm9k2f/A4S+xUC2I4ylUc0OaKbgRrwOGIf+NNx3qYr4",
+	"NKl00GMUHUA8JkLqHoEpEi0ZAy2AqthidMx16bVpoPxzpQQaktk1c4WdTlqwF3us6Jnm5BYD3/jK4AmV",
+	"70AeWx1VmFXPB/eJtGFV3rbV+Hh7Ji2v5dpFyVVgrPrqlpJrTGpNlzFL+UvNME359HIVzptVFyyoutx6",
+	"WRU0ED1FYoiXzqWQK1i1lk0z1/PytDJNJ/UPT0AjFYY0jh9agSTWY6puqpfEDGkHLE1IJytoxvYZCUEW",
+	"mGZ7R4rJzZVbh8lqzLN99jpAwI3UVaO2MUuSWyBRW19iNkQUEwXQeT6nUtulKo09O9l+IZqdLUO7hlTj",
+	"8f8oxHoHIM8Q6QPjHFTtA9WLfYLTPrYYrmY07dFSit6H7axeteJZjLl+FxeJqC4ZSQ1W1FUmyZwb5pGy",
+	"Wev2qVo6St+iVBWJxB973yvlL4nfqiTqxMWcgOE88KPZPO5Cubv0GVfhI10OzFU9HdRJ5gp/afOplTev",
+	"vhJaZw8msyk6MBmCtAczGqK3kdEuKaR/pLRsOBLTaeVEyLwks6CLuqWR0XOjOxLFwiWd+KTSHsc6eZid",
+	"r0/bKrbBU0yU4XW6oPuyncnAqzxJAuaae4lHbMXutypnoDNX6vzY8jHH1CK6vZUo8y3QObL3jsa8uKzJ",
+	"akmEOJbj2Zj+XhdXwqReIG8QnXBj96/EEzcpRhAnTyv1xc044pZhRvM4Yp7pOZBjdpIXwo/5RVQjysp3",
+	"ncEO/3NcUbNI79EY+U9dDfpBoWL0Pyk6pibST8KWIKDPiQDuJ+iuPmciWd34DYqUeJUgdM1fu5Z+T/hg",
+	"SsI3OjHGQx9ULkJKSpO1neAMhrPYTuA41VWzn5UBTi1wE3Ogz5II0Of2ckyCWvU6wNiNPV5ryMKgdpwv",
+	"b7qqhkErJ6AbAGuV+SD9wGBSH0Be3g0pzzhuqUUkoTMvAoEKGhVgS0nEtsA27I82IKVa2zpedw1mGvPN",
+	"WemNA5tukdQzUhmPdaEDTOE75ib5L5hCvylVkWYVLZ2wCHMoGMyHTgdMhfaUZy9xydPgr6dnG0qS//+I",
+	"MpWOu3/p16FOSyOwBQ2Jq2qZPBExP9B4bk2siRQMbIMOu6G9gXZjQ6WiyqnHIPHoUX1DtqBFjKpGoP/q",
+	"WDW795cDIH2cJZL5zir0FPgYw11pwqtBOlcUdnkllG5H6bpT9fNsaKZsdFaZBugI1sBdMTqAZgx4PxYK",
+	"LCth+CPiwIQNR38VbRESL+kChRCl8gBqEHkewI74Rsx47FESbIEbi1TazPFvDvJxNDKW6p4HFmLZZL3p",
+	"kMQ4LhZMJyuwC4XTbYhd0rSnupGKmTvmtSXjjKZfGfAIBxNhhgHmP5i5L+MdrGBmna3vWyIS7vgwrL/E",
+	"OviXGLrMYdSzdxm4eGGLl7zsGERLUfVjTWCX0cRjYo7aJkme2GIRqdI6qbzhafYDxbH1Mp6t1MY6pQLz",
+	"qNsx/4ojU1WihLyXoc41OebFura6/Kl8mJI5pqmCLDF9xZhPKZY6vhctuFxKCfJgAojQidMMHpiRpUD5",
+	"0JjZhKVCRiPuqkhs5bofjrlJgIaPVv6UBi90o0SPUkFDK7bHkfxpZl7wIK7Ya1i492/hJ/Zxg8lOT/nD",
+	"MWfFJb4kixYvYbMF8Ck02E/psHMbX/BTCasGl+ifYqDdHMLo8wxGIFtrBKs1f4+GY6ssY2fCEsROJUsS",
+	"zhNPjuwJNPKAuY3f8PcfBIhfHIAzqsgS+N2BmTSV1bZyOzOdtiiIY7i94aOZvSqe7NLsZEPtGtNug+P5",
+	"v/3OEw7PHFk95s5Axwszd8sEHmq+j23rwug6HZIjkuyRAnuDGFG2iJXrm98Gfv6JrtL+TWsdheG4jOcr",
+	"hpaYBONVPF8LtmeQLk0SoedjcNQUL+qJbJawniqsg4IfgNcp5Hva6hHkqMTBn8a/rh5Lo88mz8asewtl",
+	"fEwMblu61pqMoM+dSWEbQHl57uG5IKK+Hkp12UYR9SPwFqudFT4JIBZ46diw+m9uZCtuZPU/ROH0uMdY",
+	"yaMo1kCA0RXx0K/SQOn8nzChKvtnGKOqV0Jnqo2dEtc/w3KOpFwLNeZrOJINfMeuEm2OHjwv5/KyupnS",
+	"lWxU0VjA/Tt959bL8zBaeaoBV/MSW0u9OfKVrQWRrQj/63cJGSpVRpnoOEoSaaB7i8nKp2Ldg1vqKra/",
+	"aS/IDYUg4raKqEJ2CDp/b/+9jRyOqql7gICot1F8woXS66pkhHLn0akKrHQwq2RBTfaFViZcW5RQnlMd",
+	"+6WSILKgiBkqPNH3WjktT9noHyPvJr12ZWrhukwTdTM1ZkqRSnqaVBGs4lQ944AOE7rydU5HUx1eLKnD",
+	"pvoRdVKaC5PyhagKvPGeLR0Vp+y3mPvPuIxYccZIrd5WFUNwD2FAuJhi8Zlk2SnILAl+x2rGFi6BcSqE",
+	"BbqkMU5jYEsrw899IElRG3yW8TQxphSNh+8P/z8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -344,12 +345,6 @@ func (e PrecheckMatchConfidence) Valid() bool {
 	}
 }
 
-// Any A typed detail; `@type` names its shape.
-type Any struct {
-	Type                 string                 `json:"@type"`
-	AdditionalProperties map[string]interface{} `json:"-"`
-}
-
 // AssertionReport defines model for AssertionReport.
 type AssertionReport struct {
 	// Message The rule's source text.
@@ -358,6 +353,13 @@ type AssertionReport struct {
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
 	Result *Outcome `json:"result,omitempty"`
 	Score  *float64 `json:"score,omitempty"`
+}
+
+// BadRequestDetail `type.googleapis.com/google.rpc.BadRequest`: the request fields at fault.
+type BadRequestDetail struct {
+	// AtType type.googleapis.com/google.rpc.BadRequest
+	AtType          string           `json:"@type"`
+	FieldViolations []FieldViolation `json:"fieldViolations"`
 }
 
 // BatchJob defines model for BatchJob.
@@ -414,6 +416,23 @@ type CancelBatchJobResponse struct {
 	// COMPLETED. ERROR (with `error`) and CANCELLED are terminal and reachable from any
 	// non-terminal state.
 	State *BatchJobState `json:"state,omitempty"`
+}
+
+// CompilationError defines model for CompilationError.
+type CompilationError struct {
+	// Column 1-based column of the rule text.
+	Column int32 `json:"column"`
+
+	// Line 1-based line of the rule text.
+	Line    int32  `json:"line"`
+	Message string `json:"message"`
+}
+
+// CompilationErrorsDetail `type.googleapis.com/contenteval.CompilationErrors`: every compile error of rule text.
+type CompilationErrorsDetail struct {
+	// AtType type.googleapis.com/contenteval.CompilationErrors
+	AtType string             `json:"@type"`
+	Errors []CompilationError `json:"errors"`
 }
 
 // ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
@@ -671,6 +690,14 @@ type FeedbackAnnotation struct {
 type FeedbackTarget struct {
 	ContentHash *string     `json:"contentHash,omitempty"`
 	Occurrence  *Occurrence `json:"occurrence,omitempty"`
+}
+
+// FieldViolation defines model for FieldViolation.
+type FieldViolation struct {
+	Description string `json:"description"`
+
+	// Field The field as a dotted path (`contentData[0].text`), or a parameter name.
+	Field string `json:"field"`
 }
 
 // GetJobResponse defines model for GetJobResponse.
@@ -1018,21 +1045,21 @@ type PolicyVersion struct {
 	TokenCountsV2     *TokenCounts `json:"tokenCountsV2,omitempty"`
 }
 
-// PrecheckFailureDetail defines model for PrecheckFailureDetail.
+// PrecheckFailureDetail `type.googleapis.com/contenteval.PrecheckFailure`: why content failed the precheck.
 type PrecheckFailureDetail struct {
 	// AtType type.googleapis.com/contenteval.PrecheckFailure
-	AtType *string `json:"@type,omitempty"`
+	AtType string `json:"@type"`
 
 	// Details Depends on the type; always carries the content's hash.
-	Details         *PrecheckFailureDetail_Details `json:"details,omitempty"`
-	MatchConfidence *PrecheckMatchConfidence       `json:"matchConfidence,omitempty"`
-	Message         *string                        `json:"message,omitempty"`
-	Type            PrecheckFailureType            `json:"type"`
+	Details         PrecheckFailureDetail_Details `json:"details"`
+	MatchConfidence *PrecheckMatchConfidence      `json:"matchConfidence,omitempty"`
+	Message         string                        `json:"message"`
+	Type            PrecheckFailureType           `json:"type"`
 }
 
 // PrecheckFailureDetail_Details Depends on the type; always carries the content's hash.
 type PrecheckFailureDetail_Details struct {
-	ContentHash          *string                `json:"contentHash,omitempty"`
+	ContentHash          string                 `json:"contentHash"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
@@ -1073,25 +1100,25 @@ type SetLabelTagsRequest struct {
 	LabelTagIds []string `json:"labelTagIds"`
 }
 
-// SimpleStatus The body of a 429.
-type SimpleStatus struct {
-	Code    int32  `json:"code"`
-	Message string `json:"message"`
-}
-
 // Status The error body of every failed call (gRPC status).
 type Status struct {
 	// Code The gRPC status code.
 	Code int32 `json:"code"`
 
-	// Details Typed details. `type.googleapis.com/google.rpc.BadRequest` carries
-	// `fieldViolations: [{field, description}]`;
-	// `type.googleapis.com/contenteval.CompilationErrors` carries
-	// `errors: [{message, line, column}]`.
-	Details *[]Any `json:"details,omitempty"`
+	// Details Typed details, told apart by `@type`: a BadRequest (INVALID_ARGUMENT: the
+	// fields at fault), CompilationErrors (rule text that does not compile) or a
+	// PrecheckFailure (an error line of the stream for content that failed the
+	// precheck). Absent when there are none.
+	Details *[]StatusDetail `json:"details,omitempty"`
 
 	// Message A message safe to show; not meant for parsing.
 	Message string `json:"message"`
+}
+
+// StatusDetail One typed detail of a Status; `@type` names its shape. Clients should skip a
+// detail whose `@type` they do not know.
+type StatusDetail struct {
+	union json.RawMessage
 }
 
 // StreamJobsMessage One line of the stream; exactly one of `result` and `error`.
@@ -1233,8 +1260,8 @@ type Error = Status
 // PrecheckFailed The body of a 499 precheck failure.
 type PrecheckFailed = PrecheckFailureStatus
 
-// TooManyRequests The body of a 429.
-type TooManyRequests = SimpleStatus
+// TooManyRequests The error body of every failed call (gRPC status).
+type TooManyRequests = Status
 
 // ListBatchJobsParams defines parameters for ListBatchJobs.
 type ListBatchJobsParams struct {
@@ -1407,72 +1434,6 @@ type CreatePolicyJSONRequestBody = CreatePolicyRequest
 // CreatePolicyVersionJSONRequestBody defines body for CreatePolicyVersion for application/json ContentType.
 type CreatePolicyVersionJSONRequestBody = CreatePolicyVersionRequest
 
-// Getter for additional properties for Any. Returns the specified
-// element and whether it was found
-func (a Any) Get(fieldName string) (value interface{}, found bool) {
-	if a.AdditionalProperties != nil {
-		value, found = a.AdditionalProperties[fieldName]
-	}
-	return
-}
-
-// Setter for additional properties for Any
-func (a *Any) Set(fieldName string, value interface{}) {
-	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
-	}
-	a.AdditionalProperties[fieldName] = value
-}
-
-// Override default JSON handling for Any to handle AdditionalProperties
-func (a *Any) UnmarshalJSON(b []byte) error {
-	object := make(map[string]json.RawMessage)
-	err := json.Unmarshal(b, &object)
-	if err != nil {
-		return err
-	}
-
-	if raw, found := object["@type"]; found {
-		err = json.Unmarshal(raw, &a.Type)
-		if err != nil {
-			return fmt.Errorf("error reading '@type': %w", err)
-		}
-		delete(object, "@type")
-	}
-
-	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
-		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
-			err := json.Unmarshal(fieldBuf, &fieldVal)
-			if err != nil {
-				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
-			}
-			a.AdditionalProperties[fieldName] = fieldVal
-		}
-	}
-	return nil
-}
-
-// Override default JSON handling for Any to handle AdditionalProperties
-func (a Any) MarshalJSON() ([]byte, error) {
-	var err error
-	object := make(map[string]json.RawMessage)
-
-	object["@type"], err = json.Marshal(a.Type)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling '@type': %w", err)
-	}
-
-	for fieldName, field := range a.AdditionalProperties {
-		object[fieldName], err = json.Marshal(field)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
-		}
-	}
-	return json.Marshal(object)
-}
-
 // Getter for additional properties for PrecheckFailureDetail_Details. Returns the specified
 // element and whether it was found
 func (a PrecheckFailureDetail_Details) Get(fieldName string) (value interface{}, found bool) {
@@ -1525,11 +1486,9 @@ func (a PrecheckFailureDetail_Details) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
-	if a.ContentHash != nil {
-		object["contentHash"], err = json.Marshal(a.ContentHash)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'contentHash': %w", err)
-		}
+	object["contentHash"], err = json.Marshal(a.ContentHash)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'contentHash': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -1539,6 +1498,143 @@ func (a PrecheckFailureDetail_Details) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsBadRequestDetail returns the union data inside the StatusDetail as a BadRequestDetail
+func (t StatusDetail) AsBadRequestDetail() (BadRequestDetail, error) {
+	var body BadRequestDetail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBadRequestDetail overwrites any union data inside the StatusDetail as the provided BadRequestDetail
+func (t *StatusDetail) FromBadRequestDetail(v BadRequestDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/google.rpc.BadRequest"}`))
+	t.union = b
+	return err
+}
+
+// MergeBadRequestDetail performs a merge with any union data inside the StatusDetail, using the provided BadRequestDetail
+func (t *StatusDetail) MergeBadRequestDetail(v BadRequestDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/google.rpc.BadRequest"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompilationErrorsDetail returns the union data inside the StatusDetail as a CompilationErrorsDetail
+func (t StatusDetail) AsCompilationErrorsDetail() (CompilationErrorsDetail, error) {
+	var body CompilationErrorsDetail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompilationErrorsDetail overwrites any union data inside the StatusDetail as the provided CompilationErrorsDetail
+func (t *StatusDetail) FromCompilationErrorsDetail(v CompilationErrorsDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.CompilationErrors"}`))
+	t.union = b
+	return err
+}
+
+// MergeCompilationErrorsDetail performs a merge with any union data inside the StatusDetail, using the provided CompilationErrorsDetail
+func (t *StatusDetail) MergeCompilationErrorsDetail(v CompilationErrorsDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.CompilationErrors"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPrecheckFailureDetail returns the union data inside the StatusDetail as a PrecheckFailureDetail
+func (t StatusDetail) AsPrecheckFailureDetail() (PrecheckFailureDetail, error) {
+	var body PrecheckFailureDetail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPrecheckFailureDetail overwrites any union data inside the StatusDetail as the provided PrecheckFailureDetail
+func (t *StatusDetail) FromPrecheckFailureDetail(v PrecheckFailureDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.PrecheckFailure"}`))
+	t.union = b
+	return err
+}
+
+// MergePrecheckFailureDetail performs a merge with any union data inside the StatusDetail, using the provided PrecheckFailureDetail
+func (t *StatusDetail) MergePrecheckFailureDetail(v PrecheckFailureDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.PrecheckFailure"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t StatusDetail) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"@type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t StatusDetail) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "type.googleapis.com/contenteval.CompilationErrors":
+		return t.AsCompilationErrorsDetail()
+	case "type.googleapis.com/contenteval.PrecheckFailure":
+		return t.AsPrecheckFailureDetail()
+	case "type.googleapis.com/google.rpc.BadRequest":
+		return t.AsBadRequestDetail()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t StatusDetail) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *StatusDetail) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
