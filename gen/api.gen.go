@@ -353,11 +353,11 @@ func (e PrecheckMatchConfidence) Valid() bool {
 // AssertionReport defines model for AssertionReport.
 type AssertionReport struct {
 	// Message The rule's source text.
-	Message *string `json:"message,omitempty"`
+	Message string `json:"message"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result *Outcome `json:"result,omitempty"`
-	Score  *float64 `json:"score,omitempty"`
+	Result Outcome `json:"result"`
+	Score  float64 `json:"score"`
 }
 
 // BadRequestDetail `type.googleapis.com/google.rpc.BadRequest`: the request fields at fault.
@@ -369,32 +369,32 @@ type BadRequestDetail struct {
 
 // BatchJob defines model for BatchJob.
 type BatchJob struct {
-	BatchJobId  *string        `json:"batchJobId,omitempty"`
-	CreatedAt   *time.Time     `json:"createdAt,omitempty"`
+	BatchJobId  string         `json:"batchJobId"`
+	CreatedAt   time.Time      `json:"createdAt"`
 	Error       *BatchJobError `json:"error,omitempty"`
-	FailedCount *int32         `json:"failedCount,omitempty"`
-	ItemCount   *int32         `json:"itemCount,omitempty"`
-	Name        *string        `json:"name,omitempty"`
+	FailedCount int32          `json:"failedCount"`
+	ItemCount   int32          `json:"itemCount"`
+	Name        string         `json:"name"`
 
 	// OutputFileUrl Signed GET URL of the output, once the batch job is complete.
 	OutputFileUrl   *string `json:"outputFileUrl,omitempty"`
-	PolicyId        *string `json:"policyId,omitempty"`
-	PolicyVersionId *string `json:"policyVersionId,omitempty"`
-	ProcessedCount  *int32  `json:"processedCount,omitempty"`
+	PolicyId        string  `json:"policyId"`
+	PolicyVersionId string  `json:"policyVersionId"`
+	ProcessedCount  int32   `json:"processedCount"`
 
 	// State INITIALIZED (created, waiting for the input file) -> QUEUED (file uploaded) ->
 	// PREPROCESSING (parsing and validating) -> PREPROCESSED -> SUBMITTED (items
 	// enqueued) -> EVALUATING -> POSTPROCESSING (writing the output) -> POSTPROCESSED ->
 	// COMPLETED. ERROR (with `error`) and CANCELLED are terminal and reachable from any
 	// non-terminal state.
-	State     *BatchJobState `json:"state,omitempty"`
-	UpdatedAt *time.Time     `json:"updatedAt,omitempty"`
+	State     BatchJobState `json:"state"`
+	UpdatedAt time.Time     `json:"updatedAt"`
 }
 
 // BatchJobError defines model for BatchJobError.
 type BatchJobError struct {
-	ErrorCode    *BatchJobErrorCode `json:"errorCode,omitempty"`
-	ErrorMessage *string            `json:"errorMessage,omitempty"`
+	ErrorCode    BatchJobErrorCode `json:"errorCode"`
+	ErrorMessage string            `json:"errorMessage"`
 }
 
 // BatchJobErrorCode defines model for BatchJobErrorCode.
@@ -412,7 +412,7 @@ type CancelBatchJobRequest = map[string]interface{}
 
 // CancelBatchJobResponse defines model for CancelBatchJobResponse.
 type CancelBatchJobResponse struct {
-	BatchJobId *string        `json:"batchJobId,omitempty"`
+	BatchJobId string         `json:"batchJobId"`
 	Error      *BatchJobError `json:"error,omitempty"`
 
 	// State INITIALIZED (created, waiting for the input file) -> QUEUED (file uploaded) ->
@@ -420,7 +420,7 @@ type CancelBatchJobResponse struct {
 	// enqueued) -> EVALUATING -> POSTPROCESSING (writing the output) -> POSTPROCESSED ->
 	// COMPLETED. ERROR (with `error`) and CANCELLED are terminal and reachable from any
 	// non-terminal state.
-	State *BatchJobState `json:"state,omitempty"`
+	State BatchJobState `json:"state"`
 }
 
 // CompilationError defines model for CompilationError.
@@ -491,10 +491,10 @@ type CreateBatchJobRequest struct {
 
 // CreateBatchJobResponse defines model for CreateBatchJobResponse.
 type CreateBatchJobResponse struct {
-	BatchJobId         *string        `json:"batchJobId,omitempty"`
+	BatchJobId         string         `json:"batchJobId"`
 	Error              *BatchJobError `json:"error,omitempty"`
 	InputFileUploadUrl *string        `json:"inputFileUploadUrl,omitempty"`
-	Name               *string        `json:"name,omitempty"`
+	Name               string         `json:"name"`
 }
 
 // CreateFeedbackRequest defines model for CreateFeedbackRequest.
@@ -592,8 +592,8 @@ type CreatePolicyRequest struct {
 
 // CreatePolicyResponse defines model for CreatePolicyResponse.
 type CreatePolicyResponse struct {
-	Policy        *Policy        `json:"policy,omitempty"`
-	PolicyVersion *PolicyVersion `json:"policyVersion,omitempty"`
+	Policy        Policy        `json:"policy"`
+	PolicyVersion PolicyVersion `json:"policyVersion"`
 }
 
 // CreatePolicyVersionRequest defines model for CreatePolicyVersionRequest.
@@ -608,8 +608,8 @@ type CreatePolicyVersionResponse struct {
 
 // DeleteLabelResponse defines model for DeleteLabelResponse.
 type DeleteLabelResponse struct {
-	Deleted *bool   `json:"deleted,omitempty"`
-	LabelId *string `json:"labelId,omitempty"`
+	Deleted bool   `json:"deleted"`
+	LabelId string `json:"labelId"`
 }
 
 // EvaluateLabelsRequest defines model for EvaluateLabelsRequest.
@@ -629,8 +629,8 @@ type EvaluateLabelsRequest struct {
 
 // EvaluateLabelsResponse defines model for EvaluateLabelsResponse.
 type EvaluateLabelsResponse struct {
-	ContentHash *string                  `json:"contentHash,omitempty"`
-	Results     *[]LabelEvaluationResult `json:"results,omitempty"`
+	ContentHash *string                 `json:"contentHash,omitempty"`
+	Results     []LabelEvaluationResult `json:"results"`
 }
 
 // EvaluationOptions Evaluation behaviour settings, e.g. `{"options":{"ocr":"true"}}`.
@@ -649,18 +649,18 @@ type EvaluationReport struct {
 	LabelId                   *string          `json:"labelId,omitempty"`
 
 	// LabelMatches Label name -> score, for TRUE sections only.
-	LabelMatches    *map[string]float64 `json:"labelMatches,omitempty"`
-	LabelVersionId  *string             `json:"labelVersionId,omitempty"`
-	PolicyId        *string             `json:"policyId,omitempty"`
-	PolicyKey       *string             `json:"policyKey,omitempty"`
-	PolicyVersionId *string             `json:"policyVersionId,omitempty"`
+	LabelMatches    map[string]float64 `json:"labelMatches"`
+	LabelVersionId  *string            `json:"labelVersionId,omitempty"`
+	PolicyId        string             `json:"policyId"`
+	PolicyKey       string             `json:"policyKey"`
+	PolicyVersionId string             `json:"policyVersionId"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result                   *Outcome         `json:"result,omitempty"`
-	ReviewResult             *ReviewResult    `json:"reviewResult,omitempty"`
-	SectionEvaluationReports *[]SectionReport `json:"sectionEvaluationReports,omitempty"`
-	Threshold                *float64         `json:"threshold,omitempty"`
-	TokenUsage               *TokenUsage      `json:"tokenUsage,omitempty"`
+	Result                   Outcome         `json:"result"`
+	ReviewResult             *ReviewResult   `json:"reviewResult,omitempty"`
+	SectionEvaluationReports []SectionReport `json:"sectionEvaluationReports"`
+	Threshold                float64         `json:"threshold"`
+	TokenUsage               TokenUsage      `json:"tokenUsage"`
 }
 
 // EvaluationResult defines model for EvaluationResult.
@@ -668,27 +668,27 @@ type EvaluationResult string
 
 // ExceptionReport defines model for ExceptionReport.
 type ExceptionReport struct {
-	AssertionEvaluationReports *[]AssertionReport `json:"assertionEvaluationReports,omitempty"`
+	AssertionEvaluationReports []AssertionReport `json:"assertionEvaluationReports"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result       *Outcome      `json:"result,omitempty"`
+	Result       Outcome       `json:"result"`
 	ReviewResult *ReviewResult `json:"reviewResult,omitempty"`
 }
 
 // FeedbackAnnotation defines model for FeedbackAnnotation.
 type FeedbackAnnotation struct {
-	ActualOutcome   *EvaluationResult `json:"actualOutcome,omitempty"`
-	Comment         *string           `json:"comment,omitempty"`
-	CreatedAt       *time.Time        `json:"createdAt,omitempty"`
-	ExpectedOutcome *EvaluationResult `json:"expectedOutcome,omitempty"`
-	Id              *string           `json:"id,omitempty"`
-	JobResultId     *string           `json:"jobResultId,omitempty"`
-	JobUuid         *string           `json:"jobUuid,omitempty"`
-	Label           *string           `json:"label,omitempty"`
-	LabelId         *string           `json:"labelId,omitempty"`
-	LabelVersionId  *string           `json:"labelVersionId,omitempty"`
-	Target          *FeedbackTarget   `json:"target,omitempty"`
-	UpdatedAt       *time.Time        `json:"updatedAt,omitempty"`
+	ActualOutcome   EvaluationResult `json:"actualOutcome"`
+	Comment         string           `json:"comment"`
+	CreatedAt       time.Time        `json:"createdAt"`
+	ExpectedOutcome EvaluationResult `json:"expectedOutcome"`
+	Id              string           `json:"id"`
+	JobResultId     string           `json:"jobResultId"`
+	JobUuid         string           `json:"jobUuid"`
+	Label           string           `json:"label"`
+	LabelId         *string          `json:"labelId,omitempty"`
+	LabelVersionId  *string          `json:"labelVersionId,omitempty"`
+	Target          FeedbackTarget   `json:"target"`
+	UpdatedAt       time.Time        `json:"updatedAt"`
 }
 
 // FeedbackTarget defines model for FeedbackTarget.
@@ -734,18 +734,18 @@ type Int64String = string
 
 // Job A job that has not finished carries only basic fields (no `results`).
 type Job struct {
-	Completed   *time.Time        `json:"completed,omitempty"`
-	ContentData *[]ContentSummary `json:"contentData,omitempty"`
-	Created     *time.Time        `json:"created,omitempty"`
-	CustomerId  *string           `json:"customerId,omitempty"`
+	Completed   *time.Time       `json:"completed,omitempty"`
+	ContentData []ContentSummary `json:"contentData"`
+	Created     time.Time        `json:"created"`
+	CustomerId  string           `json:"customerId"`
 
 	// Error A terminal failure. `message` is a fixed, safe explanation; branch on `reason`.
 	Error     *JobError `json:"error,omitempty"`
-	Expedited *bool     `json:"expedited,omitempty"`
+	Expedited bool      `json:"expedited"`
 
 	// JobType STANDARD for jobs, streams and label evaluations; BATCH for batch items.
-	JobType         *JobType     `json:"jobType,omitempty"`
-	JobUuid         *string      `json:"jobUuid,omitempty"`
+	JobType         JobType      `json:"jobType"`
+	JobUuid         string       `json:"jobUuid"`
 	LabelId         *string      `json:"labelId,omitempty"`
 	LabelVersionId  *string      `json:"labelVersionId,omitempty"`
 	PolicyId        *string      `json:"policyId,omitempty"`
@@ -754,17 +754,17 @@ type Job struct {
 
 	// Status PENDING (queued) -> RUNNING (claimed by a worker) -> COMPLETED | FAILED | CANCELED.
 	// FAILED always carries `error`.
-	Status    *JobStatus `json:"status,omitempty"`
-	Threshold *float64   `json:"threshold,omitempty"`
-	Updated   *time.Time `json:"updated,omitempty"`
+	Status    JobStatus `json:"status"`
+	Threshold float64   `json:"threshold"`
+	Updated   time.Time `json:"updated"`
 }
 
 // JobError A terminal failure. `message` is a fixed, safe explanation; branch on `reason`.
 type JobError struct {
-	Message *string `json:"message,omitempty"`
+	Message string `json:"message"`
 
 	// Reason New values may be added; clients must handle values they do not know.
-	Reason *JobErrorReason `json:"reason,omitempty"`
+	Reason JobErrorReason `json:"reason"`
 }
 
 // JobErrorReason New values may be added; clients must handle values they do not know.
@@ -772,15 +772,15 @@ type JobErrorReason string
 
 // JobResult defines model for JobResult.
 type JobResult struct {
-	ContentHash *string    `json:"contentHash,omitempty"`
-	Created     *time.Time `json:"created,omitempty"`
+	ContentHash *string   `json:"contentHash,omitempty"`
+	Created     time.Time `json:"created"`
 
 	// Error A terminal failure. `message` is a fixed, safe explanation; branch on `reason`.
 	Error *JobError `json:"error,omitempty"`
 
 	// JobResultId The id the label-hits filter and feedback refer to.
-	JobResultId *string           `json:"jobResultId,omitempty"`
-	JobUuid     *string           `json:"jobUuid,omitempty"`
+	JobResultId string            `json:"jobResultId"`
+	JobUuid     string            `json:"jobUuid"`
 	Report      *EvaluationReport `json:"report,omitempty"`
 }
 
@@ -794,19 +794,19 @@ type JobType string
 // Label defines model for Label.
 type Label struct {
 	ArchivedAt       *time.Time        `json:"archivedAt,omitempty"`
-	Created          *time.Time        `json:"created,omitempty"`
-	CustomerId       *string           `json:"customerId,omitempty"`
-	Description      *string           `json:"description,omitempty"`
-	Disabled         *bool             `json:"disabled,omitempty"`
-	Expunged         *bool             `json:"expunged,omitempty"`
+	Created          time.Time         `json:"created"`
+	CustomerId       string            `json:"customerId"`
+	Description      string            `json:"description"`
+	Disabled         bool              `json:"disabled"`
+	Expunged         bool              `json:"expunged"`
 	ImportProvenance *ImportProvenance `json:"importProvenance,omitempty"`
-	LabelId          *string           `json:"labelId,omitempty"`
-	Name             *string           `json:"name,omitempty"`
+	LabelId          string            `json:"labelId"`
+	Name             string            `json:"name"`
 
 	// PolicyId Empty for independent labels.
-	PolicyId *string     `json:"policyId,omitempty"`
-	Tags     *[]LabelTag `json:"tags,omitempty"`
-	Updated  *time.Time  `json:"updated,omitempty"`
+	PolicyId string     `json:"policyId"`
+	Tags     []LabelTag `json:"tags"`
+	Updated  time.Time  `json:"updated"`
 }
 
 // LabelEvalOptions Per-label evaluation options; they mirror the evaluation options of policies.
@@ -822,10 +822,10 @@ type LabelEvalOptions struct {
 // LabelEvaluation defines model for LabelEvaluation.
 type LabelEvaluation struct {
 	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Outcome   *Outcome          `json:"outcome,omitempty"`
+	Outcome   Outcome           `json:"outcome"`
 	Report    *EvaluationReport `json:"report,omitempty"`
-	Score     *float64          `json:"score,omitempty"`
-	Threshold *float64          `json:"threshold,omitempty"`
+	Score     float64           `json:"score"`
+	Threshold float64           `json:"threshold"`
 }
 
 // LabelEvaluationResult defines model for LabelEvaluationResult.
@@ -834,7 +834,7 @@ type LabelEvaluationResult struct {
 	Evaluation     *LabelEvaluation `json:"evaluation,omitempty"`
 	JobUuid        *string          `json:"jobUuid,omitempty"`
 	LabelId        *string          `json:"labelId,omitempty"`
-	LabelVersionId *string          `json:"labelVersionId,omitempty"`
+	LabelVersionId string           `json:"labelVersionId"`
 }
 
 // LabelHit defines model for LabelHit.
@@ -870,22 +870,22 @@ type LabelHit struct {
 	FrameStartTimecode *Timecode `json:"frameStartTimecode,omitempty"`
 
 	// JobResultId The result that produced the hit.
-	JobResultId *string `json:"jobResultId,omitempty"`
+	JobResultId string `json:"jobResultId"`
 
 	// Label Label name.
-	Label    *string   `json:"label,omitempty"`
-	Modality *Modality `json:"modality,omitempty"`
-	Score    *float64  `json:"score,omitempty"`
+	Label    string   `json:"label"`
+	Modality Modality `json:"modality"`
+	Score    float64  `json:"score"`
 
 	// StartMs A 64-bit integer as a decimal string.
 	//
 	// Example: 1500
-	StartMs *Int64String `json:"startMs,omitempty"`
+	StartMs Int64String `json:"startMs"`
 
 	// StartTimecode HH:MM:SS.mmm
 	//
 	// Example: 00:01:02.500
-	StartTimecode *Timecode `json:"startTimecode,omitempty"`
+	StartTimecode Timecode `json:"startTimecode"`
 
 	// TranscriptEndMs A 64-bit integer as a decimal string.
 	//
@@ -915,35 +915,35 @@ type LabelResponse struct {
 
 // LabelTag defines model for LabelTag.
 type LabelTag struct {
-	Color      *string    `json:"color,omitempty"`
-	Created    *time.Time `json:"created,omitempty"`
-	CustomerId *string    `json:"customerId,omitempty"`
-	Expunged   *bool      `json:"expunged,omitempty"`
-	LabelTagId *string    `json:"labelTagId,omitempty"`
-	Name       *string    `json:"name,omitempty"`
-	Updated    *time.Time `json:"updated,omitempty"`
+	Color      string    `json:"color"`
+	Created    time.Time `json:"created"`
+	CustomerId string    `json:"customerId"`
+	Expunged   bool      `json:"expunged"`
+	LabelTagId string    `json:"labelTagId"`
+	Name       string    `json:"name"`
+	Updated    time.Time `json:"updated"`
 }
 
 // LabelVersion defines model for LabelVersion.
 type LabelVersion struct {
-	Blob            *[]byte    `json:"blob,omitempty"`
-	ComplexityScore *float64   `json:"complexityScore,omitempty"`
-	Created         *time.Time `json:"created,omitempty"`
-	CreatedById     *string    `json:"createdById,omitempty"`
-	Description     *string    `json:"description,omitempty"`
-	Expunged        *bool      `json:"expunged,omitempty"`
-	GlobalContext   *string    `json:"globalContext,omitempty"`
+	Blob            *[]byte   `json:"blob,omitempty"`
+	ComplexityScore float64   `json:"complexityScore"`
+	Created         time.Time `json:"created"`
+	CreatedById     string    `json:"createdById"`
+	Description     string    `json:"description"`
+	Expunged        bool      `json:"expunged"`
+	GlobalContext   string    `json:"globalContext"`
 
 	// LabelEvalOptions Per-label evaluation options; they mirror the evaluation options of policies.
-	LabelEvalOptions     *LabelEvalOptions `json:"labelEvalOptions,omitempty"`
-	LabelId              *string           `json:"labelId,omitempty"`
-	LabelVersionId       *string           `json:"labelVersionId,omitempty"`
-	ParentLabelVersionId *string           `json:"parentLabelVersionId,omitempty"`
-	SequentialVersion    *float32          `json:"sequentialVersion,omitempty"`
-	SignalCount          *float32          `json:"signalCount,omitempty"`
-	Text                 *string           `json:"text,omitempty"`
-	TokenCountsV2        *TokenCounts      `json:"tokenCountsV2,omitempty"`
-	TotalSignalTokens    *float32          `json:"totalSignalTokens,omitempty"`
+	LabelEvalOptions     LabelEvalOptions `json:"labelEvalOptions"`
+	LabelId              string           `json:"labelId"`
+	LabelVersionId       string           `json:"labelVersionId"`
+	ParentLabelVersionId *string          `json:"parentLabelVersionId,omitempty"`
+	SequentialVersion    float32          `json:"sequentialVersion"`
+	SignalCount          float32          `json:"signalCount"`
+	Text                 string           `json:"text"`
+	TokenCountsV2        TokenCounts      `json:"tokenCountsV2"`
+	TotalSignalTokens    float32          `json:"totalSignalTokens"`
 }
 
 // LabelVersionResponse defines model for LabelVersionResponse.
@@ -953,13 +953,13 @@ type LabelVersionResponse struct {
 
 // ListBatchJobsResponse defines model for ListBatchJobsResponse.
 type ListBatchJobsResponse struct {
-	BatchJobs *[]BatchJob `json:"batchJobs,omitempty"`
+	BatchJobs []BatchJob `json:"batchJobs"`
 }
 
 // ListFeedbackResponse defines model for ListFeedbackResponse.
 type ListFeedbackResponse struct {
-	Annotations   *[]FeedbackAnnotation `json:"annotations,omitempty"`
-	NextPageToken *string               `json:"nextPageToken,omitempty"`
+	Annotations   []FeedbackAnnotation `json:"annotations"`
+	NextPageToken *string              `json:"nextPageToken,omitempty"`
 }
 
 // ListJobLabelHitsResponse defines model for ListJobLabelHitsResponse.
@@ -971,42 +971,42 @@ type ListJobLabelHitsResponse struct {
 
 	// Status PENDING (queued) -> RUNNING (claimed by a worker) -> COMPLETED | FAILED | CANCELED.
 	// FAILED always carries `error`.
-	Status *JobStatus `json:"status,omitempty"`
+	Status JobStatus `json:"status"`
 }
 
 // ListJobsResponse defines model for ListJobsResponse.
 type ListJobsResponse struct {
-	Jobs          *[]Job  `json:"jobs,omitempty"`
+	Jobs          []Job   `json:"jobs"`
 	NextPageToken *string `json:"nextPageToken,omitempty"`
 }
 
 // ListLabelTagsResponse defines model for ListLabelTagsResponse.
 type ListLabelTagsResponse struct {
-	LabelTags *[]LabelTag `json:"labelTags,omitempty"`
+	LabelTags []LabelTag `json:"labelTags"`
 }
 
 // ListLabelVersionsResponse defines model for ListLabelVersionsResponse.
 type ListLabelVersionsResponse struct {
-	LabelVersions *[]LabelVersion `json:"labelVersions,omitempty"`
-	NextPageToken *string         `json:"nextPageToken,omitempty"`
+	LabelVersions []LabelVersion `json:"labelVersions"`
+	NextPageToken *string        `json:"nextPageToken,omitempty"`
 }
 
 // ListLabelsResponse defines model for ListLabelsResponse.
 type ListLabelsResponse struct {
-	Labels        *[]Label `json:"labels,omitempty"`
-	NextPageToken *string  `json:"nextPageToken,omitempty"`
+	Labels        []Label `json:"labels"`
+	NextPageToken *string `json:"nextPageToken,omitempty"`
 }
 
 // ListPoliciesResponse defines model for ListPoliciesResponse.
 type ListPoliciesResponse struct {
-	NextPageToken *string   `json:"nextPageToken,omitempty"`
-	Policies      *[]Policy `json:"policies,omitempty"`
+	NextPageToken *string  `json:"nextPageToken,omitempty"`
+	Policies      []Policy `json:"policies"`
 }
 
 // ListPolicyVersionsResponse defines model for ListPolicyVersionsResponse.
 type ListPolicyVersionsResponse struct {
-	NextPageToken  *string          `json:"nextPageToken,omitempty"`
-	PolicyVersions *[]PolicyVersion `json:"policyVersions,omitempty"`
+	NextPageToken  *string         `json:"nextPageToken,omitempty"`
+	PolicyVersions []PolicyVersion `json:"policyVersions"`
 }
 
 // Modality defines model for Modality.
@@ -1031,23 +1031,23 @@ type Outcome string
 
 // Policy defines model for Policy.
 type Policy struct {
-	ActiveVersionId *string    `json:"activeVersionId,omitempty"`
-	Created         *time.Time `json:"created,omitempty"`
-	Disabled        *bool      `json:"disabled,omitempty"`
-	PolicyId        *string    `json:"policyId,omitempty"`
-	PolicyKey       *string    `json:"policyKey,omitempty"`
-	Updated         *time.Time `json:"updated,omitempty"`
+	ActiveVersionId string    `json:"activeVersionId"`
+	Created         time.Time `json:"created"`
+	Disabled        bool      `json:"disabled"`
+	PolicyId        string    `json:"policyId"`
+	PolicyKey       string    `json:"policyKey"`
+	Updated         time.Time `json:"updated"`
 }
 
 // PolicyVersion defines model for PolicyVersion.
 type PolicyVersion struct {
-	ComplexityScore   *float64     `json:"complexityScore,omitempty"`
-	Created           *time.Time   `json:"created,omitempty"`
-	PolicyId          *string      `json:"policyId,omitempty"`
-	PolicyVersionId   *string      `json:"policyVersionId,omitempty"`
-	SequentialVersion *float32     `json:"sequentialVersion,omitempty"`
-	Text              *string      `json:"text,omitempty"`
-	TokenCountsV2     *TokenCounts `json:"tokenCountsV2,omitempty"`
+	ComplexityScore   float64     `json:"complexityScore"`
+	Created           time.Time   `json:"created"`
+	PolicyId          string      `json:"policyId"`
+	PolicyVersionId   string      `json:"policyVersionId"`
+	SequentialVersion float32     `json:"sequentialVersion"`
+	Text              string      `json:"text"`
+	TokenCountsV2     TokenCounts `json:"tokenCountsV2"`
 }
 
 // PrecheckFailureDetail `type.googleapis.com/contenteval.PrecheckFailure`: why content failed the precheck.
@@ -1084,19 +1084,19 @@ type PrecheckMatchConfidence string
 // ReviewResult defines model for ReviewResult.
 type ReviewResult struct {
 	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Outcome *Outcome `json:"outcome,omitempty"`
-	Score   *float64 `json:"score,omitempty"`
+	Outcome Outcome `json:"outcome"`
+	Score   float64 `json:"score"`
 }
 
 // SectionReport defines model for SectionReport.
 type SectionReport struct {
-	AssertionEvaluationReports *[]AssertionReport `json:"assertionEvaluationReports,omitempty"`
-	ExceptionEvaluationReport  *ExceptionReport   `json:"exceptionEvaluationReport,omitempty"`
-	Message                    *string            `json:"message,omitempty"`
-	Name                       *string            `json:"name,omitempty"`
+	AssertionEvaluationReports []AssertionReport `json:"assertionEvaluationReports"`
+	ExceptionEvaluationReport  *ExceptionReport  `json:"exceptionEvaluationReport,omitempty"`
+	Message                    string            `json:"message"`
+	Name                       string            `json:"name"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result       *Outcome      `json:"result,omitempty"`
+	Result       Outcome       `json:"result"`
 	ReviewResult *ReviewResult `json:"reviewResult,omitempty"`
 }
 
@@ -1146,9 +1146,9 @@ type StreamJobsRequest struct {
 
 // StreamResult defines model for StreamResult.
 type StreamResult struct {
-	ContentHash            *string           `json:"contentHash,omitempty"`
-	JobResultId            *string           `json:"jobResultId,omitempty"`
-	JobUuid                *string           `json:"jobUuid,omitempty"`
+	ContentHash            string            `json:"contentHash"`
+	JobResultId            string            `json:"jobResultId"`
+	JobUuid                string            `json:"jobUuid"`
 	PolicyEvaluationReport *EvaluationReport `json:"policyEvaluationReport,omitempty"`
 }
 
@@ -1162,18 +1162,18 @@ type Timecode = string
 
 // TokenCounts defines model for TokenCounts.
 type TokenCounts struct {
-	ContentSpecialTokens *float32 `json:"contentSpecialTokens,omitempty"`
-	DslTokenCount        *float32 `json:"dslTokenCount,omitempty"`
-	GlobalContextTokens  *float32 `json:"globalContextTokens,omitempty"`
-	SignalSpecialTokens  *float32 `json:"signalSpecialTokens,omitempty"`
-	SignalTokens         *float32 `json:"signalTokens,omitempty"`
+	ContentSpecialTokens float32 `json:"contentSpecialTokens"`
+	DslTokenCount        float32 `json:"dslTokenCount"`
+	GlobalContextTokens  float32 `json:"globalContextTokens"`
+	SignalSpecialTokens  float32 `json:"signalSpecialTokens"`
+	SignalTokens         float32 `json:"signalTokens"`
 }
 
 // TokenUsage defines model for TokenUsage.
 type TokenUsage struct {
-	BilledTokens *float32 `json:"billedTokens,omitempty"`
-	InputTokens  *float32 `json:"inputTokens,omitempty"`
-	Multiplier   *float64 `json:"multiplier,omitempty"`
+	BilledTokens float32 `json:"billedTokens"`
+	InputTokens  float32 `json:"inputTokens"`
+	Multiplier   float64 `json:"multiplier"`
 }
 
 // UpdateLabelRequest Omitted fields keep their values; other fields are ignored.
@@ -1185,7 +1185,7 @@ type UpdateLabelRequest struct {
 
 // UploadBatchInputResponse defines model for UploadBatchInputResponse.
 type UploadBatchInputResponse struct {
-	BatchJob *BatchJob `json:"batchJob,omitempty"`
+	BatchJob BatchJob `json:"batchJob"`
 }
 
 // Webhook A POST made when the job completes: `{"type":"job.completed"|"job.failed","job":Job}`,
@@ -5581,222 +5581,229 @@ func (sh *strictHandler) CreatePolicyVersion(ctx echo.Context, policyId PolicyId
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H1rc9rItuhfWcU9VcG7ZIzzuju4Tt1LbJKQ8esAzsw+Q67VSA30WLQYtWSbme3/fqtXd+stENgeZ5/a",
-	"X2Zi1O9evd6PPxuOv1j6nPJQNDp/NuaUuDTAfw5oGKy605AG8i+XCidgy5D5vNFp/Dz3PQqCOj53BYQ+",
-	"3BEWwoRO/YBCIDsyPoMmCcGjRIRwuNdqWA3hzOmCyNGmfrAgYaPTYDx887phNRaMs0W0aHQOrUa4WlL1",
-	"ic5o0Hh4eLAaSxKQBQ310j6S0Jl/9Sd9t7i00ZzCRH6H3/wJMFdOzOSHJQnnDavByUKOPkmGsBoB/T1i",
-	"AXUbnTCIaHqhC3J/SvksnDc6h6//Hq9NhAHjs4Zc2bG/WHo0pG6Pl6zmarmkAUz8iLvgTyGcU7msVwJs",
-	"x/SzIWQLGi/z94gGq2Sd+GcrbjxiCzogfEZblLvlR+qSkO7LIRtrl9vnjhcJdkuLi8ZPLsXV4tIFNF06",
-	"JZEXAr3X3fa2XjGLZ0yvWy9x4vseJTy7xmFIgrC4vlP/7pkOVeCEuxxrQMkOMKB61Vqsavr4+1fjPPft",
-	"51db/+5Vz+1v/hFHufOtf/UnVxGrQEJr0c9vuufjcM8pmVCvCgl68mP1Cjzd93EruCQzOmR/0CEnN/Sw",
-	"3S4Bp5AuBMgXsCQz2oIrLmgIfgBtmLFbKuCw3T4CMvFvqfxnG5iAUN0QEPzaPgJOZyRkt1R+DOhv1Amp",
-	"W3XJcpprwf6gNSlOu4TiFDe2485+1K2N/BvKj8mCeuXAY3N6H8YNbfPYlgG9ZX4kVyqWPhcUpn6AXwRZ",
-	"SMr/e0RFuG75OF6jCsjar99WQRl2xNv4i1d8He60ZN9jzqrqbS7xa/XjXJrej3udQzbj1O3dL1lARQlh",
-	"4uwe8SU0NSu3B0QyfHA3Z85cnRIOAVeDUwWg00hUwyfVM61bdRpa379tlEKoWrf8LwmjoOLCrwanrwR8",
-	"Oese4yKxZdXC4gZ1D/T1u/dlB3q1dHcg85HqVYc26aaPJvN6oc9M5gurrU3m9fq2JvOPOcodyfyDBBmF",
-	"O7Tw4Q4U1pB/OT4PKcd/kuXSYw6Rezj4TciN/Jma6z8COm10Gv/rIBG4DtRXcTAMSRgJNVfuls6/dU/7",
-	"J9fdweers975yIJP3f5p7+T6ctA7vjg/6Y/6F+eS5lxcja4vPl0Puuefe63Gg9XoBYEf/AUr7PIVUDlX",
-	"BwioZjDx3RXcsVChkNng8hgc36VH+OeX0egShGo49T3PvxP4+4Isl4zPxpxx/Lt72YfUVK0xl9u6DKgz",
-	"p87NJ8I86j7Z/tLDRgGt3q7EPHpGmOIaDJnZp7fEi3BywLGgOSdivu8xEcJCipsWRNylju+SiUfBD8Y8",
-	"4iJaLv1AcgRsQWZ07whPCo6758e9094JNA/39M5Hvn9G+ErDnvgLrlbulTiOH/HwlTCkEgISIrNC7x1K",
-	"Xeqm7h2vHNc/6A0vrgbHveveL1+6V8OR3Mnf98accBe4Dy4NCfNEC5r9ELmiOTVjqGVZIHwI5yQEAo7H",
-	"KK4AwQzk+0QiTviY+0saqCNnAnxOQczJkqqF2HoW24K7OQnpLdWEHydq7Y0lUc8rPPZjjUfZmenWBynd",
-	"yAMenD5M2a8rBA3kkgZU3qz8aRnIdYZMIZAFFYLMKqhaEHn0lQDhR4FDIaT3yJvkcBJipMgLN13tRRQ6",
-	"/oI2cIG+IqQJzvOjiZdCeDxaTDT91b/4E8mOyt4JzjvBMy2u3ZZ9WjPfn3mULJmQ0vWB+rMVLJ1WMoLd",
-	"wVsw4DRl1HMFEPmcIg93mz2u/6tWk5+w9nyF47Ma9/szf18Ti244kl8frAau5BvzPQQonJtJFn/TKX/K",
-	"9Gsk50eCgKwaioAYnuNXvZ/idN9Lz11pqYpANMmowArwoWXcbliXzFkNagjGur2aBSnqIg8NceCxxBGl",
-	"skieu7PwTLdpr+6pZI9+FC6j8BPz6FVQApGKiYTPvRFyr5qPUJ0s8LmjeZ9EVyjAqIRK39wyxdJXfPxG",
-	"A8F8XtUm8B0qxHbHJbEVrXstQ2z8YDU081P//h/WQF/MSmRBEAHm2HfpVkCDHQy4nSWocNv1mIk1z9ro",
-	"ND52R8dfrr9efLzuDQYXg+ur8+Fl77j/qd87aVgNyqVE/OuGVvmvhv/qn19eja4/9U97axpdXpz2j/+x",
-	"scH1t95g2L84X9dw0L8Y9Ef/SCGFBIyyl11xBMNRd9TLbS7PWvZH/e5p/78lbdb4wkJFPuOzWEpmfBlJ",
-	"JO3RPdgfR+32Gwr/ddW7kp3krxAtPZ+41I0/j/nloHc5uDjuDYf988/QXJJAyCEl7b8lHnOJnCEZLmne",
-	"O4l/HF59POuPkG9AJDzmlP8e0Sg1EfS+dU+vuiM5STzWxXCUnvsuUNtJnv5eWdtk4jE/vji7PO2Neict",
-	"wEuBpuImEGDtPdyGYs8kf0YCSaWDBePEw08BJc4cGbxp4C+A8NWYc5/vx43wQbeQ+SjCZNm15b/iqkp+",
-	"T11oyVd1aSUfMre19ntp9/iiyrpmbmN9g9IB4rso+2buoOyIYsgofUHHhDvUM+8oJc3lRRugi2W4AoWC",
-	"UkQhwUn5oZSguDW93o347kIbyhDrsb9YMsWHVOB6x/eiBS8e0eH+hAjqgvpuiKxkYmPetQaN8xin1WPL",
-	"r7uOvFhHYNJcmWmoF2OZHX+vcVxiK6ZYC21SWmwVRrI7IOWUFXIiEr0qmcefZne+M4e8dvLanDJVzesy",
-	"yAXwqssi63nK7wA3ckJCUtz5BU+EdLnCDtB74oTeCkVEfwq2PEjbAhuF7vgfV4En/33LXOrjv8fcJpHL",
-	"/PQH+Q/80W6B7RCcU9jQ/JlOvo1Ge5KNjITS8EuIDQPC1drAn445DgFSepVDwN2ccrQW8JbkUgUsIhHC",
-	"hMI8DJdNgdTGgoh7VKjhlMAr+6PmZMxZaKlO3A8hoML3bimEPni+v5wQ58aCZcBuSUgt+ZBu9j3fIZ5c",
-	"wIKGxCUhAeK6gWRLhSJKWdjCZZagRlz9ZBVSkXmJ8pcy3tmcYvVIcvtyqJQS9m37w/uSscyZl7gl4BWA",
-	"aYBMjL60g+RWD/T1HSR3e4SA4UTUqBFSt+bMI35TKhAgzJRoVuXP6myg+fWy99mCy/PPFnzuf7LgZzq5",
-	"tODj2aW8glH/06e9WudnwLN6tvrnZy5+s2JI9jgjS3yv9L6EQo7ofRi/tCYJYeGLEF6/ew8/sY8WCBrc",
-	"0gAEDZHjKz1EvJbiyN/wndQHMHO71SOhFNgknvDhy+kQlh5ZeUyEYq/OqT1Uo6BhtFiQYFXmJIPqKyla",
-	"3lC6FBLx+DnMVETm+usXIuYlBEXMyet37zsdZFadOb1XXGts7jJjxwf3FLdfunkUGEpYqOxujPCeNq20",
-	"2xuE67xha8F4/HdJ1zs6mfv+jb78GjeZJjXxvN9rbPIvZe5Q8kLtBkpYenuFwSvUI9V39olSVxKGyjtz",
-	"/MVCa5Uzhs526cXR+yXarI2uccM2e7GSfKBUmA9W4zc828gLy6+/MCW6LqxzemgK6sgf90CezhFoARk9",
-	"1cK4lT8Fov6ZVt3/5k9yCKEcYL3E96LegjO6oY1dQhLM6EYFr7nLkWqdB+783XyvARRVME4490Ol4ay5",
-	"qG7SI7+w1GDVa1qHV5ws+1eTDU36PCBW6atuh3l2VEG1y0JaZucVSnE4JSKkAaBSAjzCKTQnzPOoq6wP",
-	"BOZsNqcBLCIvZEuP0SBNAGNjqNXwE3am3su50B0ehzbDeUDF3PfKtph4siwo4QLarXcZKhzbDhbkPvbb",
-	"LHE7MTYFq3FHWPjJD7Rrn4aiHL0kLIz1TpJqhj5MGWdiDs1oad6u4ileCeVy6pDlnvG8UUudEk/Q1pg3",
-	"Newkj58EyvZDXWA8bVoUFjLPRICtG6PJiDnzMZ9RrhhuASJy5rKRv6ScLNm+3KPmEcMo4MB46IOBcm3X",
-	"0Fam4qVrorXp0n/WzfIPKA3/Vh0itpZ+/aYsDOsW8tWfFBYhu1XPiM5plQ84c/W1CE0VK7EBzNe9kBKs",
-	"O+u7WcF2Y58FuTd4JLXucsEW97DhyEZktgbteYqTSK3qzeunOqxdF1sFVp5usQm2zEiFFcQDbFiFJq2V",
-	"xzbxFIDntARL8ntkBLUbugwTl4VbNWAi0hzCGftYT1TbHrJnnj8hHpKn+zzb9f7duzfvq1gKSRIu6lGP",
-	"03x75VRPeXi6A3NSLgwazuqVQG2VSI7v/VspECpJawsIxHmq71752FXeunr5P9HVZuK4JGFIA7mJ//dr",
-	"d/+/yf4f7f0P35N/tq73v//tPxpbHYX28XN9J1pkxOMdDyPZjlX3YKoephpqo0+MapU3btbrZhqvEUQy",
-	"DStvMX4TTw038cTrT2nnXRfvznwtW9kJ9WhMM6tW5GIjt8ynLiOQ1JAFNTepZhR1+ewt2OuXQmpZWesR",
-	"tHyDhJBhn3dmjNeydfmtfK9xj1Wgk1MrVTgU1dfpx0efF+YL/E/VklOCTAF/Jk1gQufklvlRrEYUFtDW",
-	"rAX2n2MjOo0bHfmHE4wbnXEjDCI6bjw82EXlWk1Ra4PuK73tchevTaetv5/tooml9w7FbZQtY60AaTrq",
-	"5mtxhv52RkJnrhUArstkb+JdZva60aEs73iAoIOamdgUj95pFgp/o8FVD7T+RoDPvVWp3bWoUtnFX0cz",
-	"Bzt582ztghfQW0bvBrW6DdJtH6yGPpD8ldd/r0M1QHL1W+Kzwp1iVMSVMa6um3qUtNz4nMzZJC4txpR/",
-	"cX496A2vTkcVfj2b2hW/S0gr/fCpezrslToO5J9QUUtmnD93v6m8/2jJXf2FoFd2YSUKvuJBOGFEvEco",
-	"hVNa6Cfxbny8mpqV44Gc9rrsuwkSrNZkr1Mv11AnP5H6+In8BnPDbqKOG8JurIbvOFEQUO5svLaLpGX5",
-	"yrKuupu0UoWVoFKvXNzDT0AEEHD9MKQuLEk4h6ad4ul+bX9voefBnoUuABCHtSM5bDU2CTZq/ixBLeMK",
-	"P9Pwr1T4fabh04qcpeJT6dRo/lb+N6f01piFDPHon3U/965PeqNu//T6tPetd1pBPTY2LGlwevFz+Ycv",
-	"/c9fSslHfyEx+mXg31JONDhnj4ktVDTINqjNY5OABKvTdRhDNTmvcqXW39fhlLLn1Ofh+7eKOS1x7ID3",
-	"b/cnLATtjqXfBnXYAr0gZS8J8fSeLJaeHPjwXbvdyChj9v/Pr+39D9//PLQOPzyU6l++lmn2usp8MCch",
-	"zIlA5b4yJFAXHBIEjCrOEiZEMMeEIDS5D7aWg+y9Msu8zhdQ/2oeYaYybgUl5F+Tvy2WEYnQX9DgMfbp",
-	"tGk6Yx0raiJ+8ycj7ZG2YUTjULaRRu5OCR/ttb+tZPzV8ANlV6dij2oMYaKytmfMNQl/DAFP+/znX1bs",
-	"xzxVoXItsLXvpA1MvvApu6euBYJMKdD7pUc4EtsjmASEO3PwuXxlRPi8RECv9teUF0HEZkWcWftAtV67",
-	"v0E8YkIyEmf8Qa87vDhf60N/Tu9AcopUwIKsYEKBuC51j3TMmnbnmxPuetQ0DOd0Ba6PWOmG+3etFBna",
-	"MHnhs/xBBYSWff3WP+ldXGNEgZJvZNOrQa+67fC4d967Pu71T/vnn697vxz3eiflY385HV4PemdXv1yP",
-	"+me9i6tREulX1rz3S+/4Ctdw0uuenPbPe2tH756c9YdD2Rzd1s0c65tWH8Ro0D0fHg/6l6Pr4y9X5z9d",
-	"dwej/qfu8cgEXJR1+q+ri1F37SqPL85HvfPR9cfTi+Of1je5HPSOv/SOf9p4Wzps8up80Osef+l+PC0X",
-	"RBMks73uaVvqsTV5yElERV6ZuYkbzv6chQKmzJNcMOEuTLX0AAGd0gBCv9SNbR3FCOqpw/LqsypUMYxx",
-	"dhZLDEfd0dVwLX647J2fYBxKPnRlcHV+jh8cj7AFdWGyAgJ3fnBDg6RVHP4A/9Rx3/DPODS4Neb6N+Ld",
-	"kZWIORsdqZINMalccOqDXm32R73S7I/puIzUzxngNk31cqvAeBT7rqfPdvSPy/XRS8NR9/ykOzhBneFv",
-	"/kRYkqWkZCEQiJSHV+LWJY4AY0SwuQr5Q2KeR74l88Y/mynTv+Gg6R8+DXq99N+j3nBUuvVTI/rn9CaB",
-	"M2e32wkAT80PbpKCXSbIxKvi/uj9MuKzqq+sRARa90oLItMGjrAyWnRZmZClhzE+EjAYd+mScpfyUEFQ",
-	"uQttSGZbGkrQuaHIDT4Bq3ZaYjLL4SAa7OefA2hDyJHiRhZMRdbPaUkb8KfKls2UR3HOtSKSvM2Q/UHL",
-	"UxHFZjDtfVKZmMhqTFZLIsQxcea0ErLWiR2sRBWwHrRy7RV/7tzUclh+Mvtf9ZVGFVoqv54OM6P/3Y0i",
-	"bpM3YFtJpcbWq1icmCMp8iqZY9vCgPmsUmjlVr+wst1x92wjWkmrXuS+OSa6cWpEY8ftHqzGNCAL2tth",
-	"PtNx50kx889u02LXXSbeyJcqUV8pjpaB70aOTu8yZ+VpOCo80RMLZ3kIhu8Sj4UbtaFnpt2W71DsdLZi",
-	"12NNYqV2gaRM78dNvxtM5fpvv4TK173BM7IWhir3iSxVhZ+m3C0r3EafnXVcz/wZf85teben4pNSvlzl",
-	"DqIbnTuVDviehavhFg9y+1NWHT6uduTQ119DwTXr+RyxHqG3rXBOLTQU9PeI8pCR9PUWcSKbcbnnKGNS",
-	"TvEuVUeBfg7YT3x7XcvVQTVWfUPiYRpDD7+Ikqk3AesGJFLTPTED/qUoZZ1z4ikToYlPE5vD4OoLR3F+",
-	"o1qOY3IZ2wQqbZHCqSRkqSiuZTKM1mXzmAi/+hPD7a05va3VbEpC3U4QlQznDjvbwXCx5jDEWsP0VpaW",
-	"p7wmQz/F5oiGpxD/1y5Dv0ZR7/VvuZwYDzzx2W1a7ZbLfMr1XWoFRvUKNz8BowSpvYvEgb7ezWd8yB+/",
-	"1NXW0JFzYq+z7rOULJOocM8uTrqn/dE/KrwtKj7HP6MpJP1D9+qkn/kBvS7SP4x6v5TrWS8yzkOPl7R3",
-	"Et52EEzKDjvlvJac9cXV6PjibL22XBsKVIQkUfmSPXD8yHPRDjmJFX/UhSbKmrB/uGcBx6yZsodHeQjo",
-	"GZnWmZdPbn5VjpTJ39rjMvncrzIMXMbuQgW3QnZL1zOEW3Pb6/XZj3AjfgK55TIfhFLmk/Ls8sijnSjq",
-	"MenPwISXnmk22e/O2Zty49gduJuvKrIDY8MnS92Um7l24iadEbfanV+lRM8u5gRtIgJ8lZdZznSUtzmm",
-	"co+8EjAnYr4xs8l6T8d04zKRBBMqH/t8ytw6jqHmwM5y3damCDPTbpU6Wh11RUIr/b8k2Zi5kO+bwTRt",
-	"hi4UPPLdlcpn8fbDhxjcYhedkqtwac38oymQqcdDlD6uElaudmo2XOyOh1a0Lmc8Ma4GvTKTr6FuddqW",
-	"tzk/PusdV369Oh9eXV5eDEa9E8XJXH+6GJx1R5Ud4jSkyPaUEswKAC/f+xnmSzy+OP/UP+mdH2/c/4b2",
-	"1e16v3SPR2tboLPsugZnvZP+1dnaJqcXP5ceyiAX9vBYM9rjkmhnQ3BeKHTkKaPH1mHOSl3uC8euDGla",
-	"zq+Iek301M+YCyI9SRkmW4fvVVZIg/VVxkjNbzjE86CJNReUzmavGv0XB071w0T+NdNspohEbszVkrom",
-	"3b8Foe+5QJYkCGGyAhvJot0BAkm6dmjma15gvvgxzyWK37OgkMASmnGWTGXEc32q3L91Os09DLsY8xyV",
-	"gCbh+kzTyUaVQxF6hhimDkdNOLsxN7R2rwXdiZBNMKVjOKcBxYwz3Oc622+9OD08+1pUM++Zqz8pz9vQ",
-	"BzH3745w91LuU6l1dC7mzZEmOaJbDaBV3PMFV6yiuX3Fnqg+R+bq0UYqgIVCFW5owbF2nBVzFE7FDVvK",
-	"C9Nj3M19QePOBU9aPGaXyWUsGCehyZWChUUMNtouJWrNlKbmGKytWfet2Chri7IHlSr3XCmHhxg76PgQ",
-	"za0+WA2f04tpo/PrJiV+YcTt8sGKmv0qWMvvCIvyqX71J+Ks6oFIgCy+7qNCalhFoGx0IzSulAUMWktZ",
-	"n/jw1yN6ahNrqVe8zR8jM9qPmczsebIxrE2ylbm6rV2yHxNCqpa1NTdXy/k5yTuwJv5/vXG6cUw8jwb7",
-	"IlouPUZdHfgFN3R1gAERsCQsEKUx/mlXjOygX750zs46w2FrsVhkQsja7U77sNN+3SqEkqlAstfWQ+fX",
-	"9v677/hn6p/jcUu1eFMeZ5ZWKlXd73BJHbbG1Gs1XOElA5W2yNjm14ykVLibZxTbW59Hmcj+nIkXMxyu",
-	"mQ+zlq75nmRD3FmOUrXj8unlcsh+wTAGVzONN5QuJdJngY7COQJfsmhx9aGAAptxP1C1DR+bqm69QnnX",
-	"3GwlB+H5xEUbel8e+2bLfH17fNl8Pyc5C/O85+XFcAQL4tKY/cUQTBMyKTqYrkWOiClafvMnSfnlceOf",
-	"6hfFV48bFv45bnS++pMH2xpzXYRySQPJQHKXBC7oxQho2jqX4j5zbQviv0K2oCIkiyWmcTe/xpUgO3B7",
-	"aKk0yhMi6Pu3WEpyf/il+/rde51VeS/JCJfUQdMjgaBOQMPWmNv0PgzIF1UazFZpJqUgQATYv+zrdaqQ",
-	"DkdyWHrwFuZ414Go6zK86/ztmB/+CKurM5NklN6rG2TEgwlxbvzpFNn8129h7kdBaUb39Gq3SjwT7ZRg",
-	"WfYqUkyV0iQK0HAxpwsNppQENOhG4Tz565NBEV9/HjWKxQexTOANXWngw0otKXZbfhKg7B2wv69vEfon",
-	"tmUuacxtOaMfsD+QIHbgI04M6sbQ9BBfWRcWTEgJyoIF8ST6oq4Fqu6pK4XLgN76N9TFJTEx5lfn3avR",
-	"l975qH/cHWHQjqlAiVgBZ0rQnoQIVYmP8WlJVvQh9ab7c1+EWGDGCKUpn/3mwnd1Rbw9eTQtuPRIKNcp",
-	"5H5dlI0tVWtQWKYcgWR1MRf+EaTPzpgEES4XQGaEcRFqPOrfcZPlzxjGsaShsvTDXSARMAddzDE9LMro",
-	"HuGziMzoni6aE0YBF6BVcsJSGYGEJWW/JQ32sY/yYlclETBPLEZOLajLiKVME2xBISB8RoXEQ4EOMZNv",
-	"NlBOvGM+5sc+v5VvxueiM+b7gEkhtCQqH69DFtQ7JoLKxcelP1tgKi8C5pAnjkOXoZIkOLmh1w4RdMwB",
-	"xJJ6nmRxYs0M6ml0fgjuApYnTaV+aNqKh7tW+Csu8mxb0Gq19lpy0CsuBVyeGipLtOQ+suH2EjFqu7OS",
-	"ZTDijt3IEw9oLg5fHGEazPTICiniwD3chdKPYIivrSQbWy3H/lMyaZbRP1hG3fNgo3lohbWfkiqgltyP",
-	"lMmpC6GvyoESAbNg6ezPSEjvyAr1Nh3IK4Kab/ZK6582P+zJMeUm02VQm4eHSSjd23bbgtxjbB6+Tzc4",
-	"tOCyNzDRpCe9837vpPm/0y3e4NrPL0bXny6uzk+a79If31rQPR30uif/uO790h+Ohs33Cri7H1HT3zxs",
-	"p5t/wLGKdTKbf0+1ev0BmmVn/GDD0osE2KmalfYejmji7ZrpzX/4AM28VQgvb08eSv/s8rQnD1j2ep10",
-	"e9c+xCH756Pe4Lx72jx8k/6oDvRbt3/a/Xjaax6+TX98Y0Eh0reZaaFgq8sVI5bQV0UigHBxJ6E4Pm3j",
-	"jFC4IxznkswoIK5W4OtjclfL1K+W96DqCes00qb8ZMHXf3EkcQ6osVQlF6QqapnxqxXyJeQBVL0WHi00",
-	"ClZR4RJtxmxnJjBc45CqwHCkFR5zqObpjDl3SZw53X/dkhIOEmWkG6JzcHB3d9ci+LnlB7MD3VccnPaP",
-	"e+fDnuzTmocLpVlkIYpMKdTcsBq3xjzfOGy1W20l0mO+60an8abVbr1RYtUcCfaB6zvyHw9W42BOiRfO",
-	"/9B/LSSbEn/TQ7RWZOHpnwJK3JVpfXt4gCzqvvH/03mDcmEVTGLfLDcWl28UEj7uVEXRQISaKq321V+6",
-	"g+K25ENRegrioeLHW0GImsWkZjG7lcTLxWjSAwwNTP2OWcQFNAO6pARp8ZgnkHEEhK/2/SmOxjhQ4swt",
-	"mPjhXKcD8D13rwVdk1q43W4jyCoiiMi8gaeugKjv6q3HHrh4A2Y2VM/lNV24ISpS1S1VpOv90kN5Wpn5",
-	"y2pnJ6UsRKZU9o42kHZZCowVwp1kSlDlV7L4ZNn64IVO3V53G6px+Q62KqSZ2s3rTXv5nqsU/rrdfrIq",
-	"zeUu2BVFm9O3/mA13r7+UDV8vN6DfHlpHFgbjjf11S7J8kBMMRyE2NRCGiZs9tdG6qV/txr3hinf14eb",
-	"frdKwVUm4KtMvpIZSQq4phhUUI5icSJvfwq2UeDZWdww5lnkkGFI7WIVFtvSHnTUxZJCWNIS+dFE6FKN",
-	"cwU0tXRyeTWyFRUioRzgCHRdWMknIccmYLICFgrqTVtjPqD7qsam/D6hUz+gJT0CuvSIoz1x5GzI6qJa",
-	"oAPHw28JalM1rMEO6PSauZY8dUuDqA1N+WcnLSVcR4Gn/2nkBfUTCgzyn2hU+zq8OIdTxinGC0thP6DT",
-	"vhTmYZxWpI4bD/YRJJWirHa7Peb4NqGZqxd1ZBZpQ8TZ7xFtwQXW8OykprNQcY+K/SUNMKofGB9zde5+",
-	"4NLAAvtPXI0FWpNqQUola2mDp6Xj/ywtaFiK5X2wW2Pe5RBpFlzn9ZaUwORaaMWlcG1YX/u1lagiJChB",
-	"QB2qBkqrRxCkr4tKkuR3oyr555hnmmM1SqNEMbh83OgY1PFgoxtXphapSLgkIQ9ozO+MboUEtIwaZesi",
-	"NZTAT0X40XdXT4bxyitMPWT1C5ICPDwj2q2oALUJ72J6PxbqkvUvh4TV8tNIclc8XODSDv5MWIWHAwV4",
-	"KtFfGboehv5SwDQKFBedoC+0CicofB3XlkbMYx7G8boaC4a0A5U1YvFCUEWQAX1gIRAPWdExnxMXmvoF",
-	"KZk1bpws0Jkr9YIUW7CmXdnzyNSELXJrZfeYNIl5kL6rWYpneFulBXAf9ON6rrdUXiq34i3l7vYF3xAu",
-	"+y94Q0ix8AlFFSUlVFZXJLAlfEkLulE4pzyU16NSCkmIvxqcvhIQ671VraPJSkq5Sv2oRF0ptaQVmcQL",
-	"aaBZHCZKpG7oovRKXYh4yLwxLzAlR5JRoo7PXV0lPM+lBCJsQZevwNYW6P0ROnYwoUVj6kpRLUAnGmja",
-	"ThR4sD/SqXsccStXZ+9ZknAtA6qpmFIg7ItQckpYVFXL2YSvYl8ij77C+qALEsrp0DFJcV1JPcuYbSKG",
-	"aZJshpVld0oxQN4y8ygcYG1sPcSN9/DyRP0OQwMTG/DM3w7+ln3lSZg04wTFrrwN4C8l0pV2sArUophx",
-	"IgBBxI21owmWV+m6/nKcoy0ijc6v39MYSEsTBgOlJIpmIofspbASvQ8pV6Ff3zdhHVUVv1LnkkM7qjXi",
-	"ncCz1/HhuEjNjUOKGZfMdA00tTU6KnmFJ/4djyFDSQ7/Gg+x9ju53+du8a3Uep7Fa1Z3q4THHwTyzQ3G",
-	"sJ9a4zbAv7VasUyhOFkpQyKTEhRbULQ5cWDuXgs++pJMaOsiFgZE+XsfRolJqgM2aqlaOvxKfhrIL7Zl",
-	"vuiAseSLxE1jDnFPIw6mWujUidrk/kqArceXw+oBtTdb3N1GDbcxkIsW9IgzV8uUr4veO14k2C06xEmS",
-	"iKpzYazUNuP6+39K1G5rjbm2jGo9u0fJLRJ6EoJgLtq1OSrI9V6EtiHhytRPiYZGb0r75qluSzLDRGN2",
-	"B6KkQKWSww/bR0aNTib+LU20qqE6DMkiyN+OgNMZCdkt2upMF9S+/oYFApK50IvFRo4B7EzMbVxueRnQ",
-	"W+ZHApZo+Ip1LIIsqN6DwAG/+hN9FsonOIxdI5SNTGeiZly9XVRZcW+FOal1AuK9Kr1wuUp4A+JRkqGL",
-	"KW/qICrdvsfdLVr3DZzU6aPceuqvSLevuSLdeqsVHZvnUv+UTI+652TaZ9dVohFPdOFMaH1Vq1Gu+04/",
-	"r4wGvHbmhuoVOOY1xapWJrRGbP1yYu/J9II22BKKCzlTfpxqLUu0x82oqf+aQwcpPCAZ/CwaqFqswTGZ",
-	"ZRazGq7JY1jj1mM8ckwW1Ht+u8Emk0EXj1HitB/AZIBXq9GrJqgp4q4k7Y1WAcmKxiUAEjcW5Y6Rrshh",
-	"A+VhsFpjOhjzNbaDrIZKOxUKkNxyiZ/CnuYJkNiWrcJE06Zd0uPIk9WSZoyG2IdRIelYUXOOMTCJmv09",
-	"/MQ+4ovBmYwHELxuwxn7CAfwrg0LOiNLdk89gVZ/5Rr0Gj7j97cwV5Qx9rS201Q4KRMNXVO9Sz47rOaF",
-	"LoEY44GJBZQHwH9CPBIO/DML534Ugl2oFG3H7oRMxEZSuTefO9QCu5jB2LYM3ySxk1JLZHMsH0mk5cHn",
-	"3ggMf3jwpzYOPMgtRYLGroR2C1eHfFjF6jDqyhiNMi6QEvcYNaKUY6aaWUNXoXwta2i+aQOaf/RD2tOF",
-	"qNHzAV2jtNpEHpnyGRf4O8KKvN8SuLKUI5NyeNAWEXl26TUadgQHHq64Mw98LjkbuTOhA28QaNB/RPHL",
-	"cyLmSbSx8thAZ5OYETIf5W7TfidHQERqEnz0U4zwkT03ZVrXniOxSSb1PFnKY6QFWIeVBrHfn0uYt0r7",
-	"y/0e+aFyHkMPIhd5WM3fS2hsHrZhwfherCOg99SJsKtLiYvibvPwnWqDGzBneqchRnnLZSsOVNtUntuc",
-	"8tKWlBqKXzQDxNwxviX5PCjaWC2FYu+YkBfLXVTBP4Zgvf1Qo1868Ii6j6ZzpmZnjNsN9SGalSoQvLqq",
-	"ZcRjKrBpjS1GCicGHRChfLdNb4RbhYc18lMCWhHvjfk6Y416e+Yc5LO0yxQXtgXOPOI31O1IDDbmsQIp",
-	"dm5V9FmA8H0u/89QYRunq0Hk5sTL0komRWNxMCbGqD62CzFitlJfaYezqe95/p0iE/Z4zO3OmCs7tsSy",
-	"qsSophDGRd0E7eDfKYsy/l0emIOFSS30lJWDo31Qje34LsWO2scP/61dKbEX+hgQrk8kHYnaJClEa9As",
-	"E5CNakXUKmeBwxidFZwC9YT6/hQojTnm/8CnqFgotQQmwPW55EoS6uzI83fR0RQIX6nnegSO56NuABGt",
-	"43OuWQRlbhPaJW9BGJetJI2Ol5gfmgjdC2V1EzWMXhgKp1MVC4xegIGLKjB9DPGztIwjRSrMV9kskEUb",
-	"UOVtwUIl/aMLJpavupv7Hh6tFOElVCEEmRrfFgjfePAtSSCUfVGMuWzVAjms+gWI8rdVU1sglp4E6xCL",
-	"40jYQwZGj0ElKHOf71NMVC/vcsyJ9sMtgHRT+flyCgrzIhx4wkcH51jbik7TyFO+EmNu3++zkC7QE5/Y",
-	"FlwsKe9e9uFN6/UrAXbq255ihUA79O1PaejMLVgSIYfB9XZFB8YNDTkNW1ttiYuRlXj8LXme9lHCJXz2",
-	"tV+kJfmuMU/ty4amPM3UL3J+Q0NsRZgJ2JNoyvzW0CGc08AG/1arxORUZeQ2Ge+Z6G0xVPPRBLdc25tX",
-	"ZmoXHAlyloKdCkARlEL25vcy4f5V2mNJjJJO9c/BROaW0P1zeidBdt+lHlsgrZfLR5JQuvZlbIubehGW",
-	"dSNC7RUxk0QxOvBI4TF8wOi6rh+7P8X+wso+ZNQHSnD5l+couGu2qtWH8oTQw9gczeOYjFhYqlSrD7Q0",
-	"RBCDZyV6aE4KCvM9rT9l6M2m1owkJyWadM1YJOs2rsppJgIBk2xBWhIowQCqRubWitOvOhb3WbU2ufqd",
-	"1ZzyyylrPtPQqFmK+plSSDkwlZ02ggx6B5gyUKl8vspbqC44jbnvuYn9ZrJKBPN48DuiBWoQ0UTFjGqz",
-	"zmQFTDIYqXicUrtDu22BR4IZDdLWhJy60UpZHcpsDjrqJ1TGBfQSR6F+GvgLIDGzPtVOTGhekLdfYREw",
-	"6Yx3B+56Sswh+4MOObmhco+NbTSf2Ov5NZ+FbNFrtZ8pSHthJWiqBprhemMRsfTBVSlEB9hfIAzdMnqH",
-	"2qbfIndGJb8KaGaK617Uel1jrp4XElYlZsghkrND4tw0hMgPtCIxKeJsqai8vQ7INTM+G3PcXRa8tdNB",
-	"Uswr9h2yc7W8E+PmAn2YUfV3Q+lSG3Xjlb0SSBjsuHy46rn0BVP6SoUcUIJkfCYff0rIs41OTpgYImVu",
-	"RTudPsGM5m9O8GjkMJlq6KikmmIgvWHHtfoWn3sycqwgpW6sU9XSKDdnpc6mmfxTq61fGSKKp1ooh7ZX",
-	"rYJ6PPL4/pwarORJv6Aaqw5eUfKzdjAyIPhyeEVhggSz+Fw/dp2bpiYNTxJ5b6TgCuiwvOM2dBsl8MMW",
-	"XMhnCMraOfFoJ2YK089UsbQY3mtQpRKddewViR8MgKnkUxwhrRGOMS7GPDeJcJSaUekH8DUhQpPrfN0q",
-	"OAbI9SJn5Gl2Y+EHelal30gsAMp4OeZvWvBzzmKQcRAI04o0iQ5UwixbO1BIEQZsdS+xvwj+ll1aa8zf",
-	"tkxGI7POGGHpnG9MQKGeI15IFhMGVAqDTijUzkI/RUZamzw12m1rzLdgmaCaYxolDBPKfAWOKeuRYWsw",
-	"1hQjvaWUYnnMS+I6qzwv4sIOj+K18o9InW7J4ZoHhKx/uQk7nUzoUcZ2uav1Rvb2v83sWTN7sczHWoZT",
-	"3m8cmaBfIPKhwGINRiLlqeWux/yp/G//YioM5HsryEYlcVIVhE09ztrefWoK2U0yYBImoamGKrXqk3Sk",
-	"LvZaJqoH1JkVUUOcZLTxzFBXrFpSAnIqg0NIZjkC/MJiTnIPFf6bJSqp1D3ViQ6Ve66+270WnMd5P1SM",
-	"YfpuoZnN6FBy12qmuMrLc3K+ZpIX5XyTRaznfDm9k2f/A4S+xUC2I4ylUc0OaKbgRrwOGIf+NNx3qYr4",
-	"NKl00GMUHUA8JkLqHoEpEi0ZAy2AqthidMx16bVpoPxzpQQaktk1c4WdTlqwF3us6Jnm5BYD3/jK4AmV",
-	"70AeWx1VmFXPB/eJtGFV3rbV+Hh7Ji2v5dpFyVVgrPrqlpJrTGpNlzFL+UvNME359HIVzptVFyyoutx6",
-	"WRU0ED1FYoiXzqWQK1i1lk0z1/PytDJNJ/UPT0AjFYY0jh9agSTWY6puqpfEDGkHLE1IJytoxvYZCUEW",
-	"mGZ7R4rJzZVbh8lqzLN99jpAwI3UVaO2MUuSWyBRW19iNkQUEwXQeT6nUtulKo09O9l+IZqdLUO7hlTj",
-	"8f8oxHoHIM8Q6QPjHFTtA9WLfYLTPrYYrmY07dFSit6H7axeteJZjLl+FxeJqC4ZSQ1W1FUmyZwb5pGy",
-	"Wev2qVo6St+iVBWJxB973yvlL4nfqiTqxMWcgOE88KPZPO5Cubv0GVfhI10OzFU9HdRJ5gp/afOplTev",
-	"vhJaZw8msyk6MBmCtAczGqK3kdEuKaR/pLRsOBLTaeVEyLwks6CLuqWR0XOjOxLFwiWd+KTSHsc6eZid",
-	"r0/bKrbBU0yU4XW6oPuyncnAqzxJAuaae4lHbMXutypnoDNX6vzY8jHH1CK6vZUo8y3QObL3jsa8uKzJ",
-	"akmEOJbj2Zj+XhdXwqReIG8QnXBj96/EEzcpRhAnTyv1xc044pZhRvM4Yp7pOZBjdpIXwo/5RVQjysp3",
-	"ncEO/3NcUbNI79EY+U9dDfpBoWL0Pyk6pibST8KWIKDPiQDuJ+iuPmciWd34DYqUeJUgdM1fu5Z+T/hg",
-	"SsI3OjHGQx9ULkJKSpO1neAMhrPYTuA41VWzn5UBTi1wE3Ogz5II0Of2ckyCWvU6wNiNPV5ryMKgdpwv",
-	"b7qqhkErJ6AbAGuV+SD9wGBSH0Be3g0pzzhuqUUkoTMvAoEKGhVgS0nEtsA27I82IKVa2zpedw1mGvPN",
-	"WemNA5tukdQzUhmPdaEDTOE75ib5L5hCvylVkWYVLZ2wCHMoGMyHTgdMhfaUZy9xydPgr6dnG0qS//+I",
-	"MpWOu3/p16FOSyOwBQ2Jq2qZPBExP9B4bk2siRQMbIMOu6G9gXZjQ6WiyqnHIPHoUX1DtqBFjKpGoP/q",
-	"WDW795cDIH2cJZL5zir0FPgYw11pwqtBOlcUdnkllG5H6bpT9fNsaKZsdFaZBugI1sBdMTqAZgx4PxYK",
-	"LCth+CPiwIQNR38VbRESL+kChRCl8gBqEHkewI74Rsx47FESbIEbi1TazPFvDvJxNDKW6p4HFmLZZL3p",
-	"kMQ4LhZMJyuwC4XTbYhd0rSnupGKmTvmtSXjjKZfGfAIBxNhhgHmP5i5L+MdrGBmna3vWyIS7vgwrL/E",
-	"OviXGLrMYdSzdxm4eGGLl7zsGERLUfVjTWCX0cRjYo7aJkme2GIRqdI6qbzhafYDxbH1Mp6t1MY6pQLz",
-	"qNsx/4ojU1WihLyXoc41OebFura6/Kl8mJI5pqmCLDF9xZhPKZY6vhctuFxKCfJgAojQidMMHpiRpUD5",
-	"0JjZhKVCRiPuqkhs5bofjrlJgIaPVv6UBi90o0SPUkFDK7bHkfxpZl7wIK7Ya1i492/hJ/Zxg8lOT/nD",
-	"MWfFJb4kixYvYbMF8Ck02E/psHMbX/BTCasGl+ifYqDdHMLo8wxGIFtrBKs1f4+GY6ssY2fCEsROJUsS",
-	"zhNPjuwJNPKAuY3f8PcfBIhfHIAzqsgS+N2BmTSV1bZyOzOdtiiIY7i94aOZvSqe7NLsZEPtGtNug+P5",
-	"v/3OEw7PHFk95s5Axwszd8sEHmq+j23rwug6HZIjkuyRAnuDGFG2iJXrm98Gfv6JrtL+TWsdheG4jOcr",
-	"hpaYBONVPF8LtmeQLk0SoedjcNQUL+qJbJawniqsg4IfgNcp5Hva6hHkqMTBn8a/rh5Lo88mz8asewtl",
-	"fEwMblu61pqMoM+dSWEbQHl57uG5IKK+Hkp12UYR9SPwFqudFT4JIBZ46diw+m9uZCtuZPU/ROH0uMdY",
-	"yaMo1kCA0RXx0K/SQOn8nzChKvtnGKOqV0Jnqo2dEtc/w3KOpFwLNeZrOJINfMeuEm2OHjwv5/KyupnS",
-	"lWxU0VjA/Tt959bL8zBaeaoBV/MSW0u9OfKVrQWRrQj/63cJGSpVRpnoOEoSaaB7i8nKp2Ldg1vqKra/",
-	"aS/IDYUg4raKqEJ2CDp/b/+9jRyOqql7gICot1F8woXS66pkhHLn0akKrHQwq2RBTfaFViZcW5RQnlMd",
-	"+6WSILKgiBkqPNH3WjktT9noHyPvJr12ZWrhukwTdTM1ZkqRSnqaVBGs4lQ944AOE7rydU5HUx1eLKnD",
-	"pvoRdVKaC5PyhagKvPGeLR0Vp+y3mPvPuIxYccZIrd5WFUNwD2FAuJhi8Zlk2SnILAl+x2rGFi6BcSqE",
-	"BbqkMU5jYEsrw899IElRG3yW8TQxphSNh+8P/z8AAP//",
+	"7H1rc9s4tuBfQWlvVaQpWpbz2mm5bu0qtpIo7deV5HTPbWVNiIQkJBTIJkjb6h7/9y0cAHyCFCXH7cyt",
+	"+dIdi3gcAAfnjXP+bDn+OvAZYRFv9f9srQh2SQj/HJMo3AwWEQnFXy7hTkiDiPqs1W/9svI9gjhxfOZy",
+	"FPnoDtMIzcnCDwkKRUfKlqiNI+QRzCN01Om2rBZ3VmSNxWgLP1zjqNVvURa9etmyWmvK6Dpet/pHViva",
+	"BER+IksSth4eHqxWgEO8JpEC7R2OnNUnfz5yy6BNVwTNxXf01Z8j6oqJqfgQ4GjVsloMr8Xo83QIqxWS",
+	"32MaErfVj8KYZAFd4/szwpbRqtU/evn3BDYehZQtWwKyE38deCQi7pAZoLkOAhKiuR8zF/kLFK2IAOsF",
+	"R7aj+9koomuSgPl7TMJNCif82U0aT+majDFbki5hrnlLXRyRAzFkqxbcEXO8mNNbUgYaPrkEoAXQOWq7",
+	"ZIFjL0LkXnXr7AwxTWbMwq1AnPu+RzDLwziJcBiV4Tvz755oUzlMuM+2hgTvgQOyVyNgZdPHn78c56lP",
+	"vwht87OXPXc/+Uds5d6n/smfX8e0ggjVkp+vqufjaM8ZnhOvigh64mM1BJ7q+zgIrvCSTOgfZMLwN3LU",
+	"6xnQKSJrjsQNCPCSdNE14yRCfoh6aElvCUdHvd4xwnP/loh/9hDlKJInhDB87R0jRpY4ordEfAzJV+JE",
+	"xK06ZDHNDad/kIYcp2fgOOWF7bmyH3VpU/8bYSd4TTwz8tiM3EdJQ1tftiAkt9SPBaQ88BknaOGH8IXj",
+	"teD8v8eER3Xgw3itKiTrvXxdhWXQEU7jL4b4JtoLZN+jzqbqbgbwtfpyBrr3427nhC4ZcYf3AQ0JNzAm",
+	"Ru+BXqK2EuU6CAuBD92tqLOSuwRDoOvxmUTQRcyr8ZOomeqgzmLr29ctI4ZKuMV/cRSHFQd+PT57wdHH",
+	"88EJAAktqwBLGjTd0Jdv3po29Dpw92DzsezVhDeppo9m8wrQJ2bzJWgbs3kF385s/jFbuSebfxAoI2mH",
+	"Uj7csaQa4i/HZxFh8E8cBB51sFjD4VcuFvJnZq7/CMmi1W/9r8NU4TqUX/nhJMJRzOVchVO6+Dw4G53e",
+	"DMYfrs+HF1MLvR+MzoanN1fj4cnlxeloOrq8EDzn8np6c/n+Zjy4+DDsth6s1jAM/fAvgHDANoiIufoI",
+	"I9kMzX13g+5oJEnIcnx1ghzfJcfw58fp9Apx2XDhe55/x+H3NQ4CypYzRhn8PbgaocxU3RkTy7oKibMi",
+	"zrf3mHrE/W7ryw4bh6R6uYLyqBnRAmDQbOaA3GIvhskRjIXaK8xXBx7lEVoLddNCMXOJ47t47hHkhzMW",
+	"Mx4HgR8KiYCu8ZJ0jmGn0Mng4mR4NjxF7aOOWvnU988x2yjc43/B0Yq1YsfxYxa94JpVohBHIKyQe4cQ",
+	"l7iZc4cjB/jHw8nl9fhkeDP89ePgejIVK/l7Z8YwcxHzkUsiTD3eRe1RBFLRiugxJFgW4j6KVjhCGDke",
+	"JQABoBkS9xOYOGYz5gcklFtOOfIZQXyFAyIBsdUstoXuVjgit0Qxfpio25kJpl40eBwkFg/TnqnWhxnb",
+	"yANsnNpM0W/AOQkFSGMiTlb8FIQCzohKArImnONlBVcLY4+84Ij7cegQFJF7kE0KNAkoUuxF2472Mo4c",
+	"f01aAKAvGWlK8/x47mUIHovXc8V/Uxb5m57JSsDWY31JevpzIbaKWVLaeAp7X16jLfp0l76/9AgOKBda",
+	"+KH8sxsGTjcdwe7DaWm0W1DiuRxhce1iD3Ylv63/V0JTnLDxfKVttlr3B0v/QDGVQTQVXx+sFkDymfoe",
+	"IB7MTYUqsO003uf6iZHUfDgM8aa08XI95enM+y6tWWVkm+dMZSU8UrrwIGrKDq0W0Yylbq0aIMmFxKYB",
+	"rTwRtMSosxSlQAv2dJf28pwMa/TjKIij99Qj16EBI6WwiT4MpyDlKnlDdrKQzxwlI6U2RY606ch4N4OM",
+	"6F/x8TMJOfVZVZvQdwjnu22XoGqk6bFMoPGD1VJCUvPzLyBpzowKJ6AhyeJWdh4rq9wUdyN76qV9yCNR",
+	"3TVIZJ/8XQDMPfFdshP2QgeN9+cp7a7fmHSuQs+tcGsAlTDe6rfeDaYnH28+Xb67GY7Hl+Ob64vJ1fBk",
+	"9H40PBWjM6Hq/7alVfGrFixHF1fX05v3o7NhTaOry7PRyT+2Nrj5PBxPRpcXdQ3Ho8vxaPqPzDakeJ/H",
+	"zootmEwH02FhcUWZeTQdDc5G/y2EDoWEFngoKFsm6j9lQSy4ikc66GAW93qvCPqv6+G16CR+RXHg+dgl",
+	"bvJ5xq7Gw6vx5clwMhldfEDtAIdcDCmEmlvsUReLGdLh0ubD0+THyfW789EUBCLgGjNG2O8xiTMToeHn",
+	"wdn1YComSca6nEyzc9+FcjkpreqY2qYTz9jJ5fnV2XA6PO0iOBTUlmISoKfdgWVIuVMInjgU4ke4pgx7",
+	"8Ckk2FmB5LoI/TXCbDNjzGcHSSO4912Qqso4aTq24leAyvB75kANX+WhGT7kTqv2u7F7clCmrrnTqG9g",
+	"HCA5C9M3fQamLUoww3iDTjBziKfvUUZNLepsiKyDaIMkCcpwsZQmFYeSGvDOAsZ+0sI+zKyOM8nxTKT3",
+	"xF8HVIpWFVzD8b14zcqbeHQwx5y4SH7XcoOQ3xOxvQHb9igj1WOLr/uOvG7KqlLBHoCx9IqbbBffSc5X",
+	"+qpQlLulkew+EiraBoQrQYCluucv8ivfW+ivnbyx8E9k86Yyfwm9mkr9ah7zGcBCTnGEyyu/ZKl9QkDY",
+	"R+QeO5G3Ae3YXyBbbKRtIRvsDck/rkNP/PuWusSHf8+YjWOX+tkP4h/wo91FtoNhTm6j9i9k/nk67QjJ",
+	"OObSuSEwNgoxk7AhfzFjMAQSirsYAt2tCANHCesKwZujdcwjNCdoFUVBmwM/slDMPMLlcFLXF/3BaDRj",
+	"NLJkJ+ZHKCTc924Jinzk+X4wx843CwUhvcURscRF+nbg+Q72BABrEmEXRxhh1w2FhMkl28rjFoBpIJ4A",
+	"/XwTEZ67ieIXkzqgd7F6JLF8MVTG/vy699Nbw1h6zw0RGXAESDcAMUcd2mF6qofq+A7Tsz0GxHBioi0o",
+	"mVNzVjH7ZtRxAGcMRmXxs9wb1P50NfxgoauLDxb6MHpvoV/I/MpC786vxBFMR+/fdxrtn0bP6tma758+",
+	"+O02MdHjHAdwX8m9gYdOyX2U3LQ2jtDa5xF6+eYt+pm+sxAn4S0JEScRyITGTYRjKY/8Ge5JcwTTp1s9",
+	"Eii2bexxH308m6DAwxuP8oh3muzaQzUJmsTrNQ43pvggsNwJbfkbIQEXhMcvUKYyMVdfP2K+MjAUvsIv",
+	"37zt90GcdVbkXsq1iadPj51s3Pc4fePiQaUwCFn51Wh7RNar1OttsRcUfXprypK/DV3vyHzl+9/U4Tc4",
+	"ySyrSeb90mCRf6n4B7oZGGxAB1PLKw1eYfHZaqKoXu97QlzBOSoP1fHXa2VxzzmBe8aTJfcB+PO1HXbL",
+	"PgwTB8JYGl0frNZX2PzYi8z4UZoSwjrqAkLanDjixw4Se3GMlI4NUXxR0spfICz/mXVrfPXnBYphxmgv",
+	"jUtpBnDOHra1S4TDJdlq/NZnOZWtSwaawtk0QYqqS4AZ8yNp1W0I1CDtUQQsM1g1THWEx8nLhw3l1LTP",
+	"A5Cdkex2VJRXJVa7NCImHziXxtIF5hEJEdg1kIcZQe059TziSs8MRiu6XJEQrWMvooFHSZjlkImj2Gr5",
+	"qbzT7OZcqg6Po6vRKiR85XumJaZRPmuCGUe97pscm078Kmt8n8S0GkJytL/Fat1hGr33QxX2qLCowFAx",
+	"jRLTlWCrkY8WlFG+Qu040HdXCh0vuAzHdXDQ0VFJEtQF9jjpzlhb4U56+XEo/WLERZRl3a7cAukac2Sr",
+	"xuBOo85qxpaESYmcIx47K9HIDwjDAT0Qa1RCZBSHDFEW+UhjufLlKA9c+dAVV9t26L+oZsULlMV/qwmX",
+	"q2VwX6VXpQ6QT/68BIToVj0jBO5VXuDc0TdiNFWyxhY0r7shBqq7HLl5zXdrnzW+13QkA7dZ893CmmHL",
+	"pnhZQ/Y8KWpkoHr18ntt1r7AVqGVp1pswy09UgmCZIAtUCjWWrltc08ieMGMEODfY63JfSNBlIZz3MoB",
+	"U53nCJ3Td810ud0xe+n5c+wBe7ovil1v37x59bZKpBAs4bIZ9zgrtpcPDgiLzvYQTszaopasXnAwZ/F0",
+	"+96+FhqjVMV2wECYp/rsZfxh5anLm/8z2WxnjgGOIhKKRfy/3wYH/40P/ugd/PQl/Wf35uDL3/6jtdNW",
+	"qPhH13fidU5/3nMz0uVYTTem6mLKobbGC8lWRYdus266sXkVRbfo1rVsu+HJzfne2JVMXL+X33Fv6rbk",
+	"lHgk4axVELnQyDVFJebUlvrdSWPn9XgmgJRQKkHiTcX1HaT056KNeZXtESLBFkUjJ4XvLV/XSofFpTQ5",
+	"xyrcKpivKmK2mvsOkq0v2gRqxSg9S81KMmpSiTqnTdCcrPAt9ePEisktRLrLLrL/nGnFbNbqiz+ccNbq",
+	"z1pRGJNZ6+HBLtv2GipyW0xv2d0wB9dtOwT1/XwfQzC5dwgswwRGrXqqO6rmtbRGfTvHkbNS5gXXpaI3",
+	"9q5ya90ayleMjACMArtPEisAsXwWqJbT8fUQKesQRz7zNkbHcNlgs08ElBI99oqP2jn4MSS3lNyNG3Ub",
+	"Z9s+WC21IcUjb36NJ3KA9Oh3JHOlM4X3KNfat1s39TRtWWn8tXLCUzkgK4n/rNyI7AoKyJsD9suWC61P",
+	"J4360dEOlxc34+Hk+mxaEfq0rV35u8B144f3g7PJ0BhbUbzEZSugDvzdH1eKscMGbPkLkb8qErhmoaYz",
+	"Ntg8y3vnRDH2HmEnzxjmv0uQ6+Mt99RMvAoGfdN3/aa02rhfZ3FvYGH/Thb1x4ePwgvY9C1sdm8SoPSy",
+	"y4diFdAmxYKq4NM69Jwme1ArUWx5JGa1fMeJw5AwZyvWXKYtjdJOIWB8m52wBAmYWc0KOHxCmCOMXD+K",
+	"iIsCHK1Q286Ix7/1vnQhWKRjQdQGSpIwgAjR3Xq6cv68EGI6gQ8k+itNsB9I9H2NAGY13jQ1RCzIkKkz",
+	"cqsddZrdjc4HH4Y3p8PpYHR2czb8PDyr4HdbGxoanF3+Yv7wcfTho5HhjdaCpl+F/i1hWKFzfpvoWr5d",
+	"2oWyenQe4nBzVkewZJOLqoB+9b2OpJmu04hFb19Lgd4Qi4Pevj6Y0wipCDp1N4hD1xDaKnp1gQbhdeCJ",
+	"gY/e9HqtnHns4P/81jv46cufR9bRTw9Gi9gnk611IB06KxyhFebgbpGuHeIiB4chJVIaR3PMqaMfwrSZ",
+	"j2yl7NkdUzCFym7R/Gge4TjUkSAGgUVR4h3AiHnkr0n4mJCCbDRBzl9Ztvp89edTFUS4ZUQdA7iVRe/P",
+	"iB/9dmRXI8MnzXJNRydfyjUYQr8h3F2ZUbx5T/khFR0ySJPAbRWMPRoT01nzqovGhCzKmKh49oVJ8Son",
+	"0fAL+ZK0i2wVX2sjKkjKgt4T10IcLwgi94GHGXD3YzQPMXNWyGfiWmPuM4MVpTqmV+wL5tutrBr2sWxd",
+	"lvHh5zR6uG7942TGlIelTz7Gw8Hk8qL2pcYFuUNCciYcrfEGzQnCrkvcY/XkU4WErjBzPaIbRiuyQa4P",
+	"ZPIb8++6Gb64ZfLSZ/GDfE9t+vp5dDq8vIF3K1JFFE2vx8PqtpOT4cXw5mQ4OhtdfLgZ/noyHJ6ax/54",
+	"NrkZD8+vf72Zjs6Hl9fT9KGsqfnw1+HJNcBwOhycno0uhrWjD07PR5OJaA6PI/Qc9U2rN2I6HlxMTsaj",
+	"q+nNycfri59vBuPp6P3gZKqf9Zg6/df15XRQC+XJ5cV0eDG9eXd2efJzfZOr8fDk4/Dk562npV4dX1+M",
+	"h4OTj4N3Z2ZdPqV6uxsQd2VnO/OrgoZYFt6pm0ZqHaxoxNGCekIsx8xFC6XOoJAsSIgi3xgKWcfCwmY2",
+	"zaINtJo259U6vYEVlGWS8Jw8UZlMB9PrSS05uRpenMLjqOJ7qvH1xQV8cDxM18RF8w3C6M4Pv5EwbZW8",
+	"yUH/VFkW0D+Th/jdGVO/Ye8Ob3gimannU/l3T5UAZz4oaPM/KkjzP2YfC2V+zt0F3VSBW4X10+S5RHZv",
+	"p/+4qn9SN5kOLk4H41OwE3/159wSIjHBaw44J2MG00BBfozg4RI0lw9nQRgp0mrDvMnPesrsbzBo9of3",
+	"4+Ew+/d0OJkal36mLScFs1PorOjtbgrM95Znt2nxLuV47lVJr+Q+iNmy6is1qHB1l7qk8m2RaCvfXAeV",
+	"6Y+G8PBMIAZlLgkIcwmLJAaZo7YjvNzRZwbhMmVp9nGiZurzVc+ccxJnxpyenJdZ4EwOLH/yap0monhm",
+	"cNkWCB8JD4p3ECmP27GUmNZUJs9YEUMb5C9kSAaVkfOFCKFYyF8T+gcxZxtL3LAqiKoy95jVmm8CzPkJ",
+	"dlakEp3rdDVqsJ/U43OhvVRqnG+NAvO/m/+5+kjjCtOe38zunDPz78e1d0kNsqt6V7hCciIrWVx2uC/b",
+	"d6lKYksErLLoldvhHXztT6rlmwhL2r5yIz5S09qZe76VKGYNX2JXGCTFchokQkjaPVitRYjXZLjHfLrj",
+	"3pNClrD9poWu+0y8VQiXhhZptgtC340dlQpqRc0peypeZqQ+efObJd/FHo222qLPdbsdLzTfa2/5vtua",
+	"Pi7cB5NyvR83/X44Vei/Owimu1/SkJIztxKSqY+puPWV1GJL5HEjelgBbuWcKpy5Iiz7yQXpelFYx0vv",
+	"Ksl+B6lRzlqQGLUUCduzRVSs3PFMaKU5qntrRLZ0E9zTaDPZgWrsfnSyw7vNnkpQ/dmWAiGfLuzxEab9",
+	"iojyUkNOfo8JiyjOHm+ZcNMlE2uOc0EPGUmtaisgIgf68c8vG0UQycayb4Q9yMvqwRdumLpevLEyihSA",
+	"WFSDsusyTZi9KhldKotgpi0sY7oBKYqYVNysbfdwC9FtGAidu9l122mGh/JIP6jl29/tNletkxxz2yJQ",
+	"06Gr4NvlReUO+fUMbyvLVoBcmujt0nkWkKrlfPLnWkKv2fGd7cDSJrKb6UMoCXsseg9XX1G3kz/XbBGv",
+	"DfDYyWP5Hc71ax1+ammGb3+/9T1MUxUywxb4FBHgzYjOjnAm5OfRG50HonZF25ay4xq+F/DVUF8pm1k1",
+	"3Nsvnra7NV5b+vSoFouScWuB32zHooZL2OyMaIUHP03Ws6lFpPOMrpw6OM4vTwdno+k/KmKpKj4nP4Nf",
+	"MfvD4Pp0lPsBYqqyP0yHv5q9EJe50MDHW3L2Mg7sofiaTJiZyNh0ry+vpyeX5/W+JOVGky/Ssczd7yHH",
+	"jz0XnPrzxEJNXNQGBRgdHHUsxCCDs+jhERYhiNTOepTMk+tfZWB3+reKAE8/j6rcZldJMGApZpneknpZ",
+	"fmdFqd7b84iHFY/TYyueCxS3YIv3w3Rpr4pvBE1hbE+unz467qqZ0vYESlkdmSy6ppRSY9SOksPKg1LW",
+	"m4yHmE+fv3dSwMI4dh/drTYV+fah4XfLCFiYuXE+QJVjvvqZliwykgfmFPyeHPmy0oGY6bgYV5BJafWC",
+	"oxXmq60Js+qvcLax6QyhRMGJzxbUbRK8rjfsvNCtNvOknnanYgxyqyvyJKr/pTks9YE0QNNsqEmphKDv",
+	"bmQWpNc//ZSgWxLVZzgKlzTM1J1BmWZykvFyGYTbxhk/HZmXeq9NK0eQ5IKzrsdDU1iH5tFN2prbXJyc",
+	"D08qv15fTK6vri7H0+GplMdu3l+OzwfTyg5J/msQ3oxsvwLBzWs/h0S9J5cX70enw4uTrevf0r663fDX",
+	"wcm0tgUE9Nc1OB+ejq7Pa5ucXf5i3JRx4THZY73We5elSH3I1dUo8i8vn+m93vd8NFxHWCsdGM/3YFC5",
+	"OAwVRHZ8QTghWZNMRR6F1NXyhEmKspMYIa1hKTKfsWYsMtexEmkc7HmoDYWSpCGtU81hygNn+kH1nYYJ",
+	"ojN8qDDmJiCurtFjocj3XIQDHEZovkE2cF67jzBKa6egdrFQFRRvmbFC1ZaOhUqpl1E7ye8svemuT+Qr",
+	"GJUIugOvz2aswIhQGzO1p9k02TIuEQLMtNwIo6bC44xpdt7posGciyaQjDhakZBAKjTmM5XJvtkTb9j7",
+	"Roy5+F5AfZLvASIf8ZV/dwyrFwqyzPmm6gxsf3BX4OvVCFoloF8yKY3q05cSkOxzrI8eghU4ohGX1Za6",
+	"6ESF6/MVaPH8Gw3Egakx7lY+J0nnUvw+bLNLBRhrynCkk3hBNTBN0XZL5t0wGbfeBmtn7WAnSc3aoQZR",
+	"pe+lUFfpIaEO6pmcEogfrJbPyOWi1f9tmzenNOJumcx5w34V0usXwEVxVT/5c35edUEEQpZv93Epqbnk",
+	"MTZEI+uI7BIFbeSBSZ8yNWOcchEZDmi4cnqZP0bKzh8zy+bT5Pepzf6YO7qdH4I85iG/BGtniXDvJxdb",
+	"VP80y01Ntpn6mI3WCfY8Eh7wOAg8Slz1ZBZ9I5tDeLmFAkxDbswokw2jyg/68WP//Lw/mXTX63Xu8W2v",
+	"1+8d9Xsvu6VHuPIJ7kvrof9b7+DNF/gz88/ZrCtbvDK/0M3a1qpQYhIQh9ZEQFgtl3vpQMYWuUCDmpGk",
+	"eXz7jHynoIw8fGZoCmOaQbHMe2JCsmkubU0hGgGSA9csDzKC13xPEwnvo0xmR7fywOSGNi1LVrItJnQt",
+	"cLE1hRwLShr+RkgguBkN1aPGY+QL2TOpcRgSRJfMD2Wl5ccmh613KeybDdWwEZ6PXYgSGYn93B570jzi",
+	"pCLCxHggv6TZg4vC9tXlZIrW2CWJvA9P7/VTed6H1GZiREhn9tWfd5Nn9LPWP+UvUpGYtSz4c9bqf/Ln",
+	"D7Y1Y6pUdkBCITEzF4cuUsBw1LZVVuMD6toWSv6K6JrwCK8DqLiif03qVffR7ZElKx7MMSdvX0PB64PJ",
+	"x8HLN29VAYROmps1rdaqRkKcOCGJujNmk/soxB9lAVNbJnwWmg/myP71QMEpn8I5QqRUg3ehHItKQFBX",
+	"jEWVWoFSLscoJFFIdbpvci9PlmIPzbHzzV8sQK95+Rqt/Dg0Fl/JQrtTkrZ4r1oIolcZmWT6rzgE38eK",
+	"rBX6EhyScBBHq/Sv95rifPpl2iqXSIZixt/IRiEflF3L6BfiE0fSBYMODtQpotGpbelDmjFbzOiH9A+Q",
+	"AProHUyM5ImB0yY5sgFaUy5URgutsSeoIXEtJKuzu0KbDsmt/424ABLlM3Z9MbiefhxeTEcngyk8dtR1",
+	"soFawEwpFRUYIesFU7YwFDCZEG9xsPJ5BNXitBaeeXbUXvuuqtvbEVvTRVcejgScXKzXBWOAJSsic0tX",
+	"DhKyPZStOUbZvdPOYsDLNcJLTBmPFH3175jOt6sDIqDwsgzsQHehIMwMqZLT2WHBKOFhtozxknRUBbwo",
+	"DhlHyvbILZk9j1tC2Q1IeAB95EMcWb0IMrbDi9M1cSm2pLuHrgkKMVsSLuhQqF7yijsbyucDMzZjJz67",
+	"FXfGZ7w/YwcIkgEp1VtcXgeviXeCORHAJwXKu0jXh0ZQ7gU7DgkiqTox/I3cOJiTGUOIB8TzhICWmKLA",
+	"MKXyAjEXQRH1TMqfti2F1htJvwK8JDec/kFsC3W73U5XDHrNhEbPMkPlmZlYRz7NiiCMKiJBKm/wsJl+",
+	"EzsekkL+FX4MCamzI0uiCAMPYRXSIASZFmypytkSHPtPIWJa2uBiafvWgw0utw0UckxrlVtiPWscBMRF",
+	"kS+LlmOOlmHgHCxxRO7wBgxVfVS0fLVfdYxV2ts/dcSYYpHZYu3to6P0CfLrXs9ChcvYPnqbbXBkoavh",
+	"WD/aPx1ejIan7f+dbfEKYL+4nN68v7y+OG2/yX58baHB2Xg4OP3HzfDX0WQ6ab+VyD14B96T9lEv2/wn",
+	"GKtczbv990yrlz+htmmPH2wUeDFHdqaytt2BEfU75XZ28T/9hNpFTxscXkdsyuj86mwoNlj0epl2e9M7",
+	"giFHF9Ph+GJw1j56lf0oN/TzYHQ2eHc2bB+9zn58ZaFSQoV2roXErQGTAlrKXyWLQJjxO4HFyW7rMJXS",
+	"GcE4V3hJENBqib4+pFm3kBIdxDnM/Zi5uqCDLn5demW0PhY0B8mxZNE14CoSzOTWcnETiggqbwuL14oE",
+	"y+Qbgmwm4mgu/4aiIVX5N4BXeNQhStbTLvIAOyty8LIr9DNgysA3eP/w8O7urovhc9cPl4eqLz88G50M",
+	"LyZD0ae7itbSlEojUPgypLlltW51jEXrqNvr9qQNAypPtPqtV91e95VUClfAsA9d3xH/eLBahyuCvWj1",
+	"h/prLcSU5JsaorvBa0/9FBLsbnTr26NDkDwPdLyqyhdXeNBFBfXNS2NJ8Wgu8ONO1jMPeaS40uZA/qU6",
+	"SGlLXBRpmMEeWLq8DYrAlJqIe1A9D1EXXuEfwpPqzO9Qz4OjdkgCgoEXz1iKGccIs82Bv4DRKEMEOysL",
+	"zf1opbKu+J7b6aKBTvLf6/UAZSUTBGLegl2XSDRy1dKT2HM4AT0b2COLpj1YEOGZ2toyQ8B94IE1QIZO",
+	"UNEYuJF+NdPP1HTiWlDBj3D69EypjzaAd0IoARunAfgUbLXxXBVRaboM2di8gp3KeGdW83LbWr6AZVOK",
+	"C2Kil71exrYBFqAg8KgDx3r4VWX4SSGsjbs1Pj4AUdEQYpE59Qer9frlT1XDJ/AeTn3/HDNd14BLM5Ry",
+	"xm/rqwLrxYbounWAsRlA9DN8rWMe6DDxey2UH6jNzd5badEzKf4yW74QRtLy8RkBFcn4uaSkhr9AtrZY",
+	"2nnaMGN54pATSO1ywTTbUrGVxIXqf1CfGuTRVOmSjQvVsJV2cnU9tSUXwpEY4BipauxCTgKJjaP5BtGI",
+	"E2/RnbExOZAFs8X3OVn4ITH0CEngYUdFN4nZQNQFc0EfnUw+p6RtBaofskOyuKGuJXbdUihqo7b4s5/V",
+	"Em7i0FP/1PqC/AkUBvFP8CJ+mlxeoDPKCKQ8EMp+SBYjocyjWdZyPGs92McoLepo9Xq9GYO7idqF0o7H",
+	"GkgbxYz+HpMuuoSC3P3MdBZ4KsCTEZAQsqEgymZM7rsfuiS0kP0nQGMhZce1UMZwaykPr6VeHltK0bCk",
+	"yPtgd2dswFCsRHBVYUNwAp2jppvUpLdRfSH3bmqKEKiEQuIQOVDWPAIofVM2kqS/a1PJP2cs1xxKS2sj",
+	"iqbls1Zfk44HG0LjcoXFeSolcbFBM3anbSs4JCZulC9h2JIKP+HRO9/dfDeKZy4G+ZC3LwgO8PCEZLei",
+	"WOM2ugtpXWnEJQY9HxGW4GeJ5L50uCSlHf6ZigoPhxLxZIJXE7meRH7A0SIOpRSdki9wg6ckvE5qyxLm",
+	"GYuSTAGKCkakjyoLvsOBgIkgh/qIRgh7IIrO2Aq7qK1ukNRZk8YpgM5KmheE2gLlZ03XI1fgvSytmc4x",
+	"bZLIICNXiRRPcLeM1ewf1OV6qrtkrntfcZcKZ/uMdwjA/gvuEHAsuEJxRXEnmbcbGKxBLumiQRytCIvE",
+	"8chUbALjr8dnLzhK7N6y6uB8I7RcaX6Uqq7QWrKGTOxFJFQiDuUGrRsNQHslLopZRL0ZKwklx0JQIo7P",
+	"XCQlmKKUEvKoiwZsg2zlcj+YQiQL5Uo1Jq5Q1UKIGkJt24lDDx1MVcozh98K6OyOJRhXEBLFxaQB4YBH",
+	"QlKC+udKz8ZskwRPeeQFlPJe40hMB5FYUupKS08nYhPWQpMQM6y8uGOkAEWPzaNogLW19QQWPoTD4807",
+	"TDRObKEzfzv8W/6Wp7kPKMOgdhV9AH8pk670j1WQFimMY44ARdzEOppSeZnm8C+nOcoj0ur/9iVLgZQ2",
+	"oSlQRqNop3pIJ0OVyH1EmHrNt43q+CBRV9pcCmRHtga6E3p2nRwOQCppHGWEcSFMNyBTO5Mjwy089e9Y",
+	"ghlSc/jXuIiN78n9AXPLd6XR9SwfszxbqTz+IJivTzDB/QyMuyD/zmZFk0FxvpGORCo0KLom4HNiiLqd",
+	"LnrnCzahvItQohf07wM0TV1SfWSDlaqrXoSJT2Pxxbb0F/WcL/0iaNOMoaSnVgczLVSGWuVyf8GRrcYX",
+	"w6oBVfhe0t0GC7d2kPMuGmJnJcEUt4vcO17M6S1EAAqWCKZzrr3UNmXq+38K0m4ri7nyjCo7u0fwLTB6",
+	"HCFOXfBrMzCQq7Vw5UMCyORPqYVGLUoFI8puAV5CrkS7j+K0VLTUw496x9qMjuf+LUmtqpHcDCEiiN+O",
+	"ESNLHNFb8NXpLmB9/QolUNK5IE7FBokB2bm32rYOmgxCckv9mKMAHF+JjYXjNVFr4DDgJ3+u9kIGQUdJ",
+	"aIT0kakKBJTJuwsmK+ZtoBaBSjzfqbILm03CWwiP1AxdSLbVhFCp9kPm7tB6pPGkSR8Z7tMcItW+IUSq",
+	"9U4Qnejr0nyXdI+m+6Tb5+EyWMRTWzjlyl7VbZlt39nrlbOAN84/Ug2Bo29TYmqlXFnE6sHJvJVNAdri",
+	"SygDci4DVyUsAfjjlkRXYi+QgwwdEAJ+ngxUAatpTA7McmLWmlSsDU49oSMneE28p/cbbHMZDGAbBU37",
+	"AVwGcLSKvCqGmmHuUtPe6hUQomhS+iUNY5HhGNlKTDYiLAo3Na6DGavxHeQtVCrYkCMhLRviFDpKJgBm",
+	"a4JCv1DOxuAnT202Ack5DaEPJVzwsbLlHB79pGb2t+hn+g5uDMykI4DQyx46p+/QIXrTQ2uyxAG9Jx4H",
+	"r78MDXqJPsD312glOWMSWm5nubDMOdHrvumiga50Ka4dVL6EkEB41AIpJ2QEwH+iZCQY+Bcarfw4QvYd",
+	"ptF7P1SkkfrMTsIJKU+cpGJtPnOIhexy5nfb0nKToE7SLJHPTX8siJaHPgynSMuHh38q58CDWFLMSRJK",
+	"aHcBOpDDKqCDZ2baaZQLgRS0R5sRhR6zUMIahArBqb3gSIyKHByg9qseAvePukgdC92tqLOCyAcIjVJm",
+	"E7FlMg6dw++AK+J8DXhlyUAmGfCgPCJi77IwanEEBp5smLMKfSYkG7Eyrl4aAdJA/IiUl1eYr9IX3DJi",
+	"A4JNEkFIfxSrzcadHCPMM5PApV/AkybRc1tBCxU5krhkMteTZiJGuggqopMwiftzMfU22Xi532M/ksFj",
+	"EEHkggyr5HuBje2jHlpT1klsBOSeODF0dQl2Qd1tH72RbWABek/vFMbIaLl8YZdqn8pTu1Oe25PSwPAL",
+	"boBEOoa7JK4HAR+rJUnsHeXiYJkLJvjHMKzXPzXol31pRdxH8zld9jqh7Zr7YJQUqs8zvKamZaBj8iVX",
+	"jS9GKCeaHGAuY7d1b8BbSYcV8ZMKWpnuzVids0bePb0P4lraJsOFbSFnFbNvxO0LCjZjiQEpCW6V/Jkj",
+	"7vtM/J+CwTZJZATEzUnAUkYmyWNhMMpnYD62S4/ibGm+UgFnC9/z/DvJJuzZjNn9GZN+bEFlZTluxSF0",
+	"iLp+CAR/ZzzK8Lf5JRIU8bYgUlYMDv5BObbjuwQ6qhg/+LcKpYReEGOAmdqR7NPbNs4QWk1mKUf5Z7xA",
+	"WsUs6CghZ6WgQDWhOj+JSjMGOVXgKkoRSoJAOXJ9JqSSlDs7Yv9dCDRFmG3kdT1GjueDbQAIreMzpkQE",
+	"6W7jKiRvjSkTrQSPTkAsDo256gW6un4mDVEYkqYT+fgZogBDF0xgahuSa2npQIrMu2bpswARbUxktAWN",
+	"pPYPIZhQtvBu5XuwtUKFF1gFGOT6TrwmLLIQ93UEX4BDLv2LfMZEqy4Sw8pfEJbxtnJqC/HAE2gdQY0y",
+	"gXsgwKgxiEBl5rMDAgU+xFnOGFZxuCWUbss4X0aQpLyABx73IcA5sbZC0DTIlC/4jNn3BzQia4jEx7aF",
+	"LgPCBlcj9Kr78gVHduZbR4pCSAX0HSxI5KwsFGAuhgF4B7yPZi2FOS1beW2xC09JYfu7Yj/t41RK+OCr",
+	"uEhLyF0zllmXjdpiNzO/iPk1D7ElY8bInscL6ncnDmaMhDbyb5VJTExlYrfpeE/Eb8tvUx/NcM3W3qIx",
+	"U4XgCJSzJO5UIAonBOVPvpPLb1BlPRbMKO3UfB/0U2QD378gdwJlD1zi0TXwegE+sAQj7EHii1t4MZTz",
+	"xFyuFSiTIDHq4ZGkY3CBIXRdXXZ/Af25lb/IYA8U6PIvL1EwVy9VmQ/FDkGEsd6axwkZibJUaVYfK20I",
+	"AwXPa/SoPS8ZzDvKfkohmk3CDCwno5oM9Fg4HzYuyyinCgEVYkFWEzBQAFkbeWfD6Sf1EvhJrTaFus3V",
+	"kvLzGWs+kEibWcr2GSOmHOoCeltRBqIDdLW9TJ5oGS3UFJ1mzPfc1H8z36SKeTL4HVYKNeLxXL4lVW6d",
+	"+QZRIWBk3uMY/Q69noU8HC5JmPUmFMyNVsbrYPI5qFc/kXQuQJQ4KPWL0F8jnAjrCxXEBO4FcfoVHgGd",
+	"r3t/5G5mxJzQP8iE4W9ErLG1i+UTej295bOUDr3W+pnBtGc2gmZKTWqpN1ERjReuyiA6hv4ccOiWkjuw",
+	"Nn2N3SUR8ioCN1NScafR7Zoxeb2AsUo1QwyR7h0w57ZmRH6oDIlp8X5Lvsrr9JGAmbLljMHq8uitgg7S",
+	"IohJ7JBN7gO4NiqzVurcXEMMM5j+vhESKKduAtkLDoxB+0cHKqtJ4HMq7ZWSOIAGSdlSXP6MkmdrmxzX",
+	"b4ikuxX8dGoHc5a/FYatEcNgJ4qxl8BLoa6ol4rjynwL1z0dOTGQEjexqSptlOm9knvTTv+pzNYvNBOF",
+	"XS2VkexUm6AeTzy+PKUFK73Sz2jGakJXpP6sAow0Cj4fXZGUIKUsPlOXPUki14iHp+nit3JwiXRQRXcX",
+	"vg0a+FEXXYpriKS3c+6RfiIUZq+pFGnhea8mlVJ1Vm+vcHJhENI1xMojZC3CCcWFN89tzB1pZpT2AbhN",
+	"QNAEnC+7pcAAAS9IRp4SN9Z+qGaV9o3UAyCdlzP2qot+KXgMcgECUdaQJsiBzBBmqwAKocIgW55LEi8C",
+	"v+VB687Y665O4aThTAiWSnJHOSrVwYUDyVPCkAhl0Im4XFnkZ9hId1ukRq9nzdgOIhOqlpimqcAEOl9J",
+	"YspHZNgKjRXHyC4pY1ieMcO7zqrIi6Q8yaNkreIlkrtr2Fx9gUD0N7uw8wmKHuFsF6uqd7L3/u1mz7vZ",
+	"y8VqagVOcb7JywR1A0EORTSxYKRangS3nvJnEt79i5kwQO6tYBuVzEkWatd1jBtH98kpRDchgAmcRG05",
+	"lNGrj7MvdaFXkJoewGZWJg1JVtXWE2NduaKOAeVkBocILwsM+JnVnPQcKuI3DSapzDk1eR0q1lx9tp0u",
+	"ukjyfsg3htmzRe18RgfDWcuZkgpETyn56kmeVfJNgaiXfBm5E3v/Azx9S5BsTxzLkpo9yEwpjLgOGSf+",
+	"IjpwiXzxqVPpQMQoBIB4lEfEPUa6uL4QDJQCKt8WQ2CuS250AxmfKzTQCC9vqMvtbNKCThKxomZa4Vt4",
+	"+MY2mk7IfAdi25qYwqxmMbjfyRpWFW1bTY93F9KKVq59jFwlwWokTyk9xrRGv0lYKh5qTmgqpp2rCN6s",
+	"OmBO5OE2y6qgkOh7JIZ47lwKhbJotWKaPp7n55VZPplWUHssj5QUUgd+KAMSr6dUg0wvQRmyAViKkc43",
+	"qJ34ZwQGWUg36xxLIdeFci2EaVFgvpmxfJ9OH2HkxvKowdqYZ8ldJEjbSFA2IBRzidBFOafS2nWm6kQ/",
+	"Mdt+Jp6dL1hdw6ph+38UZr0HkueY9KEODqqOgRomMcHZGFt4rqYt7XEgVO+jXt6uWnEtZkzdi8tUVReC",
+	"pEIr4kqXZCEM81j6rFX7TH0iaW+RpopU40+i76XxFyd3VTB17EJOwGgV+vFylXQhzA18yuTzkQFD1JU9",
+	"HbBJFkrCKfepVXSvvuDKZo90xlMIYNIMqYOWJIJoI21dkkT/WFrZYCSq0srxiHppZkEXbEtTbeeGcCQC",
+	"xWD6yU5lI45V8jC7WF+4W24Du5gaw5t0gfBlO5exV0aShNTV55KM2E3Cb2XOQGclzfmJ52MFqUVUeys1",
+	"5ltIJQXvHM9YGaz5JsCcn4jxbMj3rwpWQVIvJE4QgnCT8K80EjetvpAkTzPG4uYCcU2UUV+ORGZ6CuKY",
+	"n+SZ6GMRiGpCWXmvc9Thf04oap7oPZoi/6lqkz9IUgzxJ+XA1FT7ScUSQPQV5oj5KblrLpkIUTe5gzyj",
+	"XqUEXcnXrqXuE1wYw/ONfkLxIAaV8YhgY7K2U5hBSxa7KRxnqob7kwrAGQC3CQdqLzFHat+eT0iQUNch",
+	"xn7ica0jCx61w3xF11U1DloFBV0jWNcUg/QDo0lzBHn+MKSi4LijFRFHzqqMBPLRKEe20ERsC9la/FEO",
+	"pExrW73XraFMM7Y9W70OYFMt0gJOMuOxKtMAKXxnTCf/Rbp2c8ZUpERFSyUsghwKmvJB0AGVT3vM2Utc",
+	"/H3o1/cXGwxFAX5EnUq9u3/u2yF3SxGwNYmwK4u3fCdmfqjoXM1bE6EY2JocDiJ7C++GhtJEVTCPoTSi",
+	"R/aN6JqUKaocgfyrU9X82p8PgdR2GjTzvU3oGfTRjjtjwqtxNlcUdHnBpW1H2rozBQNt1M746CyTBegY",
+	"1eBd+XUAyTnwfiwSaKrZ+CPSwFQMh3gV5RHizxkCBRgl8wAqFHkaxI7ZVsp44hEc7kAby1xaz/FvCfJx",
+	"PDLR6p4GFxLdpN51iBMalyim8w2ySxXlbZSEpKlIda0VU3fGGmvGOUu/dOBhhvQLM3hg/oO5+3LRwRJn",
+	"6nx9n1OVcM+LYf0l3sG/xNGlN6OZv0vjxTN7vMRhJyhqJNWPdYFdxXOP8hVYmwR7out1LEvrZPKGZ8UP",
+	"UMfqdTxbmo1VSgXqEbev/5W8TJWJEopRhirX5IyVC/mqeq/iYgrhmGQKsiT8Fd58CrXU8b14zQQoBuJB",
+	"OcJcJU7TdGCJAw76oXazcUs+GY2ZK19iy9D9aMZ0AjS4tOKnLHpBGCVElHISWYk/Dhd3M3eDx0mJYi3C",
+	"vX2Nfqbvtrjs1JQ/nHBWBvE5RbQEhO0ewO9hwf6eATu3yQF/L2VV0xL1U4K0258w+ixHEfDOFsFqy9+j",
+	"8dgyZexMRYIkqCTA0SqN5MjvQKuImLvEDX/5QZD42RE4Z4o04O8ewqSurLZT2JnutENBHC3tTR4t7FXJ",
+	"ZFd6JVtq1+h2WwLP/x13nkp4esuaCXcaO55ZuAtSfGh4P3atC6PqdAiJSIhHEu01YQTdIjGub78b8Pln",
+	"ssnGN9UGCqMTk8xXflqiE4xXyXxdtLuAdKWTCD2dgCOneNZIZA1CPVeow4IfQNYp5Xva6RIUuMThnzq+",
+	"rplIo/amKMbU3QWTHJOg246htToj6FNnUtgFUZ5fengqjGhuh5JddjFE/QiyxWZvg0+KiCVZOnGs/lsa",
+	"2Uka2fwPMTg97jJWyihSNOBI24pY5FdZoFT+TzQnMvtnlJCqF1xlqk2CEuuvoVkiMVuhZqxGItkid+yr",
+	"0Rb4wdNKLs9rmzFCstVEYyHm36kzt55fhlHGU4W4SpbYWestsK98LYh8RfjfvgjMkKkyTKrjNE2kAeEt",
+	"OiuffOse3hJXiv1te42/ERTGzJYvqkAcQv2/9/7eAwlH1tQ9BERUyyhf4VLpdVkyQobzqFQFVvYxqxBB",
+	"dfaFbu65NjdwnjP19ksmQaRhmTJURKJ3ugUrj2n0d7H3LQu7dLUwVaaJuLkaM0aikp0mUwSrPNVQB6Cj",
+	"Odn4Kqejrg7PA+LQhbpE/YzlQqd8wbICb7JmS72Kk/5byP2nQ0asJGOkMm/LiiGwhijEjC+g+EwKdgYz",
+	"DY/foZqxBSBQRji3kCppDNNo3FLG8Asf4bSoDVzLZJqEUvLWw5eH/x8AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -289,16 +289,17 @@ func (c *ndjsonChecker) Close() error { return c.body.Close() }
 // line that is not a StreamJobsMessage, a stream cut mid-line, and a
 // Status body of the wrong shape on an unknown route.
 func TestContractTransportCatchesMismatches(t *testing.T) {
+	good := `{"result":{"jobUuid":"j","jobResultId":"r","contentHash":"h"}}` + "\n"
 	answers := map[string]struct{ contentType, body string }{
 		"/v1/label-tags":  {"application/json", `{"labelTags":[{"name":1}]}`},
 		"/v1/labels/abc":  {"text/plain", `not json`},
-		"/v1/jobs/stream": {"application/x-ndjson", `{"result":{"jobUuid":"j"}}` + "\n" + `{"result":{"jobUuid":7}}` + "\n"},
+		"/v1/jobs/stream": {"application/x-ndjson", good + `{"result":{"jobUuid":7}}` + "\n"},
 		"/v1/nowhere":     {"application/json", `{"code":"five"}`},
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a := answers[r.URL.Path]
 		if r.URL.Query().Get("cut") != "" {
-			a.body = `{"result":{"jobUuid":"j"}}` + "\n" + `{"resu`
+			a.body = good + `{"resu`
 		}
 		w.Header().Set("Content-Type", a.contentType)
 		if r.URL.Path == "/v1/nowhere" {
@@ -336,7 +337,7 @@ func TestContractTransportCatchesMismatches(t *testing.T) {
 		rd := bufio.NewReader(resp.Body)
 		first, err := rd.ReadBytes('\n')
 		require.NoError(t, err, "the first line is a StreamJobsMessage")
-		require.Equal(t, `{"result":{"jobUuid":"j"}}`+"\n", string(first))
+		require.Equal(t, good, string(first))
 		_, err = rd.ReadBytes('\n')
 		require.ErrorContains(t, err, "contract:", "the second line")
 		resp.Body.Close()

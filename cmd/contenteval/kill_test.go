@@ -113,7 +113,7 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	pr, err := c1.CreatePolicyWithResponse(ctx, client.CreatePolicyRequest{PolicyKey: "main", Text: testPolicyText})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, pr.StatusCode(), "%s", pr.Body)
-	policyID := *pr.JSON200.Policy.PolicyId
+	policyID := pr.JSON200.Policy.PolicyId
 
 	const n = 2000
 	text := "please buy now " + string(make([]byte, 0))
@@ -227,5 +227,5 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	// Still answering: the survivor serves the results.
 	lr, err := c2.ListJobsWithResponse(ctx, &client.ListJobsParams{QueryStatus: ptr(client.JOBSTATUSCOMPLETED), PageSize: ptr(int32(1000))})
 	require.NoError(t, err)
-	require.Len(t, *lr.JSON200.Jobs, 1000)
+	require.Len(t, lr.JSON200.Jobs, 1000)
 }

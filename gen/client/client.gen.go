@@ -348,11 +348,11 @@ func (e PrecheckMatchConfidence) Valid() bool {
 // AssertionReport defines model for AssertionReport.
 type AssertionReport struct {
 	// Message The rule's source text.
-	Message *string `json:"message,omitempty"`
+	Message string `json:"message"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result *Outcome `json:"result,omitempty"`
-	Score  *float64 `json:"score,omitempty"`
+	Result Outcome `json:"result"`
+	Score  float64 `json:"score"`
 }
 
 // BadRequestDetail `type.googleapis.com/google.rpc.BadRequest`: the request fields at fault.
@@ -364,32 +364,32 @@ type BadRequestDetail struct {
 
 // BatchJob defines model for BatchJob.
 type BatchJob struct {
-	BatchJobId  *string        `json:"batchJobId,omitempty"`
-	CreatedAt   *time.Time     `json:"createdAt,omitempty"`
+	BatchJobId  string         `json:"batchJobId"`
+	CreatedAt   time.Time      `json:"createdAt"`
 	Error       *BatchJobError `json:"error,omitempty"`
-	FailedCount *int32         `json:"failedCount,omitempty"`
-	ItemCount   *int32         `json:"itemCount,omitempty"`
-	Name        *string        `json:"name,omitempty"`
+	FailedCount int32          `json:"failedCount"`
+	ItemCount   int32          `json:"itemCount"`
+	Name        string         `json:"name"`
 
 	// OutputFileUrl Signed GET URL of the output, once the batch job is complete.
 	OutputFileUrl   *string `json:"outputFileUrl,omitempty"`
-	PolicyId        *string `json:"policyId,omitempty"`
-	PolicyVersionId *string `json:"policyVersionId,omitempty"`
-	ProcessedCount  *int32  `json:"processedCount,omitempty"`
+	PolicyId        string  `json:"policyId"`
+	PolicyVersionId string  `json:"policyVersionId"`
+	ProcessedCount  int32   `json:"processedCount"`
 
 	// State INITIALIZED (created, waiting for the input file) -> QUEUED (file uploaded) ->
 	// PREPROCESSING (parsing and validating) -> PREPROCESSED -> SUBMITTED (items
 	// enqueued) -> EVALUATING -> POSTPROCESSING (writing the output) -> POSTPROCESSED ->
 	// COMPLETED. ERROR (with `error`) and CANCELLED are terminal and reachable from any
 	// non-terminal state.
-	State     *BatchJobState `json:"state,omitempty"`
-	UpdatedAt *time.Time     `json:"updatedAt,omitempty"`
+	State     BatchJobState `json:"state"`
+	UpdatedAt time.Time     `json:"updatedAt"`
 }
 
 // BatchJobError defines model for BatchJobError.
 type BatchJobError struct {
-	ErrorCode    *BatchJobErrorCode `json:"errorCode,omitempty"`
-	ErrorMessage *string            `json:"errorMessage,omitempty"`
+	ErrorCode    BatchJobErrorCode `json:"errorCode"`
+	ErrorMessage string            `json:"errorMessage"`
 }
 
 // BatchJobErrorCode defines model for BatchJobErrorCode.
@@ -407,7 +407,7 @@ type CancelBatchJobRequest = map[string]interface{}
 
 // CancelBatchJobResponse defines model for CancelBatchJobResponse.
 type CancelBatchJobResponse struct {
-	BatchJobId *string        `json:"batchJobId,omitempty"`
+	BatchJobId string         `json:"batchJobId"`
 	Error      *BatchJobError `json:"error,omitempty"`
 
 	// State INITIALIZED (created, waiting for the input file) -> QUEUED (file uploaded) ->
@@ -415,7 +415,7 @@ type CancelBatchJobResponse struct {
 	// enqueued) -> EVALUATING -> POSTPROCESSING (writing the output) -> POSTPROCESSED ->
 	// COMPLETED. ERROR (with `error`) and CANCELLED are terminal and reachable from any
 	// non-terminal state.
-	State *BatchJobState `json:"state,omitempty"`
+	State BatchJobState `json:"state"`
 }
 
 // CompilationError defines model for CompilationError.
@@ -486,10 +486,10 @@ type CreateBatchJobRequest struct {
 
 // CreateBatchJobResponse defines model for CreateBatchJobResponse.
 type CreateBatchJobResponse struct {
-	BatchJobId         *string        `json:"batchJobId,omitempty"`
+	BatchJobId         string         `json:"batchJobId"`
 	Error              *BatchJobError `json:"error,omitempty"`
 	InputFileUploadUrl *string        `json:"inputFileUploadUrl,omitempty"`
-	Name               *string        `json:"name,omitempty"`
+	Name               string         `json:"name"`
 }
 
 // CreateFeedbackRequest defines model for CreateFeedbackRequest.
@@ -587,8 +587,8 @@ type CreatePolicyRequest struct {
 
 // CreatePolicyResponse defines model for CreatePolicyResponse.
 type CreatePolicyResponse struct {
-	Policy        *Policy        `json:"policy,omitempty"`
-	PolicyVersion *PolicyVersion `json:"policyVersion,omitempty"`
+	Policy        Policy        `json:"policy"`
+	PolicyVersion PolicyVersion `json:"policyVersion"`
 }
 
 // CreatePolicyVersionRequest defines model for CreatePolicyVersionRequest.
@@ -603,8 +603,8 @@ type CreatePolicyVersionResponse struct {
 
 // DeleteLabelResponse defines model for DeleteLabelResponse.
 type DeleteLabelResponse struct {
-	Deleted *bool   `json:"deleted,omitempty"`
-	LabelId *string `json:"labelId,omitempty"`
+	Deleted bool   `json:"deleted"`
+	LabelId string `json:"labelId"`
 }
 
 // EvaluateLabelsRequest defines model for EvaluateLabelsRequest.
@@ -624,8 +624,8 @@ type EvaluateLabelsRequest struct {
 
 // EvaluateLabelsResponse defines model for EvaluateLabelsResponse.
 type EvaluateLabelsResponse struct {
-	ContentHash *string                  `json:"contentHash,omitempty"`
-	Results     *[]LabelEvaluationResult `json:"results,omitempty"`
+	ContentHash *string                 `json:"contentHash,omitempty"`
+	Results     []LabelEvaluationResult `json:"results"`
 }
 
 // EvaluationOptions Evaluation behaviour settings, e.g. `{"options":{"ocr":"true"}}`.
@@ -644,18 +644,18 @@ type EvaluationReport struct {
 	LabelId                   *string          `json:"labelId,omitempty"`
 
 	// LabelMatches Label name -> score, for TRUE sections only.
-	LabelMatches    *map[string]float64 `json:"labelMatches,omitempty"`
-	LabelVersionId  *string             `json:"labelVersionId,omitempty"`
-	PolicyId        *string             `json:"policyId,omitempty"`
-	PolicyKey       *string             `json:"policyKey,omitempty"`
-	PolicyVersionId *string             `json:"policyVersionId,omitempty"`
+	LabelMatches    map[string]float64 `json:"labelMatches"`
+	LabelVersionId  *string            `json:"labelVersionId,omitempty"`
+	PolicyId        string             `json:"policyId"`
+	PolicyKey       string             `json:"policyKey"`
+	PolicyVersionId string             `json:"policyVersionId"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result                   *Outcome         `json:"result,omitempty"`
-	ReviewResult             *ReviewResult    `json:"reviewResult,omitempty"`
-	SectionEvaluationReports *[]SectionReport `json:"sectionEvaluationReports,omitempty"`
-	Threshold                *float64         `json:"threshold,omitempty"`
-	TokenUsage               *TokenUsage      `json:"tokenUsage,omitempty"`
+	Result                   Outcome         `json:"result"`
+	ReviewResult             *ReviewResult   `json:"reviewResult,omitempty"`
+	SectionEvaluationReports []SectionReport `json:"sectionEvaluationReports"`
+	Threshold                float64         `json:"threshold"`
+	TokenUsage               TokenUsage      `json:"tokenUsage"`
 }
 
 // EvaluationResult defines model for EvaluationResult.
@@ -663,27 +663,27 @@ type EvaluationResult string
 
 // ExceptionReport defines model for ExceptionReport.
 type ExceptionReport struct {
-	AssertionEvaluationReports *[]AssertionReport `json:"assertionEvaluationReports,omitempty"`
+	AssertionEvaluationReports []AssertionReport `json:"assertionEvaluationReports"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result       *Outcome      `json:"result,omitempty"`
+	Result       Outcome       `json:"result"`
 	ReviewResult *ReviewResult `json:"reviewResult,omitempty"`
 }
 
 // FeedbackAnnotation defines model for FeedbackAnnotation.
 type FeedbackAnnotation struct {
-	ActualOutcome   *EvaluationResult `json:"actualOutcome,omitempty"`
-	Comment         *string           `json:"comment,omitempty"`
-	CreatedAt       *time.Time        `json:"createdAt,omitempty"`
-	ExpectedOutcome *EvaluationResult `json:"expectedOutcome,omitempty"`
-	Id              *string           `json:"id,omitempty"`
-	JobResultId     *string           `json:"jobResultId,omitempty"`
-	JobUuid         *string           `json:"jobUuid,omitempty"`
-	Label           *string           `json:"label,omitempty"`
-	LabelId         *string           `json:"labelId,omitempty"`
-	LabelVersionId  *string           `json:"labelVersionId,omitempty"`
-	Target          *FeedbackTarget   `json:"target,omitempty"`
-	UpdatedAt       *time.Time        `json:"updatedAt,omitempty"`
+	ActualOutcome   EvaluationResult `json:"actualOutcome"`
+	Comment         string           `json:"comment"`
+	CreatedAt       time.Time        `json:"createdAt"`
+	ExpectedOutcome EvaluationResult `json:"expectedOutcome"`
+	Id              string           `json:"id"`
+	JobResultId     string           `json:"jobResultId"`
+	JobUuid         string           `json:"jobUuid"`
+	Label           string           `json:"label"`
+	LabelId         *string          `json:"labelId,omitempty"`
+	LabelVersionId  *string          `json:"labelVersionId,omitempty"`
+	Target          FeedbackTarget   `json:"target"`
+	UpdatedAt       time.Time        `json:"updatedAt"`
 }
 
 // FeedbackTarget defines model for FeedbackTarget.
@@ -729,18 +729,18 @@ type Int64String = string
 
 // Job A job that has not finished carries only basic fields (no `results`).
 type Job struct {
-	Completed   *time.Time        `json:"completed,omitempty"`
-	ContentData *[]ContentSummary `json:"contentData,omitempty"`
-	Created     *time.Time        `json:"created,omitempty"`
-	CustomerId  *string           `json:"customerId,omitempty"`
+	Completed   *time.Time       `json:"completed,omitempty"`
+	ContentData []ContentSummary `json:"contentData"`
+	Created     time.Time        `json:"created"`
+	CustomerId  string           `json:"customerId"`
 
 	// Error A terminal failure. `message` is a fixed, safe explanation; branch on `reason`.
 	Error     *JobError `json:"error,omitempty"`
-	Expedited *bool     `json:"expedited,omitempty"`
+	Expedited bool      `json:"expedited"`
 
 	// JobType STANDARD for jobs, streams and label evaluations; BATCH for batch items.
-	JobType         *JobType     `json:"jobType,omitempty"`
-	JobUuid         *string      `json:"jobUuid,omitempty"`
+	JobType         JobType      `json:"jobType"`
+	JobUuid         string       `json:"jobUuid"`
 	LabelId         *string      `json:"labelId,omitempty"`
 	LabelVersionId  *string      `json:"labelVersionId,omitempty"`
 	PolicyId        *string      `json:"policyId,omitempty"`
@@ -749,17 +749,17 @@ type Job struct {
 
 	// Status PENDING (queued) -> RUNNING (claimed by a worker) -> COMPLETED | FAILED | CANCELED.
 	// FAILED always carries `error`.
-	Status    *JobStatus `json:"status,omitempty"`
-	Threshold *float64   `json:"threshold,omitempty"`
-	Updated   *time.Time `json:"updated,omitempty"`
+	Status    JobStatus `json:"status"`
+	Threshold float64   `json:"threshold"`
+	Updated   time.Time `json:"updated"`
 }
 
 // JobError A terminal failure. `message` is a fixed, safe explanation; branch on `reason`.
 type JobError struct {
-	Message *string `json:"message,omitempty"`
+	Message string `json:"message"`
 
 	// Reason New values may be added; clients must handle values they do not know.
-	Reason *JobErrorReason `json:"reason,omitempty"`
+	Reason JobErrorReason `json:"reason"`
 }
 
 // JobErrorReason New values may be added; clients must handle values they do not know.
@@ -767,15 +767,15 @@ type JobErrorReason string
 
 // JobResult defines model for JobResult.
 type JobResult struct {
-	ContentHash *string    `json:"contentHash,omitempty"`
-	Created     *time.Time `json:"created,omitempty"`
+	ContentHash *string   `json:"contentHash,omitempty"`
+	Created     time.Time `json:"created"`
 
 	// Error A terminal failure. `message` is a fixed, safe explanation; branch on `reason`.
 	Error *JobError `json:"error,omitempty"`
 
 	// JobResultId The id the label-hits filter and feedback refer to.
-	JobResultId *string           `json:"jobResultId,omitempty"`
-	JobUuid     *string           `json:"jobUuid,omitempty"`
+	JobResultId string            `json:"jobResultId"`
+	JobUuid     string            `json:"jobUuid"`
 	Report      *EvaluationReport `json:"report,omitempty"`
 }
 
@@ -789,19 +789,19 @@ type JobType string
 // Label defines model for Label.
 type Label struct {
 	ArchivedAt       *time.Time        `json:"archivedAt,omitempty"`
-	Created          *time.Time        `json:"created,omitempty"`
-	CustomerId       *string           `json:"customerId,omitempty"`
-	Description      *string           `json:"description,omitempty"`
-	Disabled         *bool             `json:"disabled,omitempty"`
-	Expunged         *bool             `json:"expunged,omitempty"`
+	Created          time.Time         `json:"created"`
+	CustomerId       string            `json:"customerId"`
+	Description      string            `json:"description"`
+	Disabled         bool              `json:"disabled"`
+	Expunged         bool              `json:"expunged"`
 	ImportProvenance *ImportProvenance `json:"importProvenance,omitempty"`
-	LabelId          *string           `json:"labelId,omitempty"`
-	Name             *string           `json:"name,omitempty"`
+	LabelId          string            `json:"labelId"`
+	Name             string            `json:"name"`
 
 	// PolicyId Empty for independent labels.
-	PolicyId *string     `json:"policyId,omitempty"`
-	Tags     *[]LabelTag `json:"tags,omitempty"`
-	Updated  *time.Time  `json:"updated,omitempty"`
+	PolicyId string     `json:"policyId"`
+	Tags     []LabelTag `json:"tags"`
+	Updated  time.Time  `json:"updated"`
 }
 
 // LabelEvalOptions Per-label evaluation options; they mirror the evaluation options of policies.
@@ -817,10 +817,10 @@ type LabelEvalOptions struct {
 // LabelEvaluation defines model for LabelEvaluation.
 type LabelEvaluation struct {
 	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Outcome   *Outcome          `json:"outcome,omitempty"`
+	Outcome   Outcome           `json:"outcome"`
 	Report    *EvaluationReport `json:"report,omitempty"`
-	Score     *float64          `json:"score,omitempty"`
-	Threshold *float64          `json:"threshold,omitempty"`
+	Score     float64           `json:"score"`
+	Threshold float64           `json:"threshold"`
 }
 
 // LabelEvaluationResult defines model for LabelEvaluationResult.
@@ -829,7 +829,7 @@ type LabelEvaluationResult struct {
 	Evaluation     *LabelEvaluation `json:"evaluation,omitempty"`
 	JobUuid        *string          `json:"jobUuid,omitempty"`
 	LabelId        *string          `json:"labelId,omitempty"`
-	LabelVersionId *string          `json:"labelVersionId,omitempty"`
+	LabelVersionId string           `json:"labelVersionId"`
 }
 
 // LabelHit defines model for LabelHit.
@@ -865,22 +865,22 @@ type LabelHit struct {
 	FrameStartTimecode *Timecode `json:"frameStartTimecode,omitempty"`
 
 	// JobResultId The result that produced the hit.
-	JobResultId *string `json:"jobResultId,omitempty"`
+	JobResultId string `json:"jobResultId"`
 
 	// Label Label name.
-	Label    *string   `json:"label,omitempty"`
-	Modality *Modality `json:"modality,omitempty"`
-	Score    *float64  `json:"score,omitempty"`
+	Label    string   `json:"label"`
+	Modality Modality `json:"modality"`
+	Score    float64  `json:"score"`
 
 	// StartMs A 64-bit integer as a decimal string.
 	//
 	// Example: 1500
-	StartMs *Int64String `json:"startMs,omitempty"`
+	StartMs Int64String `json:"startMs"`
 
 	// StartTimecode HH:MM:SS.mmm
 	//
 	// Example: 00:01:02.500
-	StartTimecode *Timecode `json:"startTimecode,omitempty"`
+	StartTimecode Timecode `json:"startTimecode"`
 
 	// TranscriptEndMs A 64-bit integer as a decimal string.
 	//
@@ -910,35 +910,35 @@ type LabelResponse struct {
 
 // LabelTag defines model for LabelTag.
 type LabelTag struct {
-	Color      *string    `json:"color,omitempty"`
-	Created    *time.Time `json:"created,omitempty"`
-	CustomerId *string    `json:"customerId,omitempty"`
-	Expunged   *bool      `json:"expunged,omitempty"`
-	LabelTagId *string    `json:"labelTagId,omitempty"`
-	Name       *string    `json:"name,omitempty"`
-	Updated    *time.Time `json:"updated,omitempty"`
+	Color      string    `json:"color"`
+	Created    time.Time `json:"created"`
+	CustomerId string    `json:"customerId"`
+	Expunged   bool      `json:"expunged"`
+	LabelTagId string    `json:"labelTagId"`
+	Name       string    `json:"name"`
+	Updated    time.Time `json:"updated"`
 }
 
 // LabelVersion defines model for LabelVersion.
 type LabelVersion struct {
-	Blob            *[]byte    `json:"blob,omitempty"`
-	ComplexityScore *float64   `json:"complexityScore,omitempty"`
-	Created         *time.Time `json:"created,omitempty"`
-	CreatedById     *string    `json:"createdById,omitempty"`
-	Description     *string    `json:"description,omitempty"`
-	Expunged        *bool      `json:"expunged,omitempty"`
-	GlobalContext   *string    `json:"globalContext,omitempty"`
+	Blob            *[]byte   `json:"blob,omitempty"`
+	ComplexityScore float64   `json:"complexityScore"`
+	Created         time.Time `json:"created"`
+	CreatedById     string    `json:"createdById"`
+	Description     string    `json:"description"`
+	Expunged        bool      `json:"expunged"`
+	GlobalContext   string    `json:"globalContext"`
 
 	// LabelEvalOptions Per-label evaluation options; they mirror the evaluation options of policies.
-	LabelEvalOptions     *LabelEvalOptions `json:"labelEvalOptions,omitempty"`
-	LabelId              *string           `json:"labelId,omitempty"`
-	LabelVersionId       *string           `json:"labelVersionId,omitempty"`
-	ParentLabelVersionId *string           `json:"parentLabelVersionId,omitempty"`
-	SequentialVersion    *float32          `json:"sequentialVersion,omitempty"`
-	SignalCount          *float32          `json:"signalCount,omitempty"`
-	Text                 *string           `json:"text,omitempty"`
-	TokenCountsV2        *TokenCounts      `json:"tokenCountsV2,omitempty"`
-	TotalSignalTokens    *float32          `json:"totalSignalTokens,omitempty"`
+	LabelEvalOptions     LabelEvalOptions `json:"labelEvalOptions"`
+	LabelId              string           `json:"labelId"`
+	LabelVersionId       string           `json:"labelVersionId"`
+	ParentLabelVersionId *string          `json:"parentLabelVersionId,omitempty"`
+	SequentialVersion    float32          `json:"sequentialVersion"`
+	SignalCount          float32          `json:"signalCount"`
+	Text                 string           `json:"text"`
+	TokenCountsV2        TokenCounts      `json:"tokenCountsV2"`
+	TotalSignalTokens    float32          `json:"totalSignalTokens"`
 }
 
 // LabelVersionResponse defines model for LabelVersionResponse.
@@ -948,13 +948,13 @@ type LabelVersionResponse struct {
 
 // ListBatchJobsResponse defines model for ListBatchJobsResponse.
 type ListBatchJobsResponse struct {
-	BatchJobs *[]BatchJob `json:"batchJobs,omitempty"`
+	BatchJobs []BatchJob `json:"batchJobs"`
 }
 
 // ListFeedbackResponse defines model for ListFeedbackResponse.
 type ListFeedbackResponse struct {
-	Annotations   *[]FeedbackAnnotation `json:"annotations,omitempty"`
-	NextPageToken *string               `json:"nextPageToken,omitempty"`
+	Annotations   []FeedbackAnnotation `json:"annotations"`
+	NextPageToken *string              `json:"nextPageToken,omitempty"`
 }
 
 // ListJobLabelHitsResponse defines model for ListJobLabelHitsResponse.
@@ -966,42 +966,42 @@ type ListJobLabelHitsResponse struct {
 
 	// Status PENDING (queued) -> RUNNING (claimed by a worker) -> COMPLETED | FAILED | CANCELED.
 	// FAILED always carries `error`.
-	Status *JobStatus `json:"status,omitempty"`
+	Status JobStatus `json:"status"`
 }
 
 // ListJobsResponse defines model for ListJobsResponse.
 type ListJobsResponse struct {
-	Jobs          *[]Job  `json:"jobs,omitempty"`
+	Jobs          []Job   `json:"jobs"`
 	NextPageToken *string `json:"nextPageToken,omitempty"`
 }
 
 // ListLabelTagsResponse defines model for ListLabelTagsResponse.
 type ListLabelTagsResponse struct {
-	LabelTags *[]LabelTag `json:"labelTags,omitempty"`
+	LabelTags []LabelTag `json:"labelTags"`
 }
 
 // ListLabelVersionsResponse defines model for ListLabelVersionsResponse.
 type ListLabelVersionsResponse struct {
-	LabelVersions *[]LabelVersion `json:"labelVersions,omitempty"`
-	NextPageToken *string         `json:"nextPageToken,omitempty"`
+	LabelVersions []LabelVersion `json:"labelVersions"`
+	NextPageToken *string        `json:"nextPageToken,omitempty"`
 }
 
 // ListLabelsResponse defines model for ListLabelsResponse.
 type ListLabelsResponse struct {
-	Labels        *[]Label `json:"labels,omitempty"`
-	NextPageToken *string  `json:"nextPageToken,omitempty"`
+	Labels        []Label `json:"labels"`
+	NextPageToken *string `json:"nextPageToken,omitempty"`
 }
 
 // ListPoliciesResponse defines model for ListPoliciesResponse.
 type ListPoliciesResponse struct {
-	NextPageToken *string   `json:"nextPageToken,omitempty"`
-	Policies      *[]Policy `json:"policies,omitempty"`
+	NextPageToken *string  `json:"nextPageToken,omitempty"`
+	Policies      []Policy `json:"policies"`
 }
 
 // ListPolicyVersionsResponse defines model for ListPolicyVersionsResponse.
 type ListPolicyVersionsResponse struct {
-	NextPageToken  *string          `json:"nextPageToken,omitempty"`
-	PolicyVersions *[]PolicyVersion `json:"policyVersions,omitempty"`
+	NextPageToken  *string         `json:"nextPageToken,omitempty"`
+	PolicyVersions []PolicyVersion `json:"policyVersions"`
 }
 
 // Modality defines model for Modality.
@@ -1026,23 +1026,23 @@ type Outcome string
 
 // Policy defines model for Policy.
 type Policy struct {
-	ActiveVersionId *string    `json:"activeVersionId,omitempty"`
-	Created         *time.Time `json:"created,omitempty"`
-	Disabled        *bool      `json:"disabled,omitempty"`
-	PolicyId        *string    `json:"policyId,omitempty"`
-	PolicyKey       *string    `json:"policyKey,omitempty"`
-	Updated         *time.Time `json:"updated,omitempty"`
+	ActiveVersionId string    `json:"activeVersionId"`
+	Created         time.Time `json:"created"`
+	Disabled        bool      `json:"disabled"`
+	PolicyId        string    `json:"policyId"`
+	PolicyKey       string    `json:"policyKey"`
+	Updated         time.Time `json:"updated"`
 }
 
 // PolicyVersion defines model for PolicyVersion.
 type PolicyVersion struct {
-	ComplexityScore   *float64     `json:"complexityScore,omitempty"`
-	Created           *time.Time   `json:"created,omitempty"`
-	PolicyId          *string      `json:"policyId,omitempty"`
-	PolicyVersionId   *string      `json:"policyVersionId,omitempty"`
-	SequentialVersion *float32     `json:"sequentialVersion,omitempty"`
-	Text              *string      `json:"text,omitempty"`
-	TokenCountsV2     *TokenCounts `json:"tokenCountsV2,omitempty"`
+	ComplexityScore   float64     `json:"complexityScore"`
+	Created           time.Time   `json:"created"`
+	PolicyId          string      `json:"policyId"`
+	PolicyVersionId   string      `json:"policyVersionId"`
+	SequentialVersion float32     `json:"sequentialVersion"`
+	Text              string      `json:"text"`
+	TokenCountsV2     TokenCounts `json:"tokenCountsV2"`
 }
 
 // PrecheckFailureDetail `type.googleapis.com/contenteval.PrecheckFailure`: why content failed the precheck.
@@ -1079,19 +1079,19 @@ type PrecheckMatchConfidence string
 // ReviewResult defines model for ReviewResult.
 type ReviewResult struct {
 	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Outcome *Outcome `json:"outcome,omitempty"`
-	Score   *float64 `json:"score,omitempty"`
+	Outcome Outcome `json:"outcome"`
+	Score   float64 `json:"score"`
 }
 
 // SectionReport defines model for SectionReport.
 type SectionReport struct {
-	AssertionEvaluationReports *[]AssertionReport `json:"assertionEvaluationReports,omitempty"`
-	ExceptionEvaluationReport  *ExceptionReport   `json:"exceptionEvaluationReport,omitempty"`
-	Message                    *string            `json:"message,omitempty"`
-	Name                       *string            `json:"name,omitempty"`
+	AssertionEvaluationReports []AssertionReport `json:"assertionEvaluationReports"`
+	ExceptionEvaluationReport  *ExceptionReport  `json:"exceptionEvaluationReport,omitempty"`
+	Message                    string            `json:"message"`
+	Name                       string            `json:"name"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result       *Outcome      `json:"result,omitempty"`
+	Result       Outcome       `json:"result"`
 	ReviewResult *ReviewResult `json:"reviewResult,omitempty"`
 }
 
@@ -1141,9 +1141,9 @@ type StreamJobsRequest struct {
 
 // StreamResult defines model for StreamResult.
 type StreamResult struct {
-	ContentHash            *string           `json:"contentHash,omitempty"`
-	JobResultId            *string           `json:"jobResultId,omitempty"`
-	JobUuid                *string           `json:"jobUuid,omitempty"`
+	ContentHash            string            `json:"contentHash"`
+	JobResultId            string            `json:"jobResultId"`
+	JobUuid                string            `json:"jobUuid"`
 	PolicyEvaluationReport *EvaluationReport `json:"policyEvaluationReport,omitempty"`
 }
 
@@ -1157,18 +1157,18 @@ type Timecode = string
 
 // TokenCounts defines model for TokenCounts.
 type TokenCounts struct {
-	ContentSpecialTokens *float32 `json:"contentSpecialTokens,omitempty"`
-	DslTokenCount        *float32 `json:"dslTokenCount,omitempty"`
-	GlobalContextTokens  *float32 `json:"globalContextTokens,omitempty"`
-	SignalSpecialTokens  *float32 `json:"signalSpecialTokens,omitempty"`
-	SignalTokens         *float32 `json:"signalTokens,omitempty"`
+	ContentSpecialTokens float32 `json:"contentSpecialTokens"`
+	DslTokenCount        float32 `json:"dslTokenCount"`
+	GlobalContextTokens  float32 `json:"globalContextTokens"`
+	SignalSpecialTokens  float32 `json:"signalSpecialTokens"`
+	SignalTokens         float32 `json:"signalTokens"`
 }
 
 // TokenUsage defines model for TokenUsage.
 type TokenUsage struct {
-	BilledTokens *float32 `json:"billedTokens,omitempty"`
-	InputTokens  *float32 `json:"inputTokens,omitempty"`
-	Multiplier   *float64 `json:"multiplier,omitempty"`
+	BilledTokens float32 `json:"billedTokens"`
+	InputTokens  float32 `json:"inputTokens"`
+	Multiplier   float64 `json:"multiplier"`
 }
 
 // UpdateLabelRequest Omitted fields keep their values; other fields are ignored.
@@ -1180,7 +1180,7 @@ type UpdateLabelRequest struct {
 
 // UploadBatchInputResponse defines model for UploadBatchInputResponse.
 type UploadBatchInputResponse struct {
-	BatchJob *BatchJob `json:"batchJob,omitempty"`
+	BatchJob BatchJob `json:"batchJob"`
 }
 
 // Webhook A POST made when the job completes: `{"type":"job.completed"|"job.failed","job":Job}`,
