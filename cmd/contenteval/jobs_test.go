@@ -422,7 +422,16 @@ func TestListJobs(t *testing.T) {
 			require.Nil(t, r.JSON200.NextPageToken)
 			out := []string{}
 			for _, j := range r.JSON200.Jobs {
-				require.Nil(t, j.Results, "listings carry basic fields only")
+				if j.Status != client.JOBSTATUSCOMPLETED {
+					require.Nil(t, j.Results, "an incomplete job carries basic fields only")
+				} else {
+					// As GET /v1/jobs/{jobUuid} gives it, results included.
+					require.NotNil(t, j.Results, "a complete job carries its results")
+					require.Len(t, *j.Results, len(j.ContentData))
+					got, err := c.GetJobWithResponse(ctx, j.JobUuid)
+					require.NoError(t, err)
+					require.Equal(t, got.JSON200.Job, j)
+				}
 				out = append(out, j.JobUuid)
 			}
 			return out

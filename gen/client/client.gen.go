@@ -1817,7 +1817,8 @@ type ClientInterface interface {
 	// - `pageSize`: unset or 0 gives 10; values above 1000 are treated as 1000; negative
 	//   values are rejected.
 	// - `pageToken`: the `nextPageToken` of the previous page, with the same filters.
-	// - Jobs that are not complete carry basic information only (no results).
+	// - Complete jobs carry their results, as GET /v1/jobs/{jobUuid} gives them; jobs
+	//   that are not complete carry basic information only (no results).
 	//
 	// Corresponds with GET /v1/jobs (the `ListJobs` operationId).
 	ListJobs(ctx context.Context, params *ListJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2444,7 +2445,8 @@ func (c *Client) DownloadBatchOutput(ctx context.Context, batchJobId BatchJobId,
 //   - `pageSize`: unset or 0 gives 10; values above 1000 are treated as 1000; negative
 //     values are rejected.
 //   - `pageToken`: the `nextPageToken` of the previous page, with the same filters.
-//   - Jobs that are not complete carry basic information only (no results).
+//   - Complete jobs carry their results, as GET /v1/jobs/{jobUuid} gives them; jobs
+//     that are not complete carry basic information only (no results).
 //
 // Corresponds with GET /v1/jobs (the `ListJobs` operationId).
 func (c *Client) ListJobs(ctx context.Context, params *ListJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5108,7 +5110,8 @@ type ClientWithResponsesInterface interface {
 	// - `pageSize`: unset or 0 gives 10; values above 1000 are treated as 1000; negative
 	//   values are rejected.
 	// - `pageToken`: the `nextPageToken` of the previous page, with the same filters.
-	// - Jobs that are not complete carry basic information only (no results).
+	// - Complete jobs carry their results, as GET /v1/jobs/{jobUuid} gives them; jobs
+	//   that are not complete carry basic information only (no results).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7684,7 +7687,8 @@ func (c *ClientWithResponses) DownloadBatchOutputWithResponse(ctx context.Contex
 //   - `pageSize`: unset or 0 gives 10; values above 1000 are treated as 1000; negative
 //     values are rejected.
 //   - `pageToken`: the `nextPageToken` of the previous page, with the same filters.
-//   - Jobs that are not complete carry basic information only (no results).
+//   - Complete jobs carry their results, as GET /v1/jobs/{jobUuid} gives them; jobs
+//     that are not complete carry basic information only (no results).
 //
 // Returns a wrapper object for the known response body format(s).
 //
