@@ -1717,6 +1717,8 @@ type ClientInterface interface {
 	// optionally only those with the given ids and/or in the given states (repeatable
 	// parameters; any-of within each, both must hold). At most 1000 are returned.
 	//
+	// Also accepted (snake_case and camelCase aliases): `batch_job_ids` for `batchJobIds`.
+	//
 	// Corresponds with GET /v1/batch-jobs (the `ListBatchJobs` operationId).
 	ListBatchJobs(ctx context.Context, params *ListBatchJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -1735,6 +1737,9 @@ type ClientInterface interface {
 	// `webhookUrl` receives `{"type":"batch_job.completed"|"batch_job.failed"|
 	// "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 	// webhooks are.
+	//
+	// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1756,6 +1761,9 @@ type ClientInterface interface {
 	// `webhookUrl` receives `{"type":"batch_job.completed"|"batch_job.failed"|
 	// "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 	// webhooks are.
+	//
+	// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1820,6 +1828,18 @@ type ClientInterface interface {
 	// - Complete jobs carry their results, as GET /v1/jobs/{jobUuid} gives them; jobs
 	//   that are not complete carry basic information only (no results).
 	//
+	// Also accepted (snake_case and camelCase aliases): `query.created_time_range.start`
+	// for `query.createdTimeRange.start`, `query.created_time_range.end` for
+	// `query.createdTimeRange.end`, `query.created_time_range.inclusive` for
+	// `query.createdTimeRange.inclusive`, `query.updated_time_range.start` for
+	// `query.updatedTimeRange.start`, `query.updated_time_range.end` for
+	// `query.updatedTimeRange.end`, `query.updated_time_range.inclusive` for
+	// `query.updatedTimeRange.inclusive`, `query.completed_time_range.start` for
+	// `query.completedTimeRange.start`, `query.completed_time_range.end` for
+	// `query.completedTimeRange.end`, `query.completed_time_range.inclusive` for
+	// `query.completedTimeRange.inclusive`, `query.policy_id` for `query.policyId`,
+	// `page_size` for `pageSize`, `page_token` for `pageToken`.
+	//
 	// Corresponds with GET /v1/jobs (the `ListJobs` operationId).
 	ListJobs(ctx context.Context, params *ListJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -1842,6 +1862,10 @@ type ClientInterface interface {
 	// - An unknown `policyId` is NOT_FOUND. The per-account daily evaluation quota, the
 	//   admission timeout (10 min) and the execution deadline (15 min) fail the job with
 	//   their JobErrorReason.
+	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+	// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1868,6 +1892,10 @@ type ClientInterface interface {
 	//   admission timeout (10 min) and the execution deadline (15 min) fail the job with
 	//   their JobErrorReason.
 	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+	// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/jobs (the `CreateJob` operationId).
@@ -1892,6 +1920,9 @@ type ClientInterface interface {
 	// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
 	// `parseAs: "stream"` and read `response.body`; with the Go client, use
 	// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
+	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+	// in nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1918,6 +1949,9 @@ type ClientInterface interface {
 	// `parseAs: "stream"` and read `response.body`; with the Go client, use
 	// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
 	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+	// in nested objects); the camelCase spelling wins when both are sent.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/jobs/stream (the `StreamJobs` operationId).
@@ -1938,6 +1972,9 @@ type ClientInterface interface {
 	// `page_size`: unset or 0 gives 1000, larger values are treated as 1000, negative
 	// values are rejected. `page_token` must come from a request for the same job.
 	//
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+	// `pageToken` for `page_token`.
+	//
 	// Corresponds with GET /v1/jobs/{jobUuid}/feedback (the `ListFeedback` operationId).
 	ListFeedback(ctx context.Context, jobUuid JobUuid, params *ListFeedbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -1950,6 +1987,10 @@ type ClientInterface interface {
 	// `jobResultId` defaults to the job's only result when the job has one.
 	// `actualOutcome` is filled by the server from the job's thresholded section result
 	// for the label (the label version's result for label evaluations).
+	//
+	// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+	// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1965,6 +2006,10 @@ type ClientInterface interface {
 	// `jobResultId` defaults to the job's only result when the job has one.
 	// `actualOutcome` is filled by the server from the job's thresholded section result
 	// for the label (the label version's result for label evaluations).
+	//
+	// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+	// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1986,6 +2031,9 @@ type ClientInterface interface {
 	// larger values are treated as 1000, negative values are rejected. `pageToken` must
 	// come from a request with the same `jobUuid` and `jobResultId`, otherwise
 	// INVALID_ARGUMENT.
+	//
+	// Also accepted (snake_case and camelCase aliases): `job_result_id` for `jobResultId`,
+	// `page_size` for `pageSize`, `page_token` for `pageToken`.
 	//
 	// Corresponds with GET /v1/jobs/{jobUuid}/labels (the `ListJobLabelHits` operationId).
 	ListJobLabelHits(ctx context.Context, jobUuid JobUuid, params *ListJobLabelHitsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2023,6 +2071,10 @@ type ClientInterface interface {
 	// `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 	// values are rejected. `page_token` must come from a request with the same filters.
 	//
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+	// `pageToken` for `page_token`, `includeArchived` for `include_archived`, `tagIds` for
+	// `tag_ids`.
+	//
 	// Corresponds with GET /v1/labels (the `ListLabels` operationId).
 	ListLabels(ctx context.Context, params *ListLabelsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2031,6 +2083,9 @@ type ClientInterface interface {
 	// Creates a label without versions (label-first accounts only). A label with
 	// `policyId` is unique by (account, name, policyId); an independent label by
 	// (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
+	//
+	// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2042,6 +2097,9 @@ type ClientInterface interface {
 	// Creates a label without versions (label-first accounts only). A label with
 	// `policyId` is unique by (account, name, policyId); an independent label by
 	// (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
+	//
+	// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2062,6 +2120,10 @@ type ClientInterface interface {
 	// `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 	// precheck answers 499 with the precheck failure body.
 	//
+	// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+	// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/labels/evaluate (the `EvaluateLabels` operationId).
@@ -2080,6 +2142,10 @@ type ClientInterface interface {
 	// version's. Results are cached by (content hash, version, threshold, options);
 	// `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 	// precheck answers 499 with the precheck failure body.
+	//
+	// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+	// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2135,6 +2201,9 @@ type ClientInterface interface {
 	//
 	// Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
 	//
+	// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v1/labels/{labelId}/tags (the `SetLabelTags` operationId).
@@ -2143,6 +2212,9 @@ type ClientInterface interface {
 	// SetLabelTags Replace the tags of a label
 	//
 	// Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
+	//
+	// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2163,6 +2235,9 @@ type ClientInterface interface {
 	// `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 	// values are rejected. `page_token` must come from a request for the same label.
 	//
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+	// `pageToken` for `page_token`.
+	//
 	// Corresponds with GET /v1/labels/{labelId}/versions (the `ListLabelVersions` operationId).
 	ListLabelVersions(ctx context.Context, labelId LabelId, params *ListLabelVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2174,6 +2249,10 @@ type ClientInterface interface {
 	// `sequentialVersion` is assigned without gaps or duplicates, also under concurrent
 	// creation. `parentLabelVersionId`, when set, must be a version of the same label.
 	// Rule text at most 64 KiB.
+	//
+	// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+	// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2188,6 +2267,10 @@ type ClientInterface interface {
 	// `sequentialVersion` is assigned without gaps or duplicates, also under concurrent
 	// creation. `parentLabelVersionId`, when set, must be a version of the same label.
 	// Rule text at most 64 KiB.
+	//
+	// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+	// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2206,6 +2289,9 @@ type ClientInterface interface {
 	// Lists the account's policies, newest first (policy-first accounts only).
 	// `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
 	//
+	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+	// `page_token` for `pageToken`.
+	//
 	// Corresponds with GET /v1/policies (the `ListPolicies` operationId).
 	ListPolicies(ctx context.Context, params *ListPoliciesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2214,6 +2300,9 @@ type ClientInterface interface {
 	// Creates a policy and its first version from rule text (policy-first accounts only).
 	// `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 	// INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
+	//
+	// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2225,6 +2314,9 @@ type ClientInterface interface {
 	// Creates a policy and its first version from rule text (policy-first accounts only).
 	// `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 	// INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
+	//
+	// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2242,6 +2334,9 @@ type ClientInterface interface {
 	//
 	// Lists a policy's versions by `sequentialVersion` ascending (policy-first accounts only).
 	// `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
+	//
+	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+	// `page_token` for `pageToken`.
 	//
 	// Corresponds with GET /v1/policies/{policyId}/versions (the `ListPolicyVersions` operationId).
 	ListPolicyVersions(ctx context.Context, policyId PolicyId, params *ListPolicyVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2275,6 +2370,8 @@ type ClientInterface interface {
 // optionally only those with the given ids and/or in the given states (repeatable
 // parameters; any-of within each, both must hold). At most 1000 are returned.
 //
+// Also accepted (snake_case and camelCase aliases): `batch_job_ids` for `batchJobIds`.
+//
 // Corresponds with GET /v1/batch-jobs (the `ListBatchJobs` operationId).
 func (c *Client) ListBatchJobs(ctx context.Context, params *ListBatchJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListBatchJobsRequest(c.Server, params)
@@ -2303,6 +2400,9 @@ func (c *Client) ListBatchJobs(ctx context.Context, params *ListBatchJobsParams,
 // `webhookUrl` receives `{"type":"batch_job.completed"|"batch_job.failed"|
 // "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 // webhooks are.
+//
+// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2334,6 +2434,9 @@ func (c *Client) CreateBatchJobWithBody(ctx context.Context, contentType string,
 // `webhookUrl` receives `{"type":"batch_job.completed"|"batch_job.failed"|
 // "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 // webhooks are.
+//
+// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2448,6 +2551,18 @@ func (c *Client) DownloadBatchOutput(ctx context.Context, batchJobId BatchJobId,
 //   - Complete jobs carry their results, as GET /v1/jobs/{jobUuid} gives them; jobs
 //     that are not complete carry basic information only (no results).
 //
+// Also accepted (snake_case and camelCase aliases): `query.created_time_range.start`
+// for `query.createdTimeRange.start`, `query.created_time_range.end` for
+// `query.createdTimeRange.end`, `query.created_time_range.inclusive` for
+// `query.createdTimeRange.inclusive`, `query.updated_time_range.start` for
+// `query.updatedTimeRange.start`, `query.updated_time_range.end` for
+// `query.updatedTimeRange.end`, `query.updated_time_range.inclusive` for
+// `query.updatedTimeRange.inclusive`, `query.completed_time_range.start` for
+// `query.completedTimeRange.start`, `query.completed_time_range.end` for
+// `query.completedTimeRange.end`, `query.completed_time_range.inclusive` for
+// `query.completedTimeRange.inclusive`, `query.policy_id` for `query.policyId`,
+// `page_size` for `pageSize`, `page_token` for `pageToken`.
+//
 // Corresponds with GET /v1/jobs (the `ListJobs` operationId).
 func (c *Client) ListJobs(ctx context.Context, params *ListJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListJobsRequest(c.Server, params)
@@ -2480,6 +2595,10 @@ func (c *Client) ListJobs(ctx context.Context, params *ListJobsParams, reqEditor
 //   - An unknown `policyId` is NOT_FOUND. The per-account daily evaluation quota, the
 //     admission timeout (10 min) and the execution deadline (15 min) fail the job with
 //     their JobErrorReason.
+//
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2516,6 +2635,10 @@ func (c *Client) CreateJobWithBody(ctx context.Context, contentType string, body
 //     admission timeout (10 min) and the execution deadline (15 min) fail the job with
 //     their JobErrorReason.
 //
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/jobs (the `CreateJob` operationId).
@@ -2551,6 +2674,9 @@ func (c *Client) CreateJob(ctx context.Context, body CreateJobJSONRequestBody, r
 // `parseAs: "stream"` and read `response.body`; with the Go client, use
 // `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
 //
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+// in nested objects); the camelCase spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/jobs/stream (the `StreamJobs` operationId).
@@ -2585,6 +2711,9 @@ func (c *Client) StreamJobsWithBody(ctx context.Context, contentType string, bod
 // `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
 // `parseAs: "stream"` and read `response.body`; with the Go client, use
 // `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
+//
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+// in nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2626,6 +2755,9 @@ func (c *Client) GetJob(ctx context.Context, jobUuid JobUuid, reqEditors ...Requ
 // `page_size`: unset or 0 gives 1000, larger values are treated as 1000, negative
 // values are rejected. `page_token` must come from a request for the same job.
 //
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+// `pageToken` for `page_token`.
+//
 // Corresponds with GET /v1/jobs/{jobUuid}/feedback (the `ListFeedback` operationId).
 func (c *Client) ListFeedback(ctx context.Context, jobUuid JobUuid, params *ListFeedbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListFeedbackRequest(c.Server, jobUuid, params)
@@ -2648,6 +2780,10 @@ func (c *Client) ListFeedback(ctx context.Context, jobUuid JobUuid, params *List
 // `jobResultId` defaults to the job's only result when the job has one.
 // `actualOutcome` is filled by the server from the job's thresholded section result
 // for the label (the label version's result for label evaluations).
+//
+// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2673,6 +2809,10 @@ func (c *Client) CreateFeedbackWithBody(ctx context.Context, jobUuid JobUuid, co
 // `jobResultId` defaults to the job's only result when the job has one.
 // `actualOutcome` is filled by the server from the job's thresholded section result
 // for the label (the label version's result for label evaluations).
+//
+// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2704,6 +2844,9 @@ func (c *Client) CreateFeedback(ctx context.Context, jobUuid JobUuid, body Creat
 // larger values are treated as 1000, negative values are rejected. `pageToken` must
 // come from a request with the same `jobUuid` and `jobResultId`, otherwise
 // INVALID_ARGUMENT.
+//
+// Also accepted (snake_case and camelCase aliases): `job_result_id` for `jobResultId`,
+// `page_size` for `pageSize`, `page_token` for `pageToken`.
 //
 // Corresponds with GET /v1/jobs/{jobUuid}/labels (the `ListJobLabelHits` operationId).
 func (c *Client) ListJobLabelHits(ctx context.Context, jobUuid JobUuid, params *ListJobLabelHitsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2781,6 +2924,10 @@ func (c *Client) CreateLabelTag(ctx context.Context, body CreateLabelTagJSONRequ
 // `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 // values are rejected. `page_token` must come from a request with the same filters.
 //
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+// `pageToken` for `page_token`, `includeArchived` for `include_archived`, `tagIds` for
+// `tag_ids`.
+//
 // Corresponds with GET /v1/labels (the `ListLabels` operationId).
 func (c *Client) ListLabels(ctx context.Context, params *ListLabelsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListLabelsRequest(c.Server, params)
@@ -2799,6 +2946,9 @@ func (c *Client) ListLabels(ctx context.Context, params *ListLabelsParams, reqEd
 // Creates a label without versions (label-first accounts only). A label with
 // `policyId` is unique by (account, name, policyId); an independent label by
 // (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
+//
+// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2820,6 +2970,9 @@ func (c *Client) CreateLabelWithBody(ctx context.Context, contentType string, bo
 // Creates a label without versions (label-first accounts only). A label with
 // `policyId` is unique by (account, name, policyId); an independent label by
 // (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
+//
+// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2850,6 +3003,10 @@ func (c *Client) CreateLabel(ctx context.Context, body CreateLabelJSONRequestBod
 // `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 // precheck answers 499 with the precheck failure body.
 //
+// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/labels/evaluate (the `EvaluateLabels` operationId).
@@ -2878,6 +3035,10 @@ func (c *Client) EvaluateLabelsWithBody(ctx context.Context, contentType string,
 // version's. Results are cached by (content hash, version, threshold, options);
 // `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 // precheck answers 499 with the precheck failure body.
+//
+// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2993,6 +3154,9 @@ func (c *Client) ArchiveLabel(ctx context.Context, labelId LabelId, reqEditors .
 //
 // Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
 //
+// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /v1/labels/{labelId}/tags (the `SetLabelTags` operationId).
@@ -3011,6 +3175,9 @@ func (c *Client) SetLabelTagsWithBody(ctx context.Context, labelId LabelId, cont
 // SetLabelTags Replace the tags of a label
 //
 // Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
+//
+// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3051,6 +3218,9 @@ func (c *Client) UnarchiveLabel(ctx context.Context, labelId LabelId, reqEditors
 // `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 // values are rejected. `page_token` must come from a request for the same label.
 //
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+// `pageToken` for `page_token`.
+//
 // Corresponds with GET /v1/labels/{labelId}/versions (the `ListLabelVersions` operationId).
 func (c *Client) ListLabelVersions(ctx context.Context, labelId LabelId, params *ListLabelVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListLabelVersionsRequest(c.Server, labelId, params)
@@ -3072,6 +3242,10 @@ func (c *Client) ListLabelVersions(ctx context.Context, labelId LabelId, params 
 // `sequentialVersion` is assigned without gaps or duplicates, also under concurrent
 // creation. `parentLabelVersionId`, when set, must be a version of the same label.
 // Rule text at most 64 KiB.
+//
+// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3096,6 +3270,10 @@ func (c *Client) CreateLabelVersionWithBody(ctx context.Context, labelId LabelId
 // `sequentialVersion` is assigned without gaps or duplicates, also under concurrent
 // creation. `parentLabelVersionId`, when set, must be a version of the same label.
 // Rule text at most 64 KiB.
+//
+// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3134,6 +3312,9 @@ func (c *Client) GetLabelVersion(ctx context.Context, labelId LabelId, labelVers
 // Lists the account's policies, newest first (policy-first accounts only).
 // `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
 //
+// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+// `page_token` for `pageToken`.
+//
 // Corresponds with GET /v1/policies (the `ListPolicies` operationId).
 func (c *Client) ListPolicies(ctx context.Context, params *ListPoliciesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListPoliciesRequest(c.Server, params)
@@ -3152,6 +3333,9 @@ func (c *Client) ListPolicies(ctx context.Context, params *ListPoliciesParams, r
 // Creates a policy and its first version from rule text (policy-first accounts only).
 // `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 // INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
+//
+// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3173,6 +3357,9 @@ func (c *Client) CreatePolicyWithBody(ctx context.Context, contentType string, b
 // Creates a policy and its first version from rule text (policy-first accounts only).
 // `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 // INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
+//
+// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3210,6 +3397,9 @@ func (c *Client) GetPolicy(ctx context.Context, policyId PolicyId, reqEditors ..
 //
 // Lists a policy's versions by `sequentialVersion` ascending (policy-first accounts only).
 // `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
+//
+// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+// `page_token` for `pageToken`.
 //
 // Corresponds with GET /v1/policies/{policyId}/versions (the `ListPolicyVersions` operationId).
 func (c *Client) ListPolicyVersions(ctx context.Context, policyId PolicyId, params *ListPolicyVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5006,6 +5196,8 @@ type ClientWithResponsesInterface interface {
 	// optionally only those with the given ids and/or in the given states (repeatable
 	// parameters; any-of within each, both must hold). At most 1000 are returned.
 	//
+	// Also accepted (snake_case and camelCase aliases): `batch_job_ids` for `batchJobIds`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/batch-jobs (the `ListBatchJobs` operationId).
@@ -5027,6 +5219,9 @@ type ClientWithResponsesInterface interface {
 	// "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 	// webhooks are.
 	//
+	// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/batch-jobs (the `CreateBatchJob` operationId).
@@ -5047,6 +5242,9 @@ type ClientWithResponsesInterface interface {
 	// `webhookUrl` receives `{"type":"batch_job.completed"|"batch_job.failed"|
 	// "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 	// webhooks are.
+	//
+	// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5113,6 +5311,18 @@ type ClientWithResponsesInterface interface {
 	// - Complete jobs carry their results, as GET /v1/jobs/{jobUuid} gives them; jobs
 	//   that are not complete carry basic information only (no results).
 	//
+	// Also accepted (snake_case and camelCase aliases): `query.created_time_range.start`
+	// for `query.createdTimeRange.start`, `query.created_time_range.end` for
+	// `query.createdTimeRange.end`, `query.created_time_range.inclusive` for
+	// `query.createdTimeRange.inclusive`, `query.updated_time_range.start` for
+	// `query.updatedTimeRange.start`, `query.updated_time_range.end` for
+	// `query.updatedTimeRange.end`, `query.updated_time_range.inclusive` for
+	// `query.updatedTimeRange.inclusive`, `query.completed_time_range.start` for
+	// `query.completedTimeRange.start`, `query.completed_time_range.end` for
+	// `query.completedTimeRange.end`, `query.completed_time_range.inclusive` for
+	// `query.completedTimeRange.inclusive`, `query.policy_id` for `query.policyId`,
+	// `page_size` for `pageSize`, `page_token` for `pageToken`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/jobs (the `ListJobs` operationId).
@@ -5137,6 +5347,10 @@ type ClientWithResponsesInterface interface {
 	// - An unknown `policyId` is NOT_FOUND. The per-account daily evaluation quota, the
 	//   admission timeout (10 min) and the execution deadline (15 min) fail the job with
 	//   their JobErrorReason.
+	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+	// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5163,6 +5377,10 @@ type ClientWithResponsesInterface interface {
 	//   admission timeout (10 min) and the execution deadline (15 min) fail the job with
 	//   their JobErrorReason.
 	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+	// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/jobs (the `CreateJob` operationId).
@@ -5187,6 +5405,9 @@ type ClientWithResponsesInterface interface {
 	// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
 	// `parseAs: "stream"` and read `response.body`; with the Go client, use
 	// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
+	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+	// in nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5213,6 +5434,9 @@ type ClientWithResponsesInterface interface {
 	// `parseAs: "stream"` and read `response.body`; with the Go client, use
 	// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
 	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+	// in nested objects); the camelCase spelling wins when both are sent.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/jobs/stream (the `StreamJobs` operationId).
@@ -5235,6 +5459,9 @@ type ClientWithResponsesInterface interface {
 	// `page_size`: unset or 0 gives 1000, larger values are treated as 1000, negative
 	// values are rejected. `page_token` must come from a request for the same job.
 	//
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+	// `pageToken` for `page_token`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/jobs/{jobUuid}/feedback (the `ListFeedback` operationId).
@@ -5250,6 +5477,10 @@ type ClientWithResponsesInterface interface {
 	// `actualOutcome` is filled by the server from the job's thresholded section result
 	// for the label (the label version's result for label evaluations).
 	//
+	// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+	// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/jobs/{jobUuid}/feedback (the `CreateFeedback` operationId).
@@ -5264,6 +5495,10 @@ type ClientWithResponsesInterface interface {
 	// `jobResultId` defaults to the job's only result when the job has one.
 	// `actualOutcome` is filled by the server from the job's thresholded section result
 	// for the label (the label version's result for label evaluations).
+	//
+	// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+	// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5285,6 +5520,9 @@ type ClientWithResponsesInterface interface {
 	// larger values are treated as 1000, negative values are rejected. `pageToken` must
 	// come from a request with the same `jobUuid` and `jobResultId`, otherwise
 	// INVALID_ARGUMENT.
+	//
+	// Also accepted (snake_case and camelCase aliases): `job_result_id` for `jobResultId`,
+	// `page_size` for `pageSize`, `page_token` for `pageToken`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5326,6 +5564,10 @@ type ClientWithResponsesInterface interface {
 	// `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 	// values are rejected. `page_token` must come from a request with the same filters.
 	//
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+	// `pageToken` for `page_token`, `includeArchived` for `include_archived`, `tagIds` for
+	// `tag_ids`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/labels (the `ListLabels` operationId).
@@ -5337,6 +5579,9 @@ type ClientWithResponsesInterface interface {
 	// `policyId` is unique by (account, name, policyId); an independent label by
 	// (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
 	//
+	// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/labels (the `CreateLabel` operationId).
@@ -5347,6 +5592,9 @@ type ClientWithResponsesInterface interface {
 	// Creates a label without versions (label-first accounts only). A label with
 	// `policyId` is unique by (account, name, policyId); an independent label by
 	// (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
+	//
+	// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5367,6 +5615,10 @@ type ClientWithResponsesInterface interface {
 	// `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 	// precheck answers 499 with the precheck failure body.
 	//
+	// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+	// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/labels/evaluate (the `EvaluateLabels` operationId).
@@ -5385,6 +5637,10 @@ type ClientWithResponsesInterface interface {
 	// version's. Results are cached by (content hash, version, threshold, options);
 	// `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 	// precheck answers 499 with the precheck failure body.
+	//
+	// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+	// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5446,6 +5702,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
 	//
+	// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/labels/{labelId}/tags (the `SetLabelTags` operationId).
@@ -5454,6 +5713,9 @@ type ClientWithResponsesInterface interface {
 	// SetLabelTagsWithResponse Replace the tags of a label
 	//
 	// Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
+	//
+	// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5476,6 +5738,9 @@ type ClientWithResponsesInterface interface {
 	// `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 	// values are rejected. `page_token` must come from a request for the same label.
 	//
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+	// `pageToken` for `page_token`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/labels/{labelId}/versions (the `ListLabelVersions` operationId).
@@ -5490,6 +5755,10 @@ type ClientWithResponsesInterface interface {
 	// creation. `parentLabelVersionId`, when set, must be a version of the same label.
 	// Rule text at most 64 KiB.
 	//
+	// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+	// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/labels/{labelId}/versions (the `CreateLabelVersion` operationId).
@@ -5503,6 +5772,10 @@ type ClientWithResponsesInterface interface {
 	// `sequentialVersion` is assigned without gaps or duplicates, also under concurrent
 	// creation. `parentLabelVersionId`, when set, must be a version of the same label.
 	// Rule text at most 64 KiB.
+	//
+	// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+	// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5523,6 +5796,9 @@ type ClientWithResponsesInterface interface {
 	// Lists the account's policies, newest first (policy-first accounts only).
 	// `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
 	//
+	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+	// `page_token` for `pageToken`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/policies (the `ListPolicies` operationId).
@@ -5534,6 +5810,9 @@ type ClientWithResponsesInterface interface {
 	// `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 	// INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
 	//
+	// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/policies (the `CreatePolicy` operationId).
@@ -5544,6 +5823,9 @@ type ClientWithResponsesInterface interface {
 	// Creates a policy and its first version from rule text (policy-first accounts only).
 	// `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 	// INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
+	//
+	// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5563,6 +5845,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Lists a policy's versions by `sequentialVersion` ascending (policy-first accounts only).
 	// `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
+	//
+	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+	// `page_token` for `pageToken`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7541,6 +7826,8 @@ func (r CreatePolicyVersionHTTPResponse) ContentType() string {
 // optionally only those with the given ids and/or in the given states (repeatable
 // parameters; any-of within each, both must hold). At most 1000 are returned.
 //
+// Also accepted (snake_case and camelCase aliases): `batch_job_ids` for `batchJobIds`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/batch-jobs (the `ListBatchJobs` operationId).
@@ -7568,6 +7855,9 @@ func (c *ClientWithResponses) ListBatchJobsWithResponse(ctx context.Context, par
 // "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 // webhooks are.
 //
+// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/batch-jobs (the `CreateBatchJob` operationId).
@@ -7594,6 +7884,9 @@ func (c *ClientWithResponses) CreateBatchJobWithBodyWithResponse(ctx context.Con
 // `webhookUrl` receives `{"type":"batch_job.completed"|"batch_job.failed"|
 // "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 // webhooks are.
+//
+// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7690,6 +7983,18 @@ func (c *ClientWithResponses) DownloadBatchOutputWithResponse(ctx context.Contex
 //   - Complete jobs carry their results, as GET /v1/jobs/{jobUuid} gives them; jobs
 //     that are not complete carry basic information only (no results).
 //
+// Also accepted (snake_case and camelCase aliases): `query.created_time_range.start`
+// for `query.createdTimeRange.start`, `query.created_time_range.end` for
+// `query.createdTimeRange.end`, `query.created_time_range.inclusive` for
+// `query.createdTimeRange.inclusive`, `query.updated_time_range.start` for
+// `query.updatedTimeRange.start`, `query.updated_time_range.end` for
+// `query.updatedTimeRange.end`, `query.updated_time_range.inclusive` for
+// `query.updatedTimeRange.inclusive`, `query.completed_time_range.start` for
+// `query.completedTimeRange.start`, `query.completed_time_range.end` for
+// `query.completedTimeRange.end`, `query.completed_time_range.inclusive` for
+// `query.completedTimeRange.inclusive`, `query.policy_id` for `query.policyId`,
+// `page_size` for `pageSize`, `page_token` for `pageToken`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/jobs (the `ListJobs` operationId).
@@ -7720,6 +8025,10 @@ func (c *ClientWithResponses) ListJobsWithResponse(ctx context.Context, params *
 //   - An unknown `policyId` is NOT_FOUND. The per-account daily evaluation quota, the
 //     admission timeout (10 min) and the execution deadline (15 min) fail the job with
 //     their JobErrorReason.
+//
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7752,6 +8061,10 @@ func (c *ClientWithResponses) CreateJobWithBodyWithResponse(ctx context.Context,
 //     admission timeout (10 min) and the execution deadline (15 min) fail the job with
 //     their JobErrorReason.
 //
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/jobs (the `CreateJob` operationId).
@@ -7783,6 +8096,9 @@ func (c *ClientWithResponses) CreateJobWithResponse(ctx context.Context, body Cr
 // `parseAs: "stream"` and read `response.body`; with the Go client, use
 // `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
 //
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+// in nested objects); the camelCase spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/jobs/stream (the `StreamJobs` operationId).
@@ -7813,6 +8129,9 @@ func (c *ClientWithResponses) StreamJobsWithBodyWithResponse(ctx context.Context
 // `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
 // `parseAs: "stream"` and read `response.body`; with the Go client, use
 // `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
+//
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+// in nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7848,6 +8167,9 @@ func (c *ClientWithResponses) GetJobWithResponse(ctx context.Context, jobUuid Jo
 // `page_size`: unset or 0 gives 1000, larger values are treated as 1000, negative
 // values are rejected. `page_token` must come from a request for the same job.
 //
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+// `pageToken` for `page_token`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/jobs/{jobUuid}/feedback (the `ListFeedback` operationId).
@@ -7869,6 +8191,10 @@ func (c *ClientWithResponses) ListFeedbackWithResponse(ctx context.Context, jobU
 // `actualOutcome` is filled by the server from the job's thresholded section result
 // for the label (the label version's result for label evaluations).
 //
+// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/jobs/{jobUuid}/feedback (the `CreateFeedback` operationId).
@@ -7889,6 +8215,10 @@ func (c *ClientWithResponses) CreateFeedbackWithBodyWithResponse(ctx context.Con
 // `jobResultId` defaults to the job's only result when the job has one.
 // `actualOutcome` is filled by the server from the job's thresholded section result
 // for the label (the label version's result for label evaluations).
+//
+// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7916,6 +8246,9 @@ func (c *ClientWithResponses) CreateFeedbackWithResponse(ctx context.Context, jo
 // larger values are treated as 1000, negative values are rejected. `pageToken` must
 // come from a request with the same `jobUuid` and `jobResultId`, otherwise
 // INVALID_ARGUMENT.
+//
+// Also accepted (snake_case and camelCase aliases): `job_result_id` for `jobResultId`,
+// `page_size` for `pageSize`, `page_token` for `pageToken`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7981,6 +8314,10 @@ func (c *ClientWithResponses) CreateLabelTagWithResponse(ctx context.Context, bo
 // `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 // values are rejected. `page_token` must come from a request with the same filters.
 //
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+// `pageToken` for `page_token`, `includeArchived` for `include_archived`, `tagIds` for
+// `tag_ids`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/labels (the `ListLabels` operationId).
@@ -7998,6 +8335,9 @@ func (c *ClientWithResponses) ListLabelsWithResponse(ctx context.Context, params
 // `policyId` is unique by (account, name, policyId); an independent label by
 // (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
 //
+// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/labels (the `CreateLabel` operationId).
@@ -8014,6 +8354,9 @@ func (c *ClientWithResponses) CreateLabelWithBodyWithResponse(ctx context.Contex
 // Creates a label without versions (label-first accounts only). A label with
 // `policyId` is unique by (account, name, policyId); an independent label by
 // (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
+//
+// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8040,6 +8383,10 @@ func (c *ClientWithResponses) CreateLabelWithResponse(ctx context.Context, body 
 // `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 // precheck answers 499 with the precheck failure body.
 //
+// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/labels/evaluate (the `EvaluateLabels` operationId).
@@ -8064,6 +8411,10 @@ func (c *ClientWithResponses) EvaluateLabelsWithBodyWithResponse(ctx context.Con
 // version's. Results are cached by (content hash, version, threshold, options);
 // `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 // precheck answers 499 with the precheck failure body.
+//
+// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8161,6 +8512,9 @@ func (c *ClientWithResponses) ArchiveLabelWithResponse(ctx context.Context, labe
 //
 // Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
 //
+// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/labels/{labelId}/tags (the `SetLabelTags` operationId).
@@ -8175,6 +8529,9 @@ func (c *ClientWithResponses) SetLabelTagsWithBodyWithResponse(ctx context.Conte
 // SetLabelTagsWithResponse Replace the tags of a label
 //
 // Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
+//
+// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8209,6 +8566,9 @@ func (c *ClientWithResponses) UnarchiveLabelWithResponse(ctx context.Context, la
 // `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 // values are rejected. `page_token` must come from a request for the same label.
 //
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+// `pageToken` for `page_token`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/labels/{labelId}/versions (the `ListLabelVersions` operationId).
@@ -8229,6 +8589,10 @@ func (c *ClientWithResponses) ListLabelVersionsWithResponse(ctx context.Context,
 // creation. `parentLabelVersionId`, when set, must be a version of the same label.
 // Rule text at most 64 KiB.
 //
+// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/labels/{labelId}/versions (the `CreateLabelVersion` operationId).
@@ -8248,6 +8612,10 @@ func (c *ClientWithResponses) CreateLabelVersionWithBodyWithResponse(ctx context
 // `sequentialVersion` is assigned without gaps or duplicates, also under concurrent
 // creation. `parentLabelVersionId`, when set, must be a version of the same label.
 // Rule text at most 64 KiB.
+//
+// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8280,6 +8648,9 @@ func (c *ClientWithResponses) GetLabelVersionWithResponse(ctx context.Context, l
 // Lists the account's policies, newest first (policy-first accounts only).
 // `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
 //
+// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+// `page_token` for `pageToken`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/policies (the `ListPolicies` operationId).
@@ -8297,6 +8668,9 @@ func (c *ClientWithResponses) ListPoliciesWithResponse(ctx context.Context, para
 // `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 // INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
 //
+// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/policies (the `CreatePolicy` operationId).
@@ -8313,6 +8687,9 @@ func (c *ClientWithResponses) CreatePolicyWithBodyWithResponse(ctx context.Conte
 // Creates a policy and its first version from rule text (policy-first accounts only).
 // `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 // INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
+//
+// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8344,6 +8721,9 @@ func (c *ClientWithResponses) GetPolicyWithResponse(ctx context.Context, policyI
 //
 // Lists a policy's versions by `sequentialVersion` ascending (policy-first accounts only).
 // `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
+//
+// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+// `page_token` for `pageToken`.
 //
 // Returns a wrapper object for the known response body format(s).
 //

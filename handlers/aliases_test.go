@@ -1,0 +1,57 @@
+package handlers
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/contenteval/contenteval/gen"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAliasesDocumented keeps the spec honest about what acceptAliases
+// accepts: every query alias of an operation is named in its description,
+// and an operation whose JSON body has fields with a snake_case spelling
+// says so and names them.
+func TestAliasesDocumented(t *testing.T) {
+	spec, err := gen.GetSpec()
+	require.NoError(t, err)
+	for _, o := range operations(spec) {
+		desc := strings.Join(strings.Fields(o.spec.Description), " ") // lines wrap anywhere
+		for alias, name := range o.queryAliases {
+			require.Contains(t, desc, "`"+alias+"` for `"+name+"`", "%s does not document the alias %s", o.id, alias)
+		}
+		if s := jsonBodySchema(o.spec); s != nil {
+			for name := range s.Properties {
+				if snake := snakeCase(name); snake != name {
+					require.Contains(t, desc, "snake_case", o.id)
+					require.Contains(t, desc, "`"+snake+"`", "%s does not document the body alias %s", o.id, snake)
+				}
+			}
+		}
+	}
+}
+
+// TestPageSizesDeclareMaximum: every page size of the spec declares the
+// maximum the services apply (1000), which acceptAliases then enforces by
+// lowering larger values.
+func TestPageSizesDeclareMaximum(t *testing.T) {
+	spec, err := gen.GetSpec()
+	require.NoError(t, err)
+	n := 0
+	for _, o := range operations(spec) {
+		for _, p := range o.spec.Parameters {
+			if name := p.Value.Name; name == "pageSize" || name == "page_size" {
+				n++
+				s := p.Value.Schema.Value
+				require.NotNil(t, s.Max, "%s %s", o.id, name)
+				require.EqualValues(t, 1000, *s.Max, "%s %s", o.id, name)
+				require.NotNil(t, s.Min, "%s %s", o.id, name)
+				require.EqualValues(t, 0, *s.Min, "%s %s", o.id, name)
+				require.EqualValues(t, 1000, o.queryMaximum[name], "%s %s is lowered to its maximum", o.id, name)
+				desc := strings.Join(strings.Fields(o.spec.Description), " ")
+				require.True(t, strings.Contains(desc, "treated as 1000"), "%s says what larger values do", o.id)
+			}
+		}
+	}
+	require.GreaterOrEqual(t, n, 7)
+}
