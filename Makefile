@@ -3,7 +3,7 @@ GO        ?= go
 PG_URL    ?= postgres://root@127.0.0.1:5432/test?sslmode=disable
 GOTESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: ocr-tools proto-tools generate-proto test-sdk-js run test test-postgres generate verify lint lint-go lint-staticcheck lint-openapi bench fuzz docs-assets node_modules build
+.PHONY: ocr-tools proto-tools generate-proto test-sdk-js run test test-postgres generate verify verify-mod lint lint-go lint-staticcheck lint-openapi bench fuzz docs-assets node_modules build
 
 ## run: start the server on :8080 with the embedded SQLite database (./data)
 run:
@@ -49,10 +49,16 @@ generate-proto: proto-tools
 	  --go-grpc_out=. --go-grpc_opt=module=github.com/contenteval/contenteval \
 	  $(PROTO_FILES)
 
-## verify: fail when gen/ is stale
-verify: generate
+## verify: fail when gen/ is stale or go.mod/go.sum are not what go mod tidy makes
+verify: generate verify-mod
 	git diff --exit-code -- gen/ || (echo "gen/ is stale: run make generate and commit" >&2; exit 1)
 	@test -z "$$(git status --porcelain -- gen/)" || (echo "gen/ has untracked generated files" >&2; exit 1)
+
+## verify-mod: fail when go mod tidy changes go.mod or go.sum (a direct requirement marked
+## // indirect, a missing or unused one); needs the module proxy, as go mod download does
+verify-mod:
+	$(GO) mod tidy
+	git diff --exit-code -- go.mod go.sum || (echo "go.mod/go.sum are not tidy: run go mod tidy and commit" >&2; exit 1)
 
 ## lint: gofmt, go vet, staticcheck and the OpenAPI lint (redocly)
 lint: lint-go lint-staticcheck lint-openapi
