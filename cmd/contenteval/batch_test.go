@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -531,6 +533,22 @@ func TestBatchUploadAnyContentType(t *testing.T) {
 					require.Equal(t, http.StatusOK, r.Status, "Content-Type %q: %s", u.contentType, r.Body)
 					b := env.waitForBatch(t, tok, created.BatchJobId)
 					require.Equal(t, client.BATCHJOBSTATECOMPLETED, b.State, "Content-Type %q: %+v", u.contentType, b.Error)
+				}
+				// curl -T itself, as the issue ran it: no Content-Type, and
+				// the Expect: 100-continue curl sends for larger files.
+				curl, err := exec.LookPath("curl")
+				if err != nil {
+					t.Logf("curl is not installed: the curl -T case is not run")
+					return
+				}
+				file := filepath.Join(t.TempDir(), "items.csv")
+				require.NoError(t, os.WriteFile(file, []byte("ref_id,type,content\na,text,buy now\n"), 0o600))
+				for _, args := range [][]string{{}, {"-H", "Expect: 100-continue"}} {
+					created := env.createBatch(t, tok, client.CreateBatchJobRequest{PolicyId: policyID})
+					out, err := exec.Command(curl, append([]string{"-sS", "--fail-with-body", "-T", file, *created.InputFileUploadUrl}, args...)...).CombinedOutput()
+					require.NoError(t, err, "curl -T %v: %s", args, out)
+					b := env.waitForBatch(t, tok, created.BatchJobId)
+					require.Equal(t, client.BATCHJOBSTATECOMPLETED, b.State, "curl -T %v: %+v", args, b.Error)
 				}
 			})
 		})
