@@ -169,7 +169,7 @@ type buildResult struct {
 }
 
 type backendResult struct {
-	base, new                 buildResult
+	base, new                buildResult
 	latencyRatios, cpuRatios []float64
 }
 
