@@ -58,7 +58,18 @@ section_grpc() {
   go run ./bench/cmd/grpcload ${GRPCLOAD_FLAGS:--c 32 -d 10s -rounds 5}
 }
 
-SECTIONS=(http jobs labelhits batch grpc)
+# section_joblist (issue 18, point 5): GET /v1/jobs?pageSize=1000 over 1,000 completed jobs, which
+# now carry their results, against a baseline build without them, both serving the same database,
+# rounds alternating; SQLite and (with CONTENTEVAL_TEST_DATABASE_URL) PostgreSQL.
+# Results: bench/results/joblist.md.
+#   JOBLIST_BASE   baseline git revision (default fe33a6b, the commit before the change)
+#   JOBLIST_FLAGS  more flags for bench/cmd/joblist (default: -n 10 -rounds 5)
+section_joblist() {
+  # shellcheck disable=SC2086 # JOBLIST_FLAGS is a list of flags
+  go run ./bench/cmd/joblist -base "${JOBLIST_BASE:-fe33a6b}" ${JOBLIST_FLAGS:--n 10 -rounds 5}
+}
+
+SECTIONS=(http jobs labelhits batch grpc joblist)
 
 all=$(IFS=,; echo "${SECTIONS[*]}")
 IFS=, read -r -a wanted <<<"${BENCH:-$all}"

@@ -241,6 +241,9 @@ type JobStore interface {
 	ListJobs(ctx context.Context, accountID string, f JobFilter, after *JobCursor, limit int) ([]*Job, error)
 	// ListJobResults returns a job's results in entry order.
 	ListJobResults(ctx context.Context, jobID string) ([]*JobResult, error)
+	// ListResultsOfJobs returns the results of several jobs by job id,
+	// each job's in entry order; jobs without results are absent.
+	ListResultsOfJobs(ctx context.Context, jobIDs []string) (map[string][]*JobResult, error)
 	// ClaimJobs moves up to limit claimable jobs to JobRunning under owner's
 	// lease until leaseUntil, and returns them. Claimable: pending, or
 	// running with a lease expired at now. The jobs are shared fairly

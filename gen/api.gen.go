@@ -368,12 +368,6 @@ func (e RulesKind) Valid() bool {
 	}
 }
 
-// Any A typed detail; `@type` names its shape.
-type Any struct {
-	Type                 string                 `json:"@type"`
-	AdditionalProperties map[string]interface{} `json:"-"`
-}
-
 // AssertionReport defines model for AssertionReport.
 type AssertionReport struct {
 	// Message The rule's source text, followed by what explains its score, each in parentheses:
@@ -391,11 +385,11 @@ type AssertionReport struct {
 	//   made it TRUE). A skipped rule is never FAILED: it keeps its outcome when the
 	//   skipped signals could not change it, and is OUTCOME_UNSPECIFIED with score 0
 	//   otherwise.
-	Message *string `json:"message,omitempty"`
+	Message string `json:"message"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result *Outcome `json:"result,omitempty"`
-	Score  *float64 `json:"score,omitempty"`
+	Result Outcome `json:"result"`
+	Score  float64 `json:"score"`
 
 	// Spans Extension. Where the rule's signals matched the text, set only when the rule is
 	// OUTCOME_TRUE and the built-in evaluators located what matched: exact, fuzzy and
@@ -409,34 +403,41 @@ type AssertionReport struct {
 	Spans *[]FlaggedSpan `json:"spans,omitempty"`
 }
 
+// BadRequestDetail `type.googleapis.com/google.rpc.BadRequest`: the request fields at fault.
+type BadRequestDetail struct {
+	// AtType type.googleapis.com/google.rpc.BadRequest
+	AtType          string           `json:"@type"`
+	FieldViolations []FieldViolation `json:"fieldViolations"`
+}
+
 // BatchJob defines model for BatchJob.
 type BatchJob struct {
-	BatchJobId  *string        `json:"batchJobId,omitempty"`
-	CreatedAt   *time.Time     `json:"createdAt,omitempty"`
+	BatchJobId  string         `json:"batchJobId"`
+	CreatedAt   time.Time      `json:"createdAt"`
 	Error       *BatchJobError `json:"error,omitempty"`
-	FailedCount *int32         `json:"failedCount,omitempty"`
-	ItemCount   *int32         `json:"itemCount,omitempty"`
-	Name        *string        `json:"name,omitempty"`
+	FailedCount int32          `json:"failedCount"`
+	ItemCount   int32          `json:"itemCount"`
+	Name        string         `json:"name"`
 
 	// OutputFileUrl Signed GET URL of the output, once the batch job is complete.
 	OutputFileUrl   *string `json:"outputFileUrl,omitempty"`
-	PolicyId        *string `json:"policyId,omitempty"`
-	PolicyVersionId *string `json:"policyVersionId,omitempty"`
-	ProcessedCount  *int32  `json:"processedCount,omitempty"`
+	PolicyId        string  `json:"policyId"`
+	PolicyVersionId string  `json:"policyVersionId"`
+	ProcessedCount  int32   `json:"processedCount"`
 
 	// State INITIALIZED (created, waiting for the input file) -> QUEUED (file uploaded) ->
 	// PREPROCESSING (parsing and validating) -> PREPROCESSED -> SUBMITTED (items
 	// enqueued) -> EVALUATING -> POSTPROCESSING (writing the output) -> POSTPROCESSED ->
 	// COMPLETED. ERROR (with `error`) and CANCELLED are terminal and reachable from any
 	// non-terminal state.
-	State     *BatchJobState `json:"state,omitempty"`
-	UpdatedAt *time.Time     `json:"updatedAt,omitempty"`
+	State     BatchJobState `json:"state"`
+	UpdatedAt time.Time     `json:"updatedAt"`
 }
 
 // BatchJobError defines model for BatchJobError.
 type BatchJobError struct {
-	ErrorCode    *BatchJobErrorCode `json:"errorCode,omitempty"`
-	ErrorMessage *string            `json:"errorMessage,omitempty"`
+	ErrorCode    BatchJobErrorCode `json:"errorCode"`
+	ErrorMessage string            `json:"errorMessage"`
 }
 
 // BatchJobErrorCode defines model for BatchJobErrorCode.
@@ -454,7 +455,7 @@ type CancelBatchJobRequest = map[string]interface{}
 
 // CancelBatchJobResponse defines model for CancelBatchJobResponse.
 type CancelBatchJobResponse struct {
-	BatchJobId *string        `json:"batchJobId,omitempty"`
+	BatchJobId string         `json:"batchJobId"`
 	Error      *BatchJobError `json:"error,omitempty"`
 
 	// State INITIALIZED (created, waiting for the input file) -> QUEUED (file uploaded) ->
@@ -462,7 +463,7 @@ type CancelBatchJobResponse struct {
 	// enqueued) -> EVALUATING -> POSTPROCESSING (writing the output) -> POSTPROCESSED ->
 	// COMPLETED. ERROR (with `error`) and CANCELLED are terminal and reachable from any
 	// non-terminal state.
-	State *BatchJobState `json:"state,omitempty"`
+	State BatchJobState `json:"state"`
 }
 
 // CheckRulesRequest defines model for CheckRulesRequest.
@@ -487,6 +488,23 @@ type CheckRulesResponse struct {
 	// SignalCount Signals as written. Set only when `errors` is empty.
 	SignalCount   *int32       `json:"signalCount,omitempty"`
 	TokenCountsV2 *TokenCounts `json:"tokenCountsV2,omitempty"`
+}
+
+// CompilationError defines model for CompilationError.
+type CompilationError struct {
+	// Column 1-based column of the rule text.
+	Column int32 `json:"column"`
+
+	// Line 1-based line of the rule text.
+	Line    int32  `json:"line"`
+	Message string `json:"message"`
+}
+
+// CompilationErrorsDetail `type.googleapis.com/contenteval.CompilationErrors`: every compile error of rule text.
+type CompilationErrorsDetail struct {
+	// AtType type.googleapis.com/contenteval.CompilationErrors
+	AtType string             `json:"@type"`
+	Errors []CompilationError `json:"errors"`
 }
 
 // ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
@@ -540,10 +558,10 @@ type CreateBatchJobRequest struct {
 
 // CreateBatchJobResponse defines model for CreateBatchJobResponse.
 type CreateBatchJobResponse struct {
-	BatchJobId         *string        `json:"batchJobId,omitempty"`
+	BatchJobId         string         `json:"batchJobId"`
 	Error              *BatchJobError `json:"error,omitempty"`
 	InputFileUploadUrl *string        `json:"inputFileUploadUrl,omitempty"`
-	Name               *string        `json:"name,omitempty"`
+	Name               string         `json:"name"`
 }
 
 // CreateFeedbackRequest defines model for CreateFeedbackRequest.
@@ -582,7 +600,9 @@ type CreateJobRequest struct {
 	// Threshold Unset or 0 means 0.5.
 	Threshold *float64 `json:"threshold,omitempty"`
 
-	// WaitForCompletion Wait for the job to finish (up to the server's wait cap).
+	// WaitForCompletion Wait for the job to finish (up to the server's wait cap). Unset means false.
+	// (Request defaults are stated in descriptions, not as `default`, which
+	// generators such as openapi-typescript turn into required fields.)
 	WaitForCompletion *bool `json:"waitForCompletion,omitempty"`
 
 	// Webhook A POST made when the job completes: `{"type":"job.completed"|"job.failed","job":Job}`,
@@ -643,8 +663,8 @@ type CreatePolicyRequest struct {
 
 // CreatePolicyResponse defines model for CreatePolicyResponse.
 type CreatePolicyResponse struct {
-	Policy        *Policy        `json:"policy,omitempty"`
-	PolicyVersion *PolicyVersion `json:"policyVersion,omitempty"`
+	Policy        Policy        `json:"policy"`
+	PolicyVersion PolicyVersion `json:"policyVersion"`
 }
 
 // CreatePolicyVersionRequest defines model for CreatePolicyVersionRequest.
@@ -659,8 +679,8 @@ type CreatePolicyVersionResponse struct {
 
 // DeleteLabelResponse defines model for DeleteLabelResponse.
 type DeleteLabelResponse struct {
-	Deleted *bool   `json:"deleted,omitempty"`
-	LabelId *string `json:"labelId,omitempty"`
+	Deleted bool   `json:"deleted"`
+	LabelId string `json:"labelId"`
 }
 
 // EvaluateLabelsRequest defines model for EvaluateLabelsRequest.
@@ -680,8 +700,8 @@ type EvaluateLabelsRequest struct {
 
 // EvaluateLabelsResponse defines model for EvaluateLabelsResponse.
 type EvaluateLabelsResponse struct {
-	ContentHash *string                  `json:"contentHash,omitempty"`
-	Results     *[]LabelEvaluationResult `json:"results,omitempty"`
+	ContentHash *string                 `json:"contentHash,omitempty"`
+	Results     []LabelEvaluationResult `json:"results"`
 }
 
 // EvaluationOptions Evaluation behaviour settings, e.g. `{"options":{"ocr":"true","stack":"local"}}`.
@@ -704,23 +724,23 @@ type EvaluationReport struct {
 	LabelId                   *string          `json:"labelId,omitempty"`
 
 	// LabelMatches Label name -> score, for TRUE sections only.
-	LabelMatches    *map[string]float64 `json:"labelMatches,omitempty"`
-	LabelVersionId  *string             `json:"labelVersionId,omitempty"`
-	PolicyId        *string             `json:"policyId,omitempty"`
-	PolicyKey       *string             `json:"policyKey,omitempty"`
-	PolicyVersionId *string             `json:"policyVersionId,omitempty"`
+	LabelMatches    map[string]float64 `json:"labelMatches"`
+	LabelVersionId  *string            `json:"labelVersionId,omitempty"`
+	PolicyId        string             `json:"policyId"`
+	PolicyKey       string             `json:"policyKey"`
+	PolicyVersionId string             `json:"policyVersionId"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result                   *Outcome         `json:"result,omitempty"`
-	ReviewResult             *ReviewResult    `json:"reviewResult,omitempty"`
-	SectionEvaluationReports *[]SectionReport `json:"sectionEvaluationReports,omitempty"`
-	Threshold                *float64         `json:"threshold,omitempty"`
+	Result                   Outcome         `json:"result"`
+	ReviewResult             *ReviewResult   `json:"reviewResult,omitempty"`
+	SectionEvaluationReports []SectionReport `json:"sectionEvaluationReports"`
+	Threshold                float64         `json:"threshold"`
 
 	// TokenUsage `inputTokens` sums the input tokens the model backends reported (`usage`) for the
 	// calls this evaluation made (answers served from the backend cache cost none);
 	// without a model backend, the BPE count of the text where counted.
 	// `billedTokens` = inputTokens x multiplier.
-	TokenUsage *TokenUsage `json:"tokenUsage,omitempty"`
+	TokenUsage TokenUsage `json:"tokenUsage"`
 }
 
 // EvaluationResult defines model for EvaluationResult.
@@ -728,33 +748,41 @@ type EvaluationResult string
 
 // ExceptionReport defines model for ExceptionReport.
 type ExceptionReport struct {
-	AssertionEvaluationReports *[]AssertionReport `json:"assertionEvaluationReports,omitempty"`
+	AssertionEvaluationReports []AssertionReport `json:"assertionEvaluationReports"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result       *Outcome      `json:"result,omitempty"`
+	Result       Outcome       `json:"result"`
 	ReviewResult *ReviewResult `json:"reviewResult,omitempty"`
 }
 
 // FeedbackAnnotation defines model for FeedbackAnnotation.
 type FeedbackAnnotation struct {
-	ActualOutcome   *EvaluationResult `json:"actualOutcome,omitempty"`
-	Comment         *string           `json:"comment,omitempty"`
-	CreatedAt       *time.Time        `json:"createdAt,omitempty"`
-	ExpectedOutcome *EvaluationResult `json:"expectedOutcome,omitempty"`
-	Id              *string           `json:"id,omitempty"`
-	JobResultId     *string           `json:"jobResultId,omitempty"`
-	JobUuid         *string           `json:"jobUuid,omitempty"`
-	Label           *string           `json:"label,omitempty"`
-	LabelId         *string           `json:"labelId,omitempty"`
-	LabelVersionId  *string           `json:"labelVersionId,omitempty"`
-	Target          *FeedbackTarget   `json:"target,omitempty"`
-	UpdatedAt       *time.Time        `json:"updatedAt,omitempty"`
+	ActualOutcome   EvaluationResult `json:"actualOutcome"`
+	Comment         string           `json:"comment"`
+	CreatedAt       time.Time        `json:"createdAt"`
+	ExpectedOutcome EvaluationResult `json:"expectedOutcome"`
+	Id              string           `json:"id"`
+	JobResultId     string           `json:"jobResultId"`
+	JobUuid         string           `json:"jobUuid"`
+	Label           string           `json:"label"`
+	LabelId         *string          `json:"labelId,omitempty"`
+	LabelVersionId  *string          `json:"labelVersionId,omitempty"`
+	Target          FeedbackTarget   `json:"target"`
+	UpdatedAt       time.Time        `json:"updatedAt"`
 }
 
 // FeedbackTarget defines model for FeedbackTarget.
 type FeedbackTarget struct {
 	ContentHash *string     `json:"contentHash,omitempty"`
 	Occurrence  *Occurrence `json:"occurrence,omitempty"`
+}
+
+// FieldViolation defines model for FieldViolation.
+type FieldViolation struct {
+	Description string `json:"description"`
+
+	// Field The field as a dotted path (`contentData[0].text`), or a parameter name.
+	Field string `json:"field"`
 }
 
 // FlaggedSpan Extension. A part of the evaluated text that a signal matched: `[start, end)` in
@@ -817,18 +845,18 @@ type Int64String = string
 
 // Job A job that has not finished carries only basic fields (no `results`).
 type Job struct {
-	Completed   *time.Time        `json:"completed,omitempty"`
-	ContentData *[]ContentSummary `json:"contentData,omitempty"`
-	Created     *time.Time        `json:"created,omitempty"`
-	CustomerId  *string           `json:"customerId,omitempty"`
+	Completed   *time.Time       `json:"completed,omitempty"`
+	ContentData []ContentSummary `json:"contentData"`
+	Created     time.Time        `json:"created"`
+	CustomerId  string           `json:"customerId"`
 
 	// Error A terminal failure. `message` is a fixed, safe explanation; branch on `reason`.
 	Error     *JobError `json:"error,omitempty"`
-	Expedited *bool     `json:"expedited,omitempty"`
+	Expedited bool      `json:"expedited"`
 
 	// JobType STANDARD for jobs, streams and label evaluations; BATCH for batch items.
-	JobType         *JobType     `json:"jobType,omitempty"`
-	JobUuid         *string      `json:"jobUuid,omitempty"`
+	JobType         JobType      `json:"jobType"`
+	JobUuid         string       `json:"jobUuid"`
 	LabelId         *string      `json:"labelId,omitempty"`
 	LabelVersionId  *string      `json:"labelVersionId,omitempty"`
 	PolicyId        *string      `json:"policyId,omitempty"`
@@ -837,17 +865,17 @@ type Job struct {
 
 	// Status PENDING (queued) -> RUNNING (claimed by a worker) -> COMPLETED | FAILED | CANCELED.
 	// FAILED always carries `error`.
-	Status    *JobStatus `json:"status,omitempty"`
-	Threshold *float64   `json:"threshold,omitempty"`
-	Updated   *time.Time `json:"updated,omitempty"`
+	Status    JobStatus `json:"status"`
+	Threshold float64   `json:"threshold"`
+	Updated   time.Time `json:"updated"`
 }
 
 // JobError A terminal failure. `message` is a fixed, safe explanation; branch on `reason`.
 type JobError struct {
-	Message *string `json:"message,omitempty"`
+	Message string `json:"message"`
 
 	// Reason New values may be added; clients must handle values they do not know.
-	Reason *JobErrorReason `json:"reason,omitempty"`
+	Reason JobErrorReason `json:"reason"`
 }
 
 // JobErrorReason New values may be added; clients must handle values they do not know.
@@ -855,15 +883,15 @@ type JobErrorReason string
 
 // JobResult defines model for JobResult.
 type JobResult struct {
-	ContentHash *string    `json:"contentHash,omitempty"`
-	Created     *time.Time `json:"created,omitempty"`
+	ContentHash *string   `json:"contentHash,omitempty"`
+	Created     time.Time `json:"created"`
 
 	// Error A terminal failure. `message` is a fixed, safe explanation; branch on `reason`.
 	Error *JobError `json:"error,omitempty"`
 
 	// JobResultId The id the label-hits filter and feedback refer to.
-	JobResultId *string           `json:"jobResultId,omitempty"`
-	JobUuid     *string           `json:"jobUuid,omitempty"`
+	JobResultId string            `json:"jobResultId"`
+	JobUuid     string            `json:"jobUuid"`
 	Report      *EvaluationReport `json:"report,omitempty"`
 }
 
@@ -877,19 +905,19 @@ type JobType string
 // Label defines model for Label.
 type Label struct {
 	ArchivedAt       *time.Time        `json:"archivedAt,omitempty"`
-	Created          *time.Time        `json:"created,omitempty"`
-	CustomerId       *string           `json:"customerId,omitempty"`
-	Description      *string           `json:"description,omitempty"`
-	Disabled         *bool             `json:"disabled,omitempty"`
-	Expunged         *bool             `json:"expunged,omitempty"`
+	Created          time.Time         `json:"created"`
+	CustomerId       string            `json:"customerId"`
+	Description      string            `json:"description"`
+	Disabled         bool              `json:"disabled"`
+	Expunged         bool              `json:"expunged"`
 	ImportProvenance *ImportProvenance `json:"importProvenance,omitempty"`
-	LabelId          *string           `json:"labelId,omitempty"`
-	Name             *string           `json:"name,omitempty"`
+	LabelId          string            `json:"labelId"`
+	Name             string            `json:"name"`
 
 	// PolicyId Empty for independent labels.
-	PolicyId *string     `json:"policyId,omitempty"`
-	Tags     *[]LabelTag `json:"tags,omitempty"`
-	Updated  *time.Time  `json:"updated,omitempty"`
+	PolicyId string     `json:"policyId"`
+	Tags     []LabelTag `json:"tags"`
+	Updated  time.Time  `json:"updated"`
 }
 
 // LabelEvalOptions Per-label evaluation options; they mirror the evaluation options of policies.
@@ -911,10 +939,10 @@ type LabelEvalOptions struct {
 // LabelEvaluation defines model for LabelEvaluation.
 type LabelEvaluation struct {
 	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Outcome   *Outcome          `json:"outcome,omitempty"`
+	Outcome   Outcome           `json:"outcome"`
 	Report    *EvaluationReport `json:"report,omitempty"`
-	Score     *float64          `json:"score,omitempty"`
-	Threshold *float64          `json:"threshold,omitempty"`
+	Score     float64           `json:"score"`
+	Threshold float64           `json:"threshold"`
 }
 
 // LabelEvaluationResult defines model for LabelEvaluationResult.
@@ -923,7 +951,7 @@ type LabelEvaluationResult struct {
 	Evaluation     *LabelEvaluation `json:"evaluation,omitempty"`
 	JobUuid        *string          `json:"jobUuid,omitempty"`
 	LabelId        *string          `json:"labelId,omitempty"`
-	LabelVersionId *string          `json:"labelVersionId,omitempty"`
+	LabelVersionId string           `json:"labelVersionId"`
 }
 
 // LabelHit defines model for LabelHit.
@@ -959,12 +987,12 @@ type LabelHit struct {
 	FrameStartTimecode *Timecode `json:"frameStartTimecode,omitempty"`
 
 	// JobResultId The result that produced the hit.
-	JobResultId *string `json:"jobResultId,omitempty"`
+	JobResultId string `json:"jobResultId"`
 
 	// Label Label name.
-	Label    *string   `json:"label,omitempty"`
-	Modality *Modality `json:"modality,omitempty"`
-	Score    *float64  `json:"score,omitempty"`
+	Label    string   `json:"label"`
+	Modality Modality `json:"modality"`
+	Score    float64  `json:"score"`
 
 	// Spans Extension. For a hit of text (the item's text, an image's OCR text, a transcript
 	// chunk), the spans of the section's OUTCOME_TRUE rules (see
@@ -974,12 +1002,12 @@ type LabelHit struct {
 	// StartMs A 64-bit integer as a decimal string.
 	//
 	// Example: 1500
-	StartMs *Int64String `json:"startMs,omitempty"`
+	StartMs Int64String `json:"startMs"`
 
 	// StartTimecode HH:MM:SS.mmm
 	//
 	// Example: 00:01:02.500
-	StartTimecode *Timecode `json:"startTimecode,omitempty"`
+	StartTimecode Timecode `json:"startTimecode"`
 
 	// TranscriptEndMs A 64-bit integer as a decimal string.
 	//
@@ -1009,35 +1037,35 @@ type LabelResponse struct {
 
 // LabelTag defines model for LabelTag.
 type LabelTag struct {
-	Color      *string    `json:"color,omitempty"`
-	Created    *time.Time `json:"created,omitempty"`
-	CustomerId *string    `json:"customerId,omitempty"`
-	Expunged   *bool      `json:"expunged,omitempty"`
-	LabelTagId *string    `json:"labelTagId,omitempty"`
-	Name       *string    `json:"name,omitempty"`
-	Updated    *time.Time `json:"updated,omitempty"`
+	Color      string    `json:"color"`
+	Created    time.Time `json:"created"`
+	CustomerId string    `json:"customerId"`
+	Expunged   bool      `json:"expunged"`
+	LabelTagId string    `json:"labelTagId"`
+	Name       string    `json:"name"`
+	Updated    time.Time `json:"updated"`
 }
 
 // LabelVersion defines model for LabelVersion.
 type LabelVersion struct {
-	Blob            *[]byte    `json:"blob,omitempty"`
-	ComplexityScore *float64   `json:"complexityScore,omitempty"`
-	Created         *time.Time `json:"created,omitempty"`
-	CreatedById     *string    `json:"createdById,omitempty"`
-	Description     *string    `json:"description,omitempty"`
-	Expunged        *bool      `json:"expunged,omitempty"`
-	GlobalContext   *string    `json:"globalContext,omitempty"`
+	Blob            *[]byte   `json:"blob,omitempty"`
+	ComplexityScore float64   `json:"complexityScore"`
+	Created         time.Time `json:"created"`
+	CreatedById     string    `json:"createdById"`
+	Description     string    `json:"description"`
+	Expunged        bool      `json:"expunged"`
+	GlobalContext   string    `json:"globalContext"`
 
 	// LabelEvalOptions Per-label evaluation options; they mirror the evaluation options of policies.
-	LabelEvalOptions     *LabelEvalOptions `json:"labelEvalOptions,omitempty"`
-	LabelId              *string           `json:"labelId,omitempty"`
-	LabelVersionId       *string           `json:"labelVersionId,omitempty"`
-	ParentLabelVersionId *string           `json:"parentLabelVersionId,omitempty"`
-	SequentialVersion    *float32          `json:"sequentialVersion,omitempty"`
-	SignalCount          *float32          `json:"signalCount,omitempty"`
-	Text                 *string           `json:"text,omitempty"`
-	TokenCountsV2        *TokenCounts      `json:"tokenCountsV2,omitempty"`
-	TotalSignalTokens    *float32          `json:"totalSignalTokens,omitempty"`
+	LabelEvalOptions     LabelEvalOptions `json:"labelEvalOptions"`
+	LabelId              string           `json:"labelId"`
+	LabelVersionId       string           `json:"labelVersionId"`
+	ParentLabelVersionId *string          `json:"parentLabelVersionId,omitempty"`
+	SequentialVersion    float32          `json:"sequentialVersion"`
+	SignalCount          float32          `json:"signalCount"`
+	Text                 string           `json:"text"`
+	TokenCountsV2        TokenCounts      `json:"tokenCountsV2"`
+	TotalSignalTokens    float32          `json:"totalSignalTokens"`
 }
 
 // LabelVersionResponse defines model for LabelVersionResponse.
@@ -1047,13 +1075,13 @@ type LabelVersionResponse struct {
 
 // ListBatchJobsResponse defines model for ListBatchJobsResponse.
 type ListBatchJobsResponse struct {
-	BatchJobs *[]BatchJob `json:"batchJobs,omitempty"`
+	BatchJobs []BatchJob `json:"batchJobs"`
 }
 
 // ListFeedbackResponse defines model for ListFeedbackResponse.
 type ListFeedbackResponse struct {
-	Annotations   *[]FeedbackAnnotation `json:"annotations,omitempty"`
-	NextPageToken *string               `json:"nextPageToken,omitempty"`
+	Annotations   []FeedbackAnnotation `json:"annotations"`
+	NextPageToken *string              `json:"nextPageToken,omitempty"`
 }
 
 // ListJobLabelHitsResponse defines model for ListJobLabelHitsResponse.
@@ -1065,42 +1093,42 @@ type ListJobLabelHitsResponse struct {
 
 	// Status PENDING (queued) -> RUNNING (claimed by a worker) -> COMPLETED | FAILED | CANCELED.
 	// FAILED always carries `error`.
-	Status *JobStatus `json:"status,omitempty"`
+	Status JobStatus `json:"status"`
 }
 
 // ListJobsResponse defines model for ListJobsResponse.
 type ListJobsResponse struct {
-	Jobs          *[]Job  `json:"jobs,omitempty"`
+	Jobs          []Job   `json:"jobs"`
 	NextPageToken *string `json:"nextPageToken,omitempty"`
 }
 
 // ListLabelTagsResponse defines model for ListLabelTagsResponse.
 type ListLabelTagsResponse struct {
-	LabelTags *[]LabelTag `json:"labelTags,omitempty"`
+	LabelTags []LabelTag `json:"labelTags"`
 }
 
 // ListLabelVersionsResponse defines model for ListLabelVersionsResponse.
 type ListLabelVersionsResponse struct {
-	LabelVersions *[]LabelVersion `json:"labelVersions,omitempty"`
-	NextPageToken *string         `json:"nextPageToken,omitempty"`
+	LabelVersions []LabelVersion `json:"labelVersions"`
+	NextPageToken *string        `json:"nextPageToken,omitempty"`
 }
 
 // ListLabelsResponse defines model for ListLabelsResponse.
 type ListLabelsResponse struct {
-	Labels        *[]Label `json:"labels,omitempty"`
-	NextPageToken *string  `json:"nextPageToken,omitempty"`
+	Labels        []Label `json:"labels"`
+	NextPageToken *string `json:"nextPageToken,omitempty"`
 }
 
 // ListPoliciesResponse defines model for ListPoliciesResponse.
 type ListPoliciesResponse struct {
-	NextPageToken *string   `json:"nextPageToken,omitempty"`
-	Policies      *[]Policy `json:"policies,omitempty"`
+	NextPageToken *string  `json:"nextPageToken,omitempty"`
+	Policies      []Policy `json:"policies"`
 }
 
 // ListPolicyVersionsResponse defines model for ListPolicyVersionsResponse.
 type ListPolicyVersionsResponse struct {
-	NextPageToken  *string          `json:"nextPageToken,omitempty"`
-	PolicyVersions *[]PolicyVersion `json:"policyVersions,omitempty"`
+	NextPageToken  *string         `json:"nextPageToken,omitempty"`
+	PolicyVersions []PolicyVersion `json:"policyVersions"`
 }
 
 // Modality defines model for Modality.
@@ -1125,40 +1153,40 @@ type Outcome string
 
 // Policy defines model for Policy.
 type Policy struct {
-	ActiveVersionId *string    `json:"activeVersionId,omitempty"`
-	Created         *time.Time `json:"created,omitempty"`
-	Disabled        *bool      `json:"disabled,omitempty"`
-	PolicyId        *string    `json:"policyId,omitempty"`
-	PolicyKey       *string    `json:"policyKey,omitempty"`
-	Updated         *time.Time `json:"updated,omitempty"`
+	ActiveVersionId string    `json:"activeVersionId"`
+	Created         time.Time `json:"created"`
+	Disabled        bool      `json:"disabled"`
+	PolicyId        string    `json:"policyId"`
+	PolicyKey       string    `json:"policyKey"`
+	Updated         time.Time `json:"updated"`
 }
 
 // PolicyVersion defines model for PolicyVersion.
 type PolicyVersion struct {
-	ComplexityScore   *float64     `json:"complexityScore,omitempty"`
-	Created           *time.Time   `json:"created,omitempty"`
-	PolicyId          *string      `json:"policyId,omitempty"`
-	PolicyVersionId   *string      `json:"policyVersionId,omitempty"`
-	SequentialVersion *float32     `json:"sequentialVersion,omitempty"`
-	Text              *string      `json:"text,omitempty"`
-	TokenCountsV2     *TokenCounts `json:"tokenCountsV2,omitempty"`
+	ComplexityScore   float64     `json:"complexityScore"`
+	Created           time.Time   `json:"created"`
+	PolicyId          string      `json:"policyId"`
+	PolicyVersionId   string      `json:"policyVersionId"`
+	SequentialVersion float32     `json:"sequentialVersion"`
+	Text              string      `json:"text"`
+	TokenCountsV2     TokenCounts `json:"tokenCountsV2"`
 }
 
-// PrecheckFailureDetail defines model for PrecheckFailureDetail.
+// PrecheckFailureDetail `type.googleapis.com/contenteval.PrecheckFailure`: why content failed the precheck.
 type PrecheckFailureDetail struct {
 	// AtType type.googleapis.com/contenteval.PrecheckFailure
-	AtType *string `json:"@type,omitempty"`
+	AtType string `json:"@type"`
 
 	// Details Depends on the type; always carries the content's hash.
-	Details         *PrecheckFailureDetail_Details `json:"details,omitempty"`
-	MatchConfidence *PrecheckMatchConfidence       `json:"matchConfidence,omitempty"`
-	Message         *string                        `json:"message,omitempty"`
-	Type            PrecheckFailureType            `json:"type"`
+	Details         PrecheckFailureDetail_Details `json:"details"`
+	MatchConfidence *PrecheckMatchConfidence      `json:"matchConfidence,omitempty"`
+	Message         string                        `json:"message"`
+	Type            PrecheckFailureType           `json:"type"`
 }
 
 // PrecheckFailureDetail_Details Depends on the type; always carries the content's hash.
 type PrecheckFailureDetail_Details struct {
-	ContentHash          *string                `json:"contentHash,omitempty"`
+	ContentHash          string                 `json:"contentHash"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
@@ -1178,8 +1206,8 @@ type PrecheckMatchConfidence string
 // ReviewResult defines model for ReviewResult.
 type ReviewResult struct {
 	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Outcome *Outcome `json:"outcome,omitempty"`
-	Score   *float64 `json:"score,omitempty"`
+	Outcome Outcome `json:"outcome"`
+	Score   float64 `json:"score"`
 }
 
 // RuleCheckError defines model for RuleCheckError.
@@ -1198,13 +1226,13 @@ type RulesKind string
 
 // SectionReport defines model for SectionReport.
 type SectionReport struct {
-	AssertionEvaluationReports *[]AssertionReport `json:"assertionEvaluationReports,omitempty"`
-	ExceptionEvaluationReport  *ExceptionReport   `json:"exceptionEvaluationReport,omitempty"`
-	Message                    *string            `json:"message,omitempty"`
-	Name                       *string            `json:"name,omitempty"`
+	AssertionEvaluationReports []AssertionReport `json:"assertionEvaluationReports"`
+	ExceptionEvaluationReport  *ExceptionReport  `json:"exceptionEvaluationReport,omitempty"`
+	Message                    string            `json:"message"`
+	Name                       string            `json:"name"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result       *Outcome      `json:"result,omitempty"`
+	Result       Outcome       `json:"result"`
 	ReviewResult *ReviewResult `json:"reviewResult,omitempty"`
 }
 
@@ -1213,25 +1241,25 @@ type SetLabelTagsRequest struct {
 	LabelTagIds []string `json:"labelTagIds"`
 }
 
-// SimpleStatus The body of a 429.
-type SimpleStatus struct {
-	Code    int32  `json:"code"`
-	Message string `json:"message"`
-}
-
 // Status The error body of every failed call (gRPC status).
 type Status struct {
 	// Code The gRPC status code.
 	Code int32 `json:"code"`
 
-	// Details Typed details. `type.googleapis.com/google.rpc.BadRequest` carries
-	// `fieldViolations: [{field, description}]`;
-	// `type.googleapis.com/contenteval.CompilationErrors` carries
-	// `errors: [{message, line, column}]`.
-	Details *[]Any `json:"details,omitempty"`
+	// Details Typed details, told apart by `@type`: a BadRequest (INVALID_ARGUMENT: the
+	// fields at fault), CompilationErrors (rule text that does not compile) or a
+	// PrecheckFailure (an error line of the stream for content that failed the
+	// precheck). Absent when there are none.
+	Details *[]StatusDetail `json:"details,omitempty"`
 
 	// Message A message safe to show; not meant for parsing.
 	Message string `json:"message"`
+}
+
+// StatusDetail One typed detail of a Status; `@type` names its shape. Clients should skip a
+// detail whose `@type` they do not know.
+type StatusDetail struct {
+	union json.RawMessage
 }
 
 // StreamJobsMessage One line of the stream; exactly one of `result` and `error`.
@@ -1258,9 +1286,9 @@ type StreamJobsRequest struct {
 
 // StreamResult defines model for StreamResult.
 type StreamResult struct {
-	ContentHash            *string           `json:"contentHash,omitempty"`
-	JobResultId            *string           `json:"jobResultId,omitempty"`
-	JobUuid                *string           `json:"jobUuid,omitempty"`
+	ContentHash            string            `json:"contentHash"`
+	JobResultId            string            `json:"jobResultId"`
+	JobUuid                string            `json:"jobUuid"`
 	PolicyEvaluationReport *EvaluationReport `json:"policyEvaluationReport,omitempty"`
 }
 
@@ -1274,11 +1302,11 @@ type Timecode = string
 
 // TokenCounts defines model for TokenCounts.
 type TokenCounts struct {
-	ContentSpecialTokens *float32 `json:"contentSpecialTokens,omitempty"`
-	DslTokenCount        *float32 `json:"dslTokenCount,omitempty"`
-	GlobalContextTokens  *float32 `json:"globalContextTokens,omitempty"`
-	SignalSpecialTokens  *float32 `json:"signalSpecialTokens,omitempty"`
-	SignalTokens         *float32 `json:"signalTokens,omitempty"`
+	ContentSpecialTokens float32 `json:"contentSpecialTokens"`
+	DslTokenCount        float32 `json:"dslTokenCount"`
+	GlobalContextTokens  float32 `json:"globalContextTokens"`
+	SignalSpecialTokens  float32 `json:"signalSpecialTokens"`
+	SignalTokens         float32 `json:"signalTokens"`
 }
 
 // TokenUsage `inputTokens` sums the input tokens the model backends reported (`usage`) for the
@@ -1286,9 +1314,9 @@ type TokenCounts struct {
 // without a model backend, the BPE count of the text where counted.
 // `billedTokens` = inputTokens x multiplier.
 type TokenUsage struct {
-	BilledTokens *float32 `json:"billedTokens,omitempty"`
-	InputTokens  *float32 `json:"inputTokens,omitempty"`
-	Multiplier   *float64 `json:"multiplier,omitempty"`
+	BilledTokens float32 `json:"billedTokens"`
+	InputTokens  float32 `json:"inputTokens"`
+	Multiplier   float64 `json:"multiplier"`
 }
 
 // UpdateLabelRequest Omitted fields keep their values; other fields are ignored.
@@ -1300,7 +1328,7 @@ type UpdateLabelRequest struct {
 
 // UploadBatchInputResponse defines model for UploadBatchInputResponse.
 type UploadBatchInputResponse struct {
-	BatchJob *BatchJob `json:"batchJob,omitempty"`
+	BatchJob BatchJob `json:"batchJob"`
 }
 
 // Webhook A POST made when the job completes: `{"type":"job.completed"|"job.failed","job":Job}`,
@@ -1380,8 +1408,8 @@ type Error = Status
 // PrecheckFailed The body of a 499 precheck failure.
 type PrecheckFailed = PrecheckFailureStatus
 
-// TooManyRequests The body of a 429.
-type TooManyRequests = SimpleStatus
+// TooManyRequests The error body of every failed call (gRPC status).
+type TooManyRequests = Status
 
 // ListBatchJobsParams defines parameters for ListBatchJobs.
 type ListBatchJobsParams struct {
@@ -1557,72 +1585,6 @@ type CreatePolicyVersionJSONRequestBody = CreatePolicyVersionRequest
 // CheckRulesJSONRequestBody defines body for CheckRules for application/json ContentType.
 type CheckRulesJSONRequestBody = CheckRulesRequest
 
-// Getter for additional properties for Any. Returns the specified
-// element and whether it was found
-func (a Any) Get(fieldName string) (value interface{}, found bool) {
-	if a.AdditionalProperties != nil {
-		value, found = a.AdditionalProperties[fieldName]
-	}
-	return
-}
-
-// Setter for additional properties for Any
-func (a *Any) Set(fieldName string, value interface{}) {
-	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
-	}
-	a.AdditionalProperties[fieldName] = value
-}
-
-// Override default JSON handling for Any to handle AdditionalProperties
-func (a *Any) UnmarshalJSON(b []byte) error {
-	object := make(map[string]json.RawMessage)
-	err := json.Unmarshal(b, &object)
-	if err != nil {
-		return err
-	}
-
-	if raw, found := object["@type"]; found {
-		err = json.Unmarshal(raw, &a.Type)
-		if err != nil {
-			return fmt.Errorf("error reading '@type': %w", err)
-		}
-		delete(object, "@type")
-	}
-
-	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
-		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
-			err := json.Unmarshal(fieldBuf, &fieldVal)
-			if err != nil {
-				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
-			}
-			a.AdditionalProperties[fieldName] = fieldVal
-		}
-	}
-	return nil
-}
-
-// Override default JSON handling for Any to handle AdditionalProperties
-func (a Any) MarshalJSON() ([]byte, error) {
-	var err error
-	object := make(map[string]json.RawMessage)
-
-	object["@type"], err = json.Marshal(a.Type)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling '@type': %w", err)
-	}
-
-	for fieldName, field := range a.AdditionalProperties {
-		object[fieldName], err = json.Marshal(field)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
-		}
-	}
-	return json.Marshal(object)
-}
-
 // Getter for additional properties for PrecheckFailureDetail_Details. Returns the specified
 // element and whether it was found
 func (a PrecheckFailureDetail_Details) Get(fieldName string) (value interface{}, found bool) {
@@ -1675,11 +1637,9 @@ func (a PrecheckFailureDetail_Details) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
-	if a.ContentHash != nil {
-		object["contentHash"], err = json.Marshal(a.ContentHash)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'contentHash': %w", err)
-		}
+	object["contentHash"], err = json.Marshal(a.ContentHash)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'contentHash': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -1689,6 +1649,143 @@ func (a PrecheckFailureDetail_Details) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsBadRequestDetail returns the union data inside the StatusDetail as a BadRequestDetail
+func (t StatusDetail) AsBadRequestDetail() (BadRequestDetail, error) {
+	var body BadRequestDetail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBadRequestDetail overwrites any union data inside the StatusDetail as the provided BadRequestDetail
+func (t *StatusDetail) FromBadRequestDetail(v BadRequestDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/google.rpc.BadRequest"}`))
+	t.union = b
+	return err
+}
+
+// MergeBadRequestDetail performs a merge with any union data inside the StatusDetail, using the provided BadRequestDetail
+func (t *StatusDetail) MergeBadRequestDetail(v BadRequestDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/google.rpc.BadRequest"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompilationErrorsDetail returns the union data inside the StatusDetail as a CompilationErrorsDetail
+func (t StatusDetail) AsCompilationErrorsDetail() (CompilationErrorsDetail, error) {
+	var body CompilationErrorsDetail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompilationErrorsDetail overwrites any union data inside the StatusDetail as the provided CompilationErrorsDetail
+func (t *StatusDetail) FromCompilationErrorsDetail(v CompilationErrorsDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.CompilationErrors"}`))
+	t.union = b
+	return err
+}
+
+// MergeCompilationErrorsDetail performs a merge with any union data inside the StatusDetail, using the provided CompilationErrorsDetail
+func (t *StatusDetail) MergeCompilationErrorsDetail(v CompilationErrorsDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.CompilationErrors"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPrecheckFailureDetail returns the union data inside the StatusDetail as a PrecheckFailureDetail
+func (t StatusDetail) AsPrecheckFailureDetail() (PrecheckFailureDetail, error) {
+	var body PrecheckFailureDetail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPrecheckFailureDetail overwrites any union data inside the StatusDetail as the provided PrecheckFailureDetail
+func (t *StatusDetail) FromPrecheckFailureDetail(v PrecheckFailureDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.PrecheckFailure"}`))
+	t.union = b
+	return err
+}
+
+// MergePrecheckFailureDetail performs a merge with any union data inside the StatusDetail, using the provided PrecheckFailureDetail
+func (t *StatusDetail) MergePrecheckFailureDetail(v PrecheckFailureDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.PrecheckFailure"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t StatusDetail) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"@type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t StatusDetail) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "type.googleapis.com/contenteval.CompilationErrors":
+		return t.AsCompilationErrorsDetail()
+	case "type.googleapis.com/contenteval.PrecheckFailure":
+		return t.AsPrecheckFailureDetail()
+	case "type.googleapis.com/google.rpc.BadRequest":
+		return t.AsBadRequestDetail()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t StatusDetail) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *StatusDetail) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // ServerInterface represents all server handlers.
@@ -2575,7 +2672,7 @@ type TooManyRequestsResponseHeaders struct {
 	RetryAfter *int32
 }
 type TooManyRequestsJSONResponse struct {
-	Body SimpleStatus
+	Body Status
 
 	Headers TooManyRequestsResponseHeaders
 }
@@ -5762,247 +5859,276 @@ func (sh *strictHandler) CheckRules(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L15c9u4sij+VVD63apIt2hZziT5nZHr1ruKrCTKeLuSnJlzR3kmRMISYgrkEKRtTY6/+yt0A9ypxcs4",
-	"59T5Z8YRsTSARqP3/t5w/GXgCyYi2eh+bywYdVkIf45YFK56VxEL1b9cJp2QBxH3RaPb+HXhe4xI5vjC",
-	"lSTyyS3lEZmxKz9kJFQduZiTJo2Ix6iMyEGr3bAa0lmwJVWjXfnhkkaNboOL6KfXDaux5IIv42Wje2A1",
-	"olXA8BObs7Bxf39vNQIa0iWLNGjvaeQsPvuzoVsGbbJgZKa+k2/+jHBXTczVh4BGi4bVEHSpRp+lQ1iN",
-	"kP0R85C5jW4UxiwL6JLeHTMxjxaN7sHrvyWwySjkYt5QkPX9ZeCxiLkDUQHNRRCwkMz8WLjEvyLRgimw",
-	"XkliO6afTSK+ZAmYf8QsXKVwwj/bSeMJX7IRFXPWZsKt3lKXRmxPDdlYC+5QOF4s+Q0rAw2fXAbQAuiS",
-	"NF12RWMvIuxOd2vtDDFPZszCrUGc+b7HqMjDOI5oGJXhO/Zvn2lTJUz4kG0NGX0ADmCvrYDFpo8/fxzn",
-	"uU+/CO32Z489dz/5R2zlg0/9sz+7iHkNEVpLfr7pno+jPcd0xrw6Iuipj/UQeLrv4yA4p3M25n+ysaDX",
-	"7KDTqUCniC0lUTcgoHPWJhdCsoj4IemQOb9hkhx0OoeEzvwbpv7sEC5JhCdEKHztHBLB5jTiN0x9DNk3",
-	"5kTMrTtkNc2l5H+yLV+cTsWLU17YA1f2oy5t4l8z0adL5lUjjy3YXZQ0tM1lC0J2w/1YQSoDX0hGrvwQ",
-	"vki6VC//HzGT0TrwYbxGHZJ1Xr+pwzLoCKfxF0N8GT0IZN/jzqrubgbwtf5yBqb3427nmM8Fcwd3AQ+Z",
-	"rHiYBL8DekmampVrEaoYPnK74M4CdwmGIBejY0TQq1jW4yfTM62DOout7940KjEU4Vb/pVEc1hz4xej4",
-	"lSSfTnp9ABJa1gGWNNh2Q1+/fVe1oReB+4BnPsZe27xNuumjn3kN6DM/8yVot37mNXw7P/OP2coHPvP3",
-	"CmWQdmjhwx0h1VD/cnwRMQF/0iDwuEPVGva/SbWQ75m5/iNkV41u4//bTwWuffwq98cRjWKJcxVO6fRL",
-	"73h4dNkbfbw4GZxOLPKhNzweHF2ejwb9s9Oj4WR4dqrenLOLyeXZh8tR7/TjoN24txqDMPTDvwDCnlgR",
-	"pubqEkqwGZn57orc8ghJyHx03ieO77JD+OenyeScSGx45Xuefyvh9yUNAi7mU8EF/Lt3PiSZqdpToZZ1",
-	"HjJnwZzrD5R7zH2y9WWHjUNWv1xFefSM5ApgMM/MHruhXgyTExiLNBdULvY8LiOyVOKmRWLhMsd36cxj",
-	"xA+nIhYyDgI/VBwBX9I5ax3CTpF+77Q/OB4ckeZBS6984vsnVKw07smnO1quxKD1K6aO48cieiXNg0lC",
-	"GgHLwu4cxlzmkuZoMD67GPUHl4PfPvUuxpPBEVCPokZhL1EpVAGlW+9nlA/3AJOGVvXriRWs2HW5ApF6",
-	"56EfsDDi6n4iTS+gKFF32iUuiyj3Don93+rfNlHkQhIeSSIXNAByEmSG+t74b6QF3ysIbPqK/K6bfU1I",
-	"hz9TbJw6s56UajRfjJg6ZTVUfoYlk5LOa164MPbYK0mkH4cOIxG7iyx9Y5hLZityu6CKVgce5UKvw/FD",
-	"ZhFGnQXhggQ0ZCJaMMlkdyr2iN302B13qIf42LLVnXV84bAgwr4wLjwJMfeiPS5IrgcLD3Gcpe8yj5z2",
-	"TgYW8fx5EPqzlq3oUOGTEjLUNHoSiwD2qCtChYsX6S6aCoJPuCcLUOBYM+pcM+G+kiQ79lXoL/Xd82d0",
-	"xj0erdRrwSOpBrzioYwIFVI9JcDCKfCgk9opl0snZBHTLUrL0pe7S0aD3vjsVK0BtgVBIY4fey4RfjJD",
-	"Mxah2nZ1tS1CFQTqPfHjyCJUZImeRShZUk+9PUoOgO4WDO7w0Il5RGYho9csJH7ARAuIZrpDuEGS7B3A",
-	"DkYaTdRVPLuY9M9OBpf4QlhEsBsWEkok9xS1+tA7Hg/0OuF0uSBX1PPUkrpk7cppsm5F1BUwti80qewS",
-	"PZht6KGBK0EhTRj9UOrlKmonZMSoq+GR1zwI1JwotFIvZNRdEZc53GWu2XyE8ZZK3Hh5rRCFOTSW6WRZ",
-	"XFpQtzgUjIOTNKkA6gU3TqELcy2FIlT40YKFsK1qtCV1GeERmYwuBq026RENbLLvuM+4613V8pqxAO+j",
-	"H0eOv2TkdsFEco66u4EyRSVnofgUwgFl3OyRXpyOzwf94Yfh4AjfVcAC0lHjAbS3XDL1TpTYF2BeYi/a",
-	"9AqcIaQNILU+8twpe+THMy/DG4l4OVOU2WrIgIoKyWJwFzEh1atNfl2wkCV4qsiZXjcSFDwRpG0gPgtv",
-	"lWyX2eKpMBuhDmEtgnm+A/I10EY9RZewO+oo4hn/+edKdZ+K0eDj4DfdQFqGynmrBCxNsaSl6MsdXyrq",
-	"oumVJE0QjaKQRc4CaMpU+EIJS4qh9gE4OJYWwDoenE6GinvT/Zh6tR3WapOx3gvFF4Tk9GyiEPD07HQw",
-	"FTRkgBRXHp3P1fsaLRgPCZ1J1RexMtkihb0tiwg/JJ96409mj+GXqTA7TvP01NDaJo9IyKI4FOpikcCX",
-	"8K7KVpsMBRwN8UOXhYeERlOx9GVEDt6B3gPmhjUxGnpc8QWaeVO9cPGv3+q28AJa5vCmwlZtQE6n+qNC",
-	"DoVPRB2dmubdG/ILf08if87gSsJUSNjV1FILB1OB/eHiEdgn2erqsQIqIwJvoBFz1M567CpSt5PcLnxF",
-	"sPEOO3GEl4hHbCk3XZkPeDLjgAJ/tqR3Q+x2kMqONAzpChiGEm9gjBhlpmCWM2+ULrTWX/aibUUYq8GM",
-	"MLBuPQYglBzurQbS877i/Cr1TEXJHfdtl/YosFWs0Y+jII4+cI9dhBUqKlQQkI+DCWgmtIyInSyibq5+",
-	"rRM7kKKzqO5vV21QkFHX1Hz8wkJF0erahL7DpNxtuxRDwLY9ljE0vrcaWrDd/vzXYV8iJuZREBCm77ts",
-	"J6SBDgbdTlLWdld4zMRaH9HoNt73Jv1Pl5/P3l8ORqOzUfZBbFgNJuKlYsTXtyp+NbL18PT8YnL5YXg8",
-	"WNPo/Ox42P/7xgaXXwaj8fDsdF3D0fBsNJz8PSMwpGiUP+yaLRhPepNBYXFFtcFwMuwdD/9XSZCaXlhg",
-	"pOVinmhAuQjiiFxxj7XI3jTudH5i5H8uBheqk/qVxIHnU8WAmc9TcT4anI/O+oPxeHj6kTQDGko1pKLq",
-	"N9TjLlUzpMOlzQdHyY/ji/cnw8lETQOEdiqY+CNmcWYiMvjSO77oTdQkyVhn40l27tsQl5Ne/VZV23Ti",
-	"qeifnZwfDyaDozaBQyFN4KZsQFgbHywUvZXsrR6KiIVLrvhu9Snh8FGOoGI1FcIXe0kjuND4hJRxsurY",
-	"il8BqorfMwda8RUPreJD7rTWfq/snhxUVdfcaaxvUDlAchZV38wZVG1RghmVN6hPhcM8c48ymrqi2oqw",
-	"ZaAkRiBBmUchpUnFoVAJuPN7/bDH9yFvQxVh7S+Ycz1S3FJmL/LwX3PUZ6+bCUb4RTVUk7C7qF5lgSxj",
-	"5BstWJ6bswhVnGgQzzwuFaN9g+8qKIuWXCQmDWuD1gWAsBD4rxsWXndyyBPc8Wg1NkJPeU0awFeGhVDN",
-	"kXduk3FOZEE6Im1QjCnsUmvaQorCbhVi1A0LVzCrosbQylIcttYIAVdOmojHicwEu6/7KB6+h9s/FQed",
-	"DvK+XMJzEKkeILbQFdJROKmQESWikyvFLe/ADquthj1PUDjDEXcOiiyxhUYZL+GXyhweyCySKDofMbHb",
-	"ZtczXaALglnll9ebFjVJG5cQUJ9aJe6hYvaIRrS8tDORqpDVzmrx1FvBYfhXBCUji9igEk7+uAg99fcN",
-	"d5kPf0+FTWOX+9kP6g/40W4T26Ewp7RJ81c2+zKZtNRmxRLtz4AsIRUIG/GvpgKGACWIGgL3ec5v1OZf",
-	"jI4lWcYyIjNGFlEUNCW8lxaJhcckDqfulpLDCQW9/lTwyMJOSpQNmfS9G5CQPd8PlBiqpGt+QyNmEY+L",
-	"6z0lvnsKgCWLqEsjSqjrhoqxloiK+fsLYFYQd4B+toqYzCGF+qWK+ze7WD+SWj4QqNRE+Kbz87uKscye",
-	"VzjNwREQ0wDYMH1o++mp7uvj20/P9hAQw4lB26T+zJyas4jFdaVIAzhTYfdTP+PekObn88FHi5yffrTI",
-	"x+EHi/zKZucWeX9yro5gMvzwobXV/hn0rJ9t+/0zB7/ZIqV6nNBgzYOElBBvWvIMvX77Dt8hyUIl9EsW",
-	"Ac9auYlwLOWRv8A92R7BzOnWjwRybJN60iefjsck8OhK0WnZ2mbX7utJ0DheLmm4qnLhpBGhIByjvtK/",
-	"QjTLUKayRUR//UTlojykLRf09dt33S6w286C3SHfnThjmLGTjXuK069cPIg8FUxgfjVG/ZA1/Hc6G9QD",
-	"RbeLtTyL1bhls4XvX+vD3+Iks09MMu/XLRb5l7KnIDuCfgZkRL280uA1Cp76M/vAmKsehtozc/zlUts8",
-	"c244ncqDY3cBeFQZ9faGZQ4SE+4Iteb3VuMb7G3sRdXHX5oSrAvrXPKakjnqxxYYIA+JFvGl0RxjK9CL",
-	"wp9Zw/I3f1YgCNUI66WegdsBnNNubewS0XDONtoUzFlOsHWJfyqczdctkKIOx6kQfkRxq7cDqpf2KAKW",
-	"GawepnV0xcmzf1uxz1mW8R6oiuGdy5yz2jmXR6zKC0mi6vOKyoiFBNQqxKOCkeaMex5DEx6hZMHnCxaS",
-	"ZexFPPA4C7MPYOKqYzX8lJ3Z7uac6Q6PI5vRImRy4XtVS0z9LJeMCkk67bfVgtaS3iVRBRVOkakAdkt5",
-	"9MEPteO5xqJE9XZFPVlyKviV8ijRpKlXNPLJFRdcLkgzDsxdRh7jlcQACYcGNbusX4lNu/yrblbE2CzC",
-	"Wdu8GmsfjG9olFgHyGd/VgJCdaufEXyVa29Mbm+3oux1b/cGvFqHkhVkbj50Ze4Kb+yTFXo7FXag7I7B",
-	"GjZs2YTO19AZD5/uDFQ/vX6qzXoosHVo5ekWm3DLjFSCIBlgAxT6LavdtpmHCF4QywP6R2wko2sWRKkH",
-	"m9YApTLEATnh77eTjXbH7Lnnz6jXR1tzoc+7t29/elf3hisafLYduT4utscYKyai4wdwA7XqQADrldTW",
-	"2oIm8GEav/qzR5fr2lPHm/8LW21+jQIaRSxUi/i/v/f2/pfu/dnZ+/lr+mf7cu/rf/5HY6et0C7fru/E",
-	"y5w8+sDNSJdjbbsxdRcTh9roIomtivbQ7bqZxms4/1zD2lNM7sRT400y8fpdevCqy2dnvlZBdsQ8lryZ",
-	"dRC50MitcrHOSQBbCF+afcMZ5baM7Q787EsRtbxw84i3fANLnuNXH8yJrmXrikv5usU51hs+cnqcGqcx",
-	"ubX0kmx9UXre7AdTlhwq7CCJADxjC3rD/TjR20mLsPa8TezvUyOrTBtd9Q8nnDa600YUxmzasKYNGVHn",
-	"Gn4CLfO0cX9vt6fCht+NN3DJ65Q0tfIqYeX1B6kt52A20V6Z4Iy01tfVuGYdkhjEmFjqSZPhTRCGnsaa",
-	"CjvxsKzxemuTHoCfGYi4PkM/yQW9QR+6YiwBab7pdEAJwcWc2Hrz2ub/elsSu5Jxo0Fvgipt/Jai4gbd",
-	"XRaLqp2mNyGv/n7yEE1y4hFaBcZaAdh01M3XkmD97QTdD+u92bfywSzEzoD2CLDBOENor3AlrIL/pNY/",
-	"STCmVVq+yyqhh3hMaV7rQf5UO3uthuyGs9vRVt1G2bb3VkNvSPHItyd/YxwgPfodn4fSmYKR8sL4T220",
-	"UGLLjdfJ7E3qVGScKc5OL0eD8cXxpMazalO78neFaZUfwA+90nWjeIXKWj4TTvHwkypGZFSc1V+IelUH",
-	"VqGgLG+EE8XUe4RSO6NFfxL/0ser2Xk1HSho36u+mxD8ek38OvX4FurwJ1J/P5HnZmHYTa/jhqBWq+E7",
-	"ThyGTDgbj+0sbVkNWcYhel1IQI8ENIyMUVCzMczVfkNol9TRLokHv/07hG9ahAm3ZRMupuJCcIiVg/8E",
-	"PheRJE3F8YAKxwLm52LyYe/gHYkFj9BdIXGugHkADh5J5l1ZUyF9/ZVQ75auJGF/xNST2nSZTmIDKDaJ",
-	"fGIz4drVK2lPxaS8PI7Dpc7vWbuoomCoU2Z30SH8RQUGBlpTkTj3nPVHJGTUNdFMuGp04WfuoRncoWHI",
-	"DUsL8V44JBijp0JtBrgYWKnbkLYBF/0LLOAnICrLTr9B8O6JtDGgIvNhIFz1c5Omvg5OzF5JEtCV51OX",
-	"eFwwSb75XOCglAh2q35MVG5T4cQK6vA6DkjIlv6Njs6BkAfm+HPBJXPJrR+62ZFkQB0mW+0cPFlASRlO",
-	"GjIIPUm9cHTogDqdpPEU2PduNl7anJ7aItULNpq5nELol1oPOLv5AmKB0Ky34FGlJwurCik/EyyJXyCe",
-	"+iNFQzM7nGyl69O6nErgXxjWqKowwqJmKotAKCjT2NdZP3Wn0gOrVkmWxARBPJA5ECoVktMgYDSUJsKk",
-	"cNkqlXH5k95E3oYievdmXNFb489O/QuSvIk9x3D+WoXURxb9lZaZjyx6Wt1gpZ6rcmpwDDqCgNxjdmMM",
-	"5oYtHZ70Pg4ujwaT3vD48njwZXBcw5dubFjR4Pjs1+oPn4YfP1UypsOl4hXPQ/+GCaofyvw28SVGce/C",
-	"NHl8FtJwdbyOF8Emp3VhMvr7Om6l6qHOYmrZ5Y28e7M34xHRNxb9dV3m8CV4uKte6rqxO7oMPDXwwdtO",
-	"p5HTmu/9n987ez9//X5gHfx8X6ko/1xlgumhIVW9zAsd5YkmVeYmrxk4gM6o5A654sxz4c0ntlZY2a0q",
-	"nyWd52v7o3mEAd84XFUIFpqx3gGMWEb+koWP8dzJOu3k/AbKKuNv/myiA943jAjNtuG+H85jPzoia1cV",
-	"5mcjaVQdHYZubzGEyaOwu8ivhYPHiAbZeK5SCgQTo3KFcdttYuvkA+BBTckVv1M8lqRXDJMKCJDQDsks",
-	"pMJZKDbGDhmVvrDLd2xZG+ylDoLKzRYTA/sIW69d3ygZMX0y0kArjFtfGx91ym6J4h+YJEu6IjNGqOsq",
-	"1tnxuIIKfZYXVLgeMw2jBVsR1weqdC3823bmGdoweemz+gEDxqu+fhkeDc4uQVmLmhPV9GI0qG877g9O",
-	"B5f9wfB4ePrxcvBbfzA4qh770/H4cjQ4ufjtcjI8GZxdTNJ0HVXNB78N+hcAw9Ggd3Q8PB2sHb13dDIc",
-	"j1VzCEkyc6xvWr8Rk1HvdNwfDc8nl/1PF6e/XPZGk+GHXn9igumqOv3PxdmktxbK/tnpZHA6uXx/fNb/",
-	"ZX2T89Gg/2nQ/2XjaencJxeno0Gv/6n3/rhaxZUSmd212ru+Hjs/DwVdS5k955n8CXtKkiFX3IsUiyBc",
-	"cqX1EiRkV5Byo5InX/dihNsp2ouK+TpSMU5odp5KjCe9ycV4LX04H5weQYxhMSxxdHF6Ch8cj/KlkV5v",
-	"/fCahWmrJLSN/EPnhSD/SFL6tKdC/6a1DIaz0VGI+fDBWoAzHzS0+R81pPkfszF3mZ9zyG2aanDr0Nhw",
-	"Cvm9nfz9fH1k6njSOz3qjY5AE/HNn0kL8ijQpQQkQiE5dXiVhwTi/6A5hnPDY14kvhXzJj+bKbO/waDZ",
-	"Hz6MBoPsvyeD8aRy6cdGqVjQyIbOgt/sJgA8NT9YcDUqf+eSzrw67o/dBbGY133lFSLQWmG42H4DR1ib",
-	"CSCoTaQ4gLg3hRhcuCxgwmUiQgyqDi6I6HxHizZ4oZW5wSdg1Y4rfBsKNIiFe8XrQLSJ9RC5kSVXFCOr",
-	"Dsm0If4VOh1xjLUo+MDFircZ8z9ZdQrRxF9BuwmuUefMVgGVsk+dBavFrHViB69QBaxHrUJ75M+d6xqd",
-	"0mOs+caD7Z/Wql/0oSmZ9Y1voxpLEyRSximHep4x+m8MPngyX5j6WxPXGMb87QxQOePdw5iO3fIk7SYM",
-	"brH0Oi4yYfrK7GBu23Zw5nlWQb92qZ941eoeoMdlAnKAOlskM0na3VuNq5Au2UP0xqbjgyd9iLo52/Uh",
-	"E29k/VGboq1moe/Gjk7dteDVyveaMKjUPaU6/s93qcejjQrnE9PuyfOVffBDiI5Bq4ei7ZB1SvEMr6Q2",
-	"TBij3CsJtjj9Y85YBEahFprWUmsSEHJwFXmVJncDnxztIS0Zmwq74KTQhgHslkVctufGmOiTuZAKIE3P",
-	"ZWXSZj1FFqt3byrVYA9ATflQrHwqA84Db+PjLECl/ruDUEscNwRZbEXgq8MrKo01x5nIjZoIlGcXbtaL",
-	"JyY0ZFfp4qk4+YxbeHWsycY4kYpUJFvQs913GTu8Xz1Qhlx/DCUv7+fz6X6EZaEmzqXUULI/YiYiTrPH",
-	"W35S8mlMyqxf3VY8PBGJ6htRD3OkwBdZMfUmZN1ARLaMdMihfyVJWRfncMxlZGLL5eYQ9u3F9yS74lY+",
-	"6AqMXYKMt4ejKty4/K7maldsyyVzGX32Z4ZZXrN7OyuCUYeym6pE8esPWNkDTGtrNkOudZ3YyRb4lMdk",
-	"3k+5OTjyKRRUa8HQt1Fud/t3BCehA0+8d5ug3RHMp4TvXKvY6iHcfAWMmm7rVaSxeNudfC4c7fGgrnbG",
-	"jkI83DZwn2REwdTIcHJ21DseTv5e4w9U8zn5GYx12R96F0fD3A/gF5T9YTL4rdoScJZznH28ouJBsu/D",
-	"XNNKm51x3E73uiL7eMmeo01ZmIghcdtNc5rPsp56TUxbvnfQqs5On7XqVE+e5rg/Hg8y/9bRBvkU+JWn",
-	"dp44tJVc6vkNW88Q7sxtr7e4PCKE5gnklvNiPOvG1IjPIY882s1nOyb9GZjwyj3Nl5FBI0V5b5O6Ivm7",
-	"pH5tz31/7jEacNl2/OW+9gpQd6hdGL20nVbjbm/u7+kqSL3IeGlh3RO5W9GUI7CoSePXrGY6LFqsM77r",
-	"ryRZULnYmDFsC8QEJ+C+L664u01UgtmVk0I3yCZW75UUbeHpVthw3M9icHld7ZfqkkLV9Wp9d4UJn978",
-	"/DMJdMfEU6tiT122ZYrxzNlv91BXYnAFv7Rcl947H8TsgtVHt09B2mLTyk4GOYeci9GgyvJvnpBt2la3",
-	"Oe2fDPq1Xy9Oxxfn52ejyeAI2YXLD2ejk96ktkOSaRx4i8pXqQaJq9d+AimR+2enH4ZHg9P+xvVvaF/f",
-	"bvBbrz9Z2wJ8ptc1OBkcDS9O1jY5Pvu1clNGhbi6x5r6tjcUVJGlQn7bKlVovKwIfDrYm1EJBUXUd1Da",
-	"OwsaUidioSTNTGBRy9gIPC7YA0I6VLf6+R846Nb3PL3gAIdlNuRrzV5iNum6vJRpImkuu4QW06dgpR7t",
-	"LpSm54HcxmoX0Zyi03NNBbSDPtlUu8e994Pj/fGgD0X0Zp7vXLfy3leji+PB+PKX4WmmAEDmNxigEnXz",
-	"AcEvFMj6lLHs657SWu36C0fSjllW81KT0iS1HDxjoq/sJFX3IVeDbxOL8PrnR3EED324K+FeAzFoHRO4",
-	"GaQy1xXCHOp5pAl1IVH716pfUXngTD8IUtsy73eGEyqMmSkOKNvErmLD8Z/tMHDaaf3PJMRyKmyIRfnC",
-	"fQ/1w13y+3f4ycrWsLz/ah9Ohb2Jz+9D8nYYaKBznKcTYdZxNb4+GMiczSz9vtx/tXcw/vbEagNvVwwj",
-	"0J8wTCDyiVz4t4cg6S8ZFZgRURcFaTesp8CwkNHlZ38mT+qAOhP4YiYWduhyWMqqjtRIR4FqX9tyHOY2",
-	"uvI0yGM7CoeLWEuqkmX+GElFf8w8oM+TV2ltuszc0e3ss/+Y7AUI1s5P91be8WnKmzWpZ9bbhht96nks",
-	"3JNxEHicuToykFyz1T5EzJCA8lBWppfJekLkB/30qXty0h2P28vlMhdj2Ol0Owfdzut2KdYQIw1fW/fd",
-	"3zt7b7/CPzN/TqdtbPFTdSBiVqdTd77jgDl8jaXVarjSSweqbJEzja8ZCTWom2eUuxt/J7mkMoXc7ZDQ",
-	"G4eziYyXMlMiCpRkFbmxpC7cx1zStGOIJWulTLd65VUnLrOepFC4sIl1QCW6tbppLdekvip1QLcElSME",
-	"ax1OxS2PFn4cFasYoovV+/MBxqWbRwBEh1uoPanj1dtTYWMKZLPK/yKZRZO7TC7kqgj9bN/KE8kMVvk9",
-	"Hf7BMiiWTS+m0i08h0seQXg+RsemNRF1INshlqY032nICJ8LP8Sy/o9Ny7te4/3QPLQVG+H51AUj/1Bt",
-	"+2bXge0dBqrm+zXNz1zkiM7PxhPE6lyqNBN1LLuQmk6NCLnnvvmzdhKRPG38A39BxhjS1H3zZ9NG97M/",
-	"u7ctrN3JXKigOY6ocGnoEg2MJE1b543e465tkeRfEV8yGdFlADVizK9AMSIo2XtzYGGNhhmV7N0b8umk",
-	"198bf+q9fvtOl2xopdlv0+LfeiQimROySF0odheF9BMW7TaZNEREqCT2b3saToyKck7pkunB21BARsdy",
-	"rysfo4vDQPGZQxKyKOQmgzm7wxPkFEmBf3UFpOf1G7Lw47A6yUYG2p2ywsUPqt6gepV5Csw3FodgWVmw",
-	"pUZTRkMW9uJokf7rgyERn3+dNMp196FC/jVbaeSDQnYZMUJ9Mun6yN6ePkUyPLItc0hTYasZ/ZD/CcS5",
-	"S97DxARPDMh+cmQ9suRS8fVWWr7aUseglkv8kITsxr9mLoDE5VRcnPYuJp8Gp5NhvzeBuLeGruMOVAFm",
-	"SsmewggsP8/FVUXJlTHzrvYWvoyg/p7JmJN5WKB4d0ixskLvfNgm5x6NFJzqmREmqQg47krL1DpKsuAc",
-	"kuzeGZsl4OWS0DnlAvOw8JD4t8L46xrLPVTzR1cEU6/KJCrJDgtaLY+KeUznrKVrCmLlXa3OlJaOPoEi",
-	"4gEL96CPLnAL9ZbggYXgQ0g2o9P38CUjIRVzJvWzZ6BRfy+4uq1T0ffFjbozSkKdij3yQb0BOvOlurwO",
-	"XTKvT6V6+EmoaapsE/3YSAIFaqgDBeNB1hL0ml06VGJp64B5nmICE4EfxH94aWCxf8Tqx4CGdMkiFpKm",
-	"jVzuJdKvgM7ZpeR/Mtsi7Xa71VaDXohroXY8HSr/aKl15DNWKMIoszl/UKd6rXY8ZIVUFvIQ8kVlR0ai",
-	"CANjBTZUZUCUvI2yn43g2N8VG2uRRBTXWoR7lNihrBpFhQU0xHriUP478rEoPJVkHgbO3pxG7JauIMKn",
-	"S4pRPc2fWpYOJYWY5LPTo+FkeHba/LmlxlSLPLuYXJ59uBz1Tj8OmgcHaTTqm07HIoXL2Dx4l21wYJHz",
-	"wcgEZB8NToeDo+b/n23xE8B+eja5/HB2cXrUfJv9+MYivePRoHf098vBb8PxZNx8h8jdew9WkuZBJ9v8",
-	"ZxhrNNAx00kAevNvmVavfybNqj2+t0ngxZLYIxaFq73eVcRCuwUjmpDVZnbxP/9MmkWLGhxeS23K8OT8",
-	"eKA2WPV6nXZ72zmAIYenk8HotHfcPPgp+xE39EtveNx7fzxoHrzJfvzJIqVg+WauBeJWTxeaT99XfCKI",
-	"YY6T3TbeEqUzgnHO6ZwZFl2hrw+J7C2iWQd1DpCwytSkCPEyl2M5loeK5hAcC8vEwauCYCa3VqqbUERQ",
-	"vC0iXmoSjIkVFNlM2M5cbgVNQ+pyK8Bb4XGHaZ7O2LQDJRfsvW4rGRAeZXg3ZHd///b2tk3hc9sP5/u6",
-	"r9w/HvYHp+OB6tNeREu0ZfIIhMoMaW5YjRvjP9A4aHfaHVR6MEED3ug2fmp32j+h4LmAB3vf9R31x73V",
-	"2F8w6kWLP/W/lopNSb7pIdoruvT0TyGj7sq0vjnYBxZ1zzgo6qR+hbAZrqhvnhtLqltLhR+36kgxcxe+",
-	"Sqs9/JfugNyWuiioyYFi98CARQtfppnXsN4f4S4EZO9DdG3mdyhLKkkzZAGj8BZPRYoZh4SK1Z5/BaNx",
-	"QRh1FhaZ+dFCZ9TwPTctSUmUEAEoa3LX4bkjG6hdPvIuwnACZrZG9/eyLhAWBNXek+3BbEWBBxoH9HXg",
-	"qjG8Rg0jlWTqZEnDqNBHmAQ6VeEzK8A7xZQ07q1K4FOw9cZLpjd9y2Vg4+oV7FRnPLOa15vW8hVUocgu",
-	"qIledzoZ/QlomQKMW+K+2P+ms7ekEK512az0EQdWscJOkjn1e6vx5vXPdcMn8O5PfP+EClM5QqKqSxvd",
-	"N/XVPtNqQ0ylPcDYDCANE3n+eyNz079ajTvDlO/pzc3eW1QBVgn4WLVAMSNpffsMg0rQky2xivpXxDYq",
-	"TjtPG6YiTxxyDKldLvFmW9rFj7lQrxAqfgM/mgpd2LhQX1xLJ+cXExtfIRqpAQ6JLpuv+CTg2CSZrXRC",
-	"zvZUjNgeliBX32fsyg9ZRY+QBR51tDuSmg1YXVALdEl//CUlbQsQ/YgdsqtL7lpq1y2NojZpqn92s1LC",
-	"ZRx6VpJ+E+QF/AkEBvVnS8k9n8dnp+QYUlqqvf4+bYTsaqiEeTLNqpqnjXv7kKRlKK1OpzMVcDdJs1CM",
-	"8tAAaZNY8D9i1iZnUOK8m5nOAtMGmD4CFmL2UC6mAvddBwXa3wEai2hds0UySmtL29EsHd9paUHDQpYX",
-	"8uP3BIk1C66N8OolMOlK2swU7LfJ+tL47VQVoVCJhMxhOFBWPQIofVlWkqS/G1XJP6Yi1xyKdRsliqHl",
-	"00bXkI57G3zZcqXaZcolSbVBU3FrdCs0ZFWvUb7oYgMFfiaj9767ejKKV12+8j6vX1AvwP0zkt2a8pKb",
-	"6C54WfBIIga9HBFG8LNE8qF0uMSl7X9PWYX7fUQ8zJVZRa7HkR9IchWHyEWn5Aus+SkJX8e1ZQkzJgLG",
-	"+6qpYMS6pLaEfpI2N4/6kFLVA1Z0KhbUJU19g1BmTRqnADoLVC8osQUK5lZdj1zJ/DK3VnWOaZOEBxm6",
-	"mqV4hrtVKOqf3K1nvUuFSdffpcLZvuAdArD/gjsELxZcobgmMzCmXIcHtoIvaZNeHC2YiDAyXjERCuMv",
-	"RsevJEn03pgSfLZSUi6qH1HUVVJLVpFJvYiFmsXhskLqJj2QXplLYhFxbypKTMmhYpSY4wuXIAdT5FJC",
-	"GbVJT6yIrW30e5NVoFMx6sGVqBaC+Ys0bScOPbI30dmvHHmjoLNbkGA6CJl+xVCBsCcjxSlBxXYtZ1Ox",
-	"6qJVTjFIr8A1bkkxHbnvuZrrSotlJ2wTNUwTOpnk2J1KClC0zDyKBlgbW49h4QM4PLl9h7HBiQ105j/3",
-	"/zN/y9M4bi4oiF1FG8Bf+kjX2sFqSAsy41QSQBE30Y6mVB4z3v3lNEdbRBrd379mKZCWJgwFykgUzVQO",
-	"aWWoEjOZPGTj6yaq4wNHXatzKZAdbA10J/TsdXw4AKm5cZJhxhUzvQWZ2pkcVdzCI/9WJJiBksM/x0Xc",
-	"+p7c7Qm3fFe2up7lY8azReHxB8F8c4IJ7mdg3AX5d1YrVikUZys0JHIlQfElA5uTINxttcl7Xz0T2rqo",
-	"dluC/L1HJqlJqkts0FK1dXyY+jRSX2zLfNERbekXLCtBkp5GHMy00NlHtcn9lSS2Hl8NqwfU/n5Jdxs0",
-	"3MZALttkQJ0FgqluF7tzvFjyG3AZVE+irvWgrdQ2F/r7fynSbmuNubaMaj27x+gNPPQ0IpK7YNcWoCDX",
-	"a5HahgSQ4U+phkYvSnsvYreAziFXn93VCeag+jXK4QedQ6NGpzP/hqVa1Uinc6MSfjskgs1pxG/AVme6",
-	"gPb1G1TvSecCLxYbi13YuaDgpGZJELIb7seSBGD4SnQski6ZXoOEAT/7M70Xai7FgZmzQBuZTubOBd5d",
-	"UFkJbwVp3XUO71adXrhaJbyB8KBk6EJOnm0IlW4/EO4OrYcGT7bpg24920Ok228JkW69E0R9c1223yXT",
-	"Y9t9Mu3zcFVoxFNdOJdaX9VuVOu+s9crpwHfOrVEPQQmOWKqauVSa8TWg5P4l2YB2mBLKANygp6uCEsA",
-	"9rg5a5OLKnKQoQOKwc+TgTpgDY3JgblTZZctTj2hI326ZN7z2w02mQx6sI2Kpv0AJgM4Wk1e9YOaedxR",
-	"0t5oFVCsaFJFI3VjQXcMO6OOtgkTUbhaYzqYijW2g7yGSjsVSqK45Qo/hZbmCeCxrYLChBRnnfaNNArx",
-	"ElmjIfSBcAhSoTkH189Uzf6O/MLfw42BmYwHEHndISf8PdknbztkyeY04HfMk2D1R9eg1+QjfH9DFvgy",
-	"Jr7odvYVxtQHnfbbNumZ7H7q2kFaP3AJVGwEZj5AD4D/IslIMPCv2rPVvqU8+uCHmjRyX+eG1ZVXjZFU",
-	"rc0XDrOIXU4CbluGb1LUCdUS+TTlh4poeeTjYEIMf7j/XRsH7tWSYskSV0K7DdABH1YDHQTzGKNRsVps",
-	"okZUcsyVZtbAVcgkxlWjEocGpPlTh4D5R1+klkVuF9xZgOcDuEZptYnaMvSql/A74Io63wq8stCRCR0e",
-	"tEVE7V2uoq1+iWDg8Uo4i9AXirNBB+ZbMI8D0oD/CPLLCyoXaaQ2emyAs0nCCJmParVZv5NDQmVmErj0",
-	"6jv23FSsQHuOJCaZzPXkGY+RNoGa8yxM/P5cyr1V1l/uj9iP0HkMPIhc4GE1f6+wsXnQIUsuWomOgN0x",
-	"J4auLqMuiLvNg7fYBhZg9vRWYwx6y+WLdtTbVJ7bnPLSlpQtFL9gBki4Y7hL6nowsLFaSGJvuVQHK1xQ",
-	"wT/mwXrz8xb9sgH5zH30O2fqkye03bw+JsK39OBtq1oGOoahX2tsMUo4MeSASvTdNr3JbUKHNfFDAa1M",
-	"96ZinbEG757ZB3Ut7SrFhW1h5UDmdhUFm4pEgZQ4t+L7LIn0faGr4KXBFDoBrJOAhfStOxVoglYEEiuh",
-	"a+IOhtGM8Rf+XR1lBLXRLXBqVYOBKQ/HcnwXq6lrdzz4W3s9Qi9TtRKBBy5ER302aYYmGorIJTQGB8u0",
-	"AiQExR8klKfkv6cn1FuNpz4VEJECtwa5HQSBS+L6QjEQ6UPqqK1ywSeUULHCm3VIHM8HMd6UcRf6NUfL",
-	"mNTec0vKhWqlntMExOLQVOpeIFbra4cOE0h+MY4THfZCF7RVehuSG2QZn4c0qlGbF6qoaBpC+ExktByj",
-	"+Gg6Wq3E2w4IEw9aQUvPBEP1rHaoDBL7xZUXQzU5KsE3zTCfJlbjX4CeCtegilaeqLWCf6VZ5eNIbMIq",
-	"1ioVR5oXpHAp8vIMac5K6sKW1h5x8OVBmOEWZxiznhmL5p1mMQ9Eyg5xRRSzfFDFRcEimzurjT7rWM1n",
-	"lVkLBUDr+YSXE1U/KsEHhcyydFqJKfumNNRGlAHbqKkjlUm3ir4S26LTVPiem2qvZ6tULEkGv6VanCAy",
-	"nmHEnFZqz1aEQ7BgGo1QqXXtdCzi0XDOwqwutaBssTI61yqNq455iFC1Cj6yINJAQCRNWBUdU4nKVXX6",
-	"NfpQk2324ci9nQpnzP9kY0GvmVpjYxe9D/R6fr1PKZnvWt1PBtNeWAWUKaJmGImEQa68cHXqoBH0l4BD",
-	"N5zdgqz9LXbnbKmeCVCyJ1UdtrpdU4HXC3gu5NzUEOnewTPbNA+RKTRO0vryFsYktbpEwczFfCpgdXn0",
-	"1ibXtBpY4jlhs7sAro3OGJOadpbgwQmKj2vGAm3SSiB7JeFhMNahnk4CEfiSo7YGiQPwz1zM1eXPRO7b",
-	"RiMhTQQFGpvASqF3MKf3WEDRb/Vs2dSJYuol8HIoM+Slpl+tvErin3HkRD3E3ESjpBl6YfYK96aZ/qmV",
-	"dq/MIwq7Wqqn1qoXwB9PPL4+p/yeXukXFOK3oSsokmj3CoOCL0dXkBKklEWJkoCmOnfJlm94mmd54wue",
-	"Vrrf6d0GFfFBm5ypa0jQ1jPzWDdhCrPXFFlaCG40pBI0nybyhCYXhhBTp6Y8QlYfllBciPhsUumgkgVF",
-	"LrhNQNAUnK/bJbOoghc4I0+zG0s/1LOiyJjqP9F0MxU/tcmvBX1pzjwaZdUIihxI4JFtbT62iPB1gS+Z",
-	"WMvhtzxo7al40zYZbwycCcHSiZS4JKWCkHAgeUoYMhmF3IkkrizyM89Ie5OdutOxpmIHlonUc0yTlGFS",
-	"knqZY8rbo22NxvrFyC4po1YrF1NbY3dO8u4/itcqXiLc3YrNNRcIWP9qA1422cyjTI1qVetNjJ1/Gxnz",
-	"RsZyFYa1DKc638QvW99A4EMJF8n1T6Q8BHc95U+zkv2zqTCA7615NmofJyxBbAp6bu3bhFOobooBg+KK",
-	"TRyq0qZJs3GK0CtIVQ+Qs65MGpKMg41nxrpyUYkKlMP49YjOCw/wC4s56TnUeK9VqKQy57RNbJxac/3Z",
-	"ttrkNMl6gBFW2bMlzXw8e8VZ40xJEY7n5HzNJC/K+aZArOd8BbtVe/8DBP4kSPZAHMuSmgeQmZIT5Tpk",
-	"HPtX0Z7LMN7NJBIBfzkwf3tcRsw9JKbKtGIMtACKkZXgluiyS9MAvROVBBrR+SV3pZ0N2W4l9no904Le",
-	"QNiPWBk6gdHeatu2UYVZ23kgPpE2rM7XsJ4e786kFbVcD1FylRirIZ5SeoxpseoqZql4qDmmqZhcq8Z1",
-	"re6AJcPD3S6mXCPRU4TFv3QkeaGe0Fo2zRzPy7+V2XdS//AEbyRSSGP21gokuZ5S9TK9FGXIup/oh3S2",
-	"Is3EPqMwyCKmWesQmdxCvXYyW01Fvk+rSyhJip2q0fNPcpso0jZUlA0IxQwRusjn1Gq7sBDUsz/bL/Rm",
-	"56uErnmqYft/lMf6AUiee6T3jWtEvQfIIPGIzHoYQrCO0bTHgRK9Dzp5vWrNtZgKfS/OUlFdMZIarZiL",
-	"JsmCE9ohWp91+0w5FdS3oKoilfgT32NU/tIoTXkfMupCRrRoEfrxfJF0YcLVVQUwhp+72NMBnWShLpM2",
-	"n1pF8+orqXX2xOR1BJ8Q8yC1yJxF4MBhtEtI9A9RywYjcZ1US0bcS/OquaBbmhg9N3h4MCh50U12Kutv",
-	"qVMnlcvZl9vALqbK8G26gPOmncvQahP/hoUhd825JCO2E+dDzJjmLFCdn1g+FpBYQbe3UmW+RXQO5dbh",
-	"VJTBmq0CKmVfjWcTec21FQMmaJOeLjmdetSkfohTUXBElNWeiDk3xCrKaC5HwjM9B3HMT/JC9LEIRD2h",
-	"rL3XOerwr+OIlyd6j6bI33Wx3nskxeB/UnbLS6WflC0BRF9QSYSfkrvtORPF6iZ3UGbEq5Sga/7atfR9",
-	"ggtT4bzeTSgeeOAJGTFamarqCGYwnMVuAsexLmr8rAxwBsBNzIHeSyqJ3reXYxIQ6nWI8TD2eK0hC0J6",
-	"Yb6i6aoeB62CgG4QrF3lg/QDo8n2CPLybkhFxnFHLSKNnEUZCTBkThJbSSK2RWzD/mgDUqa1raMV11Cm",
-	"qdick9s4sOkWzaT+EeZ71YnwIYHpVJjUp8TUYc2oijSraOl0LRBBbigfOB1wDGyozt3g0qehX0/PNlSk",
-	"Pv8RZSoddfzStwN3SxOwJYuoi7Uunugx39d0bo2nvRIMbEMOe5G94e2GhqiiKqjHSOrRg30jvmRliooj",
-	"sH92qppf+8shkN7OCsn8wSr0DPoYw11lup9RNlMOdHklUbeDuu5MMS2bNDM2OqtKA3RI1uBd2Yme5Qx4",
-	"PxYJrKpn9iPSwJQNB38VbRGSL+kCBRiFWdA0ijwPYsdiI2Xse4yGO9DG8itt5vg3B/m4NzKR6p4HF24y",
-	"RfLXmA5pQuMSwXS2InaprrVNEpc07alupGLuTsXWknFO048GPCoIWwbRCsyMP565L+cdjDizztb3JRUJ",
-	"H3gxrL/EOviXGLrMZmxn7zJ48cIWL3XYCYpWkurHmsDO45nH5QK0Tep54stljIVFMlmTs+wHiGPrZTwb",
-	"1cY6oJx7zO2av5JgPwwTL3oZ6kx7U1Eq/KgDHeFiKuaYZcpRJO8rhE0qsRQrQCpQKogHl4RKnTbK0IE5",
-	"DSTIh8bMJi2s8BELF+NQ0XU/mgqT/gkurfopi17gRgkepZJFVmKPo8XdzN3gUVLh17Bw796QX/j7DSY7",
-	"U+X/R2POyiC+JIuWgLDZAvgUGuyndNi5SQ74qYRVQ0v0TwnSbg5h9EWOItCdNYL1mr9H47FVla8wZQkS",
-	"p5KARovUkyO/A40iYu7iN/z1B0HiF0fgnCqyAn8fwEyaulI7uZ2ZTjuUAzHc3vjRzF4dT3ZuVrKhcodp",
-	"t8Hx/N9+5ymHZ7ZsO+bOYMcLM3dBig9b3o9dq2LoKgWKI1LsEaK9IYwgWyTK9c13Az7/wlZZ/6a1jsKk",
-	"X8XzlUNLTHrlOp6vTXZnkM5NCpXnY3Bwihf1RDYgrH8V1mHBD8DrlLLd7HQJCq/E/nfjX7cdS6P3psjG",
-	"rLsLVXxMgm47utaafIjPnUlhF0R5ee7huTBiez0UdtlFEfUj8BarByt8UkQs8dKJYfXf3MhO3MjqX0Th",
-	"9LjLWMujIGsgidEViciv00Dp7IdkxjD3YZSQqldS5+lMnBLXX8NqjqRaCzUVaziSDXzHQyXawnvwvJzL",
-	"y+pmKiHZqKKxiPBv9ZlbL8/DaOWpRlzNS+ws9VY+X1BVeR/8HOsNaL1EreqGKxLGmD+EuTxSuFqVWSBR",
-	"xCY3j6bv3VS4vhNDVpTm6OJ4ML78ZXhqipZBgbeCZirX7Lj3fnDcStLWUjkVAe6Peh55RG792HMtTAiR",
-	"1E7CVAXGWfd1p6NrmoN6N6c0xrj+CjXvYRLCHzKdWV1gXn6sJOERHUyB8cR3PFrpJLQwItZ41XQiQ/8Q",
-	"XrKgN4w0bWjVh0ZfXrdzDtLwtEgQizpdIvypwM/oUHoHmQrhIJmbkCBqcuNCnnx8J2EV6ZZhAT5wvsZC",
-	"VwYu+NnjSx6RJspBh3DuSQXuNJ2KUYWsMp2sqcBe2QyzVYVsiaBLdXSIKEkKPky9aDT7h+gTDiMrMovl",
-	"wC2986CAQYW9Oq/R4OPgN+IoAQ48xnPUuJKoqm1T0t9zuWCnE7wUHcwAsJ784S4lsfJXfB6HTD/ScLoY",
-	"1KCv918dL/84WRB88lNdhLHK5OhHbXWPfOmQ77qefi+OFo3u71/VU4qXoUrXNkkzD4E/YEIAITlIeMNc",
-	"1JM07SW9ZorE2hiCCvIj6f6t87cOiIRYgnkfXm4NZpnnKVXqxwoj6P+oc7tY2eh/dWlMupp2Lr+FrGDV",
-	"j3WwLCbi5GGZlaoJ3Wm1C2rxqtHfx951Fna0TQtd1Yu5uZJElVxYdppMzbTyVAMTsUNmbOXrvKK3IY8i",
-	"JogMmMOv9G3rZlS9JkcWxYLNyZotHUaMDi/w3BgfOyvJWqrtgVhgBtYQhVTIK6hVlIKdwbyKbCFQ/NoC",
-	"ELhgUlpEV8CGaQxuaevhqU9oWgMJ+JhkmoQKysb91/v/FwAA//8=",
+	"7L17d9u28ij6VbB0z1qRfouW5TTN3ZXXb92r2Eqi1q8jyW33qXJNiIQtxBTIEqRttdvf/S7MAHyTetiO",
+	"s8/Z/7SxiMcAGAzmPX+3HH8Z+IKJSLb6f7cWjLoshH+OWRSuBtcRC9VfLpNOyIOI+6LVb/228D1GJHN8",
+	"4UoS+eSe8ojM2bUfMhKqjlzckDaNiMeojMhBp9uyWtJZsCVVo1374ZJGrX6Li+iHty2rteSCL+Nlq39g",
+	"taJVwPATu2Fh6/Hx0WoFNKRLFmnQPtDIWfzsz0duGbTpgpG5+k6++nPCXTUxVx8CGi1aVkvQpRp9ng5h",
+	"tUL2Z8xD5rb6URizLKBL+nDCxE20aPUP3v4jgU1GIRc3LQXZkb8MPBYxdygqoLkMAhaSuR8Ll/jXJFow",
+	"BdYbSWzH9LNJxJcsAfPPmIWrFE74s5s0nvIlG1Nxw7pMuNVb6tKI7akhW43gjoTjxZLfsTLQ8MllAC2A",
+	"LknbZdc09iLCHnS3ztYQ82TGLNwaxLnve4yKPIyTiIZRGb4T//6FNlXChLtsa8joDjiAvTYCFps+/fxx",
+	"nJc+/SK0m5899tz+5J+wlTuf+s/+/DLmNUSokfx81T2fRntO6Jx5dUTQUx/rIfB036dBcEFv2IT/xSaC",
+	"3rKDXq8CnSK2lETdgIDesC65FJJFxA9Jj9zwOybJQa93SOjcv2Pqnz3CJYnwhAiFr71DItgNjfgdUx9D",
+	"9pU5EXPrDllNcyX5X2zNi0Mf9IvT6/UyD1Cv4gEqr3PHhf6brHTq3zJxRJfMq0YtW7CHKGlom6sYhOyO",
+	"+7ECXAa+kIxc+yF8kXSp+II/YyajptXAeK06FOy9fVeHg9ARDucbQ3wV7QSy73FnVXdzA/haf3UD0/tp",
+	"d3fCbwRzhw8BD5mseLYEfwBqStqa0esQqthBcr/gzgJ3CYYgl+MTxNfrWNajK9MzNUGdRd7371qVGIpw",
+	"q//SKA5rDvxyfPJGks+ngyMAElrWAZY02HRD3/74vmpDLwN3ByYgxl6bvFy66ZOZAA3oCzMBJWg3ZgI0",
+	"fFszAU/Zyh2ZgEeFMkg7tGjijpFqqL8cX0RMwD9pEHjcoWoN+1+lWsjfmbn+R8iuW/3W/7WfimP7+FXu",
+	"TyIaxRLnKpzS2a+Dk9Hx1WD86fJ0eDa1yMfB6GR4fHUxHh6dnx2PpqPzM/UEnV9Or84/Xo0HZ5+G3daj",
+	"1RqGoR9+AwgHYkWYmqtPKMFmZO67K3LPIyQhN+OLI+L4LjuEPz9PpxdEYsNr3/P8ewm/L2kQcHEzE1zA",
+	"34OLEclM1Z0JtayLkDkL5tx+pNxj7rOtLztsHLL65SrKo2ck1wCDeWb22B31YpicwFikvaBysedxGZGl",
+	"EkYtEguXOb5L5x4jfjgTsZBxEPihYhD4kt6wziHsFDkanB0NT4bHpH3Q0Suf+v4pFSuNe/IbHK1aK3Uc",
+	"PxbRG2meShLSCHgX9uAw5jI3c+5w5AD/eDg5vxwfDa+Gv38eXE6maiX/6MwEFS4RPnFZRLknu6Q9ioBJ",
+	"WjAzBoJlEemTaEEjQonjcQYQAJoRdT/hEadiJvyAhbjlXBJfMCIXNGAIiK1nsS1yv6ARu2P64YeJup2Z",
+	"etSL6pC9RB9StWe69X5Gc/IIG6c3U/UbSMlCBdKYqZNVPwWhgjPiSECWTEp6U/OqhbHH3kgi/Th0GInY",
+	"Q2TpW8JcMl/BSgh7CDzKhSQ8Uhvmh8wijDoLwgUJaMhEtGCSyf5M7BG77bEH7lAPcbBjq/NyfOGwIMK+",
+	"MC48AzH3oj0uSK4HCw9xnKXvMo+cDU6HFvH8myD05x1b0Z7CJyV2qGn0JBYBvFFnpE4fcPYhmgmCz7Yn",
+	"C1DgWHPq3DLhvpEkO/Z16C/1ffPndM49Hq3UC8EjqQa85qGMCBVSPR/AtinwoJPaKZdLJ2QR0y1Ky9IX",
+	"uk/Gw8Hk/EytAbYFQSGOH3sKe5MZ2rEI1bar62wRqiBQb4gfRxahIkvoLELJknrqvVGiAHS3YHCHh07M",
+	"IzIPGb1lIfEDJjpAKNMdwg2SZO8AdjDSaKJQ/vxyenR+OrzCV8EiArCcEsk9RaE+Dk4mQ71OOF0uyDX1",
+	"PLWkPmlcOU3WrS6TAsb2hSaPfaIHsw0NNHAlKKSJoR9KvVxF4YSMGHU1PPKWB4GaE8VY6oWMuiviMoe7",
+	"zDWbjzDeU4kbL28VojCHxjKdLItLC+oWh4JxcJI2FUC34MYpdGGuRYCU+NGChbCtarQldRnhEZmOL4ed",
+	"LhkQDWyy77jPuOt91fKWsQDvox9Hjr9k5H7BRHKOuruBMkUlZ6F4E8IBZdzskV6eTS6GR6OPo+Ex0jPA",
+	"AtJT4wG091yyLhCxAssCDEvsReso/zlC2gL65SOfnbJEfjz3MvyQiJdzRe6slgyoqJAmhg8RE1K91OS3",
+	"BQtZgqeKnOl1I0HBE0HaBhK08FbJdpktngmzEeoQGhHM8x0QsYE26in6hD1QRxHP+K+/Vqr7TIyHn4a/",
+	"6wbSMlTOWyVgaYolLUVfHvhSURdNryRp49sRsshZAE2ZCXhwuGKifQAOjqUDsE6GZ9OR4th0P6Zeaod1",
+	"umSi90LxAiE5O58qBDw7PxvOBA0ZIMW1R29umAtdeUjoXKq+iJXJFins7VhE+CH5PJh8NnsMv8yE2XGa",
+	"p6eG1rZ5REIWxaFQF4sEvuTqGGWnS0YCjob4ocvCQ0KjmVj6MiIH70H1AXPDmhgNPa44As2wqV64+Lc/",
+	"6rbwAlrm8GbCVm1ANqf6o0IOhU9EHZ2a5v078gv/QCL/hsGVhKmQsKuppRYIZgL7w8UjsE+y09djBVRG",
+	"BN5AI9qonfXYdaRuJ7lf+Ipg4x124ggvEY/YUq67Mh/xZCYBBZ5sSR9G2O0glRdpGNJVC+UGI2r+Ya6k",
+	"lTz/5tJ9STr686/MidS4qYxxDDxM+bbZqk/3xvdvPEYDLruOv9zHP7th4HTTETQhNezbNWeeC9sNsp6S",
+	"ofLsyf+L0BQn3Hi+Ej2yWg97N/6eFs4G0VR9fbRaAMmv3PeAgYO5NzuDXD81UuPG43rK01XvO9qMykzb",
+	"PGeQKhFcrXEeRJuKlVaLGQGtaa0GIJTm1KbBe3ukePJKVWBRm4J4vU17PKeKNfpxFMTRR+6xy7ACI1Fp",
+	"Qz4Np6At0nI7drKIoqyam0osd+odRANNt2qDgowKrebjryxUL05dm9B3mJTbbZdi2NimxzKBxo9WSysb",
+	"Nj//ApLmjJVwAgaSLG5l57GySsLibmRPvbQPeSRqugaJDiF/FwBzj3yXbYW90MHg/WkqAzVvTDpXoeda",
+	"uA2AWqnV6rc+DKZHn69+Pv9wNRyPz8dZDkuNLuKlmrG5VfGrUdCMzi4up1cfRyfDhkYX5yejo3+ubXD1",
+	"63A8GZ2fNTUcj87Ho+k/M9uQ4n0eO2u2YDIdTIeFxRV1T6PpaHAy+l9KeNdIaIEfABc3iRqdiyBWr4rH",
+	"OmRvFvd6PzDyPy+Hl6qT+pXEgedTxdGbzzNxMR5ejM+PhpPJ6OwTaQc0lGpIxSbcUY+7VM2QDpc2Hx4n",
+	"P04uP5yOpqBYgFdjJpj4M2ZxZiIy/HVwcjmYqkmSsc4n0+zc9yEuJ6VVnaq26cQzcXR+enEynA6PuwQO",
+	"hbRR3QDoaSMHhPqbk+ExcB4RC5dcCXLqUyIyomBKxWomhC/2kkZw75EnKeNk1bEVvwJUFb9nDrTiKx5a",
+	"xYfcaTV+r+yeHFRV19xpNDeoHCA5i6pv5gyqtijBjMobdESFwzxzjzLq3qLuk7BlEK0IkqDMK5bSpOJQ",
+	"qEnemsHYjVvY5TFreplwvCrSe7Rgzu1YMeiZ3cqv8Jaj2aQJFhjhF9VQsXXsIarXkqGUEvlG2ZoXICxC",
+	"lfATxHOPSyXb3eHjCBaNJReJ5WzdywxAWAj8uoXXnS2yOQ88Wk2MnF1ekwbwjeGKVHMU17pkkpOSkdJI",
+	"G7SwCv/UmjYQ3LFbheR+x8IVzKroNbSylFCnlZAgCJI2YnoipsPu6z5KbBzg9s/EQa+H4haX8GBEqgdI",
+	"ynSFlBZOKmTknoWMXCsBbQsJTG017HmC5BkhrHdQFAYstP15CQtYZlpBTJZEvQQRE9ttdj0fCepHmFX+",
+	"+nbdoqZp42oOqFpcOYLtB3mmhlVzfC9eivK6D/bmVILGQ303zHpyrTZco8cFqx9bfd115OWm/GEqTQMw",
+	"llnxJtsltxKutbGF3VGvWxrJ7hNWvkVq9bmV7yxpN06+scSdEoCNrloJvTYVtRtRFhZyTCNaXvm5SI1r",
+	"CkKtxPNWQD/8a4L6I4vYYCxL/nEZeurfd9xlPvx7Jmwau9zPflD/gB/tLrEdCnNKm7R/Y/Nfp9OOut+x",
+	"REcdoG8hFQgb8a9nAoYAVbEaAknDDb9T9OJyfCLJMpYRmTOyiKKgLYEJtEgsPCZxODRUqf5g8ZwJHlnY",
+	"SfgRCZn0vTvQI3q+H8ypc2uRIOR3NGKWuki3e57vUE8BsGQRdWlECXXdUIl1EqlnHrcAzAqOBaCfryIm",
+	"czdR/VIlg5tdrB9JLb+LPkjmTX3X++l9xVhmzyucjeEIiGkAsoU+tP30VPf18e2nZ3sIiOHEzJj/Mqfm",
+	"LGJxW6lYAJyp8IhQP+PekPbPF8NPFrk4+2SRT6OPFvmNzS8s8uH0Qh3BdPTxY2ej/TPoWT/b5vtnDn69",
+	"QVf1OKVBAw+FjzfetIRzevvje2SdJAvvWEgki0AQq9xEOJbyyL/CPdkcwczp1o8E2qQ29aRPPp9MSODR",
+	"lWItZGeTXXusJ0GTeLmk4arK9R3Mzl/9ubbq+NeIZhnKVCbm+utnKhcVD4pc0Lc/vu/3QYZ0FuwBhcnE",
+	"Tc2MnWzcc5x+5eJBjq+QbPKrMUrArEtUr7dGSVd0SGtks63WPZsvfP9WH/4GJ5l9apJ5v2ywyG8qc4FC",
+	"BLSkoPjQyysNXqNmXasXrF/vR8Zc9XLUHqrjL5faXSTnwdirPFn2EIBvqrESrtmHYeL9MkZLx6PV+gqb",
+	"H3tRNX6UpgQjbZOvc1syR/3YIWovDolWbEljgMNWYF6Cf2Z9cr768wLFqMZoL3W53gzgnBJ6bZeIhjds",
+	"rWnWnOUUW5dkgsLZbIIUdZeACuFHaErZEKhB2qMIWGawepiaCI+T5w835FPTPo9Adow8WJYG1c65PGJV",
+	"DpwSLRTXVEYsJKBMJB4VjLTn3PMYekIQShb8ZsFCsoy9iAceZ2H2hUy8HK2Wn/I7m92cc93haXQ1WoRM",
+	"Lnyvaompx/qSUSFJr/tjtfIgdSmv9CdPlQr3lEcf/VBH9GgsKjyolEeJvlg9q5FPrrngckHacWDuLjId",
+	"byRGmjk06BgPewT1mnrg79DWuJNefhqiUxe4mGR9BsEYHimO3taNwReMO4uZuGECOXJJZOwsVCM/YIIG",
+	"fE+tUTORURwKwkXkE4Pl2oCq3cfKh65ftXWH/ptuVrxAWfy3NnnlGh+4r2jKbALkZ39eAkJ1q58RYlJq",
+	"L3Du6Dd6aOp4jTVo3nRDKqjuzcjNS75r+2T1Sr01ku+apxm2bEpvGsieh6xGBqof3j7XZu0KbB1aebrF",
+	"OtwyI5UgSAZYA4V+Wmu3be4hghfUCAH9MzaS3C0LotQXWStZU5nngJzyD5vJcttj9o3nz6l3hB5EhT7v",
+	"f/zxh/d1LIV6Es43ez1Oiu0xlpaJ6GQH5qRW4w5gvZHaB6egbN9NqV5/9hg8U3vqePN/Yav1j2NAo4iF",
+	"ahH/3x+Dvf9F9/7q7f30Jf1n92rvy3/9j9ZWW6GDd1zfiZc5+XnHzUiXY226MXUXE4da6+yOrYpeFJt1",
+	"M42rV1H0RVi7lnU3PLk5z41dycTNe/mMe9O0JcfMY8nLWgeRC43cqpCanNjSvDtpWKgZrwogzZQiSHJT",
+	"dn0LLv21aGNeZHsCS7BG0Mhx4Tvz143cYXEpm5xjvYkyp76q8Sje3HaQbH1RJ7CBk2TjSjJiUoUhM5H2",
+	"52xB77gfJ1pMaRHWvekS+++ZEcxmrb76wwlnrf6sFYUxm7WsWUtG1LmFn0DnPms9PtrdmbDhdxs0D7Ic",
+	"qUDaWpWXyDH6g9TOMWD31J784MDaGB9h3HkPSQwyUCz1pMnwJlhPT2PNhJ145dd4SnfJAMDPDERcn6Fv",
+	"/YLeod91MeaMtN/1eqBx4eKG2Hrzuub/elsSw7Bx7UOHoSrbxIZy8RpNZha5qgNt1uG0/n66i149iSKo",
+	"AqNR2jcddfNG0q2/naLLOmhrXBc8tal3kVvrBub/QowlqMoAG4y/k44kUpI6+NxrZZsEa3ilc0tZ/7WL",
+	"F6fm5Hby8dw60iFkd5zdjzfqNs62fbRaekOKR745VZzgAOnRb/lqlM4UvAwujal8rYsBtqzVpVs5XrTs",
+	"VJr4sNduRHYFBeTNAftlzYU2p5N6LhqPrfOzq/FwcnkyrXHfXNeu/F3heuUHiJ6q9A8rXuKyUtUEAe6O",
+	"K8U4wgps+YbIXxfN0LDQqjOuUCGX986JYuo9weyQsXM8i6P+0w0hvJp4FewjVd9N9pl6W0mTAWMDg8Uz",
+	"GSie7gIPuXLSrDnZvUmAMssuH4pVQJsUC+oc6JvQc5rsQSNHsSZhhNXyHScOQyactVhznras5HYKQS/r",
+	"1K4lSEBrXa3PgE/oLun6UcRcEtBoQdp2Rtr4o/elC743HYyXJEm6NmAhumtPF+fPMyGVJ5AJsGoKMRwo",
+	"CCJjPtcsLnO1Uyha8HX0bBIRaP8BKSAswoTbsQkXM3EpOMSrw38Cn4tIkrbihkF5iOaDy+nHvYP3JBY8",
+	"QseexA0J5gE4eCSZd23NhPT1V0K9e7qShP0ZU09qI386iQ2g2CTyic2Ea1evpDsT0/LydMB8GkyX9SBQ",
+	"bwsaW9hDdKgD5TG5gDUTiefm+dGYhIy6JjoaV40hgcw9NIM7NAy5EXcgfhyHBLcNDOcHZxwr9QnV3hJF",
+	"TxwLEAWivO30GyQAOZU2BmhmPgyFq35u09QryInZG0kCuvJ8it6Fknz1ucBBKRHsHlwOjbJ3JpxYQR3e",
+	"xgEJ2dK/09G+GA7n+DeCS+aSez90syPJgDpMdro5eLKAkjKcYIJiUcZfTYciqtNJGs9AtOtnc66Y01Nb",
+	"pHrBRjOXUwglV+sBT2ZfQGwx2rcXPKr0+WJVaWnOBUviIYmn/pGioZkdTrbSM7MpayO4g4dRHVEJ66ey",
+	"CCSVYBr7es1T9yrda2vVs0mMMcQXmwOhUiE5DQJGQ2kiVguXrVINnD/pdWR8JKL37yYVvTX+bNW/QEJN",
+	"/hpMCVSr5PzEom9pE/zEoufVSlfrlaumBhc69OE9YXfGc8QIDKPTwafh1fFwOhidXJ0Mfx2e1EgMaxtW",
+	"NDg5/636w+fRp8+VIsNoqbjii9C/Y4JqhiC/TXyJmWC24U09Pg9puDppYvmwyVldWKf+3sQUVjEkWUwt",
+	"O4eS9+/25jwi+sZq7oI5fAkBTqpXF7g4ugw8NfDBj71eK2ev2ft//ujt/fTl7wPr4KfHShPNz1XGvwF6",
+	"GKiXeaGzRqCvAXOT1wy8++dUcseEQ7eFT2ytfbQ7Vd59OpPo5kfzBE8W45pYIfJpXnYLMGIZ+UsWPsXH",
+	"LevelnOgKZshvvrzqfZqXzOicUpfK+TsLso8OYJ4W633z0ZoqTo6TAWzwRAmI9P26iAt3ewogaXCVwZp",
+	"EritgvXBYGI6a175YzAhizJVVDwbZ1y8yklM5DUmnukSWwd8QDwOJdf8QTF1kl4zzIokQD46JPOQCmeh",
+	"+CY7ZFT6wi5f6vogE7UvVK43+xnYx9i6rCWBn9Nwlqb1j5MZ0zcsDfzFxDyN8bpn7J4ohoZJsqQrMmeE",
+	"uq7i5TGBlo5RWFDhesw0jBZsRVwfyOSt8O+7mXdxzeSlz+oHzIhT9fXX0fHw/AosC6hkU00vx8P6tpOj",
+	"4dnw6mg4Ohmdfboa/n40HB5Xj/35ZHI1Hp5e/n41HZ0Ozy+nadqxqubD34dHlwDD8XBwfDI6GzaOPjg+",
+	"HU0mqjmEyJo5mpvWb8R0PDibHI1HF9Oro8+XZ79cDcbT0cfB0dQEd1d1+p+X59NBI5RH52fT4dn06sPJ",
+	"+dEvzU0uxsOjz8OjX9aels7hdnk2Hg6OPg8+nFRrQ1Oqt70JZtvnbOv3qqBjK8sLPJMgak+JVuSae5Hi",
+	"WYRLrrVCiITsGnKKVQoJTU9YuJlVqGhFqqfNecWY2cAayjJJ3pw8UZlMB9PLSSM5uRieHUOIfDGqfnx5",
+	"dgYfHI/ypZG+7/3wloVpqyQym/xL58ki/0rSGnZnQv+mtSSGM9NB9Pno91qAMx80tPkfNaT5H7Mh45mf",
+	"c3fBNNXg1mH9NInfy+7t9J8XzYkVJtPB2fFgfAyalK/+XFqQV4ouJeAcCvmp57o8JBC+Ds0xfQowI0Va",
+	"XTFv8rOZMvsbDJr94eN4OMz+PR1OppVLPzG654LiPnQW/G47Aea5+dl1elCXSzr36rhX9hDE4qbuK68Q",
+	"4RqF+WL7NRxtbeadoDaZ9BCCshVicOGygAmXiQgxqDqMKKI3WzpxgP9mmZt9GquZOiHpZDc5jjNjkEzO",
+	"q5rhTA4sf/J6nVVE8aTCh6hA+Fi4V7yDRPssHCLHtOSYijTVIWXaEP8afQQ5hnIVXFZjxX9N+F9sbSr3",
+	"dTqw+SqgUh5RZ8Fq0blJVuMV+pNmfC60R6HGua1RxD3FPcY4nP7buskUfdVKfjLGFVmNpVGblHHKoZ5n",
+	"vGjWhi49m89Z/a2Ja+xP/mbG0ZwtejfGaLtkldtJ0EWNK0xkJYvLDvdl/S7VMcUJD1vmbnM7vIV/3Ysq",
+	"Uqpod9q+diM+86q176BFZwKyuDsbZBxL2j1areuQLtkuWnvTcedJd1H2Z7vuMvFaOQd1WdpmGfpu7OhE",
+	"rAtebfqoicZMHceq45R9l3o8WqvuPzXtnj377EcwUC842pzUIwE5RBXH80Zqs5Axib6RYAnVP+ZMdWCS",
+	"66BhM7XlwYsAzk9v0lS94C2nIyMkYzNhF5x3ujCA3bGIy/bcGFO1Mxey7KTJVq1MEtTnyEn6/l2lEnIH",
+	"1JS7YuVzmc92vI1Ps7+V+m8PQhXpLMnwyZWxkhfHHFNx62uJ7ZpgrY2ekxpwa+fUEWA1kWwvLuo1C2sm",
+	"xGxbWesZ5BqctSDTGDkHtmeNMFO745lolOpAuLVBbBWpyDYgutsfHXb4sNpRTG8+21LsyMtFijzB+FQT",
+	"hFdqKNmfMRMRp9njLb97+TRmZUa3bit2T0Sm+kbUwxxp8EVWTN3MHVoZUV+n0ssL6tl1VU2YvSoZaT+L",
+	"YFVbWMb0CqQoYlJxs9bdwzVEd8PYsdzNbtrOani4jEwOErk+1cnmyp8kF/a6oJ106Dr4tklCsUUe8Ip0",
+	"FGWGJ1cWbr1wkwWkbjk/+3Mj4DTs+NaWCtTabaecUzLWDovewRhddkZSPzdskWx0QdrKpv4M5/q1CT8N",
+	"NyPXh7w/h/K0hmdYA58mAnIzorMlnAn5efJG54FoXNG6pWy5hucCvh7qC63VrYd7/cUzmuGN15ZGazdi",
+	"UTJuI/Cr9Vi04RJWWyNaIUZ6k/WsGhHpNKNqSE1wp+fHg5PR9J813n41n5OfwfKd/WFweTzK/QBef9kf",
+	"psPfq+1k5zn3/6crwnbSrezmeFra7Ez0S7rXFbWKStZObejFJD6JU35aAWme9cNtY5GjvYNOdS2rrM2z",
+	"evK0ItbJZJj5W0d55QtmVZ7aReKuWopL4nesmZffWlBqtkc+IXjyaXJsTUhgcQvW2OeqLu1FMa3C2lTZ",
+	"LyGfPtkzcDOh7QWEsiYyWTSeaqGmUjpKDisPSlluqjzEfLnMnfMoF8ax++R+saqprwkNny2JcmHmjVMo",
+	"65qS9aHYWFQ4D8wxWOalie9QMx0WPV8yMTxvJFlQuVibY7T5CmcbV50hxEkc+eKau5sEqJkNOy10a0zW",
+	"babdqvgqbnVNamn9vzTttzmQDdA06wxVtI5AyVpIHPnup58SdEv8TiuOwmUbVhTKoMxmfFLl5apgbjdO",
+	"ku5g/ZydNq3s45RzH7wcD6scj8wbvUnb6jZnR6fDo9qvl2eTy4uL8/F0eIz82NXH8/HpYFrbIanTA8xb",
+	"5bNfg+DVaz+FgiJH52cfR8fDs6O161/Tvr7d8PfB0bSxBYScNDU4HR6PLk8bm5yc/1a5KeNCwPhTjf6b",
+	"W/oKKJya4Our5hVKQ+xYDAGMcs6ChtSJWChJOxO22TE2QI8LtkPA3PqCCTsM+iK1EtJCLHX5sdMaLFz2",
+	"CS2mRdNxwuhIlabdg7Igpi6CNFlBZwLaQZ9syv+TwYfhyf5keARlzuee79x28r6h48uT4eTql9FZprpW",
+	"5jcYoBKz86k4XimBw3NmkWl6hWutXa+XQULbwyrKYm6ZUmLCsvq7mjxlqV3uBZOAZiephLSB/8B6IYYL",
+	"wVoimv91qOeRNlTRR61rp54dKQ+c6QfhuBsWYMkwLYUxVwFzTQF3i0S+5xIKMfDzFbGBTYPq0WlBUNIu",
+	"usr18c4XSpF2LFIqbULamVJPiu4kfni60EoHyMxMFLgWrPQMe5otQ4Nu1kB1jJABo6aSxkwY3q/TJYO5",
+	"VE2My17ICFboFWwL9ww89Y24uGL4k/6E4U2RT+TCvz+E1S8ZFZhTWRfPW5+BocAE1iNonTR3LlB0MaeP",
+	"7DL2OTRHr9OjQWH6BQ1Ylxzp6CO5AJWPvOWBOjA9xv3ClyzpXApHgm2Guu18yQWNTJLcINBxp9sXy9mw",
+	"2I3ZBmtrUXIrtt7aorBuraGuUCz4MaEOOupXS0+PVssX7Py61f9jnemvNOJ2lYLkhv1qRJ0vgIvqqv7s",
+	"z+Vp3QVRCFm+3YelokH4xujUDTrApJw8YRNzXRqZudnDiYvIvIAVV84s8/tIif99ZrF/mfyZjdnVc0e3",
+	"dVzbUzI7IVhbc4Q7R5Ct0ROlaQ8b0g82O/i0jqjnsXBPxkHgcebqDADklq32IRCVBJSHsjLFYNbnLj/o",
+	"58/909P+ZNJdLpe5XAK9Xr930O+97ZZyCmBGgbfWY/+P3t6PX+DPzD9nsy62+KE64UBWEVuHEpOAObzB",
+	"XcZqudJLB6pskfNKaRgJbSnrZ5RbefDk4auGpjBmNShW9Z5UIdk0l8ewoEWGijrY2SYyXspM4WHQXlek",
+	"Y5UE4wuYS9p2DBHjnVTaVCy16sRlNtZiSV1gHOW9kvsh8ENnqMHC5RjI4lAHVLVQuk2wzuFM3PNo4cdK",
+	"KM7BgL7DHy6GmO7GPFPAzN4DO6nT4HRnwsYSI2aV/00yiyYPmVojVYl/sn0rESAzWOX3dPhddDPZ0a08",
+	"MLmhqw7+EkxFxZIShXd+ySEtmZYXbhkL1EbyUEexHxJfcefmu+LR+Y3wQ+aWn/ntk/g3W+h2rcdQsRGe",
+	"T11wuhqp/VzvyrW5A1eNw1blgfyW1i8piiMX55MpXpJcsl+TG0X2IbmyGhGyJ3/1590kb8qs9S/8BUUt",
+	"SLT81Z/PWv2f/fmjbc2EoiDMJQELlUwhXBq6RAMjSdvWdVX2uGtbJPkr4ksmI7oMoOaj+RWIURSHrE/u",
+	"DiysuTankr1/Rz6fDo72Jp8Hb398r0uwddLqENSBC/lGEj0SkcwJWaTuJ3uIQvqZUZeFSb4vgbVlft/T",
+	"cGLss6OYbj14FwpC6owzTeUgdbFHKCZ5SEIWhdwUHGIPeLKcImXxr6+Bkr19RxZ+HFanAstAu1Ve43in",
+	"amyqVxmZMGNuHIIpccGWGn0ZDVk4iKNF+tdHQ3F+/m1aciAYCDK4GClmQSMfVFvPSGDqk0k4Tfb29CmS",
+	"0bFtmUOaCVvN6If8L6D1ffIBJiZ4YvCKJEc2IEsulVBtkSX1FDVkrqWOAer/+CEJ2Z1/y1wAicuZuDwb",
+	"XE4/D8+mo6PBFKLbQU+tlqyoBcyUUlGFEa3HRyDL1xUlFCfMu95b+DKCIvFGT5F5p9rqlQkpFkIbXIy6",
+	"5MKjkYJTvVrCpD6DABdpmdqlSa6+Q5LdO+N7AXi5JPSGcoHZ4nhI/Hth4lqMfxHxQ62tTUomm3Rq2WFB",
+	"beNRcRPTG9bRhe+jOBSSaFW+tHS4p0XoTAQs3IM++Gxj/VR4ryHFAKTE00kG+ZKRkIobJvUraqBR/15w",
+	"dVtn4sgXd+rO+EL2Z2KPQP5MrZxQl9ehS+YdUan4CBJqWiu7RD9CkkDBSeo4LMDUeVLQW3blUMlmghAZ",
+	"MM9TLGyirAPVnU6lKVzyZ6x+TLNktm1k66+QfgX0hl1J/hezLdLtdjuWGlT1g31MYMtOA2ZwM54kLnM8",
+	"GmLJqxQ2NQ+9gfBiWw0JlVTTyTqHhFFnockPBjFlkA+U80igqMepZJg0DzZBkRlCLsWtUEiRrjb/3qqt",
+	"xnLiASiu+F/MQIpKIVsLbnDNPBreMP2KEy51KdyvkNi1n4m+VTMrcSxCeEw6ShioS87YDY34XZLTRsFj",
+	"RgGA8rnI1GMis9kc0Z5zq7A0ZIUkZfIQMoFml4oPSWalqGaEdEQ2Kghs3B/7byW4WEaNZxmt6SPm1YRq",
+	"6BQVtNBQLXNJg4C5JPLJ5+n0Qq31JgycvRsasXu6AvVnnxT1qe0fOpZOsgHJXc7PjkfT0flZ+6eOwavz",
+	"y+nV+cer8eDs07B9cJDm6XjX61mkQMDaB++zDQ4scjEcm8w2x8Oz0fC4/X9nW/wAsJ+dT68+nl+eHbd/",
+	"zH58Z5HByXg4OP7n1fD30WQ6ab9HgjD4AAbc9kEv2/wnGGs81Mlnkkw+7X9kWr39ibSr9vjRJoEXS2KP",
+	"WRSu9gbXEQttvF0mmUc7u/iffiLtorEfDq+jNmV0enEyVBuser1Nu/3YO4AhR2fT4fhscNI++CH7ETf0",
+	"18HoZPDhZNg+eJf9+INFSlmH2rkWiFsDgUxtypPgs0qMfJLstvGUK50RjHOh7qGWkhT6+lAcyyKa3VLn",
+	"AKlITRm+UCvtS3Giy0NFpwmOhaWy4SVGMDOUicsSguJtEfFSkx3MUKWemoSFzyWp0nS3LkkVvK8ed5jm",
+	"j42XTqBEs723XSX1AyMDb63s7+/f3993KXzu+uHNvu4r909GR8OzyVD16S6iJSroeQRqhMxz1rJad8bN",
+	"q3XQ7XV7qBmDeoGtfuuHbq/7A6oaFsDk7Lu+o/7xaLX2F4x60eIv/ddSsXbJNz1Ed0WXnv4pZNRdmdZ3",
+	"B/vAre8Zl3mdlroQkpuS7QRbMFEMZpcR7F4dKeZkxZd8tYd/6Q7IoaqLguo+6oH+1FuRCBT0CYsMNc8J",
+	"dyFVzT7kHcn8DlUYJWmHLGAU+JeZSDHjkFCx2vOvYTQu4CmyyNyPFjo1me+5nS4ZmNJsvV5PE3PMSgwP",
+	"+yB9l8FfNH36IC1E8nTqB6zTJzZsxdVXf37FXWnjm5gW1pU621DyJo5cvaVJWA2crFkFaM+LimjYKCZZ",
+	"Ztsxv2Xgge4KvcK4agycgQkI7Gcq/ErDNNInmCh7VSG/K8BnxSCCRr4C+BRsfaBSl9TcdBnYuHoFmwip",
+	"6uFkhdW8XbeWL6CHR9ZNTfS218to4kBfGWCsNffF/ledXi+FsDGkoDKuCtj2Cu+xzKk/Wq13b3+qGz6B",
+	"d3/q+6dUmCp3EpWm2s9oXV8dM6Q2xFQxB4zNAGJy4Bh5f89EwDwYAWlPb26WHqD+uUoJg7XTFJOTzJEV",
+	"Fgi6BieeHv41sY1+3c7TnJnIE52ccGCXy2fblnYbZy7Ugr+jHnfhFqcCMDbO6AWvuWckxYvLqY2vG43U",
+	"AIfqWXMYSHgEOEFJ5iudwr07E2O2F8Nw6vucXfshq+gRssCjjnbcVLMBdQLVTZ8cTX5NSeYCxHBih+z6",
+	"iruW2nVLo6hN2urPflZiu4pDz0oStoPshj+B8Kb+CTbvnyfnZ+QEkqCrvf571grZ9cidtSwyy9o5Zq1H",
+	"+5CkJf6tXq83E3A3SbtQ6P/QAGmTWPA/Y9Yl53EEK0qns8CuBna3gIWYb56LmcB914kM7L8BGotoq4NF",
+	"MmYGS/sjWDonhaWFPgtZaai2NRAk1rKGdixSL4xJENeF/x75LrMxN9pVmsHQ8B7oDtRN1UIKlUjIHIYD",
+	"ZVVVyQtRUFilvxu11b9mItecCod5RqFlaPms1Tek49EGr1+TxxTJZMp9SbVBM3Fv9Fw0RDz6kJGvFKsE",
+	"0uhc65xKEl9WstRDKTxRF0e4RPqQPl7MhGASsgwBIyk7h3XS5j0XEnV88DgbZVfVO5kvtd9CtRCTkVrA",
+	"s9HiYj1/1BM/5rVQ6m16fMEHoQjEhi8C+LQpyRcR99WeBwQ/S753fSFKfOn+3ykT87iPVwLzvlc9JJPI",
+	"DyS5jkOUG1LCCu4k6ePSxKdmnwwsaoGURNPniPUzZGEyHUyHOpfjyfA4KQGRv5SgWfCA+Z6JBXVJW99t",
+	"lNKTximAzgKVUEpQU9Sz8nrAGJnrUeAjq84xbZJwRyNXMzsvcLdyEGbu1ovepcKkzXepcLaveIcA7G9w",
+	"h+AthSsU11S5wIJI8PRXcExdMoijBRMR5hlS7I3C+MvxyRtJEusIlreZr5Rcj0pqFO6VnJZVd1MvYqFm",
+	"vris0DOQgZHHYhFxbyZK7NKhYuGY4wuXIG9V5J9CGXXJQKyIrV1X9qbgEcZlIuwp4TQEmytp204cemRv",
+	"qjOhOvJOQWd3oFhKEDL9vuJLtycjxcNdjk/MYEoQTZwQPfYGHJGXFEvr+J6r+cFE+d5OGDpq2DkszZJj",
+	"xCopQNGu9yQaYK1tPYGFD+Hw5OYdJgYn1tCZ/9r/r/wtTxPOcEFBICxair7pI11rRa0hLSgmUEkARdxE",
+	"H5xSecx+/M1pjrabtfp/fMlSIC3nGAqUkXXaqYTUyVAlZvKiydaXdVTHB16/VstUIDvYGuhO6NlNEgIA",
+	"qeUEkhETFJu/AZnamhxV3MJj/14kmIEyzb/HRdz4njzsCbd8Vza6nuVjxrNFsfY7wXxzggnuZ2DcBvm3",
+	"VqRWqVDnKzQ3cyXb8SUDy6Qg3O10yQcQmbQNWu22BIluj0xTw2Wf2KA/6+owXPVprL4oCQ6/6Bjq9AuW",
+	"SCNJTyOoZlroxPXaMeONJLYeXw2rB9RusEl3MBMmbhSyS4bUWSCY6naxB8eLJb8DT1r1JOq6ZdqXweZC",
+	"f/9vRdptbSPQ9nNtWfAYvYOHnkZEche8HwSYBPRapLaaAWT4U6o70ovSTr3YLbFx9nXeXz8kPa0hOOgd",
+	"JpbAuX/HUj1ypLPsUgm/HRKhLYcK5DrjIcwF3kw2miTtXIKMpP5eELI77scSDJ9Wqv2RdMn0GiQMeKR3",
+	"HrWtYAjU1nZdbQZ4mE/DKTHouv+31qI86iWiNUZ9gsODeCwITIgSZxw9MBY54gLpACjmhLeCckd6ts6u",
+	"WvUcAl8pDLoCrOliZcOZAD17NZrrNlbDKFAU8doPZ6JuDNWiaYQENdeMk7YrXr7yqnIjFa9ocVUVo5RW",
+	"VRojt6qKEWpWVRqnYlXJnV+zrjJpKZ1X1UjlEyuPkz+zqlHqTq08VsUKU00YyWBfQkusmcg4Q6TOERN0",
+	"xMBvEV7r5CNe8zobUbV5aM1Tj7oYF3KKbsIa6PZD4W7RemS2Z5M+6Ia5OUS6/YYQ6dZbQWTI5Ba7ZHps",
+	"uk+mfR6uCutYahfjUuuuu61qO1j2QctZwzZOs1YPgckSn5pduNTa8WZwMilBUoDW2BXLgJyiww3CEoDN",
+	"/4Z1yWXVA5x5eZVInX9464A1VzEHZmOFhDUlEjZAguQhP1Jv3MubFNdZEwfoOOVffw/WRDhpzd9ojjbD",
+	"XaOqa63BUMmCSUnG1NsQveayNaZtwkQUrhqsijPRYFbMq4i1T7gkSlytcI3qaKYcuN0qKExelmwwWRIz",
+	"ugpYzk8B+nAG7FjZqAYO/6kF7j35hX+ACwQzGUdN8rZHTvkHsk9+7JElu6EBf2CeBEcj9OB8Sz7B93dk",
+	"gaxpEiNlZ9lgzLTV6/7YJQOTrFzdQshSDlYdiM6ERFvodPTfJBkJBv5NxzPY95RHH/1QU0ru65oZ6ji5",
+	"TPwy1Np84TCL2OWKTGiEUotQxAr1gvmaUYeKhnl1HK8fkliyxK5ldwE6EIRqoIN4aWNPznmqK1Jk9Ph+",
+	"SOi1lpbAo9MUDFGjEocGpP1Dj4BlWF+kjkXuF9xZgLMVeLBqvaXaMgyokvA74Io63wq8stDfFH2stLFU",
+	"7V0WRsPrwMCTlXAWoS+UaIFhKxgyC0gDLmsosC6oXKR5a9BJDPzbEknEfAS/0Iyr2yGhMjMJXPpriM1V",
+	"PdcVmtPOaom1NnM9ecZJrUumC9iUxD3bpdxbZd2a/4z9CH18wWnRBSFSC9gKG9sHPbLkopMo6dgDc2Lo",
+	"6jLqgr6pffAjtoEFmD291xiDYla+4OL25lZ9qFeuOlWLZM2vMwFIeXXth1dOipZ5OyzZxgw7E9vYYV/a",
+	"BPva1tcNjEVgOkykYNg8dSQMPEYsfBXuuVS4KFww2z3ljX330wb9slHOzH3y06wjPdPnyDyYJgdL6Y3e",
+	"1BwFpBejqBvst3SZeolSiVFBpje5T54OTa9RqVMm1TPRZOBFcmH2QVESu0rZaVtYOZ+5fUV0ZyJROidh",
+	"E8hSSCJ9X+gq8GnUny7BkV5VrZhGtgAG43IGJie7FJBuo8pbu+Ve+57n3+PLZs9mwu7PBHrlqIdh1ur/",
+	"PTMhuCb4yQThwt8Z/xj4uzoKeNZ6fLQtiMFQg4NPAY7t+C6DjtoTGv6tHc6hF0i0VOgdyaa9aNPM22Be",
+	"Bi5JPoUGvAaQC+kgocAl12k9oT4/RKWZgHhMuIrI9SEIXBLXF4qRShkKR+2/C+74hIoVXtdD4ng+6BMx",
+	"eNMXQnM1aKKX2nF5SbkAuumHtwmIxaGp1L1Av2dSlIBPGT5DDBOPgK906ILaXG9Dci0t4xaWySmCdk54",
+	"TcYMfcd4hBpDcFSHCuj3C99LIh0UVgEGpSmTpG/8nAMaSvRJkDOhWnWJGlbHP1CMSsCpLSIDT6F1BOWO",
+	"Fe7hg4NjQMCH8MUeg1qB6ixngupohRJKt012K4KUF/BAvYZKRkssNBCOA2zwGzkT9sMej9gSYrzUi3ge",
+	"MDG4GJEfum/fSGJnvnWQeyPa7XnvmkXOwiIBlRJUM6FkA9kns5bGnJatPT2oC2kcYPu7aj/tw5Sx+eRr",
+	"73FLsYozkVmXTdpqNzO/qPnNG2IjL0GJPY+vud+dOFQIFtrEv9NqdDXVs3IIKScwE1uyAht6ZKVLfSFW",
+	"oJyy4sm8QLXxqmib0b6O6jZYiNY1OCwZI3mk7OTSHtUZw9Q7mXbafB9MhpIKluSM3avbtOcyjy+BDVHg",
+	"w2tVCXuQuBZce7FcIMGCtQLRVNRPR9siiQXaArFHmg7519BfWnkaA+YNhS7/9syOcM1StQVDB4StErnp",
+	"afxPInrWWgnHWrak8Ljk9SOkPS/Z/zraHMTBbRhhhrucEfQGZiyaj/vBNHqpeMUVx5KVqyoowCcW7eJs",
+	"9rNOEPKiOjCEbQMm/vVUX59YZJRWZW1XJabsmzLha1EGnJ1MTfFMrRF0ftwUnWbC99zUHD1fpWqOZPB7",
+	"qtUTRMZzTKCgrdTzFeGQciI1hVSaUXs9KxehKauMqFbGiFplQs0bVSDMB1QkkFaDJnKEzsyB1lJ1+jsa",
+	"JRNrTjHy1Zh+pgXrjoaszrxjaszsfpk2U0ErmCdqfWpPW9voraHXy+utSyV8GnXXGcx+ZRV2poC/EQAS",
+	"abnygteps8fQXwLO3nF2D7rCr7F7wxTrTsCynhTZ3Og2zwReZ3jIUeJSQ6R7B8xA2zx8fqjVwH5SVcLC",
+	"0PdOnyiYubiZCVhd/jppn620tHziemmzhwCuqU7wmfqGLCE4BRS3t4wF2icmgeyNhIfIuJcMdHK1wJcc",
+	"tc1IjECY5uJGEZuMvGsbjao0QaforQKuCXoHc3rbBYWtUcNQJ4qpl8DLoXy0l0omWvmeZO3BkRP1NnMT",
+	"jbgWzIXZK9ybdvpPbXR4Yx5t2NVScf7O9uLBV39+hUPqmA0Y1CgQ8Q89uW5gzulK507YTqM4E7tHdjyd",
+	"AH55SYVkSpZeUSu5CW1EdYj2MTXX6PVoI1KzlDr6QhOsJB/vRnxPWqZpLdeDF2eheOBteB24XQddcq5I",
+	"CUHz+9xj/YSRzpIaFAMgD4gh93hRdMAxTS49Iab0cXmErE0ieTUgOUqbSge1xqjuAYoARFnB+bZb8g1T",
+	"8AI36WkWbemHelZUV6U2KLSmz8QPXfJbwWaV8+uKsnpRRdJ0Xg3tQ6fEPk1QZOIyCL/lQevOxLuuyYZp",
+	"4EyIrs4XzCXJGPTQigoHkqfmIVMCtBNJXFnkZ57C7jpnvV7Pmokt2ExSz2VOUyYT5OQSl5l3yrM1GutX",
+	"L7ukjJ2gXOh/V940T/aRBc1N+iLeSUmlwiexsMV7jQdecd7mToMEV+3mkU8/+QSHFLWqZkeU3n9cURpd",
+	"UcplLBvZenXcSficphHA7ROe6KVS2R3BbX6bMtmN/80UUyBd1Dxstc8ntN2LdBnJjV3QcQrVTbG5CkVJ",
+	"G4eq9Hyh2QQa0CtIFUqgCS1TiiSFfuuFsa5ca7MC5TCxUkRvCizCKwuT6TnUBBlUKBoz57RJcgW15vqz",
+	"7XTJWZLCDEP0s2dL2vlESxVnjTMltUlfkjc3k7wqb54C0cybC3av9v47iM9OkGxHHMuSmh3ITCnWpQkZ",
+	"J/51tOcyTJhgsgJCKAI4SXlciaWHhIbOgt8pARVMOMANQ2oOcOF22ZVpgEEkSs6P6A1m68nkEuokXl16",
+	"pgW9g+hssTJ0AtMQqW3bRMFpbRYo8kw6zrqQkG+q6LSSTR/oPddtikehWkZQy8Q44psjqWM2sabv1mxm",
+	"Uf25i/azxBqOcDUp5iHG1LF7xcXn2L5i0t8aF+06nJQM8XGzPEp6k58jFdRrZ08q1Hhu5CzN8bz+8559",
+	"2tNy0E991pGoG+cordyTzcR1kOmlLnXWr1K//fMVaSeGQoVBFjHNOofIl7tQe5IJw73MVzOR79PpE0rc",
+	"GI8a1NB5LqKbEgKgbXNE6CJr9rS0NYa4fLOUNVgy/MX5n1difvTc63keQIrvhevZ4erluJ1949ZX7704",
+	"TAIQsg79EJxuDENxQCKfHPTyZoCayzoT+raepyoQxZFrtGIuWuwLPt86Da9unykBi6o11EqlmpQk8gdt",
+	"FTRKC+qFjLqQJzpahH58s0i6MOHqmoWYTYu72NMB9XOh6rb2LrCK3gdvpDYxEZMFH1wPzTPZITcsAj9B",
+	"o0jEpwhvKY7EddpcGXEvzTaNuRynxiwDjoQM6m32k53Khjfo5Kio2FRnqIvMdMttYBdT280mXSBWws7V",
+	"uUAfsJC75lySEbuJrz/mkXYWaH1KDHULSHGm21up7ckiupRO59CYebJgzVcBlfJIjWdDlSxdExiSlhJ1",
+	"guDxnzhupm7/ac2yJDlspeN/zuv/6V5tRUOVzJiv1Dlf6eWqtri3V47e3G9gvjIXPeFKX4LQ5yd5JVpf",
+	"BKKe6NfSqByl+9/HIT5PwJ/8uvwN/x+hZxhKvRXu8alInDJ+cGkXVBLhp6R7c95PCRMJPZEZmTt9nLQE",
+	"41qaNsDlr4h76yfUGzzhhYwYdSszpsAMhkvaTqQ7wX16WREjA+A6RkfvJZVE79vrMTwIdRNi7CaANNpf",
+	"IR0PzFe0uNbjoFXQ2hgE61a5G37HaLI5gry+x2GRCd5StUwjZ1FGAgy+l8RWsp56iw0rp+2emda2zg7S",
+	"QJlmYn01JuOrqlukJVyxoocu1AblFmbCVI4gvxpSluoPNdtr6VSLkP3JUD7w9+EYE1mdd82lz0O/np9t",
+	"qCh69T3KhzqnyGvfDtwtTcCWLKIulm98psd8X9O5hog3JeTYhhwOInvN2w0NUQlYUECS1JkO+0Z8ycoU",
+	"Vatm/92pan7tr4dAejsrtAw721Uy6GOsuZWpOsfZLJfQ5Y1E7RkaQDIlw23SzhhurSod2yFppMxbynMo",
+	"qVUr3rRINhPPGpnEcmbm74smV5WR/x6JcioXgN+XtlvK13QlBBTHlMoaZ1/mpsViLak+8hgNtyDWZbbB",
+	"zPEflvZpj3YiZr4MLiTCUrOBmyZEN5GU5ytiS7VMqKiouU6bJK6dOkrGiOncnYmNRfWccQfNzFQQE3gL",
+	"qUK+M6N0LlIAceY7Cb0BLP81lYl3vIjWNzFAfxNbqtmMzUyqBg9f2aiqkCu5EpVPw1OtrBfx3ONyAeo2",
+	"9Rzy5TLG2pmZYjRZ/gvk0WYh10YbgE7Gwz3m9s2/kgQBmGKn6B2s04TPxBE0hwMfYg9MjgCEQHFOLFM9",
+	"MHnPIfQe7pjvxUuhQKkgVlwSKnXOW0N3bmggQUA2llxpIf8XCxcTYmDYUDQTJnctEAn1Uxa9wP0ZGDrJ",
+	"Iisx+dLibuYoxtiI+Inz4ft35Bf+YVeudJ39ALMFMBFdVYTLfKNkO9lN++7Y2TKIr8nUJiCsN0g/hxHi",
+	"OR3x7pIDfi59g6GG+qfk2q0POPdFjqbRrZW69crbJ+OxVZUuPmWiEs+rgEaL1N0pvwOtImJuEx7w5TtB",
+	"4ldH4Jw2uQJ/d2C/TfHnrdxJTact6k8a/njyZPb4KVxsdQCOYd23i8C5MDu3poSkabcmnuU/4Sy1LLLZ",
+	"wc24Y4Ocr8wdByl6bHg9t63WqKvnKYRX/CXeOkOXQRhMzDPrryZ8/oWtsj6IjfEH5KiKaS7H1JniOnVM",
+	"c5c8H4ep/Q5v2epbKD3xJC5MYr6X4/VwilcNtjAgND+QTRj5HbB9pRyKW13IwoO5/7fxx92Mu9N7U+To",
+	"mu5lFUuXoNuWrvgmT/hLpwDaBlFen5F6KYzYXImJXbbRYv6fyGatdtYWpohfEmMSt4T/MGZPYcxW/5so",
+	"L59GC2rZNeSSJDF6RxH5ddpMnYWczBnmII8SSvlG6nz5ibdyMxWoZs6qNZoz0cCcrWF7dtUtFJ6jl2Wc",
+	"XldLVgnJWmWZRYR/r8/cen0WSiviNeJqVmZr/UPl66lkFLkPTsP1xt9BoqJ3wxUJY8yDxVweKVytyi6T",
+	"KPWTm0fT53YmTGJe0h5fngwnV7+MzkxdcajBXtAR5pqdDD4MTzpJ+QgqZyLA/cHUwOTejz3XwqRASRFh",
+	"FEiMF//bXg8FIzQV5AwQmNulwmRwmKRxCZkuCyawQB2WVPSIjv3CjA0PPFrpYhAwIry7RNOJDP1DeMmC",
+	"3ikZClodQaNf33ZzkRPwtEiQEHt9IvyZwM9EK+/BqKIOkrkJCaKmRgUUjMNnE1aRbhnWyIeoDKz4bOCC",
+	"nyG5KmmjSHgI524YrkxaMKOUWmU6WTOBvbKVHhQoJTIo6FIdna0jGHQKaMwnbqxEhxgsAiMrMgvCta73",
+	"TjG2Go0/6rzGw0/D34mjZFkIJclR40qiqrZNCcIvFc+QTvBadDADQDP5w11KspFc85s4ZPqRhtPFaCd9",
+	"vb91RpKniaIQrJOqZYyFL0c/astc5mto/t3Cys6DOFq0+n98UU8pXoYqLeQ0zaAHzrUJAYQEUeEdc1Fl",
+	"1LaX9JYpEmtjkD+Ir6T/j94/eiCRxqHX6rf24eXWYJZ5Hp2hP822haU2C8UQM/lV1KUxKcu6uYRCsoJz",
+	"P9HpCDARPA/LrFRNTF+nWzBQVI3+IfZus7CjX4XQ5a2Zm6vNW8mFZafJFA8vTzU0oXxkzla+zmt/H/Io",
+	"YoLIgDn8Wt+2fkbpbnI9Uhf3wKzZ0oka0FkLnhvjsGolWfO1bRkrrcIaopAKeQ1Fe1OwM5hXkZ6JUS9a",
+	"WAACF0xKiyxZFHIHZzW4pS3RZz6haTFg4GOSaRIqKFuPXx7//wAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -10,31 +11,40 @@ import (
 
 // acceptAliases rewrites the snake_case spellings of query parameters to
 // the names the spec declares (DESIGN §4: clients of gRPC-gateway services
-// send either). Body fields are renamed in the decoded body (renameKeys,
-// from validateBody), only where the schema declares a property, so the
-// keys of free-form maps (metadata, options, extra headers) are left
-// exactly as sent.
+// send either), and lowers an integer parameter above its declared maximum
+// to that maximum (DESIGN §4: a page size above the maximum is treated as
+// the maximum), before the validator would reject it. Body fields are
+// renamed in the decoded body (renameKeys, from validateBody), only where
+// the schema declares a property, so the keys of free-form maps (metadata,
+// options, extra headers) are left exactly as sent.
 func (s *Server) acceptAliases(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		o := operationOf(c)
-		if o == nil {
+		req := c.Request()
+		if o == nil || req.URL.RawQuery == "" || len(o.queryAliases)+len(o.queryMaximum) == 0 {
 			return next(c)
 		}
-		req := c.Request()
-		if len(o.queryAliases) > 0 && req.URL.RawQuery != "" {
-			q := req.URL.Query()
-			changed := false
-			for k, vs := range q {
-				if name, ok := o.queryAliases[k]; ok {
-					q[name] = append(q[name], vs...)
-					delete(q, k)
+		q := req.URL.Query()
+		changed := false
+		for k, vs := range q {
+			if name, ok := o.queryAliases[k]; ok {
+				q[name] = append(q[name], vs...)
+				delete(q, k)
+				changed = true
+			}
+		}
+		for name, limit := range o.queryMaximum {
+			for i, v := range q[name] {
+				// What does not parse is left to the validator's error.
+				if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > limit {
+					q[name][i] = strconv.FormatInt(limit, 10)
 					changed = true
 				}
 			}
-			if changed {
-				// Nothing has read the query yet (Echo caches it on first read).
-				req.URL.RawQuery = q.Encode()
-			}
+		}
+		if changed {
+			// Nothing has read the query yet (Echo caches it on first read).
+			req.URL.RawQuery = q.Encode()
 		}
 		return next(c)
 	}

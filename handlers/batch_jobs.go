@@ -27,7 +27,7 @@ func (s *Server) CreateBatchJob(ctx context.Context, req gen.CreateBatchJobReque
 	if err != nil {
 		return nil, err
 	}
-	out := gen.CreateBatchJob200JSONResponse{BatchJobId: &b.ID, Name: &b.Name, Error: toAPIBatchError(b)}
+	out := gen.CreateBatchJob200JSONResponse{BatchJobId: b.ID, Name: b.Name, Error: toAPIBatchError(b)}
 	if u := batchFileURL(s.deps.PublicURL, upload, "input"); u != "" {
 		out.InputFileUploadUrl = &u
 	}
@@ -57,7 +57,7 @@ func (s *Server) ListBatchJobs(ctx context.Context, req gen.ListBatchJobsRequest
 	for i, b := range bs {
 		out[i] = s.toAPIBatchJob(ctx, b)
 	}
-	return gen.ListBatchJobs200JSONResponse{BatchJobs: &out}, nil
+	return gen.ListBatchJobs200JSONResponse{BatchJobs: out}, nil
 }
 
 // CancelBatchJob stops a batch job and returns the resulting state.
@@ -66,7 +66,7 @@ func (s *Server) CancelBatchJob(ctx context.Context, req gen.CancelBatchJobReque
 	if err != nil {
 		return nil, err
 	}
-	return gen.CancelBatchJob200JSONResponse{BatchJobId: &b.ID, State: toAPIBatchState(b.State), Error: toAPIBatchError(b)}, nil
+	return gen.CancelBatchJob200JSONResponse{BatchJobId: b.ID, State: toAPIBatchState(b.State), Error: toAPIBatchError(b)}, nil
 }
 
 // UploadBatchInput receives an input file at its signed URL.
@@ -76,7 +76,7 @@ func (s *Server) UploadBatchInput(ctx context.Context, req gen.UploadBatchInputR
 		return nil, err
 	}
 	out := s.toAPIBatchJob(ctx, b)
-	return gen.UploadBatchInput200JSONResponse{BatchJob: &out}, nil
+	return gen.UploadBatchInput200JSONResponse{BatchJob: out}, nil
 }
 
 // DownloadBatchOutput serves a completed batch's output at its signed URL.
@@ -92,9 +92,8 @@ func toDomainBatchState(s gen.BatchJobState) domain.BatchState {
 	return domain.BatchState(strings.ToLower(strings.TrimPrefix(string(s), "BATCH_JOB_STATE_")))
 }
 
-func toAPIBatchState(s domain.BatchState) *gen.BatchJobState {
-	v := gen.BatchJobState("BATCH_JOB_STATE_" + strings.ToUpper(string(s)))
-	return &v
+func toAPIBatchState(s domain.BatchState) gen.BatchJobState {
+	return gen.BatchJobState("BATCH_JOB_STATE_" + strings.ToUpper(string(s)))
 }
 
 func toAPIBatchError(b *domain.BatchJob) *gen.BatchJobError {
@@ -102,7 +101,7 @@ func toAPIBatchError(b *domain.BatchJob) *gen.BatchJobError {
 		return nil
 	}
 	code := gen.BatchJobErrorCode(b.ErrorCode)
-	return &gen.BatchJobError{ErrorCode: &code, ErrorMessage: jptr(b.ErrorMessage)}
+	return &gen.BatchJobError{ErrorCode: code, ErrorMessage: b.ErrorMessage}
 }
 
 func (s *Server) toAPIBatchJob(ctx context.Context, b *domain.BatchJob) gen.BatchJob {
@@ -111,10 +110,10 @@ func (s *Server) toAPIBatchJob(ctx context.Context, b *domain.BatchJob) gen.Batc
 
 func toAPIBatchJob(b *domain.BatchJob, outputURL string) gen.BatchJob {
 	out := gen.BatchJob{
-		BatchJobId: jptr(b.ID), Name: jptr(b.Name), State: toAPIBatchState(b.State),
-		CreatedAt: jptr(b.Created), UpdatedAt: jptr(b.Updated), PolicyId: jptr(b.PolicyID),
-		PolicyVersionId: jptr(b.PolicyVersionID), ItemCount: jptr(int32(b.ItemCount)),
-		ProcessedCount: jptr(int32(b.ProcessedCount)), FailedCount: jptr(int32(b.FailedCount)),
+		BatchJobId: b.ID, Name: b.Name, State: toAPIBatchState(b.State),
+		CreatedAt: b.Created, UpdatedAt: b.Updated, PolicyId: b.PolicyID,
+		PolicyVersionId: b.PolicyVersionID, ItemCount: int32(b.ItemCount),
+		ProcessedCount: int32(b.ProcessedCount), FailedCount: int32(b.FailedCount),
 		Error: toAPIBatchError(b),
 	}
 	if outputURL != "" {
@@ -151,14 +150,14 @@ type batchLine struct {
 func (o *BatchOutput) EncodeBatchLine(b *domain.BatchJob, item *domain.BatchOutcome) ([]byte, error) {
 	l := batchLine{RefID: item.RefID, JobUUID: item.JobID, ContentHash: item.ContentHash}
 	if item.JobStatus != "" {
-		l.Status = toAPIJobStatus(item.JobStatus)
+		l.Status = jptr(toAPIJobStatus(item.JobStatus))
 	}
 	l.Error = toAPIJobError(item.JobError)
 	if r := item.Result; r != nil {
 		j := &domain.Job{ID: item.JobID, PolicyID: b.PolicyID, PolicyKey: b.PolicyKey, PolicyVersionID: b.PolicyVersionID}
 		l.Report = toAPIReport(j, r)
 		if l.Report != nil {
-			l.Result = l.Report.Result
+			l.Result = &l.Report.Result
 		}
 		if r.Error != nil {
 			l.Error = toAPIJobError(r.Error)

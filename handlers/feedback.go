@@ -43,7 +43,7 @@ func (s *Server) ListFeedback(ctx context.Context, req gen.ListFeedbackRequestOb
 	for i, a := range page.Annotations {
 		as[i] = toAPIFeedback(a)
 	}
-	return gen.ListFeedback200JSONResponse{Annotations: &as, NextPageToken: tokenOrNil(page.NextPageToken)}, nil
+	return gen.ListFeedback200JSONResponse{Annotations: as, NextPageToken: tokenOrNil(page.NextPageToken)}, nil
 }
 
 func toDomainOccurrence(o *gen.Occurrence) (*domain.Occurrence, error) {
@@ -68,12 +68,11 @@ func toDomainOccurrence(o *gen.Occurrence) (*domain.Occurrence, error) {
 
 // toAPIFeedback maps an annotation to the API.
 func toAPIFeedback(a *domain.FeedbackAnnotation) gen.FeedbackAnnotation {
-	expected, actual := gen.EvaluationResult(a.Expected), gen.EvaluationResult(a.Actual)
 	out := gen.FeedbackAnnotation{
-		Id: lptr(a.ID), JobUuid: lptr(a.JobID), JobResultId: lptr(a.JobResultID),
-		Target: &gen.FeedbackTarget{ContentHash: lptr(a.ContentHash)},
-		Label:  lptr(a.Label), ExpectedOutcome: &expected, ActualOutcome: &actual, Comment: lptr(a.Comment),
-		CreatedAt: lptr(a.Created), UpdatedAt: lptr(a.Updated),
+		Id: a.ID, JobUuid: a.JobID, JobResultId: a.JobResultID,
+		Target: gen.FeedbackTarget{ContentHash: lptr(a.ContentHash)},
+		Label:  a.Label, ExpectedOutcome: gen.EvaluationResult(a.Expected), ActualOutcome: gen.EvaluationResult(a.Actual),
+		Comment: a.Comment, CreatedAt: a.Created, UpdatedAt: a.Updated,
 	}
 	if a.LabelID != "" {
 		out.LabelId = lptr(a.LabelID)

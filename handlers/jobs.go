@@ -60,7 +60,7 @@ func (s *Server) ListJobs(ctx context.Context, req gen.ListJobsRequestObject) (g
 	for i, j := range js {
 		out[i] = toAPIJob(j)
 	}
-	return gen.ListJobs200JSONResponse{Jobs: &out, NextPageToken: jnonEmpty(next)}, nil
+	return gen.ListJobs200JSONResponse{Jobs: out, NextPageToken: jnonEmpty(next)}, nil
 }
 
 // StreamJobs validates the request and records its job; the entries are
@@ -119,7 +119,7 @@ func (r streamJobsResponse) VisitStreamJobsResponse(w http.ResponseWriter) error
 		} else {
 			res := it.Result
 			line.Result = &gen.StreamResult{
-				JobUuid: &j.ID, JobResultId: &res.ID, ContentHash: &res.ContentHash,
+				JobUuid: j.ID, JobResultId: res.ID, ContentHash: res.ContentHash,
 				PolicyEvaluationReport: toAPIReport(j, res),
 			}
 		}
@@ -164,26 +164,22 @@ func toDomainJobStatus(s gen.JobStatus) domain.JobStatus {
 	return ""
 }
 
-func toAPIJobStatus(s domain.JobStatus) *gen.JobStatus {
-	v := gen.JobStatus("JOB_STATUS_" + strings.ToUpper(string(s)))
-	return &v
+func toAPIJobStatus(s domain.JobStatus) gen.JobStatus {
+	return gen.JobStatus("JOB_STATUS_" + strings.ToUpper(string(s)))
 }
 
 func toAPIJobError(e *domain.JobError) *gen.JobError {
 	if e == nil {
 		return nil
 	}
-	reason := gen.JobErrorReason(e.Reason)
-	msg := e.Message
-	return &gen.JobError{Reason: &reason, Message: &msg}
+	return &gen.JobError{Reason: gen.JobErrorReason(e.Reason), Message: e.Message}
 }
 
 func toAPIJob(j *domain.Job) gen.Job {
-	jt := gen.JobType(j.Type)
 	out := gen.Job{
-		JobUuid: &j.ID, CustomerId: &j.AccountID, Status: toAPIJobStatus(j.Status),
-		Created: &j.Created, Updated: &j.Updated, Completed: j.Completed,
-		Threshold: &j.Threshold, JobType: &jt, Expedited: &j.Expedited, Error: toAPIJobError(j.Error),
+		JobUuid: j.ID, CustomerId: j.AccountID, Status: toAPIJobStatus(j.Status),
+		Created: j.Created, Updated: j.Updated, Completed: j.Completed,
+		Threshold: j.Threshold, JobType: gen.JobType(j.Type), Expedited: j.Expedited, Error: toAPIJobError(j.Error),
 	}
 	if j.PolicyID != "" {
 		out.PolicyId, out.PolicyVersionId = &j.PolicyID, &j.PolicyVersionID
@@ -198,14 +194,14 @@ func toAPIJob(j *domain.Job) gen.Job {
 			cs[i].ContentHash = &j.Contents[i].ContentHash
 		}
 	}
-	out.ContentData = &cs
+	out.ContentData = cs
 	// Results only for complete jobs (SPEC.md: an unfinished job carries
 	// basic information only).
 	if j.Status == domain.JobCompleted && j.Results != nil {
 		rs := make([]gen.JobResult, len(j.Results))
 		for i, r := range j.Results {
 			rs[i] = gen.JobResult{
-				JobUuid: &j.ID, JobResultId: &r.ID, Created: &r.Created,
+				JobUuid: j.ID, JobResultId: r.ID, Created: r.Created,
 				Report: toAPIReport(j, r), Error: toAPIJobError(r.Error),
 			}
 			if r.ContentHash != "" {
@@ -230,29 +226,29 @@ func toAPIReport(j *domain.Job, r *domain.JobResult) *gen.EvaluationReport {
 	if rep == nil {
 		return nil
 	}
-	outcome := gen.Outcome(rep.Result)
 	matches := map[string]float64{}
 	for k, v := range rep.LabelMatches {
 		matches[k] = v
 	}
 	sections := make([]gen.SectionReport, len(rep.Sections))
 	for i, sec := range rep.Sections {
-		res := gen.Outcome(sec.Result)
 		sections[i] = gen.SectionReport{
-			Name: jptr(sec.Name), Message: jptr(sec.Message), Result: &res,
+			Name: sec.Name, Message: sec.Message, Result: gen.Outcome(sec.Result),
 			AssertionEvaluationReports: toAPIAssertions(sec.Assertions),
 			ExceptionEvaluationReport:  toAPIException(sec.Exception),
 			ReviewResult:               toAPIReview(sec.Review),
 		}
 	}
-	in, billed := float32(rep.TokenUsage.InputTokens), float32(rep.TokenUsage.BilledTokens)
 	out := &gen.EvaluationReport{
-		PolicyId: jptr(j.PolicyID), PolicyKey: jptr(j.PolicyKey), PolicyVersionId: jptr(j.PolicyVersionID),
-		Result: &outcome, SectionEvaluationReports: &sections,
+		PolicyId: j.PolicyID, PolicyKey: j.PolicyKey, PolicyVersionId: j.PolicyVersionID,
+		Result: gen.Outcome(rep.Result), SectionEvaluationReports: sections,
 		ExceptionEvaluationReport: toAPIException(rep.Exception),
 		ContentMetadata:           stringMap(r.Metadata),
-		Threshold:                 jptr(rep.Threshold), LabelMatches: &matches,
-		TokenUsage: &gen.TokenUsage{InputTokens: &in, BilledTokens: &billed, Multiplier: jptr(rep.TokenUsage.Multiplier)},
+		Threshold:                 rep.Threshold, LabelMatches: matches,
+		TokenUsage: gen.TokenUsage{
+			InputTokens: float32(rep.TokenUsage.InputTokens), BilledTokens: float32(rep.TokenUsage.BilledTokens),
+			Multiplier: rep.TokenUsage.Multiplier,
+		},
 	}
 	if r.ContentHash != "" {
 		out.ContentHash = jptr(r.ContentHash)
@@ -263,29 +259,26 @@ func toAPIReport(j *domain.Job, r *domain.JobResult) *gen.EvaluationReport {
 	return out
 }
 
-func toAPIAssertions(as []rules.AssertionReport) *[]gen.AssertionReport {
+func toAPIAssertions(as []rules.AssertionReport) []gen.AssertionReport {
 	out := make([]gen.AssertionReport, len(as))
 	for i, a := range as {
-		res := gen.Outcome(a.Result)
-		out[i] = gen.AssertionReport{Result: &res, Message: jptr(a.Message), Score: jptr(a.Score), Spans: toAPISpans(a.FlaggedSpans())}
+		out[i] = gen.AssertionReport{Result: gen.Outcome(a.Result), Message: a.Message, Score: a.Score, Spans: toAPISpans(a.FlaggedSpans())}
 	}
-	return &out
+	return out
 }
 
 func toAPIException(e *rules.ExceptionReport) *gen.ExceptionReport {
 	if e == nil {
 		return nil
 	}
-	res := gen.Outcome(e.Result)
-	return &gen.ExceptionReport{Result: &res, AssertionEvaluationReports: toAPIAssertions(e.Assertions), ReviewResult: toAPIReview(e.Review)}
+	return &gen.ExceptionReport{Result: gen.Outcome(e.Result), AssertionEvaluationReports: toAPIAssertions(e.Assertions), ReviewResult: toAPIReview(e.Review)}
 }
 
 func toAPIReview(r rules.ReviewResult) *gen.ReviewResult {
 	if r.Outcome == "" {
 		return nil
 	}
-	o := gen.Outcome(r.Outcome)
-	return &gen.ReviewResult{Outcome: &o, Score: jptr(r.Score)}
+	return &gen.ReviewResult{Outcome: gen.Outcome(r.Outcome), Score: r.Score}
 }
 
 func jptr[T any](v T) *T { return &v }

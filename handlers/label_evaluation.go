@@ -29,7 +29,7 @@ func (s *Server) EvaluateLabels(ctx context.Context, req gen.EvaluateLabelsReque
 	for i, r := range res.Results {
 		out[i] = toAPILabelEvaluationResult(r)
 	}
-	resp := gen.EvaluateLabels200JSONResponse{Results: &out}
+	resp := gen.EvaluateLabels200JSONResponse{Results: out}
 	if res.ContentHash != "" {
 		resp.ContentHash = lptr(res.ContentHash)
 	}
@@ -38,7 +38,7 @@ func (s *Server) EvaluateLabels(ctx context.Context, req gen.EvaluateLabelsReque
 
 // toAPILabelEvaluationResult maps one result of a label evaluation.
 func toAPILabelEvaluationResult(r *labels.LabelEvaluationResult) gen.LabelEvaluationResult {
-	out := gen.LabelEvaluationResult{LabelVersionId: lptr(r.LabelVersionID)}
+	out := gen.LabelEvaluationResult{LabelVersionId: r.LabelVersionID}
 	if r.LabelID != "" {
 		out.LabelId = lptr(r.LabelID)
 	}
@@ -49,9 +49,8 @@ func toAPILabelEvaluationResult(r *labels.LabelEvaluationResult) gen.LabelEvalua
 		out.Error = lptr(r.Error)
 	}
 	if ev := r.Evaluation; ev != nil {
-		outcome := gen.Outcome(ev.Outcome)
 		out.Evaluation = &gen.LabelEvaluation{
-			Score: lptr(ev.Score), Outcome: &outcome, Threshold: lptr(ev.Threshold),
+			Score: ev.Score, Outcome: gen.Outcome(ev.Outcome), Threshold: ev.Threshold,
 			Report: toAPIReport(ev.Job, ev.Result),
 		}
 	}

@@ -27,9 +27,10 @@ func (s *Server) ListJobLabelHits(ctx context.Context, req gen.ListJobLabelHitsR
 
 // toAPILabelHit maps a hit; every bound that is set gets its timecode.
 func toAPILabelHit(h *domain.LabelHit) gen.LabelHit {
-	modality := gen.Modality(h.Modality)
-	out := gen.LabelHit{Label: lptr(h.Label), Modality: &modality, Score: lptr(h.Score), JobResultId: lptr(h.JobResultID)}
-	out.StartMs, out.StartTimecode = msAndTimecode(&h.StartMs)
+	out := gen.LabelHit{
+		Label: h.Label, Modality: gen.Modality(h.Modality), Score: h.Score, JobResultId: h.JobResultID,
+		StartMs: strconv.FormatInt(h.StartMs, 10), StartTimecode: timecode(h.StartMs),
+	}
 	out.EndMs, out.EndTimecode = msAndTimecode(h.EndMs)
 	out.FrameStartMs, out.FrameStartTimecode = msAndTimecode(h.FrameStartMs)
 	out.FrameEndMs, out.FrameEndTimecode = msAndTimecode(h.FrameEndMs)
@@ -87,12 +88,12 @@ func (r labelHitsResponse) VisitListJobLabelHitsResponse(w http.ResponseWriter) 
 	p := r.page
 	buf := make([]byte, 0, 128+480*len(p.Hits))
 	buf = append(buf, `{"status":`...)
-	buf = appendJSONString(buf, string(*toAPIJobStatus(p.Status)))
+	buf = appendJSONString(buf, string(toAPIJobStatus(p.Status)))
 	if e := toAPIJobError(p.Error); e != nil {
 		buf = append(buf, `,"error":{"reason":`...)
-		buf = appendJSONString(buf, string(*e.Reason))
+		buf = appendJSONString(buf, string(e.Reason))
 		buf = append(buf, `,"message":`...)
-		buf = appendJSONString(buf, *e.Message)
+		buf = appendJSONString(buf, e.Message)
 		buf = append(buf, '}')
 	}
 	if p.NextPageToken != "" {

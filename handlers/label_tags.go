@@ -27,7 +27,7 @@ func (s *Server) ListLabelTags(ctx context.Context, _ gen.ListLabelTagsRequestOb
 	for i, t := range ts {
 		out[i] = toAPILabelTag(t)
 	}
-	return gen.ListLabelTags200JSONResponse{LabelTags: &out}, nil
+	return gen.ListLabelTags200JSONResponse{LabelTags: out}, nil
 }
 
 // SetLabelTags replaces the tags of a label.
@@ -42,12 +42,12 @@ func (s *Server) SetLabelTags(ctx context.Context, req gen.SetLabelTagsRequestOb
 // toAPILabelTag maps a domain tag to the API.
 func toAPILabelTag(t *domain.LabelTag) gen.LabelTag {
 	return gen.LabelTag{
-		LabelTagId: lptr(t.ID),
-		CustomerId: lptr(t.AccountID),
-		Name:       lptr(t.Name),
-		Color:      lptr(t.Color),
-		Created:    lptr(t.Created),
-		Updated:    lptr(t.Updated),
-		Expunged:   lptr(false),
+		LabelTagId: t.ID,
+		CustomerId: t.AccountID,
+		Name:       t.Name,
+		Color:      t.Color,
+		Created:    t.Created,
+		Updated:    t.Updated,
+		Expunged:   false,
 	}
 }

@@ -49,7 +49,7 @@ func (s *Server) ListLabelVersions(ctx context.Context, req gen.ListLabelVersion
 	for i, v := range page.Versions {
 		vs[i] = toAPILabelVersion(v)
 	}
-	return gen.ListLabelVersions200JSONResponse{LabelVersions: &vs, NextPageToken: tokenOrNil(page.NextPageToken)}, nil
+	return gen.ListLabelVersions200JSONResponse{LabelVersions: vs, NextPageToken: tokenOrNil(page.NextPageToken)}, nil
 }
 
 // toDomainLabelEvalOptions maps API options to the domain (nil -> none).
@@ -68,8 +68,8 @@ func toDomainLabelEvalOptions(o *gen.LabelEvalOptions) domain.LabelEvalOptions {
 }
 
 // toAPILabelEvalOptions maps domain options to the API.
-func toAPILabelEvalOptions(o domain.LabelEvalOptions) *gen.LabelEvalOptions {
-	out := &gen.LabelEvalOptions{
+func toAPILabelEvalOptions(o domain.LabelEvalOptions) gen.LabelEvalOptions {
+	out := gen.LabelEvalOptions{
 		BypassCache: o.BypassCache, Expedited: o.Expedited, BundleSize: o.BundleSize,
 		Threshold: o.Threshold, Stack: o.Stack,
 	}
@@ -82,25 +82,25 @@ func toAPILabelEvalOptions(o domain.LabelEvalOptions) *gen.LabelEvalOptions {
 // toAPILabelVersion maps a domain version to the API.
 func toAPILabelVersion(v *domain.LabelVersion) gen.LabelVersion {
 	out := gen.LabelVersion{
-		LabelVersionId:    lptr(v.ID),
-		LabelId:           lptr(v.LabelID),
-		Text:              lptr(v.Text),
-		Description:       lptr(v.Description),
-		SignalCount:       lptr(float32(v.SignalCount)),
-		TotalSignalTokens: lptr(float32(v.TotalSignalTokens)),
-		Created:           lptr(v.Created),
-		Expunged:          lptr(false),
-		CreatedById:       lptr(v.CreatedByID),
-		SequentialVersion: lptr(float32(v.SequentialVersion)),
-		ComplexityScore:   lptr(v.ComplexityScore),
+		LabelVersionId:    v.ID,
+		LabelId:           v.LabelID,
+		Text:              v.Text,
+		Description:       v.Description,
+		SignalCount:       float32(v.SignalCount),
+		TotalSignalTokens: float32(v.TotalSignalTokens),
+		Created:           v.Created,
+		Expunged:          false,
+		CreatedById:       v.CreatedByID,
+		SequentialVersion: float32(v.SequentialVersion),
+		ComplexityScore:   v.ComplexityScore,
 		LabelEvalOptions:  toAPILabelEvalOptions(v.EvalOptions),
-		GlobalContext:     lptr(v.GlobalContext),
-		TokenCountsV2: &gen.TokenCounts{
-			DslTokenCount:        lptr(float32(v.TokenCounts.DSLTokenCount)),
-			GlobalContextTokens:  lptr(float32(v.TokenCounts.GlobalContextTokens)),
-			SignalTokens:         lptr(float32(v.TokenCounts.SignalTokens)),
-			SignalSpecialTokens:  lptr(float32(v.TokenCounts.SignalSpecialTokens)),
-			ContentSpecialTokens: lptr(float32(v.TokenCounts.ContentSpecialTokens)),
+		GlobalContext:     v.GlobalContext,
+		TokenCountsV2: gen.TokenCounts{
+			DslTokenCount:        float32(v.TokenCounts.DSLTokenCount),
+			GlobalContextTokens:  float32(v.TokenCounts.GlobalContextTokens),
+			SignalTokens:         float32(v.TokenCounts.SignalTokens),
+			SignalSpecialTokens:  float32(v.TokenCounts.SignalSpecialTokens),
+			ContentSpecialTokens: float32(v.TokenCounts.ContentSpecialTokens),
 		},
 	}
 	if v.Blob != nil {

@@ -46,7 +46,7 @@ func (s *Server) ListLabels(ctx context.Context, req gen.ListLabelsRequestObject
 	for i, l := range page.Labels {
 		labels[i] = toAPILabel(l)
 	}
-	return gen.ListLabels200JSONResponse{Labels: &labels, NextPageToken: tokenOrNil(page.NextPageToken)}, nil
+	return gen.ListLabels200JSONResponse{Labels: labels, NextPageToken: tokenOrNil(page.NextPageToken)}, nil
 }
 
 // UpdateLabel applies a partial update of name, disabled and description.
@@ -66,9 +66,7 @@ func (s *Server) DeleteLabel(ctx context.Context, req gen.DeleteLabelRequestObje
 	if err := s.deps.Labels.DeleteLabel(ctx, AccountFrom(ctx).ID, req.LabelId); err != nil {
 		return nil, err
 	}
-	deleted := true
-	id := req.LabelId
-	return gen.DeleteLabel200JSONResponse{LabelId: &id, Deleted: &deleted}, nil
+	return gen.DeleteLabel200JSONResponse{LabelId: req.LabelId, Deleted: true}, nil
 }
 
 // ArchiveLabel sets archivedAt.
@@ -95,19 +93,18 @@ func toAPILabel(l *domain.Label) gen.Label {
 	for i, t := range l.Tags {
 		tags[i] = toAPILabelTag(t)
 	}
-	expunged := l.DeletedAt != nil
 	return gen.Label{
-		LabelId:     lptr(l.ID),
-		Name:        lptr(l.Name),
-		CustomerId:  lptr(l.AccountID),
-		PolicyId:    lptr(l.PolicyID),
-		Disabled:    lptr(l.Disabled),
-		Created:     lptr(l.Created),
-		Updated:     lptr(l.Updated),
-		Expunged:    &expunged,
-		Description: lptr(l.Description),
+		LabelId:     l.ID,
+		Name:        l.Name,
+		CustomerId:  l.AccountID,
+		PolicyId:    l.PolicyID,
+		Disabled:    l.Disabled,
+		Created:     l.Created,
+		Updated:     l.Updated,
+		Expunged:    l.DeletedAt != nil,
+		Description: l.Description,
 		ArchivedAt:  l.ArchivedAt,
-		Tags:        &tags,
+		Tags:        tags,
 	}
 }
 

@@ -25,6 +25,7 @@ type operation struct {
 	accountType  domain.AccountType // "" when both types may call it
 	spec         *openapi3.Operation
 	queryAliases map[string]string // snake or camel spelling -> declared name
+	queryMaximum map[string]int64  // integer query parameter -> its declared maximum
 	input        inputRules
 }
 
@@ -48,7 +49,7 @@ func operations(spec *openapi3.T) map[routeKey]*operation {
 			if v, ok := op.Extensions["x-account-type"].(string); ok {
 				o.accountType = domain.AccountType(v)
 			}
-			o.queryAliases = map[string]string{}
+			o.queryAliases, o.queryMaximum = map[string]string{}, map[string]int64{}
 			for _, p := range op.Parameters {
 				if p.Value.In != openapi3.ParameterInQuery {
 					continue
@@ -57,6 +58,9 @@ func operations(spec *openapi3.T) map[routeKey]*operation {
 				o.queryAliases[snakeCase(name)] = name
 				o.queryAliases[camelCase(name)] = name
 				delete(o.queryAliases, name)
+				if s := p.Value.Schema; s != nil && s.Value != nil && s.Value.Type.Is(openapi3.TypeInteger) && s.Value.Max != nil {
+					o.queryMaximum[name] = int64(*s.Value.Max)
+				}
 			}
 			ops[routeKey{method, o.echoPath}] = o
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/contenteval/contenteval/gen"
 )
 
@@ -13,8 +14,7 @@ func (s *Server) CreatePolicy(ctx context.Context, req gen.CreatePolicyRequestOb
 	if err != nil {
 		return nil, err
 	}
-	ap, av := toAPIPolicy(p), toAPIPolicyVersion(v)
-	return gen.CreatePolicy200JSONResponse{Policy: &ap, PolicyVersion: &av}, nil
+	return gen.CreatePolicy200JSONResponse{Policy: toAPIPolicy(p), PolicyVersion: toAPIPolicyVersion(v)}, nil
 }
 
 // GetPolicy returns one policy of the account.
@@ -36,7 +36,7 @@ func (s *Server) ListPolicies(ctx context.Context, req gen.ListPoliciesRequestOb
 	for i, p := range ps {
 		out[i] = toAPIPolicy(p)
 	}
-	return gen.ListPolicies200JSONResponse{Policies: &out, NextPageToken: jnonEmpty(next)}, nil
+	return gen.ListPolicies200JSONResponse{Policies: out, NextPageToken: jnonEmpty(next)}, nil
 }
 
 // CreatePolicyVersion publishes a new version, which becomes active.
@@ -58,28 +58,30 @@ func (s *Server) ListPolicyVersions(ctx context.Context, req gen.ListPolicyVersi
 	for i, v := range vs {
 		out[i] = toAPIPolicyVersion(v)
 	}
-	return gen.ListPolicyVersions200JSONResponse{PolicyVersions: &out, NextPageToken: jnonEmpty(next)}, nil
+	return gen.ListPolicyVersions200JSONResponse{PolicyVersions: out, NextPageToken: jnonEmpty(next)}, nil
 }
 
 func toAPIPolicy(p *domain.Policy) gen.Policy {
 	return gen.Policy{
-		PolicyId: &p.ID, PolicyKey: &p.Key, ActiveVersionId: &p.ActiveVersionID,
-		Disabled: &p.Disabled, Created: &p.Created, Updated: &p.Updated,
+		PolicyId: p.ID, PolicyKey: p.Key, ActiveVersionId: p.ActiveVersionID,
+		Disabled: p.Disabled, Created: p.Created, Updated: p.Updated,
 	}
 }
 
 func toAPIPolicyVersion(v *domain.PolicyVersion) gen.PolicyVersion {
 	tc := v.TokenCounts
-	f := func(n int) *float32 { x := float32(n); return &x }
-	seq := float32(v.Seq)
 	return gen.PolicyVersion{
-		PolicyVersionId: &v.ID, PolicyId: &v.PolicyID, Text: &v.Text, SequentialVersion: &seq,
-		Created: &v.Created, ComplexityScore: &v.ComplexityScore,
-		TokenCountsV2: &gen.TokenCounts{
-			DslTokenCount: f(tc.DSLTokenCount), GlobalContextTokens: f(tc.GlobalContextTokens),
-			SignalTokens: f(tc.SignalTokens), SignalSpecialTokens: f(tc.SignalSpecialTokens),
-			ContentSpecialTokens: f(tc.ContentSpecialTokens),
-		},
+		PolicyVersionId: v.ID, PolicyId: v.PolicyID, Text: v.Text, SequentialVersion: float32(v.Seq),
+		Created: v.Created, ComplexityScore: v.ComplexityScore,
+		TokenCountsV2: toAPITokenCounts(tc),
+	}
+}
+
+func toAPITokenCounts(tc rules.TokenCounts) gen.TokenCounts {
+	return gen.TokenCounts{
+		DslTokenCount: float32(tc.DSLTokenCount), GlobalContextTokens: float32(tc.GlobalContextTokens),
+		SignalTokens: float32(tc.SignalTokens), SignalSpecialTokens: float32(tc.SignalSpecialTokens),
+		ContentSpecialTokens: float32(tc.ContentSpecialTokens),
 	}
 }
 

@@ -26,15 +26,9 @@ func (s *Server) CheckRules(_ context.Context, req gen.CheckRulesRequestObject) 
 		out.Errors[i] = gen.RuleCheckError{Message: e.Message, Line: int32(e.Line), Column: int32(e.Column)}
 	}
 	if st := check.Stats; st != nil {
-		tc := st.TokenCounts
-		f := func(n int) *float32 { x := float32(n); return &x }
 		out.SignalCount = jptr(int32(st.SignalCount))
 		out.ComplexityScore = jptr(st.ComplexityScore)
-		out.TokenCountsV2 = &gen.TokenCounts{
-			DslTokenCount: f(tc.DSLTokenCount), GlobalContextTokens: f(tc.GlobalContextTokens),
-			SignalTokens: f(tc.SignalTokens), SignalSpecialTokens: f(tc.SignalSpecialTokens),
-			ContentSpecialTokens: f(tc.ContentSpecialTokens),
-		}
+		out.TokenCountsV2 = jptr(toAPITokenCounts(st.TokenCounts))
 	}
 	return out, nil
 }

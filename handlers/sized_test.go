@@ -21,7 +21,7 @@ func TestSizedJobResponses(t *testing.T) {
 		big[i] = 'x'
 	}
 	for _, id := range []string{"<small & html>", string(big)} {
-		job := gen.Job{JobUuid: &id}
+		job := gen.Job{JobUuid: id}
 		cases := []struct {
 			name       string
 			ours, gens func(http.ResponseWriter) error

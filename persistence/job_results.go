@@ -13,6 +13,7 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/rules"
+	"github.com/jmoiron/sqlx"
 )
 
 type jobResultRow struct {
@@ -39,22 +40,62 @@ func (s *Jobs) ListJobResults(ctx context.Context, jobID string) ([]*domain.JobR
 	}
 	out := make([]*domain.JobResult, len(rows))
 	for i, r := range rows {
-		jr := &domain.JobResult{ID: r.ID, JobID: r.JobID, Index: r.Seq, ContentHash: r.ContentHash, Created: r.Created.UTC()}
-		if err := unmarshalJSON(r.Metadata, &jr.Metadata); err != nil {
+		if out[i], err = r.toDomain(); err != nil {
 			return nil, err
 		}
-		if r.Report != "" {
-			jr.Report = &rules.Report{}
-			if err := json.Unmarshal([]byte(r.Report), jr.Report); err != nil {
-				return nil, err
-			}
-		}
-		if r.ErrorReason != "" {
-			jr.Error = &domain.JobError{Reason: domain.JobErrorReason(r.ErrorReason), Message: r.ErrorMessage}
-		}
-		out[i] = jr
 	}
 	return out, nil
+}
+
+// maxResultsJobs bounds the job ids of one ListResultsOfJobs statement, far
+// under SQLite's limit of bound variables (32,766) and PostgreSQL's (65,535).
+const maxResultsJobs = 1000
+
+// ListResultsOfJobs returns the results of several jobs, each job's in
+// entry order, in one statement per 1,000 jobs (a job listing's page).
+// Jobs without results are absent from the map. Codes: UNAVAILABLE,
+// CANCELED, DEADLINE_EXCEEDED.
+func (s *Jobs) ListResultsOfJobs(ctx context.Context, jobIDs []string) (map[string][]*domain.JobResult, error) {
+	out := make(map[string][]*domain.JobResult, len(jobIDs))
+	for len(jobIDs) > 0 {
+		chunk := jobIDs[:min(len(jobIDs), maxResultsJobs)]
+		jobIDs = jobIDs[len(chunk):]
+		q, args, err := sqlx.In(`
+			SELECT id, job_id, seq, content_hash, metadata, report, error_reason, error_message, created
+			FROM job_results WHERE job_id IN (?) ORDER BY job_id, seq`, chunk)
+		if err != nil {
+			return nil, err
+		}
+		var rows []jobResultRow
+		if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
+			return nil, TranslateError(err)
+		}
+		for _, r := range rows {
+			jr, err := r.toDomain()
+			if err != nil {
+				return nil, err
+			}
+			out[r.JobID] = append(out[r.JobID], jr)
+		}
+	}
+	return out, nil
+}
+
+func (r *jobResultRow) toDomain() (*domain.JobResult, error) {
+	jr := &domain.JobResult{ID: r.ID, JobID: r.JobID, Index: r.Seq, ContentHash: r.ContentHash, Created: r.Created.UTC()}
+	if err := unmarshalJSON(r.Metadata, &jr.Metadata); err != nil {
+		return nil, err
+	}
+	if r.Report != "" {
+		jr.Report = &rules.Report{}
+		if err := json.Unmarshal([]byte(r.Report), jr.Report); err != nil {
+			return nil, err
+		}
+	}
+	if r.ErrorReason != "" {
+		jr.Error = &domain.JobError{Reason: domain.JobErrorReason(r.ErrorReason), Message: r.ErrorMessage}
+	}
+	return jr, nil
 }
 
 // labelHitColumns is the select list of labelHitRow.

@@ -180,6 +180,53 @@ func TestJobs_FinishStoresResultsAndHits(t *testing.T) {
 	})
 }
 
+// ListResultsOfJobs reads the results of a listing's page at once: each
+// job's in entry order, none for a job without results or an unknown id.
+func TestJobs_ListResultsOfJobs(t *testing.T) {
+	t.Parallel()
+	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
+		b := setupJobs(t, db)
+		ctx := t.Context()
+		for _, id := range []string{"a", "b", "c"} {
+			b.newJob(t, id, t0, false)
+		}
+		_, err := b.jobs.ClaimJobs(ctx, "w", t0, t0.Add(time.Minute), 3, 0)
+		require.NoError(t, err)
+		rep := &rules.Report{Result: rules.OutcomeFalse, LabelMatches: map[string]float64{}, Threshold: 0.5}
+		result := func(id, job string, index int) *domain.JobResult {
+			return &domain.JobResult{ID: id, JobID: job, Index: index, ContentHash: "sha256::" + id, Report: rep, Created: t0}
+		}
+		// Recorded out of entry order: the read orders them.
+		require.NoError(t, b.jobs.FinishJob(ctx, "a", "w", domain.JobCompleted, t0, nil,
+			[]*domain.JobResult{result("a1", "a", 1), result("a0", "a", 0)}, nil))
+		require.NoError(t, b.jobs.FinishJob(ctx, "b", "w", domain.JobCompleted, t0, nil, []*domain.JobResult{result("b0", "b", 0)}, nil))
+
+		for _, tc := range []struct {
+			name string
+			ids  []string
+			want map[string][]string
+		}{
+			{"all", []string{"c", "b", "a", "unknown"}, map[string][]string{"a": {"a0", "a1"}, "b": {"b0"}}},
+			{"one", []string{"b"}, map[string][]string{"b": {"b0"}}},
+			{"none", nil, map[string][]string{}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				got, err := b.jobs.ListResultsOfJobs(ctx, tc.ids)
+				require.NoError(t, err)
+				ids := map[string][]string{}
+				for job, rs := range got {
+					for _, r := range rs {
+						require.Equal(t, job, r.JobID)
+						require.Equal(t, rep, r.Report)
+						ids[job] = append(ids[job], r.ID)
+					}
+				}
+				require.Equal(t, tc.want, ids)
+			})
+		}
+	})
+}
+
 func TestJobs_FailedJobKeepsError(t *testing.T) {
 	t.Parallel()
 	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {

@@ -100,7 +100,7 @@ func TestAuthentication(t *testing.T) {
 				if tc.header != "" {
 					req.Header.Set("Authorization", tc.header)
 				}
-				resp, err := http.DefaultClient.Do(req)
+				resp, err := specClient.Do(req)
 				require.NoError(t, err)
 				r := readResponse(t, req, resp)
 				requireMatchesSpec(t, r)

@@ -93,9 +93,9 @@ func TestBatchThroughput(t *testing.T) {
 	pr, err := c.CreatePolicyWithResponse(ctx, client.CreatePolicyRequest{PolicyKey: "bench", Text: testPolicyText})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, pr.StatusCode(), "%s", pr.Body)
-	cr, err := c.CreateBatchJobWithResponse(ctx, client.CreateBatchJobRequest{PolicyId: *pr.JSON200.Policy.PolicyId})
+	cr, err := c.CreateBatchJobWithResponse(ctx, client.CreateBatchJobRequest{PolicyId: pr.JSON200.Policy.PolicyId})
 	require.NoError(t, err)
-	id := *cr.JSON200.BatchJobId
+	id := cr.JSON200.BatchJobId
 
 	var file strings.Builder
 	file.WriteString("ref_id,type,content\n")
@@ -113,11 +113,11 @@ func TestBatchThroughput(t *testing.T) {
 		peak = max(peak, vmHWM(t, cmd.Process.Pid))
 		r, err := c.ListBatchJobsWithResponse(ctx, &client.ListBatchJobsParams{BatchJobIds: &[]string{id}})
 		require.NoError(t, err)
-		done = (*r.JSON200.BatchJobs)[0]
-		if _, seen := phases[*done.State]; !seen {
-			phases[*done.State] = time.Since(start).Round(time.Millisecond)
+		done = r.JSON200.BatchJobs[0]
+		if _, seen := phases[done.State]; !seen {
+			phases[done.State] = time.Since(start).Round(time.Millisecond)
 		}
-		if s := *done.State; s == client.BATCHJOBSTATECOMPLETED || s == client.BATCHJOBSTATEERROR || s == client.BATCHJOBSTATECANCELLED {
+		if s := done.State; s == client.BATCHJOBSTATECOMPLETED || s == client.BATCHJOBSTATEERROR || s == client.BATCHJOBSTATECANCELLED {
 			break
 		}
 		require.True(t, time.Now().Before(deadline))
@@ -125,8 +125,8 @@ func TestBatchThroughput(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 	peak = max(peak, vmHWM(t, cmd.Process.Pid))
-	require.Equal(t, client.BATCHJOBSTATECOMPLETED, *done.State, "%+v", done.Error)
-	require.EqualValues(t, n, *done.ProcessedCount)
+	require.Equal(t, client.BATCHJOBSTATECOMPLETED, done.State, "%+v", done.Error)
+	require.EqualValues(t, n, done.ProcessedCount)
 	out := getFile(t, *done.OutputFileUrl)
 	require.Equal(t, http.StatusOK, out.Status)
 	t.Logf("first seen after upload: %v", phases)

@@ -109,7 +109,8 @@ func batchKillRun(t *testing.T, bin, backend string) {
 		}
 	}
 	clientOf := func(p *proc) *client.ClientWithResponses {
-		c, err := client.NewClientWithResponses(p.url, client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		registerContractHost(p.url)
+		c, err := client.NewClientWithResponses(p.url, client.WithHTTPClient(specClient), client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 			r.Header.Set("Authorization", "Bearer "+token)
 			return nil
 		}))
@@ -126,10 +127,10 @@ func batchKillRun(t *testing.T, bin, backend string) {
 	pr, err := c.CreatePolicyWithResponse(ctx, client.CreatePolicyRequest{PolicyKey: "main", Text: testPolicyText})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, pr.StatusCode(), "%s", pr.Body)
-	cr, err := c.CreateBatchJobWithResponse(ctx, client.CreateBatchJobRequest{PolicyId: *pr.JSON200.Policy.PolicyId})
+	cr, err := c.CreateBatchJobWithResponse(ctx, client.CreateBatchJobRequest{PolicyId: pr.JSON200.Policy.PolicyId})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, cr.StatusCode(), "%s", cr.Body)
-	id := *cr.JSON200.BatchJobId
+	id := cr.JSON200.BatchJobId
 
 	const n = 5000
 	var file strings.Builder
@@ -144,7 +145,7 @@ func batchKillRun(t *testing.T, bin, backend string) {
 		r, err := c.ListBatchJobsWithResponse(ctx, &client.ListBatchJobsParams{BatchJobIds: &[]string{id}})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-		return (*r.JSON200.BatchJobs)[0]
+		return r.JSON200.BatchJobs[0]
 	}
 	waitUntil := func(c *client.ClientWithResponses, what string, ok func(client.BatchJob) bool) client.BatchJob {
 		deadline := time.Now().Add(3 * time.Minute)
@@ -153,7 +154,7 @@ func batchKillRun(t *testing.T, bin, backend string) {
 			if ok(b) {
 				return b
 			}
-			require.True(t, time.Now().Before(deadline), "waiting for %s; batch is %s", what, *b.State)
+			require.True(t, time.Now().Before(deadline), "waiting for %s; batch is %s", what, b.State)
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
@@ -240,12 +241,12 @@ func batchKillRun(t *testing.T, bin, backend string) {
 	p = start(4)
 	c = clientOf(p)
 	b := waitUntil(c, "completion", func(b client.BatchJob) bool {
-		return *b.State == client.BATCHJOBSTATECOMPLETED || *b.State == client.BATCHJOBSTATEERROR || *b.State == client.BATCHJOBSTATECANCELLED
+		return b.State == client.BATCHJOBSTATECOMPLETED || b.State == client.BATCHJOBSTATEERROR || b.State == client.BATCHJOBSTATECANCELLED
 	})
-	require.Equal(t, client.BATCHJOBSTATECOMPLETED, *b.State, "%+v", b.Error)
-	require.EqualValues(t, n, *b.ItemCount)
-	require.EqualValues(t, n, *b.ProcessedCount)
-	require.EqualValues(t, 0, *b.FailedCount)
+	require.Equal(t, client.BATCHJOBSTATECOMPLETED, b.State, "%+v", b.Error)
+	require.EqualValues(t, n, b.ItemCount)
+	require.EqualValues(t, n, b.ProcessedCount)
+	require.EqualValues(t, 0, b.FailedCount)
 
 	r := getFile(t, *b.OutputFileUrl)
 	require.Equal(t, http.StatusOK, r.Status)

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -53,7 +55,7 @@ func putFileAs(t *testing.T, url, body, contentType string) rawResponse {
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := specClient.Do(req)
 	require.NoError(t, err)
 	req.Body = nil
 	return readResponse(t, req, resp)
@@ -63,7 +65,7 @@ func getFile(t *testing.T, url string) rawResponse {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, url, nil)
 	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := specClient.Do(req)
 	require.NoError(t, err)
 	return readResponse(t, req, resp)
 }
@@ -75,8 +77,8 @@ func (e *testEnv) getBatch(t *testing.T, token, id string) client.BatchJob {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
 	specChecked(t, r.HTTPResponse, r.Body)
-	require.Len(t, *r.JSON200.BatchJobs, 1)
-	return (*r.JSON200.BatchJobs)[0]
+	require.Len(t, r.JSON200.BatchJobs, 1)
+	return r.JSON200.BatchJobs[0]
 }
 
 // waitForBatch polls until the batch is terminal.
@@ -85,12 +87,12 @@ func (e *testEnv) waitForBatch(t *testing.T, token, id string) client.BatchJob {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		b := e.getBatch(t, token, id)
-		switch *b.State {
+		switch b.State {
 		case client.BATCHJOBSTATECOMPLETED, client.BATCHJOBSTATEERROR, client.BATCHJOBSTATECANCELLED:
 			return b
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("batch %s still %s", id, *b.State)
+			t.Fatalf("batch %s still %s", id, b.State)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -146,13 +148,13 @@ func TestBatchLifecycle(t *testing.T) {
 				Name: ptr("nightly " + format), PolicyId: policyID, WebhookUrl: ptr(srv.URL + "/batch"),
 			})
 			require.Nil(t, created.Error)
-			require.Equal(t, "nightly "+format, *created.Name)
+			require.Equal(t, "nightly "+format, created.Name)
 			require.NotNil(t, created.InputFileUploadUrl)
-			require.True(t, strings.HasPrefix(*created.InputFileUploadUrl, env.URL+"/v1/batch-jobs/"+*created.BatchJobId+"/input?"))
-			ids[format] = *created.BatchJobId
-			b := env.getBatch(t, tok, *created.BatchJobId)
-			if *b.State != client.BATCHJOBSTATEINITIALIZED {
-				t.Fatalf("a new batch is %s", *b.State)
+			require.True(t, strings.HasPrefix(*created.InputFileUploadUrl, env.URL+"/v1/batch-jobs/"+created.BatchJobId+"/input?"))
+			ids[format] = created.BatchJobId
+			b := env.getBatch(t, tok, created.BatchJobId)
+			if b.State != client.BATCHJOBSTATEINITIALIZED {
+				t.Fatalf("a new batch is %s", b.State)
 			}
 			require.Nil(t, b.OutputFileUrl)
 
@@ -162,17 +164,17 @@ func TestBatchLifecycle(t *testing.T) {
 			requireMatchesSpec(t, r)
 			var up client.UploadBatchInputResponse
 			require.NoError(t, json.Unmarshal(r.Body, &up))
-			require.Equal(t, *created.BatchJobId, *up.BatchJob.BatchJobId)
+			require.Equal(t, created.BatchJobId, up.BatchJob.BatchJobId)
 		}
 
 		for _, format := range []string{"csv", "jsonl"} {
 			b := env.waitForBatch(t, tok, ids[format])
-			require.Equal(t, client.BATCHJOBSTATECOMPLETED, *b.State, "%+v", b.Error)
-			require.EqualValues(t, 4, *b.ItemCount)
-			require.EqualValues(t, 4, *b.ProcessedCount)
-			require.EqualValues(t, 1, *b.FailedCount, "the image item fails: its URL cannot be fetched")
-			require.Equal(t, policyID, *b.PolicyId)
-			require.NotEmpty(t, *b.PolicyVersionId)
+			require.Equal(t, client.BATCHJOBSTATECOMPLETED, b.State, "%+v", b.Error)
+			require.EqualValues(t, 4, b.ItemCount)
+			require.EqualValues(t, 4, b.ProcessedCount)
+			require.EqualValues(t, 1, b.FailedCount, "the image item fails: its URL cannot be fetched")
+			require.Equal(t, policyID, b.PolicyId)
+			require.NotEmpty(t, b.PolicyVersionId)
 			require.NotNil(t, b.OutputFileUrl)
 
 			// The input file is deleted once the batch is done.
@@ -193,7 +195,7 @@ func TestBatchLifecycle(t *testing.T) {
 			require.Equal(t, "OUTCOME_FALSE", lines[1].Result)
 			require.Equal(t, "OUTCOME_TRUE", lines[3].Result)
 			require.NotNil(t, lines[0].Report)
-			require.Equal(t, policyID, *lines[0].Report.PolicyId)
+			require.Equal(t, policyID, lines[0].Report.PolicyId)
 			require.Equal(t, "JOB_STATUS_FAILED", lines[2].Status)
 			require.NotNil(t, lines[2].Error)
 			require.Nil(t, lines[2].Report)
@@ -208,7 +210,7 @@ func TestBatchLifecycle(t *testing.T) {
 				jr, err := env.Client(tok).GetJobWithResponse(ctx, l.JobUUID)
 				require.NoError(t, err)
 				require.Equal(t, http.StatusOK, jr.StatusCode())
-				require.Equal(t, client.JOBTYPEBATCH, *jr.JSON200.Job.JobType)
+				require.Equal(t, client.JOBTYPEBATCH, jr.JSON200.Job.JobType)
 			}
 			if format == "jsonl" {
 				require.Equal(t, map[string]string{"k": "v"}, map[string]string(*lines[1].Report.ContentMetadata))
@@ -236,7 +238,7 @@ func TestBatchLifecycle(t *testing.T) {
 			}
 			require.NoError(t, json.Unmarshal(w.body, &p))
 			require.Equal(t, "batch_job.completed", p.Type)
-			require.Equal(t, client.BATCHJOBSTATECOMPLETED, *p.BatchJob.State)
+			require.Equal(t, client.BATCHJOBSTATECOMPLETED, p.BatchJob.State)
 			require.NotNil(t, p.BatchJob.OutputFileUrl)
 			var raw map[string]any
 			require.NoError(t, json.Unmarshal(w.body, &raw))
@@ -248,7 +250,7 @@ func TestBatchLifecycle(t *testing.T) {
 			States: &[]client.BatchJobState{client.BATCHJOBSTATEERROR, client.BATCHJOBSTATECOMPLETED},
 		})
 		require.NoError(t, err)
-		require.Len(t, *r.JSON200.BatchJobs, 2)
+		require.Len(t, r.JSON200.BatchJobs, 2)
 		raw := env.call(http.MethodGet, "/v1/batch-jobs?states=BATCH_JOB_STATE_INITIALIZED", tok, "")
 		require.Equal(t, http.StatusOK, raw.Status)
 		require.JSONEq(t, `{"batchJobs":[]}`, string(raw.Body))
@@ -256,21 +258,21 @@ func TestBatchLifecycle(t *testing.T) {
 		require.Equal(t, http.StatusOK, raw.Status)
 		var listed client.ListBatchJobsResponse
 		require.NoError(t, json.Unmarshal(raw.Body, &listed))
-		require.Len(t, *listed.BatchJobs, 2)
-		require.Equal(t, ids["jsonl"], *(*listed.BatchJobs)[0].BatchJobId, "newest first")
+		require.Len(t, listed.BatchJobs, 2)
+		require.Equal(t, ids["jsonl"], listed.BatchJobs[0].BatchJobId, "newest first")
 
 		// Cancelling a terminal batch changes nothing.
 		cr, err := env.Client(tok).CancelBatchJobWithResponse(ctx, ids["csv"], client.CancelBatchJobRequest{})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, cr.StatusCode(), "%s", cr.Body)
 		specChecked(t, cr.HTTPResponse, cr.Body)
-		require.Equal(t, client.BATCHJOBSTATECOMPLETED, *cr.JSON200.State)
+		require.Equal(t, client.BATCHJOBSTATECOMPLETED, cr.JSON200.State)
 
 		// Another account sees nothing of them.
 		other := env.newAccount("other", domain.AccountPolicyFirst)
 		r, err = env.Client(other.Token).ListBatchJobsWithResponse(ctx, &client.ListBatchJobsParams{BatchJobIds: &[]string{ids["csv"]}})
 		require.NoError(t, err)
-		require.Empty(t, *r.JSON200.BatchJobs)
+		require.Empty(t, r.JSON200.BatchJobs)
 		requireStatus(t, env.call(http.MethodPost, "/v1/batch-jobs/"+ids["csv"]+"/cancel", other.Token, "{}"), http.StatusNotFound, domain.NotFound)
 
 		// After the URL's 4 hours, the download URL is refused.
@@ -287,11 +289,11 @@ func TestBatchCreateErrors(t *testing.T) {
 		// with the batch recorded as ERROR and no upload URL.
 		created := env.createBatch(t, tok, client.CreateBatchJobRequest{PolicyId: "no-such-policy"})
 		require.NotNil(t, created.Error)
-		require.Equal(t, client.BATCHJOBERRORINVALIDPOLICY, *created.Error.ErrorCode)
-		require.Contains(t, *created.Error.ErrorMessage, "no-such-policy")
+		require.Equal(t, client.BATCHJOBERRORINVALIDPOLICY, created.Error.ErrorCode)
+		require.Contains(t, created.Error.ErrorMessage, "no-such-policy")
 		require.Nil(t, created.InputFileUploadUrl)
-		b := env.getBatch(t, tok, *created.BatchJobId)
-		require.Equal(t, client.BATCHJOBSTATEERROR, *b.State)
+		b := env.getBatch(t, tok, created.BatchJobId)
+		require.Equal(t, client.BATCHJOBSTATEERROR, b.State)
 
 		// Label-first accounts cannot use batch jobs.
 		requireStatus(t, env.call(http.MethodPost, "/v1/batch-jobs", env.LabelFirst.Token, `{"policyId":"p"}`), http.StatusBadRequest, domain.FailedPrecondition)
@@ -305,8 +307,8 @@ func TestBatchCreateErrors(t *testing.T) {
 		requireStatus(t, env.call(http.MethodGet, "/v1/batch-jobs?states=BOGUS", tok, ""), http.StatusBadRequest, domain.InvalidArgument)
 		requireStatus(t, env.call(http.MethodPost, "/v1/batch-jobs/nope/cancel", tok, "{}"), http.StatusNotFound, domain.NotFound)
 		// Signed endpoints without or with a made-up signature.
-		requireStatus(t, putFile(t, env.URL+"/v1/batch-jobs/"+*created.BatchJobId+"/input?expires=9999999999&signature=AAAA", "x"), http.StatusForbidden, domain.PermissionDenied)
-		r := putFile(t, env.URL+"/v1/batch-jobs/"+*created.BatchJobId+"/input", "x")
+		requireStatus(t, putFile(t, env.URL+"/v1/batch-jobs/"+created.BatchJobId+"/input?expires=9999999999&signature=AAAA", "x"), http.StatusForbidden, domain.PermissionDenied)
+		r := putFile(t, env.URL+"/v1/batch-jobs/"+created.BatchJobId+"/input", "x")
 		require.Equal(t, http.StatusBadRequest, r.Status, "%s", r.Body)
 	})
 }
@@ -351,16 +353,16 @@ func TestBatchInvalidFiles(t *testing.T) {
 			created := env.createBatch(t, tok, client.CreateBatchJobRequest{PolicyId: policyID, Name: ptr(c.name), WebhookUrl: ptr(srv.URL)})
 			r := putFile(t, *created.InputFileUploadUrl, c.file)
 			require.Equal(t, http.StatusOK, r.Status, "%s: %s", c.name, r.Body)
-			ids[c.name] = *created.BatchJobId
+			ids[c.name] = created.BatchJobId
 		}
 		for _, c := range cases {
 			b := env.waitForBatch(t, tok, ids[c.name])
-			require.Equal(t, client.BATCHJOBSTATEERROR, *b.State, c.name)
+			require.Equal(t, client.BATCHJOBSTATEERROR, b.State, c.name)
 			require.NotNil(t, b.Error, c.name)
-			require.Equal(t, client.BATCHJOBERRORINVALIDINPUTFILE, *b.Error.ErrorCode, c.name)
-			require.Contains(t, *b.Error.ErrorMessage, c.want, c.name)
+			require.Equal(t, client.BATCHJOBERRORINVALIDINPUTFILE, b.Error.ErrorCode, c.name)
+			require.Contains(t, b.Error.ErrorMessage, c.want, c.name)
 			require.Nil(t, b.OutputFileUrl)
-			require.EqualValues(t, 0, *b.ItemCount, c.name)
+			require.EqualValues(t, 0, b.ItemCount, c.name)
 		}
 		// An empty body is refused at upload (the request body is required).
 		created := env.createBatch(t, tok, client.CreateBatchJobRequest{PolicyId: policyID})
@@ -374,7 +376,7 @@ func TestBatchInvalidFiles(t *testing.T) {
 		// No jobs were created for invalid files.
 		jr, err := env.Client(tok).ListJobsWithResponse(ctx, &client.ListJobsParams{})
 		require.NoError(t, err)
-		require.Empty(t, *jr.JSON200.Jobs)
+		require.Empty(t, jr.JSON200.Jobs)
 	})
 }
 
@@ -396,7 +398,7 @@ func TestBatchCancelAtEachStage(t *testing.T) {
 		for i, stage := range chain {
 			t.Run(string(stage), func(t *testing.T) {
 				created := env.createBatch(t, tok, client.CreateBatchJobRequest{PolicyId: policyID, WebhookUrl: ptr(srv.URL)})
-				id := *created.BatchJobId
+				id := created.BatchJobId
 				if i >= 1 {
 					r := putFile(t, *created.InputFileUploadUrl, "ref_id,type,content\na,text,x\n")
 					require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
@@ -405,7 +407,7 @@ func TestBatchCancelAtEachStage(t *testing.T) {
 					_, err := store.TransitionBatch(ctx, domain.BatchTransition{ID: id, From: chain[k], To: chain[k+1], Now: env.Clock.Now()})
 					require.NoError(t, err)
 				}
-				require.Equal(t, "BATCH_JOB_STATE_"+strings.ToUpper(string(stage)), string(*env.getBatch(t, tok, id).State))
+				require.Equal(t, "BATCH_JOB_STATE_"+strings.ToUpper(string(stage)), string(env.getBatch(t, tok, id).State))
 				if i >= 2 {
 					// Processing started: the file can no longer be replaced.
 					requireStatus(t, putFile(t, *created.InputFileUploadUrl, "ref_id,type,content\nb,text,y\n"), http.StatusBadRequest, domain.FailedPrecondition)
@@ -415,11 +417,11 @@ func TestBatchCancelAtEachStage(t *testing.T) {
 					require.NoError(t, err)
 					require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
 					specChecked(t, r.HTTPResponse, r.Body)
-					require.Equal(t, client.BATCHJOBSTATECANCELLED, *r.JSON200.State)
-					require.Equal(t, id, *r.JSON200.BatchJobId)
+					require.Equal(t, client.BATCHJOBSTATECANCELLED, r.JSON200.State)
+					require.Equal(t, id, r.JSON200.BatchJobId)
 				}
 				b := env.getBatch(t, tok, id)
-				require.Equal(t, client.BATCHJOBSTATECANCELLED, *b.State)
+				require.Equal(t, client.BATCHJOBSTATECANCELLED, b.State)
 				// Cancelled batches take no more files.
 				requireStatus(t, putFile(t, *created.InputFileUploadUrl, "ref_id,type,content\nb,text,y\n"), http.StatusBadRequest, domain.FailedPrecondition)
 				// Exactly one batch_job.cancelled event is in the outbox.
@@ -445,9 +447,9 @@ func TestBatchReupload(t *testing.T) {
 			require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 			var up client.UploadBatchInputResponse
 			require.NoError(t, json.Unmarshal(r.Body, &up))
-			require.Equal(t, client.BATCHJOBSTATEQUEUED, *up.BatchJob.State)
+			require.Equal(t, client.BATCHJOBSTATEQUEUED, up.BatchJob.State)
 		}
-		b, err := persistence.NewBatchJobs(env.Main.DB).GetBatchByID(ctx, *created.BatchJobId)
+		b, err := persistence.NewBatchJobs(env.Main.DB).GetBatchByID(ctx, created.BatchJobId)
 		require.NoError(t, err)
 		rc, err := env.Main.Blobs.Open(ctx, b.InputKey)
 		require.NoError(t, err)
@@ -479,8 +481,8 @@ func TestBatchWithS3Store(t *testing.T) {
 		r := putFile(t, *created.InputFileUploadUrl, "ref_id,type,content\na,text,buy now\nb,text,hello\n")
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 
-		b := env.waitForBatch(t, tok, *created.BatchJobId)
-		require.Equal(t, client.BATCHJOBSTATECOMPLETED, *b.State, "%+v", b.Error)
+		b := env.waitForBatch(t, tok, created.BatchJobId)
+		require.Equal(t, client.BATCHJOBSTATECOMPLETED, b.State, "%+v", b.Error)
 		require.True(t, strings.HasPrefix(*b.OutputFileUrl, endpoint+"/batches/"), *b.OutputFileUrl)
 		out := getFile(t, *b.OutputFileUrl)
 		require.Equal(t, http.StatusOK, out.Status, "%s", out.Body)
@@ -493,7 +495,7 @@ func TestBatchWithS3Store(t *testing.T) {
 		// An upload after processing started does not change the batch.
 		r = putFile(t, *created.InputFileUploadUrl, "ref_id,type,content\nz,text,other\n")
 		require.Equal(t, http.StatusOK, r.Status)
-		require.Equal(t, client.BATCHJOBSTATECOMPLETED, *env.getBatch(t, tok, *created.BatchJobId).State)
+		require.Equal(t, client.BATCHJOBSTATECOMPLETED, env.getBatch(t, tok, created.BatchJobId).State)
 	})
 }
 
@@ -529,8 +531,24 @@ func TestBatchUploadAnyContentType(t *testing.T) {
 					created := env.createBatch(t, tok, client.CreateBatchJobRequest{PolicyId: policyID})
 					r := putFileAs(t, *created.InputFileUploadUrl, u.file, u.contentType)
 					require.Equal(t, http.StatusOK, r.Status, "Content-Type %q: %s", u.contentType, r.Body)
-					b := env.waitForBatch(t, tok, *created.BatchJobId)
-					require.Equal(t, client.BATCHJOBSTATECOMPLETED, *b.State, "Content-Type %q: %+v", u.contentType, b.Error)
+					b := env.waitForBatch(t, tok, created.BatchJobId)
+					require.Equal(t, client.BATCHJOBSTATECOMPLETED, b.State, "Content-Type %q: %+v", u.contentType, b.Error)
+				}
+				// curl -T itself, as the issue ran it: no Content-Type, and
+				// the Expect: 100-continue curl sends for larger files.
+				curl, err := exec.LookPath("curl")
+				if err != nil {
+					t.Logf("curl is not installed: the curl -T case is not run")
+					return
+				}
+				file := filepath.Join(t.TempDir(), "items.csv")
+				require.NoError(t, os.WriteFile(file, []byte("ref_id,type,content\na,text,buy now\n"), 0o600))
+				for _, args := range [][]string{{}, {"-H", "Expect: 100-continue"}} {
+					created := env.createBatch(t, tok, client.CreateBatchJobRequest{PolicyId: policyID})
+					out, err := exec.Command(curl, append([]string{"-sS", "--fail-with-body", "-T", file, *created.InputFileUploadUrl}, args...)...).CombinedOutput()
+					require.NoError(t, err, "curl -T %v: %s", args, out)
+					b := env.waitForBatch(t, tok, created.BatchJobId)
+					require.Equal(t, client.BATCHJOBSTATECOMPLETED, b.State, "curl -T %v: %+v", args, b.Error)
 				}
 			})
 		})
@@ -555,19 +573,19 @@ func TestBatchCancelWhileEvaluating(t *testing.T) {
 		}
 		r := putFile(t, *created.InputFileUploadUrl, file.String())
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-		id := *created.BatchJobId
+		id := created.BatchJobId
 		for deadline := time.Now().Add(60 * time.Second); ; {
 			b := env.getBatch(t, tok, id)
-			if *b.State == client.BATCHJOBSTATEEVALUATING || *b.State == client.BATCHJOBSTATESUBMITTED {
+			if b.State == client.BATCHJOBSTATEEVALUATING || b.State == client.BATCHJOBSTATESUBMITTED {
 				break
 			}
-			require.NotEqual(t, client.BATCHJOBSTATECOMPLETED, *b.State, "the batch finished before the test could cancel it")
-			require.True(t, time.Now().Before(deadline), "batch is %s", *b.State)
+			require.NotEqual(t, client.BATCHJOBSTATECOMPLETED, b.State, "the batch finished before the test could cancel it")
+			require.True(t, time.Now().Before(deadline), "batch is %s", b.State)
 			time.Sleep(5 * time.Millisecond)
 		}
 		cr, err := env.Client(tok).CancelBatchJobWithResponse(ctx, id, client.CancelBatchJobRequest{})
 		require.NoError(t, err)
-		require.Equal(t, client.BATCHJOBSTATECANCELLED, *cr.JSON200.State)
+		require.Equal(t, client.BATCHJOBSTATECANCELLED, cr.JSON200.State)
 
 		count := func(status string) int {
 			var n int
@@ -585,13 +603,13 @@ func TestBatchCancelWhileEvaluating(t *testing.T) {
 		marker := env.createBatch(t, tok, client.CreateBatchJobRequest{PolicyId: policyID})
 		r = putFile(t, *marker.InputFileUploadUrl, "ref_id,type,content\nm,text,buy now\n")
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-		require.Equal(t, client.BATCHJOBSTATECOMPLETED, *env.waitForBatch(t, tok, *marker.BatchJobId).State)
+		require.Equal(t, client.BATCHJOBSTATECOMPLETED, env.waitForBatch(t, tok, marker.BatchJobId).State)
 
 		require.Eventually(t, func() bool { return count("pending") == 0 && count("running") == 0 }, 20*time.Second, 20*time.Millisecond)
 		canceled := count("canceled")
 		require.Positive(t, canceled, "pending jobs are cancelled")
 		b := env.getBatch(t, tok, id)
-		require.Equal(t, client.BATCHJOBSTATECANCELLED, *b.State)
+		require.Equal(t, client.BATCHJOBSTATECANCELLED, b.State)
 		require.Nil(t, b.OutputFileUrl)
 		require.LessOrEqual(t, count("completed"), finishedAtCancel, "nothing was evaluated after the cancel")
 		require.Equal(t, 5000/25, canceled+count("completed")+count("failed"), "every job of the batch ended")

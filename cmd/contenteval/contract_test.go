@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 
 	"sync"
@@ -26,21 +27,23 @@ var (
 // loadSpec loads openapi.yaml with validation on, as our users' tools do.
 func loadSpec(t *testing.T) (*openapi3.T, routers.Router) {
 	t.Helper()
-	specOnce.Do(func() {
-		l := openapi3.NewLoader()
-		specDoc, specErr = l.LoadFromData(contenteval.OpenAPIYAML)
-		if specErr != nil {
-			return
-		}
-		if specErr = specDoc.Validate(context.Background()); specErr != nil {
-			return
-		}
-		doc := *specDoc
-		doc.Servers = nil
-		specRouter, specErr = gorillamux.NewRouter(&doc)
-	})
+	specOnce.Do(loadSpecOnce)
 	require.NoError(t, specErr)
 	return specDoc, specRouter
+}
+
+func loadSpecOnce() {
+	l := openapi3.NewLoader()
+	specDoc, specErr = l.LoadFromData(contenteval.OpenAPIYAML)
+	if specErr != nil {
+		return
+	}
+	if specErr = specDoc.Validate(context.Background()); specErr != nil {
+		return
+	}
+	doc := *specDoc
+	doc.Servers = nil
+	specRouter, specErr = gorillamux.NewRouter(&doc)
 }
 
 // requireMatchesSpec checks a response against openapi.yaml: the documented
@@ -87,5 +90,76 @@ func TestSpecLoadsWithValidation(t *testing.T) {
 			require.NotNil(t, def.Value.Content.Get("application/json"), "%s %s", method, path)
 			require.Equal(t, "#/components/schemas/Status", def.Value.Content.Get("application/json").Schema.Ref, "%s %s", method, path)
 		}
+	}
+}
+
+// TestSpecComponentsReferenced stands in for redocly's no-unused-components,
+// which does not follow references in extensions (the stream's
+// x-itemSchema): every component of openapi.yaml is referenced somewhere
+// in the document.
+func TestSpecComponentsReferenced(t *testing.T) {
+	doc, _ := loadSpec(t)
+	b, err := doc.MarshalJSON() // references stay $ref, extensions as written
+	require.NoError(t, err)
+	var raw map[string]any
+	require.NoError(t, json.Unmarshal(b, &raw))
+	refs := map[string]bool{}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if r, ok := v["$ref"].(string); ok {
+				refs[r] = true
+			}
+			for _, x := range v {
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(raw)
+	components := raw["components"].(map[string]any)
+	for kind, items := range components {
+		if kind == "securitySchemes" {
+			continue // referenced by name from security requirements
+		}
+		for name := range items.(map[string]any) {
+			ref := "#/components/" + kind + "/" + name
+			require.True(t, refs[ref], "%s is not referenced", ref)
+		}
+	}
+	require.True(t, refs["#/components/schemas/StreamJobsMessage"], "the stream's line schema")
+}
+
+// TestSpecNoPropertyDefaults keeps defaults out of property schemas:
+// openapi-typescript (defaultNonNullable, on by default) makes a property
+// with a default required, so a request default (waitForCompletion's
+// false) made every TypeScript caller send the field. Defaults are stated
+// in descriptions; the enums keep their UNSPECIFIED default on the enum
+// schema, which properties reference.
+func TestSpecNoPropertyDefaults(t *testing.T) {
+	doc, _ := loadSpec(t)
+	var check func(path string, s *openapi3.SchemaRef, seen map[*openapi3.Schema]bool)
+	check = func(path string, s *openapi3.SchemaRef, seen map[*openapi3.Schema]bool) {
+		if s == nil || s.Value == nil || seen[s.Value] {
+			return
+		}
+		seen[s.Value] = true
+		for name, p := range s.Value.Properties {
+			if p.Ref == "" {
+				require.Nil(t, p.Value.Default, "%s.%s declares a default", path, name)
+			}
+			check(path+"."+name, p, seen)
+		}
+		check(path+"[]", s.Value.Items, seen)
+		for _, x := range append(append(s.Value.AllOf, s.Value.OneOf...), s.Value.AnyOf...) {
+			check(path, x, seen)
+		}
+	}
+	for name, s := range doc.Components.Schemas {
+		check(name, s, map[*openapi3.Schema]bool{})
 	}
 }

@@ -78,16 +78,16 @@ func TestFairQueue(t *testing.T) {
 		var jobsA []string
 		for range 8 {
 			j := env.submit(a.Token, client.CreateJobRequest{PolicyId: policyA, ContentData: []client.ContentData{{ImageUrl: &slow.URL}}})
-			jobsA = append(jobsA, *j.JobUuid)
+			jobsA = append(jobsA, j.JobUuid)
 		}
 		// Both workers are busy with A's jobs before B's job is queued.
 		slow.waitArrivals(t, 2)
 
 		start := time.Now()
 		jb := env.submit(b.Token, client.CreateJobRequest{PolicyId: policyB, ContentData: []client.ContentData{textItem("buy now", nil)}})
-		done := env.waitForJob(b.Token, *jb.JobUuid)
+		done := env.waitForJob(b.Token, jb.JobUuid)
 		took := time.Since(start)
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *done.Status)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, done.Status)
 		t.Logf("B's job completed in %s", took)
 		require.Less(t, took, 2*time.Second, "B's job waited behind A's")
 
@@ -95,7 +95,7 @@ func TestFairQueue(t *testing.T) {
 		for _, id := range jobsA {
 			r, err := env.Client(a.Token).GetJobWithResponse(context.Background(), id)
 			require.NoError(t, err)
-			if *r.JSON200.Job.Status == client.JOBSTATUSPENDING {
+			if r.JSON200.Job.Status == client.JOBSTATUSPENDING {
 				pendingA++
 			}
 		}
@@ -103,9 +103,9 @@ func TestFairQueue(t *testing.T) {
 
 		for _, id := range jobsA {
 			j := env.waitForJob(a.Token, id)
-			require.Equal(t, client.JOBSTATUSFAILED, *j.Status)
-			require.Equal(t, client.JOBERRORREASONEXECUTIONDEADLINEEXCEEDED, *j.Error.Reason)
-			require.Equal(t, domain.ErrJobItemDeadline.Message, *j.Error.Message)
+			require.Equal(t, client.JOBSTATUSFAILED, j.Status)
+			require.Equal(t, client.JOBERRORREASONEXECUTIONDEADLINEEXCEEDED, j.Error.Reason)
+			require.Equal(t, domain.ErrJobItemDeadline.Message, j.Error.Message)
 		}
 	})
 }
@@ -123,9 +123,9 @@ func TestItemDeadline(t *testing.T) {
 		t.Run("synchronous job", func(t *testing.T) {
 			j := env.submit(pf, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true),
 				ContentData: []client.ContentData{textItem("buy now", nil), {ImageUrl: &slow.URL}}})
-			require.Equal(t, client.JOBSTATUSFAILED, *j.Status)
-			require.Equal(t, client.JOBERRORREASONEXECUTIONDEADLINEEXCEEDED, *j.Error.Reason)
-			require.Equal(t, domain.ErrJobItemDeadline.Message, *j.Error.Message)
+			require.Equal(t, client.JOBSTATUSFAILED, j.Status)
+			require.Equal(t, client.JOBERRORREASONEXECUTIONDEADLINEEXCEEDED, j.Error.Reason)
+			require.Equal(t, domain.ErrJobItemDeadline.Message, j.Error.Message)
 			require.Nil(t, j.Results)
 		})
 
@@ -153,16 +153,16 @@ func TestItemDeadline(t *testing.T) {
 			require.NotNil(t, msgs[1]["result"], "the next item still streams")
 			jobID := msgs[1]["result"]["jobUuid"].(string)
 			j := env.waitForJob(pf, jobID)
-			require.Equal(t, client.JOBSTATUSFAILED, *j.Status)
-			require.Equal(t, client.JOBERRORREASONEXECUTIONDEADLINEEXCEEDED, *j.Error.Reason)
+			require.Equal(t, client.JOBSTATUSFAILED, j.Status)
+			require.Equal(t, client.JOBERRORREASONEXECUTIONDEADLINEEXCEEDED, j.Error.Reason)
 		})
 
 		t.Run("label evaluation", func(t *testing.T) {
 			tok := env.LabelFirst.Token
 			l := env.createLabel(tok, map[string]any{"name": "Any"})
-			v := env.createVersion(tok, *l.LabelId, map[string]any{"text": `=("x")`})
+			v := env.createVersion(tok, l.LabelId, map[string]any{"text": `=("x")`})
 			r := env.call(http.MethodPost, "/v1/labels/evaluate", tok, mustJSON(t, map[string]any{
-				"contentData": map[string]any{"imageUrl": slow.URL}, "labelVersionIds": []string{*v.LabelVersionId}}))
+				"contentData": map[string]any{"imageUrl": slow.URL}, "labelVersionIds": []string{v.LabelVersionId}}))
 			m := requireStatus(t, r, http.StatusGatewayTimeout, domain.DeadlineExceeded)
 			require.Equal(t, domain.ErrJobItemDeadline.Message, m["message"])
 		})

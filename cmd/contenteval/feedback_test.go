@@ -28,71 +28,71 @@ func TestFeedback(t *testing.T) {
 		tok := env.LabelFirst.Token
 		f := newEvalFixture(t, env)
 		res := env.evaluate(tok, map[string]any{"contentData": map[string]any{"text": "you are stupld"},
-			"labelVersionIds": []string{*f.threatV.LabelVersionId}, "threshold": 0.5})
-		jobID := *(*res.Results)[0].JobUuid
+			"labelVersionIds": []string{f.threatV.LabelVersionId}, "threshold": 0.5})
+		jobID := *res.Results[0].JobUuid
 
 		// The label defaults to the job's label; actualOutcome is the job's
 		// thresholded result (TRUE at 0.5 for a 0.8 score).
 		a := env.postFeedback(tok, jobID, map[string]any{"expectedOutcome": "EVALUATION_RESULT_FALSE", "comment": "sarcasm"})
-		require.NotEmpty(t, *a.Id)
-		require.Equal(t, jobID, *a.JobUuid)
-		require.NotEmpty(t, *a.JobResultId)
-		require.Equal(t, "Insult", *a.Label)
-		require.Equal(t, *f.threat.LabelId, *a.LabelId)
-		require.Equal(t, *f.threatV.LabelVersionId, *a.LabelVersionId)
-		require.Equal(t, client.EVALUATIONRESULTFALSE, *a.ExpectedOutcome)
-		require.Equal(t, client.EVALUATIONRESULTTRUE, *a.ActualOutcome)
+		require.NotEmpty(t, a.Id)
+		require.Equal(t, jobID, a.JobUuid)
+		require.NotEmpty(t, a.JobResultId)
+		require.Equal(t, "Insult", a.Label)
+		require.Equal(t, f.threat.LabelId, *a.LabelId)
+		require.Equal(t, f.threatV.LabelVersionId, *a.LabelVersionId)
+		require.Equal(t, client.EVALUATIONRESULTFALSE, a.ExpectedOutcome)
+		require.Equal(t, client.EVALUATIONRESULTTRUE, a.ActualOutcome)
 		require.Equal(t, *res.ContentHash, *a.Target.ContentHash)
-		require.Equal(t, "sarcasm", *a.Comment)
+		require.Equal(t, "sarcasm", a.Comment)
 
 		// An occurrence is a separate target.
 		env.Clock.Add(time.Minute)
 		occ := env.postFeedback(tok, jobID, map[string]any{"expectedOutcome": "EVALUATION_RESULT_TRUE",
 			"target": map[string]any{"occurrence": map[string]any{"modality": "MODALITY_AUDIO", "startMs": "1000", "endMs": "2500"}}})
-		require.NotEqual(t, *a.Id, *occ.Id)
+		require.NotEqual(t, a.Id, occ.Id)
 		require.Equal(t, "1000", *occ.Target.Occurrence.StartMs)
 		require.Equal(t, "2500", *occ.Target.Occurrence.EndMs)
 
 		// Posting again for the same target and label replaces it in place.
 		env.Clock.Add(time.Minute)
 		b := env.postFeedback(tok, jobID, map[string]any{"expectedOutcome": "EVALUATION_RESULT_TRUE", "comment": "changed my mind",
-			"jobResultId": *a.JobResultId, "label": "Insult", "target": map[string]any{"contentHash": *res.ContentHash}})
-		require.Equal(t, *a.Id, *b.Id)
-		require.Equal(t, *a.CreatedAt, *b.CreatedAt)
-		require.True(t, b.UpdatedAt.After(*a.UpdatedAt))
-		require.Equal(t, client.EVALUATIONRESULTTRUE, *b.ExpectedOutcome)
-		require.Equal(t, "changed my mind", *b.Comment)
+			"jobResultId": a.JobResultId, "label": "Insult", "target": map[string]any{"contentHash": *res.ContentHash}})
+		require.Equal(t, a.Id, b.Id)
+		require.Equal(t, a.CreatedAt, b.CreatedAt)
+		require.True(t, b.UpdatedAt.After(a.UpdatedAt))
+		require.Equal(t, client.EVALUATIONRESULTTRUE, b.ExpectedOutcome)
+		require.Equal(t, "changed my mind", b.Comment)
 
 		list := env.listFeedback(tok, jobID, "")
-		require.Len(t, *list.Annotations, 2)
-		require.Equal(t, *a.Id, *(*list.Annotations)[0].Id, "the replaced annotation keeps its place")
-		require.Equal(t, "changed my mind", *(*list.Annotations)[0].Comment)
-		require.Equal(t, *occ.Id, *(*list.Annotations)[1].Id)
+		require.Len(t, list.Annotations, 2)
+		require.Equal(t, a.Id, list.Annotations[0].Id, "the replaced annotation keeps its place")
+		require.Equal(t, "changed my mind", list.Annotations[0].Comment)
+		require.Equal(t, occ.Id, list.Annotations[1].Id)
 		require.Nil(t, list.NextPageToken)
 
 		// Paging, and tokens bound to the job.
 		p1 := env.listFeedback(tok, jobID, "page_size=1")
-		require.Len(t, *p1.Annotations, 1)
+		require.Len(t, p1.Annotations, 1)
 		require.NotNil(t, p1.NextPageToken)
 		tk := url.QueryEscape(*p1.NextPageToken)
 		p2 := env.listFeedback(tok, jobID, "page_size=1&page_token="+tk)
-		require.Equal(t, *occ.Id, *(*p2.Annotations)[0].Id)
+		require.Equal(t, occ.Id, p2.Annotations[0].Id)
 		require.Nil(t, p2.NextPageToken)
 		for _, size := range []string{"0", "1000", "1001"} {
-			require.Len(t, *env.listFeedback(tok, jobID, "page_size="+size).Annotations, 2)
+			require.Len(t, env.listFeedback(tok, jobID, "page_size="+size).Annotations, 2)
 		}
-		other := *(*env.evaluate(tok, map[string]any{"contentData": map[string]any{"text": "hello"},
-			"labelVersionIds": []string{*f.threatV.LabelVersionId}}).Results)[0].JobUuid
+		other := *(env.evaluate(tok, map[string]any{"contentData": map[string]any{"text": "hello"},
+			"labelVersionIds": []string{f.threatV.LabelVersionId}}).Results)[0].JobUuid
 		empty := env.listFeedback(tok, other, "")
 		require.NotNil(t, empty.Annotations)
-		require.Empty(t, *empty.Annotations)
+		require.Empty(t, empty.Annotations)
 		m := requireStatus(t, env.call(http.MethodGet, "/v1/jobs/"+other+"/feedback?page_token="+tk, tok, ""), http.StatusBadRequest, domain.InvalidArgument)
 		require.Contains(t, fieldViolations(t, m), "page_token")
 		requireStatus(t, env.call(http.MethodGet, "/v1/jobs/"+jobID+"/feedback?page_size=-1", tok, ""), http.StatusBadRequest, domain.InvalidArgument)
 
 		// FALSE results give FALSE actual outcomes.
 		fb := env.postFeedback(tok, other, map[string]any{"expectedOutcome": "EVALUATION_RESULT_TRUE"})
-		require.Equal(t, client.EVALUATIONRESULTFALSE, *fb.ActualOutcome)
+		require.Equal(t, client.EVALUATIONRESULTFALSE, fb.ActualOutcome)
 
 		// Validation.
 		for _, body := range []string{
@@ -109,7 +109,7 @@ func TestFeedback(t *testing.T) {
 		requireStatus(t, env.call(http.MethodPost, "/v1/jobs/"+jobID+"/feedback", intruder.Token, `{"expectedOutcome":"EVALUATION_RESULT_TRUE"}`), http.StatusNotFound, domain.NotFound)
 		requireStatus(t, env.call(http.MethodGet, "/v1/jobs/"+jobID+"/feedback", intruder.Token, ""), http.StatusNotFound, domain.NotFound)
 		requireStatus(t, env.call(http.MethodGet, "/v1/jobs/"+jobID+"/feedback?page_token="+tk, intruder.Token, ""), http.StatusNotFound, domain.NotFound)
-		require.Len(t, *env.listFeedback(tok, jobID, "").Annotations, 2)
+		require.Len(t, env.listFeedback(tok, jobID, "").Annotations, 2)
 
 		// Jobs that are not complete take no feedback; policy-first accounts
 		// give feedback on their jobs too (label required there).
@@ -121,9 +121,9 @@ func TestFeedback(t *testing.T) {
 		m = requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
 		require.Contains(t, fieldViolations(t, m), "jobResultId")
 		pa := env.postFeedback(env.PolicyFirst.Token, multi, map[string]any{"expectedOutcome": "EVALUATION_RESULT_TRUE", "label": "x", "jobResultId": results[1]})
-		require.Equal(t, results[1], *pa.JobResultId)
-		require.Equal(t, client.EVALUATIONRESULTUNSPECIFIED, *pa.ActualOutcome, "no report: nothing to compare")
-		require.Len(t, *env.listFeedback(env.PolicyFirst.Token, multi, "").Annotations, 1)
+		require.Equal(t, results[1], pa.JobResultId)
+		require.Equal(t, client.EVALUATIONRESULTUNSPECIFIED, pa.ActualOutcome, "no report: nothing to compare")
+		require.Len(t, env.listFeedback(env.PolicyFirst.Token, multi, "").Annotations, 1)
 	})
 }
 
@@ -136,30 +136,30 @@ func TestFeedbackLabelIDsOfTheAccount(t *testing.T) {
 		f := newEvalFixture(t, env)
 		other := env.newAccount("other", domain.AccountLabelFirst)
 		ol := env.createLabel(other.Token, map[string]any{"name": "Theirs"})
-		ov := env.createVersion(other.Token, *ol.LabelId, map[string]any{"text": `=("x")`})
+		ov := env.createVersion(other.Token, ol.LabelId, map[string]any{"text": `=("x")`})
 		res := env.evaluate(tok, map[string]any{"contentData": map[string]any{"text": "you are stupld"},
-			"labelVersionIds": []string{*f.threatV.LabelVersionId}})
-		jobID := *(*res.Results)[0].JobUuid
+			"labelVersionIds": []string{f.threatV.LabelVersionId}})
+		jobID := *res.Results[0].JobUuid
 
-		own, ownV := *f.threat.LabelId, *f.threatV.LabelVersionId
+		own, ownV := f.threat.LabelId, f.threatV.LabelVersionId
 		for _, tc := range []struct {
 			name                string
 			labelID, versionID  string
 			wantField           string // NOT_FOUND naming it; "" accepts
 			wantLabel, wantVers string
 		}{
-			{name: "another account's label", labelID: *ol.LabelId, wantField: "labelId"},
-			{name: "another account's version", versionID: *ov.LabelVersionId, wantField: "labelVersionId"},
-			{name: "another account's label and version", labelID: *ol.LabelId, versionID: *ov.LabelVersionId, wantField: "labelId"},
-			{name: "own label, another account's version", labelID: own, versionID: *ov.LabelVersionId, wantField: "labelVersionId"},
-			{name: "another account's label, own version", labelID: *ol.LabelId, versionID: ownV, wantField: "labelId"},
-			{name: "a version of another of the account's labels", labelID: own, versionID: *f.archivedV.LabelVersionId, wantField: "labelVersionId"},
+			{name: "another account's label", labelID: ol.LabelId, wantField: "labelId"},
+			{name: "another account's version", versionID: ov.LabelVersionId, wantField: "labelVersionId"},
+			{name: "another account's label and version", labelID: ol.LabelId, versionID: ov.LabelVersionId, wantField: "labelId"},
+			{name: "own label, another account's version", labelID: own, versionID: ov.LabelVersionId, wantField: "labelVersionId"},
+			{name: "another account's label, own version", labelID: ol.LabelId, versionID: ownV, wantField: "labelId"},
+			{name: "a version of another of the account's labels", labelID: own, versionID: f.archivedV.LabelVersionId, wantField: "labelVersionId"},
 			{name: "unknown label", labelID: "nope", wantField: "labelId"},
 			{name: "unknown version", versionID: "nope", wantField: "labelVersionId"},
 			{name: "the job's, by default", wantLabel: own, wantVers: ownV},
 			{name: "own label and its version", labelID: own, versionID: ownV, wantLabel: own, wantVers: ownV},
-			{name: "a version alone names its label", versionID: *f.archivedV.LabelVersionId, wantLabel: *f.archived.LabelId, wantVers: *f.archivedV.LabelVersionId},
-			{name: "another own label takes no version of the job", labelID: *f.disabled.LabelId, wantLabel: *f.disabled.LabelId},
+			{name: "a version alone names its label", versionID: f.archivedV.LabelVersionId, wantLabel: f.archived.LabelId, wantVers: f.archivedV.LabelVersionId},
+			{name: "another own label takes no version of the job", labelID: f.disabled.LabelId, wantLabel: f.disabled.LabelId},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				body := map[string]any{"expectedOutcome": "EVALUATION_RESULT_TRUE"}
@@ -181,9 +181,9 @@ func TestFeedbackLabelIDsOfTheAccount(t *testing.T) {
 		}
 
 		// Nothing of the other account was stored, and it sees nothing.
-		for _, a := range *env.listFeedback(tok, jobID, "").Annotations {
-			require.NotEqual(t, *ol.LabelId, orEmpty(a.LabelId))
-			require.NotEqual(t, *ov.LabelVersionId, orEmpty(a.LabelVersionId))
+		for _, a := range env.listFeedback(tok, jobID, "").Annotations {
+			require.NotEqual(t, ol.LabelId, orEmpty(a.LabelId))
+			require.NotEqual(t, ov.LabelVersionId, orEmpty(a.LabelVersionId))
 		}
 	})
 }

@@ -67,7 +67,7 @@ func TestGRPCCreateAndGetJob(t *testing.T) {
 		rest, err := env.Client(tok).GetJobWithResponse(context.Background(), j.JobUuid)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, rest.StatusCode())
-		require.Equal(t, *(*rest.JSON200.Job.Results)[0].JobResultId, r0.Uuid)
+		require.Equal(t, (*rest.JSON200.Job.Results)[0].JobResultId, r0.Uuid)
 		require.Equal(t, done.Created.AsTime(), rest.JSON200.Job.Created.UTC())
 
 		// Waited for, with a threshold, expedited and options.
@@ -266,7 +266,7 @@ func TestGRPCLargeJobFits(t *testing.T) {
 		r, err := env.Client(tok).CreatePolicyWithResponse(context.Background(), client.CreatePolicyRequest{PolicyKey: "big", Text: policy.String()})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-		policyID := *r.JSON200.Policy.PolicyId
+		policyID := r.JSON200.Policy.PolicyId
 		var data []*pb.ContentData
 		for i := range 100 {
 			data = append(data, textData(fmt.Sprintf("entry %d", i), map[string]string{"i": fmt.Sprint(i)}))

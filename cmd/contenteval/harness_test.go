@@ -110,6 +110,7 @@ func startServerOn(t *testing.T, backend string, db *persistence.DB, configure f
 		}
 	})
 	env := &testEnv{t: t, Backend: backend, Main: m, URL: "http://" + m.Addr(), Clock: clock}
+	registerContractHost(env.URL)
 	env.LabelFirst = env.newAccount("label", domain.AccountLabelFirst)
 	env.PolicyFirst = env.newAccount("policy", domain.AccountPolicyFirst)
 	return env
@@ -127,7 +128,7 @@ func (e *testEnv) newAccount(name string, typ domain.AccountType) testAccount {
 // Client returns a generated API client authenticating as token.
 func (e *testEnv) Client(token string) *client.ClientWithResponses {
 	e.t.Helper()
-	c, err := client.NewClientWithResponses(e.URL, client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+	c, err := client.NewClientWithResponses(e.URL, client.WithHTTPClient(specClient), client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 		if token != "" {
 			r.Header.Set("Authorization", "Bearer "+token)
 		}
@@ -157,7 +158,7 @@ func (e *testEnv) do(method, path, token, contentType, body string) rawResponse 
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := specClient.Do(req)
 	require.NoError(e.t, err)
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
@@ -209,6 +210,12 @@ func buildBinary(t *testing.T) string {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if report := contractReport(); report != "" {
+		fmt.Fprintf(os.Stderr, "responses that do not match openapi.yaml:\n%s\n", report)
+		if code == 0 {
+			code = 1
+		}
+	}
 	if binary.dir != "" {
 		_ = os.RemoveAll(binary.dir)
 	}

@@ -19,12 +19,12 @@ func TestHostileTextIsInvalidArgument(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
 		lf, pf := env.LabelFirst.Token, env.PolicyFirst.Token
 		label := env.createLabel(lf, map[string]any{"name": "Target"})
-		version := env.createVersion(lf, *label.LabelId, map[string]any{"text": `=("x")`})
+		version := env.createVersion(lf, label.LabelId, map[string]any{"text": `=("x")`})
 		policy := decodeAs[struct {
 			Policy struct{ PolicyId string }
 		}](t, env.call(http.MethodPost, "/v1/policies", pf, mustJSON(t, map[string]any{"policyKey": "main", "text": testPolicyText}))).Policy.PolicyId
-		job := *(*env.evaluate(lf, map[string]any{"contentData": map[string]any{"text": "hello"},
-			"labelVersionIds": []string{*version.LabelVersionId}}).Results)[0].JobUuid
+		job := *(env.evaluate(lf, map[string]any{"contentData": map[string]any{"text": "hello"},
+			"labelVersionIds": []string{version.LabelVersionId}}).Results)[0].JobUuid
 
 		// %[1]s is the bad text as it appears in a JSON string; %[2]d makes
 		// names unique, so a case that wrongly succeeds cannot make the next
@@ -34,8 +34,8 @@ func TestHostileTextIsInvalidArgument(t *testing.T) {
 		}{
 			{"label name", http.MethodPost, "/v1/labels", lf, `{"name":"a%[1]sb"}`, "name"},
 			{"label description", http.MethodPost, "/v1/labels", lf, `{"name":"d%[2]d","description":"a%[1]sb"}`, "description"},
-			{"label update", http.MethodPatch, "/v1/labels/" + *label.LabelId, lf, `{"description":"a%[1]sb"}`, "description"},
-			{"label version text", http.MethodPost, "/v1/labels/" + *label.LabelId + "/versions", lf, `{"text":"=(\"a%[1]sb\")"}`, "text"},
+			{"label update", http.MethodPatch, "/v1/labels/" + label.LabelId, lf, `{"description":"a%[1]sb"}`, "description"},
+			{"label version text", http.MethodPost, "/v1/labels/" + label.LabelId + "/versions", lf, `{"text":"=(\"a%[1]sb\")"}`, "text"},
 			{"label tag name", http.MethodPost, "/v1/label-tags", lf, `{"name":"a%[1]sb"}`, "name"},
 			{"policy key", http.MethodPost, "/v1/policies", pf, `{"policyKey":"a%[1]sb","text":"LABEL \"A\": \"remove\" {\n =(\"a\")\n}"}`, "policyKey"},
 			{"policy text", http.MethodPost, "/v1/policies/" + policy + "/versions", pf, `{"text":"LABEL \"A\": \"remove\" {\n =(\"a%[1]sb\")\n}"}`, "text"},
@@ -44,7 +44,7 @@ func TestHostileTextIsInvalidArgument(t *testing.T) {
 			{"job text snake", http.MethodPost, "/v1/jobs", pf, `{"policy_id":"` + policy + `","content_data":[{"text":"a%[1]sb"}]}`, "contentData[0].text"},
 			{"job metadata", http.MethodPost, "/v1/jobs", pf, `{"policyId":"` + policy + `","contentData":[{"text":"x","metadata":{"k_1":"a%[1]sb"}}]}`, "contentData[0].metadata.k_1"},
 			{"job metadata key", http.MethodPost, "/v1/jobs", pf, `{"policyId":"` + policy + `","contentData":[{"text":"x","metadata":{"a%[1]sb":"v"}}]}`, "contentData[0].metadata"},
-			{"evaluate text", http.MethodPost, "/v1/labels/evaluate", lf, `{"contentData":{"text":"a%[1]sb"},"labelVersionIds":["` + *version.LabelVersionId + `"]}`, "contentData.text"},
+			{"evaluate text", http.MethodPost, "/v1/labels/evaluate", lf, `{"contentData":{"text":"a%[1]sb"},"labelVersionIds":["` + version.LabelVersionId + `"]}`, "contentData.text"},
 			{"evaluate version id", http.MethodPost, "/v1/labels/evaluate", lf, `{"contentData":{"text":"x"},"labelVersionIds":["a%[1]sb"]}`, "labelVersionIds[0]"},
 		}
 		urls := []struct {
@@ -55,7 +55,7 @@ func TestHostileTextIsInvalidArgument(t *testing.T) {
 			{"label id", http.MethodGet, "/v1/labels/a%sb", lf, "labelId"},
 			// An escaped slash makes Go keep the raw path, which Echo routes on.
 			{"label id beside an escaped slash", http.MethodGet, "/v1/labels/a%%2F%sb", lf, "labelId"},
-			{"label version id", http.MethodGet, "/v1/labels/" + *label.LabelId + "/versions/a%sb", lf, "labelVersionId"},
+			{"label version id", http.MethodGet, "/v1/labels/" + label.LabelId + "/versions/a%sb", lf, "labelVersionId"},
 			{"policy id", http.MethodGet, "/v1/policies/a%sb", pf, "policyId"},
 			{"batch job id", http.MethodPost, "/v1/batch-jobs/a%sb/cancel", pf, "batchJobId"},
 			{"page token", http.MethodGet, "/v1/jobs?pageToken=a%sb", pf, "pageToken"},

@@ -158,6 +158,7 @@ func startProcess(t *testing.T, bin, dir, dbURL, keyFile string) *memServer {
 		}
 	})
 	s := &memServer{cmd: cmd, url: "http://" + addr}
+	registerContractHost(s.url)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		resp, err := http.Get(s.url + "/readyz")
@@ -179,7 +180,7 @@ func (s *memServer) post(token, body string) memResult {
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := specClient.Do(req)
 	if err != nil {
 		return memResult{status: -1, body: []byte(err.Error())}
 	}

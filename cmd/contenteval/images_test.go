@@ -65,15 +65,15 @@ LABEL "Threat": "remove" {
 	r, err := e.Client(token).CreatePolicyWithResponse(context.Background(), client.CreatePolicyRequest{PolicyKey: key, Text: text})
 	require.NoError(e.t, err)
 	require.Equal(e.t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-	return *r.JSON200.Policy.PolicyId
+	return r.JSON200.Policy.PolicyId
 }
 
 func labelOutcome(t *testing.T, j client.Job, label string) client.Outcome {
 	t.Helper()
 	require.NotNil(t, j.Results)
-	for _, s := range *(*j.Results)[0].Report.SectionEvaluationReports {
-		if *s.Name == label {
-			return *s.Result
+	for _, s := range (*j.Results)[0].Report.SectionEvaluationReports {
+		if s.Name == label {
+			return s.Result
 		}
 	}
 	t.Fatalf("no section %q", label)
@@ -91,16 +91,16 @@ func TestImageJobs(t *testing.T) {
 		// without OCR (never a silent FALSE).
 		j := env.submit(tok, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true),
 			ContentData: []client.ContentData{{Image: &img}}})
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status, "%+v", j.Error)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status, "%+v", j.Error)
 		require.Equal(t, client.OUTCOMETRUE, labelOutcome(t, j, "Known"))
 		require.Equal(t, client.OUTCOMEFAILED, labelOutcome(t, j, "Threat"))
 		require.Equal(t, imaging.ContentHash(img), *(*j.Results)[0].ContentHash)
-		hits, err := env.Client(tok).ListJobLabelHitsWithResponse(context.Background(), *j.JobUuid, nil)
+		hits, err := env.Client(tok).ListJobLabelHitsWithResponse(context.Background(), j.JobUuid, nil)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, hits.StatusCode(), "%s", hits.Body)
 		require.Len(t, *hits.JSON200.Labels, 1)
-		require.Equal(t, client.MODALITYIMAGE, *(*hits.JSON200.Labels)[0].Modality)
-		require.Equal(t, "Known", *(*hits.JSON200.Labels)[0].Label)
+		require.Equal(t, client.MODALITYIMAGE, (*hits.JSON200.Labels)[0].Modality)
+		require.Equal(t, "Known", (*hits.JSON200.Labels)[0].Label)
 
 		// By URL, with OCR asked for: the text signal reads the image.
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write(img) }))
@@ -110,12 +110,12 @@ func TestImageJobs(t *testing.T) {
 			Options:     &client.EvaluationOptions{Options: &client.StringMap{"ocr": "true"}},
 			ContentData: []client.ContentData{{ImageUrl: &url}}})
 		if env.Main.OCR.Available() == nil {
-			require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status, "%+v", j.Error)
+			require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status, "%+v", j.Error)
 			require.Equal(t, client.OUTCOMETRUE, labelOutcome(t, j, "Threat"), "OCR read the threat")
 			require.Equal(t, imaging.ContentHash(img), *(*j.Results)[0].ContentHash, "hash of the fetched bytes")
 		} else {
-			require.Equal(t, client.JOBSTATUSFAILED, *j.Status)
-			require.Contains(t, *j.Error.Message, "tesseract")
+			require.Equal(t, client.JOBSTATUSFAILED, j.Status)
+			require.Contains(t, j.Error.Message, "tesseract")
 		}
 
 		// Another image matches nothing.
@@ -166,10 +166,10 @@ func TestImagePrecheck(t *testing.T) {
 				require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
 				var created client.CreateJobResponse
 				require.NoError(t, json.Unmarshal(r.Body, &created))
-				j := env.waitForJob(tok, *created.Job.JobUuid)
-				require.Equal(t, client.JOBSTATUSFAILED, *j.Status)
-				require.Equal(t, tc.reason, *j.Error.Reason)
-				require.NotContains(t, *j.Error.Message, "known", "the list name is not revealed")
+				j := env.waitForJob(tok, created.Job.JobUuid)
+				require.Equal(t, client.JOBSTATUSFAILED, j.Status)
+				require.Equal(t, tc.reason, j.Error.Reason)
+				require.NotContains(t, j.Error.Message, "known", "the list name is not revealed")
 			})
 		}
 
@@ -222,9 +222,9 @@ func TestImageURLRules(t *testing.T) {
 			require.Equal(t, http.StatusOK, r.Status)
 			var created client.CreateJobResponse
 			require.NoError(t, json.Unmarshal(r.Body, &created))
-			j := env.waitForJob(tok, *created.Job.JobUuid)
-			require.Equal(t, client.JOBERRORREASONJOBFAILED, *j.Error.Reason)
-			require.Contains(t, *j.Error.Message, "could not be fetched")
+			j := env.waitForJob(tok, created.Job.JobUuid)
+			require.Equal(t, client.JOBERRORREASONJOBFAILED, j.Error.Reason)
+			require.Contains(t, j.Error.Message, "could not be fetched")
 		}
 	})
 }

@@ -50,7 +50,7 @@ func callT(t *testing.T, env *testEnv, method, path, token, body string) rawResp
 	if ct != "" {
 		req.Header.Set("Content-Type", ct)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := specClient.Do(req)
 	require.NoError(t, err)
 	req.Body = nil
 	r := readResponse(t, req, resp)
@@ -71,7 +71,7 @@ func (e *testEnv) createPolicy(token, key string) string {
 	r, err := e.Client(token).CreatePolicyWithResponse(context.Background(), client.CreatePolicyRequest{PolicyKey: key, Text: testPolicyText})
 	require.NoError(e.t, err)
 	require.Equal(e.t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-	return *r.JSON200.Policy.PolicyId
+	return r.JSON200.Policy.PolicyId
 }
 
 func textItem(s string, meta map[string]string) client.ContentData {
@@ -102,14 +102,14 @@ func (e *testEnv) waitForJob(token, id string) client.Job {
 		require.NoError(e.t, err)
 		require.Equal(e.t, http.StatusOK, r.StatusCode(), "%s", r.Body)
 		j := r.JSON200.Job
-		switch *j.Status {
+		switch j.Status {
 		case client.JOBSTATUSCOMPLETED, client.JOBSTATUSFAILED, client.JOBSTATUSCANCELED:
 			specChecked(e.t, r.HTTPResponse, r.Body)
 			return j
 		}
 		require.Nil(e.t, j.Results, "an unfinished job carries no results")
 		if time.Now().After(deadline) {
-			e.t.Fatalf("job %s still %s", id, *j.Status)
+			e.t.Fatalf("job %s still %s", id, j.Status)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -125,13 +125,13 @@ func TestPolicies(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
 		specChecked(t, r.HTTPResponse, r.Body)
 		p, v := r.JSON200.Policy, r.JSON200.PolicyVersion
-		require.Equal(t, "main", *p.PolicyKey)
-		require.Equal(t, *v.PolicyVersionId, *p.ActiveVersionId)
-		require.False(t, *p.Disabled)
-		require.EqualValues(t, 1, *v.SequentialVersion)
-		require.Equal(t, testPolicyText, *v.Text)
-		require.Positive(t, *v.TokenCountsV2.DslTokenCount)
-		require.Positive(t, *v.ComplexityScore)
+		require.Equal(t, "main", p.PolicyKey)
+		require.Equal(t, v.PolicyVersionId, p.ActiveVersionId)
+		require.False(t, p.Disabled)
+		require.EqualValues(t, 1, v.SequentialVersion)
+		require.Equal(t, testPolicyText, v.Text)
+		require.Positive(t, v.TokenCountsV2.DslTokenCount)
+		require.Positive(t, v.ComplexityScore)
 
 		// Duplicate key, compile errors, bad key.
 		raw := env.call(http.MethodPost, "/v1/policies", env.PolicyFirst.Token, `{"policyKey":"main","text":"LABEL \"A\" { =(\"a\") }"}`)
@@ -149,41 +149,41 @@ func TestPolicies(t *testing.T) {
 		requireStatus(t, raw, http.StatusBadRequest, domain.FailedPrecondition)
 
 		// Get; another account's policy is NOT_FOUND.
-		g, err := c.GetPolicyWithResponse(ctx, *p.PolicyId)
+		g, err := c.GetPolicyWithResponse(ctx, p.PolicyId)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, g.StatusCode())
-		require.Equal(t, *p.PolicyId, *g.JSON200.Policy.PolicyId)
+		require.Equal(t, p.PolicyId, g.JSON200.Policy.PolicyId)
 		other := env.newAccount("other", domain.AccountPolicyFirst)
-		raw = env.call(http.MethodGet, "/v1/policies/"+*p.PolicyId, other.Token, "")
+		raw = env.call(http.MethodGet, "/v1/policies/"+p.PolicyId, other.Token, "")
 		requireStatus(t, raw, http.StatusNotFound, domain.NotFound)
 		raw = env.call(http.MethodGet, "/v1/policies/nope", env.PolicyFirst.Token, "")
 		requireStatus(t, raw, http.StatusNotFound, domain.NotFound)
 
 		// A new version becomes active.
-		nv, err := c.CreatePolicyVersionWithResponse(ctx, *p.PolicyId, client.CreatePolicyVersionRequest{Text: `LABEL "Only" { =("x") }`})
+		nv, err := c.CreatePolicyVersionWithResponse(ctx, p.PolicyId, client.CreatePolicyVersionRequest{Text: `LABEL "Only" { =("x") }`})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, nv.StatusCode(), "%s", nv.Body)
 		specChecked(t, nv.HTTPResponse, nv.Body)
-		require.EqualValues(t, 2, *nv.JSON200.PolicyVersion.SequentialVersion)
-		g, err = c.GetPolicyWithResponse(ctx, *p.PolicyId)
+		require.EqualValues(t, 2, nv.JSON200.PolicyVersion.SequentialVersion)
+		g, err = c.GetPolicyWithResponse(ctx, p.PolicyId)
 		require.NoError(t, err)
-		require.Equal(t, *nv.JSON200.PolicyVersion.PolicyVersionId, *g.JSON200.Policy.ActiveVersionId)
-		raw = env.call(http.MethodPost, "/v1/policies/"+*p.PolicyId+"/versions", env.PolicyFirst.Token, `{"text":"LABEL {"}`)
+		require.Equal(t, nv.JSON200.PolicyVersion.PolicyVersionId, g.JSON200.Policy.ActiveVersionId)
+		raw = env.call(http.MethodPost, "/v1/policies/"+p.PolicyId+"/versions", env.PolicyFirst.Token, `{"text":"LABEL {"}`)
 		requireStatus(t, raw, http.StatusBadRequest, domain.InvalidArgument)
-		raw = env.call(http.MethodPost, "/v1/policies/"+*p.PolicyId+"/versions", other.Token, `{"text":"LABEL \"A\" { =(\"a\") }"}`)
+		raw = env.call(http.MethodPost, "/v1/policies/"+p.PolicyId+"/versions", other.Token, `{"text":"LABEL \"A\" { =(\"a\") }"}`)
 		requireStatus(t, raw, http.StatusNotFound, domain.NotFound)
 
 		// Versions, oldest first, paged.
-		lv, err := c.ListPolicyVersionsWithResponse(ctx, *p.PolicyId, &client.ListPolicyVersionsParams{PageSize: ptr(int32(1))})
+		lv, err := c.ListPolicyVersionsWithResponse(ctx, p.PolicyId, &client.ListPolicyVersionsParams{PageSize: ptr(int32(1))})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, lv.StatusCode(), "%s", lv.Body)
 		specChecked(t, lv.HTTPResponse, lv.Body)
-		require.Len(t, *lv.JSON200.PolicyVersions, 1)
-		require.EqualValues(t, 1, *(*lv.JSON200.PolicyVersions)[0].SequentialVersion)
+		require.Len(t, lv.JSON200.PolicyVersions, 1)
+		require.EqualValues(t, 1, lv.JSON200.PolicyVersions[0].SequentialVersion)
 		require.NotNil(t, lv.JSON200.NextPageToken)
-		lv, err = c.ListPolicyVersionsWithResponse(ctx, *p.PolicyId, &client.ListPolicyVersionsParams{PageSize: ptr(int32(1)), PageToken: lv.JSON200.NextPageToken})
+		lv, err = c.ListPolicyVersionsWithResponse(ctx, p.PolicyId, &client.ListPolicyVersionsParams{PageSize: ptr(int32(1)), PageToken: lv.JSON200.NextPageToken})
 		require.NoError(t, err)
-		require.EqualValues(t, 2, *(*lv.JSON200.PolicyVersions)[0].SequentialVersion)
+		require.EqualValues(t, 2, lv.JSON200.PolicyVersions[0].SequentialVersion)
 		require.Nil(t, lv.JSON200.NextPageToken)
 
 		// Policies, newest first, paged; tokens are bound to the account.
@@ -192,11 +192,11 @@ func TestPolicies(t *testing.T) {
 		lp, err := c.ListPoliciesWithResponse(ctx, &client.ListPoliciesParams{PageSize: ptr(int32(1))})
 		require.NoError(t, err)
 		specChecked(t, lp.HTTPResponse, lp.Body)
-		require.Equal(t, second, *(*lp.JSON200.Policies)[0].PolicyId)
+		require.Equal(t, second, lp.JSON200.Policies[0].PolicyId)
 		tok := *lp.JSON200.NextPageToken
 		lp, err = c.ListPoliciesWithResponse(ctx, &client.ListPoliciesParams{PageSize: ptr(int32(1)), PageToken: &tok})
 		require.NoError(t, err)
-		require.Equal(t, *p.PolicyId, *(*lp.JSON200.Policies)[0].PolicyId)
+		require.Equal(t, p.PolicyId, lp.JSON200.Policies[0].PolicyId)
 		require.Nil(t, lp.JSON200.NextPageToken)
 		raw = env.call(http.MethodGet, "/v1/policies?pageToken="+tok, other.Token, "")
 		requireStatus(t, raw, http.StatusBadRequest, domain.InvalidArgument)
@@ -214,46 +214,46 @@ func TestCreateJobSync(t *testing.T) {
 			},
 			Options: &client.EvaluationOptions{Options: &client.StringMap{"ocr": "true"}},
 		})
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status)
-		require.Equal(t, client.JOBTYPESTANDARD, *j.JobType)
-		require.Equal(t, env.PolicyFirst.ID, *j.CustomerId)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status)
+		require.Equal(t, client.JOBTYPESTANDARD, j.JobType)
+		require.Equal(t, env.PolicyFirst.ID, j.CustomerId)
 		require.Equal(t, policyID, *j.PolicyId)
 		require.NotEmpty(t, *j.PolicyVersionId)
-		require.Equal(t, 0.5, *j.Threshold, "threshold defaults to 0.5")
+		require.Equal(t, 0.5, j.Threshold, "threshold defaults to 0.5")
 		require.NotNil(t, j.Completed)
 		require.Nil(t, j.Error)
-		require.Len(t, *j.ContentData, 3)
+		require.Len(t, j.ContentData, 3)
 		require.Len(t, *j.Results, 3)
 		wantMatches := []map[string]float64{{"Threat": 1, "Spam": 1}, {}, {"Spam": 1}}
 		wantOutcome := []client.Outcome{client.OUTCOMETRUE, client.OUTCOMEFALSE, client.OUTCOMETRUE}
 		for i, r := range *j.Results {
 			require.Equal(t, sha(texts[i]), *r.ContentHash, "result %d in request order", i)
-			require.Equal(t, sha(texts[i]), *(*j.ContentData)[i].ContentHash)
-			require.NotEmpty(t, *r.JobResultId)
-			require.Equal(t, *j.JobUuid, *r.JobUuid)
+			require.Equal(t, sha(texts[i]), *j.ContentData[i].ContentHash)
+			require.NotEmpty(t, r.JobResultId)
+			require.Equal(t, j.JobUuid, r.JobUuid)
 			rep := r.Report
-			require.Equal(t, wantOutcome[i], *rep.Result, "result %d", i)
-			require.Equal(t, wantMatches[i], *rep.LabelMatches, "result %d", i)
-			require.Equal(t, policyID, *rep.PolicyId)
-			require.Equal(t, "main", *rep.PolicyKey)
-			require.Equal(t, *j.PolicyVersionId, *rep.PolicyVersionId)
+			require.Equal(t, wantOutcome[i], rep.Result, "result %d", i)
+			require.Equal(t, wantMatches[i], rep.LabelMatches, "result %d", i)
+			require.Equal(t, policyID, rep.PolicyId)
+			require.Equal(t, "main", rep.PolicyKey)
+			require.Equal(t, *j.PolicyVersionId, rep.PolicyVersionId)
 			require.Equal(t, sha(texts[i]), *rep.ContentHash)
-			require.Len(t, *rep.SectionEvaluationReports, 2)
-			require.Equal(t, "Threat", *(*rep.SectionEvaluationReports)[0].Name)
-			require.Equal(t, "remove", *(*rep.SectionEvaluationReports)[0].Message)
+			require.Len(t, rep.SectionEvaluationReports, 2)
+			require.Equal(t, "Threat", rep.SectionEvaluationReports[0].Name)
+			require.Equal(t, "remove", rep.SectionEvaluationReports[0].Message)
 		}
 		require.Equal(t, client.StringMap{"user": "u1"}, *(*j.Results)[0].Report.ContentMetadata, "metadata echoed")
-		require.Equal(t, client.StringMap{"user": "u1"}, *(*j.ContentData)[0].Metadata)
+		require.Equal(t, client.StringMap{"user": "u1"}, *j.ContentData[0].Metadata)
 
 		// GET returns the same completed job.
-		got := env.waitForJob(env.PolicyFirst.Token, *j.JobUuid)
+		got := env.waitForJob(env.PolicyFirst.Token, j.JobUuid)
 		require.Equal(t, j.Results, got.Results)
 
 		// Label hits are recorded for the TRUE sections of text content.
-		hits, err := persistence.NewJobs(env.Main.DB).ListLabelHits(context.Background(), *j.JobUuid, "", -1, 100)
+		hits, err := persistence.NewJobs(env.Main.DB).ListLabelHits(context.Background(), j.JobUuid, "", -1, 100)
 		require.NoError(t, err)
 		require.Len(t, hits, 3)
-		r0, r2 := *(*j.Results)[0].JobResultId, *(*j.Results)[2].JobResultId
+		r0, r2 := (*j.Results)[0].JobResultId, (*j.Results)[2].JobResultId
 		for i, want := range []struct{ result, label string }{{r0, "Threat"}, {r0, "Spam"}, {r2, "Spam"}} {
 			require.Equal(t, want.result, hits[i].JobResultID)
 			require.Equal(t, want.label, hits[i].Label)
@@ -268,9 +268,9 @@ func TestCreateJobSync(t *testing.T) {
 			PolicyId: policyID, WaitForCompletion: ptr(true), Threshold: ptr(0.75), Expedited: ptr(true),
 			ContentData: []client.ContentData{textItem("buy now", nil)},
 		})
-		require.Equal(t, 0.75, *j.Threshold)
-		require.True(t, *j.Expedited)
-		require.Equal(t, client.OUTCOMETRUE, *(*j.Results)[0].Report.Result, "score 1 >= 0.75")
+		require.Equal(t, 0.75, j.Threshold)
+		require.True(t, j.Expedited)
+		require.Equal(t, client.OUTCOMETRUE, (*j.Results)[0].Report.Result, "score 1 >= 0.75")
 
 		// snake_case spellings are accepted.
 		raw := env.call(http.MethodPost, "/v1/jobs", env.PolicyFirst.Token,
@@ -290,16 +290,16 @@ func TestCreateJobAsync(t *testing.T) {
 				ContentData: []client.ContentData{textItem(fmt.Sprintf("buy now %d", i), nil)},
 				Webhook:     &client.Webhook{Url: "https://hooks.example.com/x", ExtraHeaders: &client.StringMap{"Team": "t"}},
 			})
-			require.Equal(t, client.JOBSTATUSPENDING, *j.Status, "async by default")
+			require.Equal(t, client.JOBSTATUSPENDING, j.Status, "async by default")
 			require.Nil(t, j.Results)
 			require.Nil(t, j.Completed)
-			ids = append(ids, *j.JobUuid)
+			ids = append(ids, j.JobUuid)
 		}
 		for _, id := range ids {
 			j := env.waitForJob(env.PolicyFirst.Token, id)
-			require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status)
+			require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status)
 			require.Len(t, *j.Results, 1)
-			require.Equal(t, client.OUTCOMETRUE, *(*j.Results)[0].Report.Result)
+			require.Equal(t, client.OUTCOMETRUE, (*j.Results)[0].Report.Result)
 		}
 		// The webhook is recorded for the delivery outbox.
 		stored, err := persistence.NewJobs(env.Main.DB).GetJob(context.Background(), env.PolicyFirst.ID, ids[0])
@@ -367,7 +367,7 @@ func TestCreateJobErrors(t *testing.T) {
 		// No job was recorded by a refused request.
 		r, err := env.Client(pf).ListJobsWithResponse(context.Background(), &client.ListJobsParams{})
 		require.NoError(t, err)
-		require.Empty(t, *r.JSON200.Jobs)
+		require.Empty(t, r.JSON200.Jobs)
 	})
 }
 
@@ -379,8 +379,8 @@ func TestUnreachableVideoURLFailsTheJob(t *testing.T) {
 			PolicyId: policyID, WaitForCompletion: ptr(true),
 			ContentData: []client.ContentData{{VideoUrl: ptr("https://example.invalid/v.mp4")}},
 		})
-		require.Equal(t, client.JOBSTATUSFAILED, *j.Status)
-		require.Equal(t, client.JOBERRORREASONVIDEOSOURCEUNREACHABLE, *j.Error.Reason)
+		require.Equal(t, client.JOBSTATUSFAILED, j.Status)
+		require.Equal(t, client.JOBERRORREASONVIDEOSOURCEUNREACHABLE, j.Error.Reason)
 	})
 }
 
@@ -407,8 +407,8 @@ func TestListJobs(t *testing.T) {
 		store := persistence.NewJobs(env.Main.DB)
 		claimed, err := store.ClaimJobs(ctx, "test", env.Clock.Now(), env.Clock.Now().Add(time.Minute), 1, 0)
 		require.NoError(t, err)
-		require.Equal(t, *d.JobUuid, claimed[0].ID)
-		require.NoError(t, store.FinishJob(ctx, *d.JobUuid, "test", domain.JobFailed, env.Clock.Now(), &domain.ErrJobInternal, nil, nil))
+		require.Equal(t, d.JobUuid, claimed[0].ID)
+		require.NoError(t, store.FinishJob(ctx, d.JobUuid, "test", domain.JobFailed, env.Clock.Now(), &domain.ErrJobInternal, nil, nil))
 		// Another account's job never shows.
 		other := env.newAccount("other", domain.AccountPolicyFirst)
 		env.submit(other.Token, client.CreateJobRequest{PolicyId: env.createPolicy(other.Token, "x"), ContentData: text})
@@ -421,13 +421,22 @@ func TestListJobs(t *testing.T) {
 			specChecked(t, r.HTTPResponse, r.Body)
 			require.Nil(t, r.JSON200.NextPageToken)
 			out := []string{}
-			for _, j := range *r.JSON200.Jobs {
-				require.Nil(t, j.Results, "listings carry basic fields only")
-				out = append(out, *j.JobUuid)
+			for _, j := range r.JSON200.Jobs {
+				if j.Status != client.JOBSTATUSCOMPLETED {
+					require.Nil(t, j.Results, "an incomplete job carries basic fields only")
+				} else {
+					// As GET /v1/jobs/{jobUuid} gives it, results included.
+					require.NotNil(t, j.Results, "a complete job carries its results")
+					require.Len(t, *j.Results, len(j.ContentData))
+					got, err := c.GetJobWithResponse(ctx, j.JobUuid)
+					require.NoError(t, err)
+					require.Equal(t, got.JSON200.Job, j)
+				}
+				out = append(out, j.JobUuid)
 			}
 			return out
 		}
-		A, B, C, D := *a.JobUuid, *b.JobUuid, *cj.JobUuid, *d.JobUuid
+		A, B, C, D := a.JobUuid, b.JobUuid, cj.JobUuid, d.JobUuid
 		st := func(s client.JobStatus) *client.JobStatus { return &s }
 		for _, tc := range []struct {
 			name string
@@ -464,8 +473,8 @@ func TestListJobs(t *testing.T) {
 			r, err := c.ListJobsWithResponse(ctx, &client.ListJobsParams{PageSize: ptr(int32(1)), PageToken: token})
 			require.NoError(t, err)
 			require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-			for _, j := range *r.JSON200.Jobs {
-				walked = append(walked, *j.JobUuid)
+			for _, j := range r.JSON200.Jobs {
+				walked = append(walked, j.JobUuid)
 			}
 			token = r.JSON200.NextPageToken
 			if token == nil {
@@ -478,7 +487,7 @@ func TestListJobs(t *testing.T) {
 		// Exactly a page's worth: no token on the full last page.
 		r, err := c.ListJobsWithResponse(ctx, &client.ListJobsParams{PageSize: ptr(int32(2)), PageToken: &tokens[1]})
 		require.NoError(t, err)
-		require.Len(t, *r.JSON200.Jobs, 2)
+		require.Len(t, r.JSON200.Jobs, 2)
 		require.Nil(t, r.JSON200.NextPageToken)
 
 		// Tokens are bound to the filters and the account.
@@ -508,11 +517,11 @@ func TestListJobs(t *testing.T) {
 		}
 		r, err = c.ListJobsWithResponse(ctx, &client.ListJobsParams{})
 		require.NoError(t, err)
-		require.Len(t, *r.JSON200.Jobs, 10)
+		require.Len(t, r.JSON200.Jobs, 10)
 		require.NotNil(t, r.JSON200.NextPageToken)
 		r, err = c.ListJobsWithResponse(ctx, &client.ListJobsParams{PageToken: r.JSON200.NextPageToken})
 		require.NoError(t, err)
-		require.Len(t, *r.JSON200.Jobs, 2)
+		require.Len(t, r.JSON200.Jobs, 2)
 		require.Nil(t, r.JSON200.NextPageToken)
 	})
 }
@@ -525,7 +534,7 @@ func (e *testEnv) stream(token, body string) (*http.Response, *bufio.Reader) {
 	require.NoError(e.t, err)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := specClient.Do(req)
 	require.NoError(e.t, err)
 	e.t.Cleanup(func() { resp.Body.Close() })
 	return resp, bufio.NewReader(resp.Body)
@@ -591,23 +600,29 @@ func TestStreamJobs(t *testing.T) {
 
 		// The job is recorded; the image entry failed it.
 		j := env.waitForJob(env.PolicyFirst.Token, jobID)
-		require.Equal(t, client.JOBSTATUSFAILED, *j.Status)
-		require.Equal(t, client.JOBERRORREASONCONTENTPRECHECKFAILED, *j.Error.Reason)
-		require.Equal(t, client.JOBTYPESTANDARD, *j.JobType)
+		require.Equal(t, client.JOBSTATUSFAILED, j.Status)
+		require.Equal(t, client.JOBERRORREASONCONTENTPRECHECKFAILED, j.Error.Reason)
+		require.Equal(t, client.JOBTYPESTANDARD, j.JobType)
 
-		// A text-only stream completes, with its results.
-		resp, rd = env.stream(env.PolicyFirst.Token, `{"policyId":"`+policyID+`","contentData":[{"text":"buy now"},{"text":"x"}]}`)
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		var first struct {
-			Result struct {
-				JobUuid string `json:"jobUuid"`
-			} `json:"result"`
-		}
-		line, err := rd.ReadBytes('\n')
+		// A text-only stream completes, with its results. Read as the spec
+		// tells a Go client to: StreamJobs (the raw response) and a
+		// scanner, each line a StreamJobsMessage.
+		sresp, err := env.Client(env.PolicyFirst.Token).StreamJobs(context.Background(), client.StreamJobsRequest{
+			PolicyId: policyID, ContentData: []client.ContentData{textItem("buy now", nil), textItem("x", nil)},
+		})
 		require.NoError(t, err)
-		require.NoError(t, json.Unmarshal(line, &first))
-		j = env.waitForJob(env.PolicyFirst.Token, first.Result.JobUuid)
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status)
+		defer sresp.Body.Close()
+		require.Equal(t, http.StatusOK, sresp.StatusCode)
+		var msgs []client.StreamJobsMessage
+		for sc := bufio.NewScanner(sresp.Body); sc.Scan(); {
+			var m client.StreamJobsMessage
+			require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
+			msgs = append(msgs, m)
+		}
+		require.Len(t, msgs, 2)
+		require.NotNil(t, msgs[0].Result)
+		j = env.waitForJob(env.PolicyFirst.Token, msgs[0].Result.JobUuid)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status)
 		require.Len(t, *j.Results, 2)
 	})
 }
@@ -634,7 +649,7 @@ func TestStreamDisconnectCancels(t *testing.T) {
 		// connection.
 		tr := &http.Transport{DisableKeepAlives: true}
 		defer tr.CloseIdleConnections()
-		resp, err := (&http.Client{Transport: tr}).Do(req)
+		resp, err := (&http.Client{Transport: contractTransport{base: tr}}).Do(req)
 		require.NoError(t, err)
 		rd := bufio.NewReader(resp.Body)
 		line, err := rd.ReadBytes('\n')
@@ -648,7 +663,7 @@ func TestStreamDisconnectCancels(t *testing.T) {
 		require.NoError(t, resp.Body.Close())
 
 		j := env.waitForJob(env.PolicyFirst.Token, first.Result.JobUuid)
-		require.Equal(t, client.JOBSTATUSCANCELED, *j.Status)
+		require.Equal(t, client.JOBSTATUSCANCELED, j.Status)
 		require.Nil(t, j.Results)
 	})
 }

@@ -101,7 +101,8 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	}
 	p1, p2 := start("one"), start("two")
 	clientOf := func(p *proc) *client.ClientWithResponses {
-		c, err := client.NewClientWithResponses(p.url, client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		registerContractHost(p.url)
+		c, err := client.NewClientWithResponses(p.url, client.WithHTTPClient(specClient), client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 			r.Header.Set("Authorization", "Bearer "+token)
 			return nil
 		}))
@@ -112,7 +113,7 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	pr, err := c1.CreatePolicyWithResponse(ctx, client.CreatePolicyRequest{PolicyKey: "main", Text: testPolicyText})
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, pr.StatusCode(), "%s", pr.Body)
-	policyID := *pr.JSON200.Policy.PolicyId
+	policyID := pr.JSON200.Policy.PolicyId
 
 	const n = 2000
 	text := "please buy now " + string(make([]byte, 0))
@@ -226,5 +227,5 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	// Still answering: the survivor serves the results.
 	lr, err := c2.ListJobsWithResponse(ctx, &client.ListJobsParams{QueryStatus: ptr(client.JOBSTATUSCOMPLETED), PageSize: ptr(int32(1000))})
 	require.NoError(t, err)
-	require.Len(t, *lr.JSON200.Jobs, 1000)
+	require.Len(t, lr.JSON200.Jobs, 1000)
 }

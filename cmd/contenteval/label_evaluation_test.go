@@ -31,15 +31,15 @@ func newEvalFixture(t *testing.T, env *testEnv) evalFixture {
 	tok := env.LabelFirst.Token
 	var f evalFixture
 	f.threat = env.createLabel(tok, map[string]any{"name": "Insult"})
-	f.threatV = env.createVersion(tok, *f.threat.LabelId, map[string]any{
+	f.threatV = env.createVersion(tok, f.threat.LabelId, map[string]any{
 		"text": `~("stupid")`, "labelEvalOptions": map[string]any{"threshold": 0.9}, "globalContext": "a forum",
 	})
 	f.archived = env.createLabel(tok, map[string]any{"name": "Archived"})
-	f.archivedV = env.createVersion(tok, *f.archived.LabelId, map[string]any{"text": `=("x")`})
-	env.call(http.MethodPost, "/v1/labels/"+*f.archived.LabelId+"/archive", tok, "")
+	f.archivedV = env.createVersion(tok, f.archived.LabelId, map[string]any{"text": `=("x")`})
+	env.call(http.MethodPost, "/v1/labels/"+f.archived.LabelId+"/archive", tok, "")
 	f.disabled = env.createLabel(tok, map[string]any{"name": "Disabled"})
-	f.disabledV = env.createVersion(tok, *f.disabled.LabelId, map[string]any{"text": `=("x")`})
-	env.call(http.MethodPatch, "/v1/labels/"+*f.disabled.LabelId, tok, `{"disabled":true}`)
+	f.disabledV = env.createVersion(tok, f.disabled.LabelId, map[string]any{"text": `=("x")`})
+	env.call(http.MethodPatch, "/v1/labels/"+f.disabled.LabelId, tok, `{"disabled":true}`)
 	return f
 }
 
@@ -54,28 +54,28 @@ func TestEvaluateLabels_ResultsJobsAndErrors(t *testing.T) {
 		f := newEvalFixture(t, env)
 		other := env.newAccount("other", domain.AccountLabelFirst)
 		ol := env.createLabel(other.Token, map[string]any{"name": "Theirs"})
-		ov := env.createVersion(other.Token, *ol.LabelId, map[string]any{"text": `=("x")`})
+		ov := env.createVersion(other.Token, ol.LabelId, map[string]any{"text": `=("x")`})
 
-		ids := []string{*f.threatV.LabelVersionId, "unknown", *f.disabledV.LabelVersionId, *ov.LabelVersionId, *f.archivedV.LabelVersionId, *f.threatV.LabelVersionId}
+		ids := []string{f.threatV.LabelVersionId, "unknown", f.disabledV.LabelVersionId, ov.LabelVersionId, f.archivedV.LabelVersionId, f.threatV.LabelVersionId}
 		res := env.evaluate(tok, map[string]any{
 			"contentData": map[string]any{"text": "you are stupld", "metadata": map[string]string{"k": "v"}}, "labelVersionIds": ids,
 		})
 		require.NotEmpty(t, *res.ContentHash)
-		require.Len(t, *res.Results, len(ids), "one result per id, in request order")
-		rs := *res.Results
+		require.Len(t, res.Results, len(ids), "one result per id, in request order")
+		rs := res.Results
 		for i, id := range ids {
-			require.Equal(t, id, *rs[i].LabelVersionId, "order")
+			require.Equal(t, id, rs[i].LabelVersionId, "order")
 		}
 		// The good ones: a job each, evaluated with the version's threshold.
 		for _, i := range []int{0, 5} {
 			r := rs[i]
 			require.Nil(t, r.Error)
-			require.Equal(t, *f.threat.LabelId, *r.LabelId)
+			require.Equal(t, f.threat.LabelId, *r.LabelId)
 			require.NotEmpty(t, *r.JobUuid)
-			require.InDelta(t, 0.8, *r.Evaluation.Score, 1e-9)
-			require.Equal(t, 0.9, *r.Evaluation.Threshold)
-			require.Equal(t, client.OUTCOMEFALSE, *r.Evaluation.Outcome)
-			require.Equal(t, *f.threat.LabelId, *r.Evaluation.Report.LabelId)
+			require.InDelta(t, 0.8, r.Evaluation.Score, 1e-9)
+			require.Equal(t, 0.9, r.Evaluation.Threshold)
+			require.Equal(t, client.OUTCOMEFALSE, r.Evaluation.Outcome)
+			require.Equal(t, f.threat.LabelId, *r.Evaluation.Report.LabelId)
 			require.Equal(t, *res.ContentHash, *r.Evaluation.Report.ContentHash)
 		}
 		require.NotEqual(t, *rs[0].JobUuid, *rs[5].JobUuid, "one job per version entry")
@@ -92,19 +92,19 @@ func TestEvaluateLabels_ResultsJobsAndErrors(t *testing.T) {
 
 		// The job is readable through the job endpoints.
 		job := decodeAs[client.GetJobResponse](t, env.call(http.MethodGet, "/v1/jobs/"+*rs[0].JobUuid, tok, "")).Job
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *job.Status)
-		require.Equal(t, *f.threat.LabelId, *job.LabelId)
-		require.Equal(t, *f.threatV.LabelVersionId, *job.LabelVersionId)
-		require.Equal(t, 0.9, *job.Threshold)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, job.Status)
+		require.Equal(t, f.threat.LabelId, *job.LabelId)
+		require.Equal(t, f.threatV.LabelVersionId, *job.LabelVersionId)
+		require.Equal(t, 0.9, job.Threshold)
 		require.Len(t, *job.Results, 1)
 		requireStatus(t, env.call(http.MethodGet, "/v1/jobs/"+*rs[0].JobUuid, other.Token, ""), http.StatusNotFound, domain.NotFound)
 		jobs := decodeAs[client.ListJobsResponse](t, env.call(http.MethodGet, "/v1/jobs", tok, ""))
-		require.Len(t, *jobs.Jobs, 2)
+		require.Len(t, jobs.Jobs, 2)
 
 		// More than ten ids, or none, is INVALID_ARGUMENT.
 		many := make([]string, 11)
 		for i := range many {
-			many[i] = *f.threatV.LabelVersionId
+			many[i] = f.threatV.LabelVersionId
 		}
 		r := env.call(http.MethodPost, "/v1/labels/evaluate", tok, mustJSON(t, map[string]any{"contentData": map[string]any{"text": "x"}, "labelVersionIds": many}))
 		requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
@@ -112,7 +112,7 @@ func TestEvaluateLabels_ResultsJobsAndErrors(t *testing.T) {
 		requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
 		// Exactly ten is fine.
 		res = env.evaluate(tok, map[string]any{"contentData": map[string]any{"text": "x"}, "labelVersionIds": many[:10]})
-		require.Len(t, *res.Results, 10)
+		require.Len(t, res.Results, 10)
 		// Content must carry exactly one type.
 		r = env.call(http.MethodPost, "/v1/labels/evaluate", tok, mustJSON(t, map[string]any{"contentData": map[string]any{}, "labelVersionIds": many[:1]}))
 		requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
@@ -127,15 +127,15 @@ func TestEvaluateLabels_ThresholdPrecedenceAndCache(t *testing.T) {
 		tok := env.LabelFirst.Token
 		f := newEvalFixture(t, env)
 		plain := env.createLabel(tok, map[string]any{"name": "Plain"})
-		plainV := env.createVersion(tok, *plain.LabelId, map[string]any{"text": `~("stupid")`})
-		vid := *f.threatV.LabelVersionId
+		plainV := env.createVersion(tok, plain.LabelId, map[string]any{"text": `~("stupid")`})
+		vid := f.threatV.LabelVersionId
 		content := map[string]any{"text": "you are stupld"}
 		eval := func(body map[string]any) client.LabelEvaluationResult {
 			t.Helper()
 			body["contentData"] = content
 			res := env.evaluate(tok, body)
-			require.Len(t, *res.Results, 1)
-			r := (*res.Results)[0]
+			require.Len(t, res.Results, 1)
+			r := res.Results[0]
 			require.Nil(t, r.Error)
 			return r
 		}
@@ -149,14 +149,14 @@ func TestEvaluateLabels_ThresholdPrecedenceAndCache(t *testing.T) {
 			{"call options over version", map[string]any{"labelVersionIds": []string{vid}, "labelEvalOptions": map[string]any{"threshold": 0.6}}, 0.6, client.OUTCOMETRUE},
 			{"request over call options", map[string]any{"labelVersionIds": []string{vid}, "threshold": 0.85, "labelEvalOptions": map[string]any{"threshold": 0.6}}, 0.85, client.OUTCOMEFALSE},
 			{"request over version", map[string]any{"labelVersionIds": []string{vid}, "threshold": 0.3}, 0.3, client.OUTCOMETRUE},
-			{"default 0.5", map[string]any{"labelVersionIds": []string{*plainV.LabelVersionId}}, 0.5, client.OUTCOMETRUE},
+			{"default 0.5", map[string]any{"labelVersionIds": []string{plainV.LabelVersionId}}, 0.5, client.OUTCOMETRUE},
 		} {
 			r := eval(tc.body)
-			require.Equal(t, tc.want, *r.Evaluation.Threshold, tc.name)
-			require.Equal(t, tc.outcome, *r.Evaluation.Outcome, tc.name)
-			require.Equal(t, tc.want, *r.Evaluation.Report.Threshold, tc.name)
+			require.Equal(t, tc.want, r.Evaluation.Threshold, tc.name)
+			require.Equal(t, tc.outcome, r.Evaluation.Outcome, tc.name)
+			require.Equal(t, tc.want, r.Evaluation.Report.Threshold, tc.name)
 			job := decodeAs[client.GetJobResponse](t, env.call(http.MethodGet, "/v1/jobs/"+*r.JobUuid, tok, "")).Job
-			require.Equal(t, tc.want, *job.Threshold, tc.name)
+			require.Equal(t, tc.want, job.Threshold, tc.name)
 		}
 
 		// The cache: the same (content, version, threshold, options) is
@@ -167,7 +167,7 @@ func TestEvaluateLabels_ThresholdPrecedenceAndCache(t *testing.T) {
 		r1 := eval(map[string]any{"labelVersionIds": []string{vid}})
 		after := svc.CacheStats()
 		require.Equal(t, before.Hits+1, after.Hits, "same key as the first case")
-		require.InDelta(t, 0.8, *r1.Evaluation.Score, 1e-9)
+		require.InDelta(t, 0.8, r1.Evaluation.Score, 1e-9)
 		before = after
 		r2 := eval(map[string]any{"labelVersionIds": []string{vid}, "labelEvalOptions": map[string]any{"bypassCache": true}})
 		after = svc.CacheStats()
@@ -245,23 +245,23 @@ func TestJobLabelHits(t *testing.T) {
 
 		// A label evaluation's hit: the TRUE label, text, at 0.
 		f := newEvalFixture(t, env)
-		res := env.evaluate(tok, map[string]any{"contentData": map[string]any{"text": "you are stupld"}, "labelVersionIds": []string{*f.threatV.LabelVersionId}, "threshold": 0.5})
-		jobID := *(*res.Results)[0].JobUuid
+		res := env.evaluate(tok, map[string]any{"contentData": map[string]any{"text": "you are stupld"}, "labelVersionIds": []string{f.threatV.LabelVersionId}, "threshold": 0.5})
+		jobID := *res.Results[0].JobUuid
 		p := env.hits(tok, jobID, "")
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *p.Status)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, p.Status)
 		require.Len(t, *p.Labels, 1)
 		hit := (*p.Labels)[0]
-		require.Equal(t, "Insult", *hit.Label)
-		require.Equal(t, client.MODALITYTEXT, *hit.Modality)
-		require.InDelta(t, 0.8, *hit.Score, 1e-9)
-		require.Equal(t, "0", *hit.StartMs)
-		require.Equal(t, "00:00:00.000", *hit.StartTimecode)
+		require.Equal(t, "Insult", hit.Label)
+		require.Equal(t, client.MODALITYTEXT, hit.Modality)
+		require.InDelta(t, 0.8, hit.Score, 1e-9)
+		require.Equal(t, "0", hit.StartMs)
+		require.Equal(t, "00:00:00.000", hit.StartTimecode)
 		require.Nil(t, hit.EndMs)
 		require.Nil(t, p.NextPageToken)
 		require.Nil(t, p.Error)
 		// No TRUE label: an empty list.
-		res = env.evaluate(tok, map[string]any{"contentData": map[string]any{"text": "you are stupld"}, "labelVersionIds": []string{*f.threatV.LabelVersionId}})
-		p = env.hits(tok, *(*res.Results)[0].JobUuid, "")
+		res = env.evaluate(tok, map[string]any{"contentData": map[string]any{"text": "you are stupld"}, "labelVersionIds": []string{f.threatV.LabelVersionId}})
+		p = env.hits(tok, *res.Results[0].JobUuid, "")
 		require.NotNil(t, p.Labels)
 		require.Empty(t, *p.Labels)
 
@@ -271,18 +271,18 @@ func TestJobLabelHits(t *testing.T) {
 		require.Len(t, *p.Labels, 1000)
 		require.NotNil(t, p.NextPageToken)
 		for i, hit := range *p.Labels {
-			require.Equal(t, fmt.Sprintf("L%d", i), *hit.Label)
+			require.Equal(t, fmt.Sprintf("L%d", i), hit.Label)
 		}
-		require.Equal(t, results[0], *(*p.Labels)[0].JobResultId)
-		require.Equal(t, results[1], *(*p.Labels)[600].JobResultId)
+		require.Equal(t, results[0], (*p.Labels)[0].JobResultId)
+		require.Equal(t, results[1], (*p.Labels)[600].JobResultId)
 		first := (*p.Labels)[1]
-		require.Equal(t, "1000", *first.StartMs)
-		require.Equal(t, "00:00:01.000", *first.StartTimecode)
+		require.Equal(t, "1000", first.StartMs)
+		require.Equal(t, "00:00:01.000", first.StartTimecode)
 		require.Equal(t, "1500", *first.EndMs)
 		require.Equal(t, "00:00:01.500", *first.EndTimecode)
 		next := env.hits(tok, big, "pageToken="+url.QueryEscape(*p.NextPageToken))
 		require.Len(t, *next.Labels, 1)
-		require.Equal(t, "L1000", *(*next.Labels)[0].Label)
+		require.Equal(t, "L1000", (*next.Labels)[0].Label)
 		require.Nil(t, next.NextPageToken)
 		for _, q := range []string{"pageSize=0", "pageSize=1000", "pageSize=1001", "pageSize=5000", "page_size=2000"} {
 			p := env.hits(tok, big, q)
@@ -300,7 +300,7 @@ func TestJobLabelHits(t *testing.T) {
 		for range 5 {
 			p := env.hits(tok, big, q)
 			for _, hit := range *p.Labels {
-				walked = append(walked, *hit.Label)
+				walked = append(walked, hit.Label)
 			}
 			if p.NextPageToken == nil {
 				break
@@ -340,16 +340,16 @@ func TestJobLabelHits(t *testing.T) {
 		// Incomplete jobs: status only. Failed jobs: status and error.
 		running, _ := h.recordJob(t, env.LabelFirst.ID, domain.JobRunning, 1)
 		p = env.hits(tok, running, "")
-		require.Equal(t, client.JOBSTATUSRUNNING, *p.Status)
+		require.Equal(t, client.JOBSTATUSRUNNING, p.Status)
 		require.Nil(t, p.Labels)
 		require.Nil(t, p.NextPageToken)
 		require.Nil(t, p.Error)
 		failed, _ := h.recordJob(t, env.LabelFirst.ID, domain.JobFailed, 1)
 		p = env.hits(tok, failed, "")
-		require.Equal(t, client.JOBSTATUSFAILED, *p.Status)
+		require.Equal(t, client.JOBSTATUSFAILED, p.Status)
 		require.Nil(t, p.Labels)
-		require.Equal(t, client.JOBERRORREASONEXECUTIONDEADLINEEXCEEDED, *p.Error.Reason)
-		require.NotEmpty(t, *p.Error.Message)
+		require.Equal(t, client.JOBERRORREASONEXECUTIONDEADLINEEXCEEDED, p.Error.Reason)
+		require.NotEmpty(t, p.Error.Message)
 
 		// Both account types; another account's job is NOT_FOUND, also
 		// with a valid token of the owner.
@@ -373,25 +373,25 @@ func TestEvaluateLabels_Images(t *testing.T) {
 		img := testPNG(t, "LABEL IMAGE")
 		sum := md5.Sum(img)
 		l := env.createLabel(tok, map[string]any{"name": "Known"})
-		v := env.createVersion(tok, *l.LabelId, map[string]any{"text": fmt.Sprintf(`HASH("md5:%s")`, hex.EncodeToString(sum[:]))})
-		res := env.evaluate(tok, map[string]any{"contentData": map[string]any{"image": img}, "labelVersionIds": []string{*v.LabelVersionId}})
+		v := env.createVersion(tok, l.LabelId, map[string]any{"text": fmt.Sprintf(`HASH("md5:%s")`, hex.EncodeToString(sum[:]))})
+		res := env.evaluate(tok, map[string]any{"contentData": map[string]any{"image": img}, "labelVersionIds": []string{v.LabelVersionId}})
 		require.Equal(t, imaging.ContentHash(img), *res.ContentHash)
-		r := (*res.Results)[0]
+		r := res.Results[0]
 		require.Nil(t, r.Error)
-		require.Equal(t, client.OUTCOMETRUE, *r.Evaluation.Outcome)
+		require.Equal(t, client.OUTCOMETRUE, r.Evaluation.Outcome)
 		p := env.hits(tok, *r.JobUuid, "")
 		require.Len(t, *p.Labels, 1)
-		require.Equal(t, client.MODALITYIMAGE, *(*p.Labels)[0].Modality)
+		require.Equal(t, client.MODALITYIMAGE, (*p.Labels)[0].Modality)
 		other := testPNG(t, "SOMETHING ELSE")
-		res = env.evaluate(tok, map[string]any{"contentData": map[string]any{"image": other}, "labelVersionIds": []string{*v.LabelVersionId}})
-		require.Equal(t, client.OUTCOMEFALSE, *(*res.Results)[0].Evaluation.Outcome)
+		res = env.evaluate(tok, map[string]any{"contentData": map[string]any{"image": other}, "labelVersionIds": []string{v.LabelVersionId}})
+		require.Equal(t, client.OUTCOMEFALSE, res.Results[0].Evaluation.Outcome)
 
 		bad := testPNG(t, "KNOWN BAD")
 		badSum := md5.Sum(bad)
 		_, err := env.Main.Precheck.Import(ctx, "known", imaging.KindMD5, strings.NewReader(hex.EncodeToString(badSum[:])+"\n"))
 		require.NoError(t, err)
 		require.NoError(t, env.Main.Precheck.Reload(ctx))
-		jobsBefore := len(*decodeAs[client.ListJobsResponse](t, env.call(http.MethodGet, "/v1/jobs", tok, "")).Jobs)
+		jobsBefore := len(decodeAs[client.ListJobsResponse](t, env.call(http.MethodGet, "/v1/jobs", tok, "")).Jobs)
 		for _, tc := range []struct {
 			name    string
 			image   []byte
@@ -401,11 +401,11 @@ func TestEvaluateLabels_Images(t *testing.T) {
 			{"corrupt", []byte("\x89PNG\r\n\x1a\nbroken"), domain.PrecheckFailureInvalidImage},
 		} {
 			r := env.call(http.MethodPost, "/v1/labels/evaluate", tok, mustJSON(t, map[string]any{
-				"contentData": map[string]any{"image": tc.image}, "labelVersionIds": []string{*v.LabelVersionId}}))
+				"contentData": map[string]any{"image": tc.image}, "labelVersionIds": []string{v.LabelVersionId}}))
 			m := requireStatus(t, r, 499, domain.Canceled)
 			d := m["details"].([]any)[0].(map[string]any)
 			require.Equal(t, string(tc.failure), d["type"], tc.name)
 		}
-		require.Len(t, *decodeAs[client.ListJobsResponse](t, env.call(http.MethodGet, "/v1/jobs", tok, "")).Jobs, jobsBefore, "no job for rejected content")
+		require.Len(t, decodeAs[client.ListJobsResponse](t, env.call(http.MethodGet, "/v1/jobs", tok, "")).Jobs, jobsBefore, "no job for rejected content")
 	})
 }

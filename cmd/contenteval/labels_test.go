@@ -60,13 +60,10 @@ func (e *testEnv) listLabels(token, query string) client.ListLabelsResponse {
 	return decodeAs[client.ListLabelsResponse](e.t, e.call(http.MethodGet, "/v1/labels?"+query, token, ""))
 }
 
-func labelNames(ls *[]client.Label) []string {
+func labelNames(ls []client.Label) []string {
 	out := []string{}
-	if ls == nil {
-		return out
-	}
-	for _, l := range *ls {
-		out = append(out, *l.Name)
+	for _, l := range ls {
+		out = append(out, l.Name)
 	}
 	return out
 }
@@ -80,17 +77,17 @@ func TestLabels_CreateGetPatchArchiveDelete(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, created.StatusCode(), "%s", created.Body)
 		l := created.JSON200.Label
-		require.NotEmpty(t, *l.LabelId)
-		require.Equal(t, "Threat", *l.Name)
-		require.Equal(t, desc, *l.Description)
-		require.Equal(t, env.LabelFirst.ID, *l.CustomerId)
-		require.Equal(t, "", *l.PolicyId)
-		require.False(t, *l.Disabled)
-		require.False(t, *l.Expunged)
+		require.NotEmpty(t, l.LabelId)
+		require.Equal(t, "Threat", l.Name)
+		require.Equal(t, desc, l.Description)
+		require.Equal(t, env.LabelFirst.ID, l.CustomerId)
+		require.Equal(t, "", l.PolicyId)
+		require.False(t, l.Disabled)
+		require.False(t, l.Expunged)
 		require.Nil(t, l.ArchivedAt)
-		require.Empty(t, *l.Tags)
-		require.WithinDuration(t, env.Clock.Now(), *l.Created, time.Second)
-		id := *l.LabelId
+		require.Empty(t, l.Tags)
+		require.WithinDuration(t, env.Clock.Now(), l.Created, time.Second)
+		id := l.LabelId
 
 		got := decodeAs[client.LabelResponse](t, env.call(http.MethodGet, "/v1/labels/"+id, env.LabelFirst.Token, "")).Label
 		require.Equal(t, l, got)
@@ -99,20 +96,20 @@ func TestLabels_CreateGetPatchArchiveDelete(t *testing.T) {
 		env.Clock.Add(time.Minute)
 		r := env.call(http.MethodPatch, "/v1/labels/"+id, env.LabelFirst.Token, `{"name":"Threats","text":"=(\"x\")","policyId":"p9"}`)
 		p := decodeAs[client.LabelResponse](t, r).Label
-		require.Equal(t, "Threats", *p.Name)
-		require.Equal(t, desc, *p.Description, "omitted description kept")
-		require.False(t, *p.Disabled)
-		require.Equal(t, "", *p.PolicyId, "policyId is not patchable")
-		require.True(t, p.Updated.After(*l.Updated))
-		require.Equal(t, *l.Created, *p.Created)
+		require.Equal(t, "Threats", p.Name)
+		require.Equal(t, desc, p.Description, "omitted description kept")
+		require.False(t, p.Disabled)
+		require.Equal(t, "", p.PolicyId, "policyId is not patchable")
+		require.True(t, p.Updated.After(l.Updated))
+		require.Equal(t, l.Created, p.Created)
 		r = env.call(http.MethodPatch, "/v1/labels/"+id, env.LabelFirst.Token, `{"disabled":true,"description":""}`)
 		p = decodeAs[client.LabelResponse](t, r).Label
-		require.Equal(t, "Threats", *p.Name)
-		require.True(t, *p.Disabled)
-		require.Equal(t, "", *p.Description)
+		require.Equal(t, "Threats", p.Name)
+		require.True(t, p.Disabled)
+		require.Equal(t, "", p.Description)
 		// PATCH never creates versions.
 		vs := decodeAs[client.ListLabelVersionsResponse](t, env.call(http.MethodGet, "/v1/labels/"+id+"/versions", env.LabelFirst.Token, ""))
-		require.Empty(t, *vs.LabelVersions)
+		require.Empty(t, vs.LabelVersions)
 		// Validation.
 		r = env.call(http.MethodPatch, "/v1/labels/"+id, env.LabelFirst.Token, `{"name":""}`)
 		requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
@@ -136,14 +133,14 @@ func TestLabels_CreateGetPatchArchiveDelete(t *testing.T) {
 		del, err := c.DeleteLabelWithResponse(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, del.StatusCode(), "%s", del.Body)
-		require.True(t, *del.JSON200.Deleted)
-		require.Equal(t, id, *del.JSON200.LabelId)
+		require.True(t, del.JSON200.Deleted)
+		require.Equal(t, id, del.JSON200.LabelId)
 		requireStatus(t, env.call(http.MethodGet, "/v1/labels/"+id, env.LabelFirst.Token, ""), http.StatusNotFound, domain.NotFound)
 		requireStatus(t, env.call(http.MethodDelete, "/v1/labels/"+id, env.LabelFirst.Token, ""), http.StatusNotFound, domain.NotFound)
 		requireStatus(t, env.call(http.MethodPatch, "/v1/labels/"+id, env.LabelFirst.Token, `{"name":"x"}`), http.StatusNotFound, domain.NotFound)
 		require.NotContains(t, labelNames(env.listLabels(env.LabelFirst.Token, "include_archived=true").Labels), "Threats")
 		again := env.createLabel(env.LabelFirst.Token, map[string]any{"name": "Threats"})
-		require.NotEqual(t, id, *again.LabelId)
+		require.NotEqual(t, id, again.LabelId)
 
 		// Unknown ids.
 		requireStatus(t, env.call(http.MethodGet, "/v1/labels/nope", env.LabelFirst.Token, ""), http.StatusNotFound, domain.NotFound)
@@ -161,7 +158,7 @@ func TestLabels_Uniqueness(t *testing.T) {
 		requireStatus(t, r, http.StatusConflict, domain.AlreadyExists)
 		// Policy-scoped: unique by (account, name, policyId).
 		p1 := env.createLabel(tok, map[string]any{"name": "Spam", "policyId": "p1"})
-		require.Equal(t, "p1", *p1.PolicyId)
+		require.Equal(t, "p1", p1.PolicyId)
 		r = env.call(http.MethodPost, "/v1/labels", tok, `{"name":"Spam","policyId":"p1"}`)
 		requireStatus(t, r, http.StatusConflict, domain.AlreadyExists)
 		env.createLabel(tok, map[string]any{"name": "Spam", "policyId": "p2"})
@@ -171,14 +168,14 @@ func TestLabels_Uniqueness(t *testing.T) {
 		env.createLabel(other.Token, map[string]any{"name": "Spam"})
 		// Renaming onto a taken name is a conflict too.
 		x := env.createLabel(tok, map[string]any{"name": "Other", "policyId": "p1"})
-		r = env.call(http.MethodPatch, "/v1/labels/"+*x.LabelId, tok, `{"name":"Spam"}`)
+		r = env.call(http.MethodPatch, "/v1/labels/"+x.LabelId, tok, `{"name":"Spam"}`)
 		requireStatus(t, r, http.StatusConflict, domain.AlreadyExists)
 		// Archived labels still hold their name.
-		env.call(http.MethodPost, "/v1/labels/"+*p1.LabelId+"/archive", tok, "")
+		env.call(http.MethodPost, "/v1/labels/"+p1.LabelId+"/archive", tok, "")
 		r = env.call(http.MethodPost, "/v1/labels", tok, `{"name":"Spam","policyId":"p1"}`)
 		requireStatus(t, r, http.StatusConflict, domain.AlreadyExists)
 		// A soft-deleted label frees it.
-		require.Equal(t, http.StatusOK, env.call(http.MethodDelete, "/v1/labels/"+*p1.LabelId, tok, "").Status)
+		require.Equal(t, http.StatusOK, env.call(http.MethodDelete, "/v1/labels/"+p1.LabelId, tok, "").Status)
 		env.createLabel(tok, map[string]any{"name": "Spam", "policyId": "p1"})
 	})
 }
@@ -187,15 +184,15 @@ func TestLabels_DeleteWithVersionsFails(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
 		tok := env.LabelFirst.Token
 		l := env.createLabel(tok, map[string]any{"name": "Threat"})
-		env.createVersion(tok, *l.LabelId, map[string]any{"text": labelRule})
-		r := env.call(http.MethodDelete, "/v1/labels/"+*l.LabelId, tok, "")
+		env.createVersion(tok, l.LabelId, map[string]any{"text": labelRule})
+		r := env.call(http.MethodDelete, "/v1/labels/"+l.LabelId, tok, "")
 		m := requireStatus(t, r, http.StatusBadRequest, domain.FailedPrecondition)
 		require.Contains(t, m["message"], "archive")
 		// Still there, and archiving is the way out.
-		decodeAs[client.LabelResponse](t, env.call(http.MethodGet, "/v1/labels/"+*l.LabelId, tok, ""))
-		a := decodeAs[client.LabelResponse](t, env.call(http.MethodPost, "/v1/labels/"+*l.LabelId+"/archive", tok, "")).Label
+		decodeAs[client.LabelResponse](t, env.call(http.MethodGet, "/v1/labels/"+l.LabelId, tok, ""))
+		a := decodeAs[client.LabelResponse](t, env.call(http.MethodPost, "/v1/labels/"+l.LabelId+"/archive", tok, "")).Label
 		require.NotNil(t, a.ArchivedAt)
-		requireStatus(t, env.call(http.MethodDelete, "/v1/labels/"+*l.LabelId, tok, ""), http.StatusBadRequest, domain.FailedPrecondition)
+		requireStatus(t, env.call(http.MethodDelete, "/v1/labels/"+l.LabelId, tok, ""), http.StatusBadRequest, domain.FailedPrecondition)
 	})
 }
 
@@ -208,31 +205,31 @@ func TestLabels_ListOrderFiltersAndPaging(t *testing.T) {
 			body := map[string]any{"name": fmt.Sprintf("L%d", i)}
 			switch i {
 			case 1:
-				body["tagIds"] = []string{*red.LabelTagId}
+				body["tagIds"] = []string{red.LabelTagId}
 			case 2:
-				body["tagIds"] = []string{*blue.LabelTagId, *red.LabelTagId}
+				body["tagIds"] = []string{blue.LabelTagId, red.LabelTagId}
 			case 3:
-				body["tagIds"] = []string{*blue.LabelTagId}
+				body["tagIds"] = []string{blue.LabelTagId}
 			}
-			ids = append(ids, *env.createLabel(tok, body).LabelId)
+			ids = append(ids, env.createLabel(tok, body).LabelId)
 			env.Clock.Add(time.Second)
 		}
 		// Same created time: the id breaks the tie, still newest first.
-		ids = append(ids, *env.createLabel(tok, map[string]any{"name": "L5"}).LabelId)
-		ids = append(ids, *env.createLabel(tok, map[string]any{"name": "L6"}).LabelId)
+		ids = append(ids, env.createLabel(tok, map[string]any{"name": "L5"}).LabelId)
+		ids = append(ids, env.createLabel(tok, map[string]any{"name": "L6"}).LabelId)
 		env.call(http.MethodPost, "/v1/labels/"+ids[0]+"/archive", tok, "")
 
 		all := env.listLabels(tok, "")
 		require.Equal(t, []string{"L6", "L5", "L4", "L3", "L2", "L1"}, labelNames(all.Labels))
 		require.Nil(t, all.NextPageToken)
 		require.Equal(t, []string{"L6", "L5", "L4", "L3", "L2", "L1", "L0"}, labelNames(env.listLabels(tok, "include_archived=true").Labels))
-		require.Equal(t, []string{"blue", "red"}, []string{*(*(*all.Labels)[4].Tags)[0].Name, *(*(*all.Labels)[4].Tags)[1].Name}, "tags by name")
+		require.Equal(t, []string{"blue", "red"}, []string{(all.Labels[4].Tags)[0].Name, (all.Labels[4].Tags)[1].Name}, "tags by name")
 
 		// tag_ids: any of the given tags; both spellings.
-		require.Equal(t, []string{"L2", "L1"}, labelNames(env.listLabels(tok, "tag_ids="+*red.LabelTagId).Labels))
-		require.Equal(t, []string{"L3", "L2", "L1"}, labelNames(env.listLabels(tok, "tag_ids="+*red.LabelTagId+"&tag_ids="+*blue.LabelTagId).Labels))
-		require.Equal(t, []string{"L3", "L2", "L1"}, labelNames(env.listLabels(tok, "tagIds="+*red.LabelTagId+"&tagIds="+*blue.LabelTagId).Labels))
-		require.Empty(t, labelNames(env.listLabels(tok, "tag_ids="+*green.LabelTagId).Labels))
+		require.Equal(t, []string{"L2", "L1"}, labelNames(env.listLabels(tok, "tag_ids="+red.LabelTagId).Labels))
+		require.Equal(t, []string{"L3", "L2", "L1"}, labelNames(env.listLabels(tok, "tag_ids="+red.LabelTagId+"&tag_ids="+blue.LabelTagId).Labels))
+		require.Equal(t, []string{"L3", "L2", "L1"}, labelNames(env.listLabels(tok, "tagIds="+red.LabelTagId+"&tagIds="+blue.LabelTagId).Labels))
+		require.Empty(t, labelNames(env.listLabels(tok, "tag_ids="+green.LabelTagId).Labels))
 		require.Empty(t, labelNames(env.listLabels(tok, "tag_ids=unknown").Labels))
 
 		// Paging walks every label once, newest first.
@@ -249,16 +246,16 @@ func TestLabels_ListOrderFiltersAndPaging(t *testing.T) {
 			if p.NextPageToken == nil {
 				break
 			}
-			require.Len(t, *p.Labels, 3)
+			require.Len(t, p.Labels, 3)
 			token = *p.NextPageToken
 		}
 		require.Equal(t, []string{"L6", "L5", "L4", "L3", "L2", "L1", "L0"}, walked)
 		// Exactly a page: no token.
 		p := env.listLabels(tok, "page_size=6")
-		require.Len(t, *p.Labels, 6)
+		require.Len(t, p.Labels, 6)
 		require.Nil(t, p.NextPageToken)
 		// The snake and camel spellings of page_size both work.
-		require.Len(t, *env.listLabels(tok, "pageSize=2").Labels, 2)
+		require.Len(t, env.listLabels(tok, "pageSize=2").Labels, 2)
 
 		// Tokens are bound to the request: other filters, another account,
 		// another operation, or a forged token are INVALID_ARGUMENT.
@@ -269,7 +266,7 @@ func TestLabels_ListOrderFiltersAndPaging(t *testing.T) {
 		require.Equal(t, []string{"L4", "L3"}, labelNames(second.Labels))
 		for _, q := range []string{
 			"include_archived=true&page_token=" + tk,
-			"tag_ids=" + *red.LabelTagId + "&page_token=" + tk,
+			"tag_ids=" + red.LabelTagId + "&page_token=" + tk,
 			"page_token=garbage",
 			"page_token=" + tk + "x",
 		} {
@@ -300,20 +297,20 @@ func TestLabels_PageSizeBoundaries(t *testing.T) {
 		}
 		tok := env.LabelFirst.Token
 		p := env.listLabels(tok, "")
-		require.Len(t, *p.Labels, 100)
+		require.Len(t, p.Labels, 100)
 		require.NotNil(t, p.NextPageToken)
 		p = env.listLabels(tok, "page_size=0")
-		require.Len(t, *p.Labels, 100)
+		require.Len(t, p.Labels, 100)
 		p = env.listLabels(tok, "page_size=1000")
-		require.Len(t, *p.Labels, 1000)
+		require.Len(t, p.Labels, 1000)
 		require.NotNil(t, p.NextPageToken)
 		rest := env.listLabels(tok, "page_size=1000&page_token="+url.QueryEscape(*p.NextPageToken))
-		require.Len(t, *rest.Labels, 1)
+		require.Len(t, rest.Labels, 1)
 		require.Nil(t, rest.NextPageToken)
-		require.Equal(t, "label-0000", *(*rest.Labels)[0].Name)
+		require.Equal(t, "label-0000", rest.Labels[0].Name)
 		for _, size := range []string{"1001", "5000", "2147483647"} {
 			p = env.listLabels(tok, "page_size="+size)
-			require.Len(t, *p.Labels, 1000, size)
+			require.Len(t, p.Labels, 1000, size)
 			require.NotNil(t, p.NextPageToken)
 		}
 		// A token from a page_size=1000 request also works with another size.
@@ -333,10 +330,10 @@ func TestLabelTags(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, res.StatusCode(), "%s", res.Body)
 		urgent := res.JSON200.LabelTag
-		require.Equal(t, "urgent", *urgent.Name)
-		require.Equal(t, color, *urgent.Color)
-		require.Equal(t, env.LabelFirst.ID, *urgent.CustomerId)
-		require.False(t, *urgent.Expunged)
+		require.Equal(t, "urgent", urgent.Name)
+		require.Equal(t, color, urgent.Color)
+		require.Equal(t, env.LabelFirst.ID, urgent.CustomerId)
+		require.False(t, urgent.Expunged)
 		abuse := env.createTag(tok, "abuse")
 
 		r := env.call(http.MethodPost, "/v1/label-tags", tok, `{"name":"urgent"}`)
@@ -347,40 +344,40 @@ func TestLabelTags(t *testing.T) {
 		list, err := c.ListLabelTagsWithResponse(ctx)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, list.StatusCode())
-		require.Len(t, *list.JSON200.LabelTags, 2)
-		require.Equal(t, "abuse", *(*list.JSON200.LabelTags)[0].Name, "by name")
+		require.Len(t, list.JSON200.LabelTags, 2)
+		require.Equal(t, "abuse", list.JSON200.LabelTags[0].Name, "by name")
 		requireMatchesSpec(t, env.call(http.MethodGet, "/v1/label-tags", tok, ""))
 
 		// Tag names are per account; another account's tags are not usable.
 		other := env.newAccount("other", domain.AccountLabelFirst)
 		theirs := env.createTag(other.Token, "urgent")
-		require.Empty(t, *decodeAs[client.ListLabelTagsResponse](t, env.call(http.MethodGet, "/v1/label-tags", env.newAccount("third", domain.AccountLabelFirst).Token, "")).LabelTags)
+		require.Empty(t, decodeAs[client.ListLabelTagsResponse](t, env.call(http.MethodGet, "/v1/label-tags", env.newAccount("third", domain.AccountLabelFirst).Token, "")).LabelTags)
 
-		l := env.createLabel(tok, map[string]any{"name": "Threat", "tagIds": []string{*urgent.LabelTagId}})
-		require.Len(t, *l.Tags, 1)
-		require.Equal(t, *urgent.LabelTagId, *(*l.Tags)[0].LabelTagId)
-		r = env.call(http.MethodPost, "/v1/labels", tok, mustJSON(t, map[string]any{"name": "X", "tagIds": []string{*theirs.LabelTagId}}))
+		l := env.createLabel(tok, map[string]any{"name": "Threat", "tagIds": []string{urgent.LabelTagId}})
+		require.Len(t, l.Tags, 1)
+		require.Equal(t, urgent.LabelTagId, l.Tags[0].LabelTagId)
+		r = env.call(http.MethodPost, "/v1/labels", tok, mustJSON(t, map[string]any{"name": "X", "tagIds": []string{theirs.LabelTagId}}))
 		requireStatus(t, r, http.StatusNotFound, domain.NotFound)
 		r = env.call(http.MethodPost, "/v1/labels", tok, mustJSON(t, map[string]any{"name": "X", "tagIds": []string{"nope"}}))
 		requireStatus(t, r, http.StatusNotFound, domain.NotFound)
-		decodeAs[client.LabelResponse](t, env.call(http.MethodGet, "/v1/labels/"+*l.LabelId, tok, ""))
+		decodeAs[client.LabelResponse](t, env.call(http.MethodGet, "/v1/labels/"+l.LabelId, tok, ""))
 
 		// PUT replaces the tags.
 		env.Clock.Add(time.Minute)
-		set, err := c.SetLabelTagsWithResponse(ctx, *l.LabelId, client.SetLabelTagsJSONRequestBody{LabelTagIds: []string{*abuse.LabelTagId, *abuse.LabelTagId}})
+		set, err := c.SetLabelTagsWithResponse(ctx, l.LabelId, client.SetLabelTagsJSONRequestBody{LabelTagIds: []string{abuse.LabelTagId, abuse.LabelTagId}})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, set.StatusCode(), "%s", set.Body)
-		require.Len(t, *set.JSON200.Label.Tags, 1)
-		require.Equal(t, "abuse", *(*set.JSON200.Label.Tags)[0].Name)
-		require.True(t, set.JSON200.Label.Updated.After(*l.Updated))
-		got := decodeAs[client.LabelResponse](t, env.call(http.MethodGet, "/v1/labels/"+*l.LabelId, tok, "")).Label
-		require.Len(t, *got.Tags, 1)
-		r = env.call(http.MethodPut, "/v1/labels/"+*l.LabelId+"/tags", tok, mustJSON(t, map[string]any{"labelTagIds": []string{*urgent.LabelTagId, *theirs.LabelTagId}}))
+		require.Len(t, set.JSON200.Label.Tags, 1)
+		require.Equal(t, "abuse", set.JSON200.Label.Tags[0].Name)
+		require.True(t, set.JSON200.Label.Updated.After(l.Updated))
+		got := decodeAs[client.LabelResponse](t, env.call(http.MethodGet, "/v1/labels/"+l.LabelId, tok, "")).Label
+		require.Len(t, got.Tags, 1)
+		r = env.call(http.MethodPut, "/v1/labels/"+l.LabelId+"/tags", tok, mustJSON(t, map[string]any{"labelTagIds": []string{urgent.LabelTagId, theirs.LabelTagId}}))
 		requireStatus(t, r, http.StatusNotFound, domain.NotFound)
-		got = decodeAs[client.LabelResponse](t, env.call(http.MethodGet, "/v1/labels/"+*l.LabelId, tok, "")).Label
-		require.Equal(t, "abuse", *(*got.Tags)[0].Name, "a failed PUT changes nothing")
-		cleared := decodeAs[client.LabelResponse](t, env.call(http.MethodPut, "/v1/labels/"+*l.LabelId+"/tags", tok, `{"labelTagIds":[]}`)).Label
-		require.Empty(t, *cleared.Tags)
+		got = decodeAs[client.LabelResponse](t, env.call(http.MethodGet, "/v1/labels/"+l.LabelId, tok, "")).Label
+		require.Equal(t, "abuse", got.Tags[0].Name, "a failed PUT changes nothing")
+		cleared := decodeAs[client.LabelResponse](t, env.call(http.MethodPut, "/v1/labels/"+l.LabelId+"/tags", tok, `{"labelTagIds":[]}`)).Label
+		require.Empty(t, cleared.Tags)
 	})
 }
 
@@ -390,10 +387,10 @@ func TestLabels_OtherAccountIsNotFound(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
 		tok := env.LabelFirst.Token
 		tag := env.createTag(tok, "mine")
-		l := env.createLabel(tok, map[string]any{"name": "Mine", "tagIds": []string{*tag.LabelTagId}})
-		v := env.createVersion(tok, *l.LabelId, map[string]any{"text": labelRule})
+		l := env.createLabel(tok, map[string]any{"name": "Mine", "tagIds": []string{tag.LabelTagId}})
+		v := env.createVersion(tok, l.LabelId, map[string]any{"text": labelRule})
 		empty := env.createLabel(tok, map[string]any{"name": "Empty"})
-		id, vid := *l.LabelId, *v.LabelVersionId
+		id, vid := l.LabelId, v.LabelVersionId
 
 		other := env.newAccount("intruder", domain.AccountLabelFirst)
 		ot := other.Token
@@ -402,18 +399,18 @@ func TestLabels_OtherAccountIsNotFound(t *testing.T) {
 		for _, tc := range []struct{ method, path, body string }{
 			{http.MethodGet, "/v1/labels/" + id, ""},
 			{http.MethodPatch, "/v1/labels/" + id, `{"name":"stolen"}`},
-			{http.MethodDelete, "/v1/labels/" + *empty.LabelId, ""},
+			{http.MethodDelete, "/v1/labels/" + empty.LabelId, ""},
 			{http.MethodPost, "/v1/labels/" + id + "/archive", ""},
 			{http.MethodPost, "/v1/labels/" + id + "/unarchive", ""},
-			{http.MethodPut, "/v1/labels/" + id + "/tags", mustJSON(t, map[string]any{"labelTagIds": []string{*otherTag.LabelTagId}})},
+			{http.MethodPut, "/v1/labels/" + id + "/tags", mustJSON(t, map[string]any{"labelTagIds": []string{otherTag.LabelTagId}})},
 			{http.MethodGet, "/v1/labels/" + id + "/versions", ""},
 			{http.MethodPost, "/v1/labels/" + id + "/versions", mustJSON(t, map[string]any{"text": labelRule})},
 			{http.MethodGet, "/v1/labels/" + id + "/versions/" + vid, ""},
 			// Another account's version under one's own label, and another
 			// account's tag on one's own label.
-			{http.MethodGet, "/v1/labels/" + *otherLabel.LabelId + "/versions/" + vid, ""},
-			{http.MethodPut, "/v1/labels/" + *otherLabel.LabelId + "/tags", mustJSON(t, map[string]any{"labelTagIds": []string{*tag.LabelTagId}})},
-			{http.MethodPost, "/v1/labels", mustJSON(t, map[string]any{"name": "X", "tagIds": []string{*tag.LabelTagId}})},
+			{http.MethodGet, "/v1/labels/" + otherLabel.LabelId + "/versions/" + vid, ""},
+			{http.MethodPut, "/v1/labels/" + otherLabel.LabelId + "/tags", mustJSON(t, map[string]any{"labelTagIds": []string{tag.LabelTagId}})},
+			{http.MethodPost, "/v1/labels", mustJSON(t, map[string]any{"name": "X", "tagIds": []string{tag.LabelTagId}})},
 		} {
 			r := env.call(tc.method, tc.path, ot, tc.body)
 			requireStatus(t, r, http.StatusNotFound, domain.NotFound)
@@ -421,16 +418,16 @@ func TestLabels_OtherAccountIsNotFound(t *testing.T) {
 		}
 		// The owner's objects are unchanged.
 		got := decodeAs[client.LabelResponse](t, env.call(http.MethodGet, "/v1/labels/"+id, tok, "")).Label
-		require.Equal(t, "Mine", *got.Name)
+		require.Equal(t, "Mine", got.Name)
 		require.Nil(t, got.ArchivedAt)
-		require.Len(t, *got.Tags, 1)
+		require.Len(t, got.Tags, 1)
 		vs := decodeAs[client.ListLabelVersionsResponse](t, env.call(http.MethodGet, "/v1/labels/"+id+"/versions", tok, ""))
-		require.Len(t, *vs.LabelVersions, 1)
-		decodeAs[client.LabelResponse](t, env.call(http.MethodGet, "/v1/labels/"+*empty.LabelId, tok, ""))
+		require.Len(t, vs.LabelVersions, 1)
+		decodeAs[client.LabelResponse](t, env.call(http.MethodGet, "/v1/labels/"+empty.LabelId, tok, ""))
 		// Listings are per account.
 		require.Equal(t, []string{"Theirs"}, labelNames(env.listLabels(ot, "include_archived=true").Labels))
 		tags := decodeAs[client.ListLabelTagsResponse](t, env.call(http.MethodGet, "/v1/label-tags", ot, ""))
-		require.Len(t, *tags.LabelTags, 1)
+		require.Len(t, tags.LabelTags, 1)
 	})
 }
 
@@ -439,7 +436,7 @@ func TestLabels_OtherAccountIsNotFound(t *testing.T) {
 func TestLabels_PolicyFirstAccountsAreRefused(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
 		l := env.createLabel(env.LabelFirst.Token, map[string]any{"name": "L"})
-		id := *l.LabelId
+		id := l.LabelId
 		for _, tc := range []struct{ method, path, body string }{
 			{http.MethodGet, "/v1/labels", ""},
 			{http.MethodPost, "/v1/labels", `{"name":"x"}`},

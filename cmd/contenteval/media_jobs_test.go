@@ -48,24 +48,24 @@ func TestVideoJob(t *testing.T) {
 		policyID := env.createPolicy(tok, "video")
 		j := env.submit(tok, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true),
 			ContentData: []client.ContentData{{Video: &data, Captions: &captions}}})
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status, "%+v", j.Error)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status, "%+v", j.Error)
 		require.Equal(t, client.OUTCOMETRUE, labelOutcome(t, j, "Threat"))
 
-		r, err := env.Client(tok).ListJobLabelHitsWithResponse(context.Background(), *j.JobUuid, nil)
+		r, err := env.Client(tok).ListJobLabelHitsWithResponse(context.Background(), j.JobUuid, nil)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
 		specChecked(t, r.HTTPResponse, r.Body)
 		var threat []client.LabelHit
 		for _, h := range *r.JSON200.Labels {
-			if *h.Label == "Threat" {
+			if h.Label == "Threat" {
 				threat = append(threat, h)
 			}
 		}
 		require.Len(t, threat, 1)
 		h := threat[0]
-		require.Equal(t, client.MODALITYVIDEO, *h.Modality)
-		require.Equal(t, "2500", *h.StartMs)
-		require.Equal(t, "00:00:02.500", *h.StartTimecode)
+		require.Equal(t, client.MODALITYVIDEO, h.Modality)
+		require.Equal(t, "2500", h.StartMs)
+		require.Equal(t, "00:00:02.500", h.StartTimecode)
 		require.Equal(t, "3500", *h.EndMs)
 		require.Equal(t, "2500", *h.TranscriptStartMs)
 		require.Equal(t, "3500", *h.TranscriptEndMs)

@@ -136,7 +136,7 @@ func TestModelBackendsEndToEnd(t *testing.T) {
 		r, err := env.Client(tok).CreatePolicyWithResponse(t.Context(), client.CreatePolicyRequest{PolicyKey: "model", Text: modelPolicyText})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-		policyID := *r.JSON200.Policy.PolicyId
+		policyID := r.JSON200.Policy.PolicyId
 
 		// Sync: three model signals, one call each (Llama Guard judges one
 		// category per call).
@@ -158,9 +158,9 @@ func TestModelBackendsEndToEnd(t *testing.T) {
 		// Async, with other content: the worker asks the backend.
 		const async = "another threat of violence, a scam, a weapon against a person"
 		created := env.submit(tok, client.CreateJobRequest{PolicyId: policyID, ContentData: []client.ContentData{textItem(async, nil)}})
-		done := env.waitForJob(tok, *created.JobUuid)
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *done.Status)
-		raw := env.call(http.MethodGet, "/v1/jobs/"+*created.JobUuid, tok, "")
+		done := env.waitForJob(tok, created.JobUuid)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, done.Status)
+		raw := env.call(http.MethodGet, "/v1/jobs/"+created.JobUuid, tok, "")
 		requireScoredByModel(t, jsonMap(t, raw.Body)["job"].(map[string]any)["results"].([]any)[0].(map[string]any)["report"], 3)
 		require.EqualValues(t, 6, fake.Calls())
 
@@ -221,16 +221,16 @@ func TestModelBackendsLabelsAndBatches(t *testing.T) {
 		// Label-first: a version names its stack; an unknown one is refused.
 		ltok := env.LabelFirst.Token
 		label := env.createLabel(ltok, map[string]any{"name": "Threat"})
-		bad := env.call(http.MethodPost, "/v1/labels/"+*label.LabelId+"/versions", ltok, mustJSON(t, map[string]any{
+		bad := env.call(http.MethodPost, "/v1/labels/"+label.LabelId+"/versions", ltok, mustJSON(t, map[string]any{
 			"text": `"threat of violence"`, "labelEvalOptions": map[string]any{"stack": "nope"},
 		}))
 		st := requireStatus(t, bad, http.StatusBadRequest, domain.InvalidArgument)
 		require.Contains(t, st["message"], "labelEvalOptions.stack")
-		v := env.createVersion(ltok, *label.LabelId, map[string]any{
+		v := env.createVersion(ltok, label.LabelId, map[string]any{
 			"text": `"threat of violence"`, "labelEvalOptions": map[string]any{"stack": "guard"}, "globalContext": "a gaming forum",
 		})
 		out := jsonMap(t, env.call(http.MethodPost, "/v1/labels/evaluate", ltok, mustJSON(t, map[string]any{
-			"contentData": map[string]any{"text": "that is violence"}, "labelVersionIds": []string{*v.LabelVersionId},
+			"contentData": map[string]any{"text": "that is violence"}, "labelVersionIds": []string{v.LabelVersionId},
 		})).Body)
 		res := out["results"].([]any)[0].(map[string]any)["evaluation"].(map[string]any)
 		require.Equal(t, "OUTCOME_TRUE", res["outcome"], "%v", res)
@@ -239,7 +239,7 @@ func TestModelBackendsLabelsAndBatches(t *testing.T) {
 		require.Contains(t, fake.Requests()[0]["prompt"], "a gaming forum", "the global context is in the prompt")
 		// The call's own options: a dead stack fails the label.
 		out = jsonMap(t, env.call(http.MethodPost, "/v1/labels/evaluate", ltok, mustJSON(t, map[string]any{
-			"contentData": map[string]any{"text": "that is violence"}, "labelVersionIds": []string{*v.LabelVersionId},
+			"contentData": map[string]any{"text": "that is violence"}, "labelVersionIds": []string{v.LabelVersionId},
 			"labelEvalOptions": map[string]any{"stack": "dead"},
 		})).Body)
 		require.Equal(t, "OUTCOME_FAILED", out["results"].([]any)[0].(map[string]any)["evaluation"].(map[string]any)["outcome"])
@@ -248,11 +248,11 @@ func TestModelBackendsLabelsAndBatches(t *testing.T) {
 		tok := env.PolicyFirst.Token
 		pr, err := env.Client(tok).CreatePolicyWithResponse(t.Context(), client.CreatePolicyRequest{PolicyKey: "model", Text: modelPolicyText})
 		require.NoError(t, err)
-		created := env.createBatch(t, tok, client.CreateBatchJobRequest{PolicyId: *pr.JSON200.Policy.PolicyId})
+		created := env.createBatch(t, tok, client.CreateBatchJobRequest{PolicyId: pr.JSON200.Policy.PolicyId})
 		r := putFile(t, *created.InputFileUploadUrl, "ref_id,type,content\nr1,text,a scam\nr2,text,nothing to see\n")
 		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
-		b := env.waitForBatch(t, tok, *created.BatchJobId)
-		require.Equal(t, client.BATCHJOBSTATECOMPLETED, *b.State)
+		b := env.waitForBatch(t, tok, created.BatchJobId)
+		require.Equal(t, client.BATCHJOBSTATECOMPLETED, b.State)
 		lines := readOutput(t, getFile(t, *b.OutputFileUrl).Body)
 		require.Len(t, lines, 2)
 		require.Equal(t, "OUTCOME_TRUE", lines[0].Result)

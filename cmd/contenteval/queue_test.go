@@ -44,20 +44,20 @@ func TestDailyEvaluationQuota(t *testing.T) {
 		one := []client.ContentData{textItem("c", nil)}
 
 		j := env.submit(pf, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true), ContentData: two})
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status)
 		j = env.submit(pf, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true), ContentData: two})
-		require.Equal(t, client.JOBSTATUSFAILED, *j.Status, "2 + 2 > 3")
-		require.Equal(t, client.JOBERRORREASONQUOTAEXCEEDED, *j.Error.Reason)
-		require.Equal(t, domain.ErrJobQuota.Message, *j.Error.Message)
+		require.Equal(t, client.JOBSTATUSFAILED, j.Status, "2 + 2 > 3")
+		require.Equal(t, client.JOBERRORREASONQUOTAEXCEEDED, j.Error.Reason)
+		require.Equal(t, domain.ErrJobQuota.Message, j.Error.Message)
 		require.Nil(t, j.Results)
 
 		j = env.submit(pf, client.CreateJobRequest{PolicyId: policyID, ContentData: one})
-		j = env.waitForJob(pf, *j.JobUuid)
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status, "2 + 1 <= 3, async")
+		j = env.waitForJob(pf, j.JobUuid)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status, "2 + 1 <= 3, async")
 		j = env.submit(pf, client.CreateJobRequest{PolicyId: policyID, ContentData: one})
-		j = env.waitForJob(pf, *j.JobUuid)
-		require.Equal(t, client.JOBSTATUSFAILED, *j.Status)
-		require.Equal(t, client.JOBERRORREASONQUOTAEXCEEDED, *j.Error.Reason)
+		j = env.waitForJob(pf, j.JobUuid)
+		require.Equal(t, client.JOBSTATUSFAILED, j.Status)
+		require.Equal(t, client.JOBERRORREASONQUOTAEXCEEDED, j.Error.Reason)
 
 		r := env.call(http.MethodPost, "/v1/jobs/stream", pf, `{"policyId":"`+policyID+`","contentData":[{"text":"x"}]}`)
 		requireStatus(t, r, http.StatusTooManyRequests, domain.ResourceExhausted)
@@ -65,7 +65,7 @@ func TestDailyEvaluationQuota(t *testing.T) {
 		// The next UTC day starts afresh.
 		env.Clock.Add(24 * time.Hour)
 		j = env.submit(pf, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true), ContentData: two})
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status)
 	})
 }
 
@@ -78,12 +78,12 @@ func TestAdmissionQueueTimeout(t *testing.T) {
 		fresh := env.submit(pf, client.CreateJobRequest{PolicyId: policyID, ContentData: []client.ContentData{textItem("b", nil)}})
 		runWorkers(t, env)
 
-		j := env.waitForJob(pf, *late.JobUuid)
-		require.Equal(t, client.JOBSTATUSFAILED, *j.Status)
-		require.Equal(t, client.JOBERRORREASONADMISSIONQUEUETIMEOUT, *j.Error.Reason)
-		require.Equal(t, domain.ErrJobAdmission.Message, *j.Error.Message)
-		j = env.waitForJob(pf, *fresh.JobUuid)
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status)
+		j := env.waitForJob(pf, late.JobUuid)
+		require.Equal(t, client.JOBSTATUSFAILED, j.Status)
+		require.Equal(t, client.JOBERRORREASONADMISSIONQUEUETIMEOUT, j.Error.Reason)
+		require.Equal(t, domain.ErrJobAdmission.Message, j.Error.Message)
+		j = env.waitForJob(pf, fresh.JobUuid)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status)
 	})
 }
 
@@ -111,25 +111,25 @@ func TestCrashedWorkerRecovery(t *testing.T) {
 		// the account's queue, and a claim takes several): once the marker
 		// is done, that claim has passed the job over.
 		marker := env.submit(pf, client.CreateJobRequest{PolicyId: policyID, ContentData: item})
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *env.waitForJob(pf, *marker.JobUuid).Status)
-		held, err := store.GetJob(ctx, env.PolicyFirst.ID, *a.JobUuid)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, env.waitForJob(pf, marker.JobUuid).Status)
+		held, err := store.GetJob(ctx, env.PolicyFirst.ID, a.JobUuid)
 		require.NoError(t, err)
 		require.Equal(t, domain.JobRunning, held.Status)
 		require.Equal(t, "crashed", held.LeaseOwner)
 		require.Equal(t, 1, held.Attempts)
-		r, err := env.Client(pf).GetJobWithResponse(ctx, *a.JobUuid)
+		r, err := env.Client(pf).GetJobWithResponse(ctx, a.JobUuid)
 		require.NoError(t, err)
-		require.Equal(t, client.JOBSTATUSRUNNING, *r.JSON200.Job.Status)
+		require.Equal(t, client.JOBSTATUSRUNNING, r.JSON200.Job.Status)
 
 		env.Clock.Add(time.Minute)
-		j := env.waitForJob(pf, *a.JobUuid)
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status)
+		j := env.waitForJob(pf, a.JobUuid)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status)
 		require.Len(t, *j.Results, 1)
-		stored, err := store.GetJob(ctx, env.PolicyFirst.ID, *a.JobUuid)
+		stored, err := store.GetJob(ctx, env.PolicyFirst.ID, a.JobUuid)
 		require.NoError(t, err)
 		require.Equal(t, 2, stored.Attempts)
 		// The dead worker's late outcome changes nothing.
-		err = store.FinishJob(ctx, *a.JobUuid, "crashed", domain.JobFailed, env.Clock.Now(), &domain.ErrJobInternal, nil, nil)
+		err = store.FinishJob(ctx, a.JobUuid, "crashed", domain.JobFailed, env.Clock.Now(), &domain.ErrJobInternal, nil, nil)
 		require.Equal(t, domain.Aborted, domain.ErrorCode(err))
 		stop()
 
@@ -141,10 +141,10 @@ func TestCrashedWorkerRecovery(t *testing.T) {
 		require.Len(t, claimed, 1)
 		env.Clock.Add(16 * time.Minute)
 		runWorkers(t, env)
-		j = env.waitForJob(pf, *b.JobUuid)
-		require.Equal(t, client.JOBSTATUSFAILED, *j.Status)
-		require.Equal(t, client.JOBERRORREASONEXECUTIONDEADLINEEXCEEDED, *j.Error.Reason)
-		require.Equal(t, domain.ErrJobDeadline.Message, *j.Error.Message)
+		j = env.waitForJob(pf, b.JobUuid)
+		require.Equal(t, client.JOBSTATUSFAILED, j.Status)
+		require.Equal(t, client.JOBERRORREASONEXECUTIONDEADLINEEXCEEDED, j.Error.Reason)
+		require.Equal(t, domain.ErrJobDeadline.Message, j.Error.Message)
 	})
 }
 
@@ -182,7 +182,7 @@ func TestTwoReplicasShareTheQueue(t *testing.T) {
 						PolicyId: policyID, ContentData: []client.ContentData{textItem(fmt.Sprintf("buy now %d", i), nil)},
 					})
 					if err == nil && r.JSON200 != nil {
-						ids[i] = *r.JSON200.Job.JobUuid
+						ids[i] = r.JSON200.Job.JobUuid
 					}
 				}()
 			}
@@ -191,7 +191,7 @@ func TestTwoReplicasShareTheQueue(t *testing.T) {
 			for _, id := range ids {
 				require.NotEmpty(t, id)
 				j := env.waitForJob(pf, id)
-				require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status)
+				require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status)
 				require.Len(t, *j.Results, 1)
 				stored, err := store.GetJob(context.Background(), env.PolicyFirst.ID, id)
 				require.NoError(t, err)
@@ -214,17 +214,17 @@ func TestSyncJobPaths(t *testing.T) {
 		large := small + " " + strings.Repeat("lorem ipsum ", 70<<10/12)
 		for _, text := range []string{small, large} {
 			j := env.submit(pf, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true), ContentData: []client.ContentData{textItem(text, nil)}})
-			require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status)
-			require.Equal(t, client.OUTCOMETRUE, *(*j.Results)[0].Report.Result)
-			got := env.waitForJob(pf, *j.JobUuid)
+			require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status)
+			require.Equal(t, client.OUTCOMETRUE, (*j.Results)[0].Report.Result)
+			got := env.waitForJob(pf, j.JobUuid)
 			require.Equal(t, j.Results, got.Results, "what the request answered is what is stored")
 			require.Equal(t, j.Completed, got.Completed)
-			stored, err := store.GetJob(context.Background(), env.PolicyFirst.ID, *j.JobUuid)
+			stored, err := store.GetJob(context.Background(), env.PolicyFirst.ID, j.JobUuid)
 			require.NoError(t, err)
 			require.Equal(t, 1, stored.Attempts)
 			require.NotNil(t, stored.Started)
 			require.Empty(t, stored.LeaseOwner)
-			hits, err := store.ListLabelHits(context.Background(), *j.JobUuid, "", -1, 10)
+			hits, err := store.ListLabelHits(context.Background(), j.JobUuid, "", -1, 10)
 			require.NoError(t, err)
 			require.Len(t, hits, 1)
 		}

@@ -87,8 +87,8 @@ func TestCheckRules(t *testing.T) {
 		require.Equal(t, http.StatusOK, pr.StatusCode(), "%s", pr.Body)
 		pv := pr.JSON200.PolicyVersion
 		require.Equal(t, int32(4), *got.SignalCount)
-		require.Equal(t, *pv.ComplexityScore, *got.ComplexityScore)
-		require.Equal(t, *pv.TokenCountsV2, *got.TokenCountsV2)
+		require.Equal(t, pv.ComplexityScore, *got.ComplexityScore)
+		require.Equal(t, pv.TokenCountsV2, *got.TokenCountsV2)
 
 		lc := env.Client(env.LabelFirst.Token)
 		lr, err := lc.CreateLabelWithResponse(ctx, client.CreateLabelRequest{Name: "Threat"})
@@ -96,17 +96,17 @@ func TestCheckRules(t *testing.T) {
 		require.Equal(t, http.StatusOK, lr.StatusCode(), "%s", lr.Body)
 		labelText := "ANY(=(\"kill\"), ~(\"idiot\"))\nSENTIMENT(\"negative\") AND \"insult\"\n"
 		got = check(t, env.LabelFirst.Token, client.RULESKINDLABEL, labelText)
-		vr, err := lc.CreateLabelVersionWithResponse(ctx, *lr.JSON200.Label.LabelId, client.CreateLabelVersionRequest{Text: labelText})
+		vr, err := lc.CreateLabelVersionWithResponse(ctx, lr.JSON200.Label.LabelId, client.CreateLabelVersionRequest{Text: labelText})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, vr.StatusCode(), "%s", vr.Body)
 		lv := vr.JSON200.LabelVersion
 		require.Equal(t, []client.RuleCheckError{}, got.Errors)
-		require.Equal(t, float32(*got.SignalCount), *lv.SignalCount)
-		require.Equal(t, *lv.ComplexityScore, *got.ComplexityScore)
-		require.Equal(t, *lv.TokenCountsV2, *got.TokenCountsV2)
+		require.Equal(t, float32(*got.SignalCount), lv.SignalCount)
+		require.Equal(t, lv.ComplexityScore, *got.ComplexityScore)
+		require.Equal(t, lv.TokenCountsV2, *got.TokenCountsV2)
 		// Nothing was stored by the checks: the account has the one label.
 		labels := env.listLabels(env.LabelFirst.Token, "")
-		require.Len(t, *labels.Labels, 1)
+		require.Len(t, labels.Labels, 1)
 
 		// Bounded as publishing is: text over 64 KiB is refused before it is
 		// compiled, naming the field; a missing or unknown kind and empty text

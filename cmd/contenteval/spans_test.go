@@ -54,9 +54,9 @@ var spanCases = []spanCase{
 // against c, and that each slices c.text to its text.
 func requireSpans(t *testing.T, c spanCase, rep *client.EvaluationReport) {
 	t.Helper()
-	secs := *rep.SectionEvaluationReports
+	secs := rep.SectionEvaluationReports
 	require.Len(t, secs, 1)
-	as := *secs[0].AssertionEvaluationReports
+	as := secs[0].AssertionEvaluationReports
 	require.Len(t, as, len(c.want))
 	runes := []rune(c.text)
 	for i, want := range c.want {
@@ -120,22 +120,22 @@ func TestFlaggedSpansJobs(t *testing.T) {
 		pr, err := c.CreatePolicyWithResponse(ctx, client.CreatePolicyRequest{PolicyKey: "spans", Text: "LABEL \"Threat\" {\n" + spanRules + "}\n"})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, pr.StatusCode(), "%s", pr.Body)
-		policyID := *pr.JSON200.Policy.PolicyId
+		policyID := pr.JSON200.Policy.PolicyId
 
 		checkJob := func(t *testing.T, j client.Job) {
-			require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status)
+			require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status)
 			require.Len(t, *j.Results, len(spanCases))
 			for i, r := range *j.Results {
 				requireSpans(t, spanCases[i], r.Report)
 			}
-			hr, err := c.ListJobLabelHitsWithResponse(ctx, *j.JobUuid, nil)
+			hr, err := c.ListJobLabelHitsWithResponse(ctx, j.JobUuid, nil)
 			require.NoError(t, err)
 			require.Equal(t, http.StatusOK, hr.StatusCode(), "%s", hr.Body)
 			specChecked(t, hr.HTTPResponse, hr.Body)
 			hits := *hr.JSON200.Labels
 			require.Len(t, hits, len(spanCases), "one TRUE section per text")
 			for i, h := range hits {
-				require.Equal(t, *(*j.Results)[i].JobResultId, *h.JobResultId)
+				require.Equal(t, (*j.Results)[i].JobResultId, h.JobResultId)
 				requireHitSpans(t, spanCases[i], h)
 			}
 		}
@@ -144,11 +144,11 @@ func TestFlaggedSpansJobs(t *testing.T) {
 			j := env.submit(env.PolicyFirst.Token, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true), ContentData: spanItems()})
 			checkJob(t, j)
 			// What GET returns is what was stored.
-			checkJob(t, env.waitForJob(env.PolicyFirst.Token, *j.JobUuid))
+			checkJob(t, env.waitForJob(env.PolicyFirst.Token, j.JobUuid))
 		})
 		t.Run("async", func(t *testing.T) {
 			j := env.submit(env.PolicyFirst.Token, client.CreateJobRequest{PolicyId: policyID, ContentData: spanItems()})
-			checkJob(t, env.waitForJob(env.PolicyFirst.Token, *j.JobUuid))
+			checkJob(t, env.waitForJob(env.PolicyFirst.Token, j.JobUuid))
 		})
 		t.Run("stream", func(t *testing.T) {
 			doc, _ := loadSpec(t)
@@ -187,10 +187,10 @@ func TestFlaggedSpansLabels(t *testing.T) {
 		lr, err := c.CreateLabelWithResponse(ctx, client.CreateLabelRequest{Name: "Threat"})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, lr.StatusCode(), "%s", lr.Body)
-		vr, err := c.CreateLabelVersionWithResponse(ctx, *lr.JSON200.Label.LabelId, client.CreateLabelVersionRequest{Text: spanRules})
+		vr, err := c.CreateLabelVersionWithResponse(ctx, lr.JSON200.Label.LabelId, client.CreateLabelVersionRequest{Text: spanRules})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, vr.StatusCode(), "%s", vr.Body)
-		version := *vr.JSON200.LabelVersion.LabelVersionId
+		version := vr.JSON200.LabelVersion.LabelVersionId
 
 		for _, sc := range spanCases {
 			// Twice: the second answer comes from the evaluation cache.
@@ -201,8 +201,8 @@ func TestFlaggedSpansLabels(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, http.StatusOK, er.StatusCode(), "%s", er.Body)
 				specChecked(t, er.HTTPResponse, er.Body)
-				res := (*er.JSON200.Results)[0]
-				require.Equal(t, client.OUTCOMETRUE, *res.Evaluation.Outcome)
+				res := (er.JSON200.Results)[0]
+				require.Equal(t, client.OUTCOMETRUE, res.Evaluation.Outcome)
 				requireSpans(t, sc, res.Evaluation.Report)
 
 				hr, err := c.ListJobLabelHitsWithResponse(ctx, *res.JobUuid, nil)
@@ -229,27 +229,27 @@ func TestFlaggedSpansOCR(t *testing.T) {
 		j := env.submit(tok, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true),
 			Options:     &client.EvaluationOptions{Options: &client.StringMap{"ocr": "true"}},
 			ContentData: []client.ContentData{{Image: &img}}})
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status, "%+v", j.Error)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status, "%+v", j.Error)
 		var threat client.SectionReport
-		for _, s := range *(*j.Results)[0].Report.SectionEvaluationReports {
-			if *s.Name == "Threat" {
+		for _, s := range (*j.Results)[0].Report.SectionEvaluationReports {
+			if s.Name == "Threat" {
 				threat = s
 			}
 		}
-		require.Equal(t, client.OUTCOMETRUE, *threat.Result)
-		spans := *(*threat.AssertionEvaluationReports)[0].Spans
+		require.Equal(t, client.OUTCOMETRUE, threat.Result)
+		spans := *(threat.AssertionEvaluationReports)[0].Spans
 		require.Len(t, spans, 1)
 		s := spans[0]
 		require.True(t, strings.EqualFold("kill you", s.Text), "OCR read %q", s.Text)
 		require.Equal(t, int32(utf8.RuneCountInString(s.Text)), s.End-s.Start)
 		require.Nil(t, s.TranscriptStartMs, "an image's text is not a transcript")
 
-		hr, err := env.Client(tok).ListJobLabelHitsWithResponse(context.Background(), *j.JobUuid, nil)
+		hr, err := env.Client(tok).ListJobLabelHitsWithResponse(context.Background(), j.JobUuid, nil)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, hr.StatusCode(), "%s", hr.Body)
 		for _, h := range *hr.JSON200.Labels {
-			require.Equal(t, client.MODALITYIMAGE, *h.Modality)
-			if *h.Label == "Threat" {
+			require.Equal(t, client.MODALITYIMAGE, h.Modality)
+			if h.Label == "Threat" {
 				require.Equal(t, []client.FlaggedSpan{s}, *h.Spans)
 			} else {
 				require.Nil(t, h.Spans, "a HASH match has no span")
@@ -279,12 +279,12 @@ func TestFlaggedSpansTranscript(t *testing.T) {
 		policyID := env.createPolicy(tok, "video")
 		j := env.submit(tok, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true),
 			ContentData: []client.ContentData{{Video: &data, Captions: &captions}}})
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *j.Status, "%+v", j.Error)
-		threat := (*(*j.Results)[0].Report.SectionEvaluationReports)[0]
-		require.Equal(t, "Threat", *threat.Name)
-		require.Equal(t, want, *(*threat.AssertionEvaluationReports)[0].Spans)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status, "%+v", j.Error)
+		threat := ((*j.Results)[0].Report.SectionEvaluationReports)[0]
+		require.Equal(t, "Threat", threat.Name)
+		require.Equal(t, want, *(threat.AssertionEvaluationReports)[0].Spans)
 
-		r, err := env.Client(tok).ListJobLabelHitsWithResponse(context.Background(), *j.JobUuid, nil)
+		r, err := env.Client(tok).ListJobLabelHitsWithResponse(context.Background(), j.JobUuid, nil)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
 		specChecked(t, r.HTTPResponse, r.Body)

@@ -79,8 +79,8 @@ func TestJobWebhooks(t *testing.T) {
 		failed := env.submit(env.PolicyFirst.Token, client.CreateJobRequest{
 			PolicyId: policyID, ContentData: []client.ContentData{{Image: &notImage}}, Webhook: hook,
 		})
-		env.waitForJob(env.PolicyFirst.Token, *done.JobUuid)
-		env.waitForJob(env.PolicyFirst.Token, *failed.JobUuid)
+		env.waitForJob(env.PolicyFirst.Token, done.JobUuid)
+		env.waitForJob(env.PolicyFirst.Token, failed.JobUuid)
 
 		got := waitForWebhooks(t, received, 2)
 		byJob := map[string]struct {
@@ -100,13 +100,13 @@ func TestJobWebhooks(t *testing.T) {
 			var raw map[string]any
 			require.NoError(t, json.Unmarshal(w.body, &raw))
 			require.NoError(t, doc.Components.Schemas["Job"].Value.VisitJSON(raw["job"]))
-			byJob[*p.Job.JobUuid] = p
+			byJob[p.Job.JobUuid] = p
 		}
-		require.Equal(t, "job.completed", byJob[*done.JobUuid].Type)
-		require.Equal(t, client.JOBSTATUSCOMPLETED, *byJob[*done.JobUuid].Job.Status)
-		require.NotNil(t, byJob[*done.JobUuid].Job.Results)
-		require.Equal(t, "job.failed", byJob[*failed.JobUuid].Type)
-		require.NotNil(t, byJob[*failed.JobUuid].Job.Error)
+		require.Equal(t, "job.completed", byJob[done.JobUuid].Type)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, byJob[done.JobUuid].Job.Status)
+		require.NotNil(t, byJob[done.JobUuid].Job.Results)
+		require.Equal(t, "job.failed", byJob[failed.JobUuid].Type)
+		require.NotNil(t, byJob[failed.JobUuid].Job.Error)
 
 		// Delivered once each: nothing more arrives. Once every outbox row
 		// of the account is delivered (its POST answered before the row is

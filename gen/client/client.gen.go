@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -362,12 +363,6 @@ func (e RulesKind) Valid() bool {
 	}
 }
 
-// Any A typed detail; `@type` names its shape.
-type Any struct {
-	Type                 string                 `json:"@type"`
-	AdditionalProperties map[string]interface{} `json:"-"`
-}
-
 // AssertionReport defines model for AssertionReport.
 type AssertionReport struct {
 	// Message The rule's source text, followed by what explains its score, each in parentheses:
@@ -385,11 +380,11 @@ type AssertionReport struct {
 	//   made it TRUE). A skipped rule is never FAILED: it keeps its outcome when the
 	//   skipped signals could not change it, and is OUTCOME_UNSPECIFIED with score 0
 	//   otherwise.
-	Message *string `json:"message,omitempty"`
+	Message string `json:"message"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result *Outcome `json:"result,omitempty"`
-	Score  *float64 `json:"score,omitempty"`
+	Result Outcome `json:"result"`
+	Score  float64 `json:"score"`
 
 	// Spans Extension. Where the rule's signals matched the text, set only when the rule is
 	// OUTCOME_TRUE and the built-in evaluators located what matched: exact, fuzzy and
@@ -403,34 +398,41 @@ type AssertionReport struct {
 	Spans *[]FlaggedSpan `json:"spans,omitempty"`
 }
 
+// BadRequestDetail `type.googleapis.com/google.rpc.BadRequest`: the request fields at fault.
+type BadRequestDetail struct {
+	// AtType type.googleapis.com/google.rpc.BadRequest
+	AtType          string           `json:"@type"`
+	FieldViolations []FieldViolation `json:"fieldViolations"`
+}
+
 // BatchJob defines model for BatchJob.
 type BatchJob struct {
-	BatchJobId  *string        `json:"batchJobId,omitempty"`
-	CreatedAt   *time.Time     `json:"createdAt,omitempty"`
+	BatchJobId  string         `json:"batchJobId"`
+	CreatedAt   time.Time      `json:"createdAt"`
 	Error       *BatchJobError `json:"error,omitempty"`
-	FailedCount *int32         `json:"failedCount,omitempty"`
-	ItemCount   *int32         `json:"itemCount,omitempty"`
-	Name        *string        `json:"name,omitempty"`
+	FailedCount int32          `json:"failedCount"`
+	ItemCount   int32          `json:"itemCount"`
+	Name        string         `json:"name"`
 
 	// OutputFileUrl Signed GET URL of the output, once the batch job is complete.
 	OutputFileUrl   *string `json:"outputFileUrl,omitempty"`
-	PolicyId        *string `json:"policyId,omitempty"`
-	PolicyVersionId *string `json:"policyVersionId,omitempty"`
-	ProcessedCount  *int32  `json:"processedCount,omitempty"`
+	PolicyId        string  `json:"policyId"`
+	PolicyVersionId string  `json:"policyVersionId"`
+	ProcessedCount  int32   `json:"processedCount"`
 
 	// State INITIALIZED (created, waiting for the input file) -> QUEUED (file uploaded) ->
 	// PREPROCESSING (parsing and validating) -> PREPROCESSED -> SUBMITTED (items
 	// enqueued) -> EVALUATING -> POSTPROCESSING (writing the output) -> POSTPROCESSED ->
 	// COMPLETED. ERROR (with `error`) and CANCELLED are terminal and reachable from any
 	// non-terminal state.
-	State     *BatchJobState `json:"state,omitempty"`
-	UpdatedAt *time.Time     `json:"updatedAt,omitempty"`
+	State     BatchJobState `json:"state"`
+	UpdatedAt time.Time     `json:"updatedAt"`
 }
 
 // BatchJobError defines model for BatchJobError.
 type BatchJobError struct {
-	ErrorCode    *BatchJobErrorCode `json:"errorCode,omitempty"`
-	ErrorMessage *string            `json:"errorMessage,omitempty"`
+	ErrorCode    BatchJobErrorCode `json:"errorCode"`
+	ErrorMessage string            `json:"errorMessage"`
 }
 
 // BatchJobErrorCode defines model for BatchJobErrorCode.
@@ -448,7 +450,7 @@ type CancelBatchJobRequest = map[string]interface{}
 
 // CancelBatchJobResponse defines model for CancelBatchJobResponse.
 type CancelBatchJobResponse struct {
-	BatchJobId *string        `json:"batchJobId,omitempty"`
+	BatchJobId string         `json:"batchJobId"`
 	Error      *BatchJobError `json:"error,omitempty"`
 
 	// State INITIALIZED (created, waiting for the input file) -> QUEUED (file uploaded) ->
@@ -456,7 +458,7 @@ type CancelBatchJobResponse struct {
 	// enqueued) -> EVALUATING -> POSTPROCESSING (writing the output) -> POSTPROCESSED ->
 	// COMPLETED. ERROR (with `error`) and CANCELLED are terminal and reachable from any
 	// non-terminal state.
-	State *BatchJobState `json:"state,omitempty"`
+	State BatchJobState `json:"state"`
 }
 
 // CheckRulesRequest defines model for CheckRulesRequest.
@@ -481,6 +483,23 @@ type CheckRulesResponse struct {
 	// SignalCount Signals as written. Set only when `errors` is empty.
 	SignalCount   *int32       `json:"signalCount,omitempty"`
 	TokenCountsV2 *TokenCounts `json:"tokenCountsV2,omitempty"`
+}
+
+// CompilationError defines model for CompilationError.
+type CompilationError struct {
+	// Column 1-based column of the rule text.
+	Column int32 `json:"column"`
+
+	// Line 1-based line of the rule text.
+	Line    int32  `json:"line"`
+	Message string `json:"message"`
+}
+
+// CompilationErrorsDetail `type.googleapis.com/contenteval.CompilationErrors`: every compile error of rule text.
+type CompilationErrorsDetail struct {
+	// AtType type.googleapis.com/contenteval.CompilationErrors
+	AtType string             `json:"@type"`
+	Errors []CompilationError `json:"errors"`
 }
 
 // ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
@@ -534,10 +553,10 @@ type CreateBatchJobRequest struct {
 
 // CreateBatchJobResponse defines model for CreateBatchJobResponse.
 type CreateBatchJobResponse struct {
-	BatchJobId         *string        `json:"batchJobId,omitempty"`
+	BatchJobId         string         `json:"batchJobId"`
 	Error              *BatchJobError `json:"error,omitempty"`
 	InputFileUploadUrl *string        `json:"inputFileUploadUrl,omitempty"`
-	Name               *string        `json:"name,omitempty"`
+	Name               string         `json:"name"`
 }
 
 // CreateFeedbackRequest defines model for CreateFeedbackRequest.
@@ -576,7 +595,9 @@ type CreateJobRequest struct {
 	// Threshold Unset or 0 means 0.5.
 	Threshold *float64 `json:"threshold,omitempty"`
 
-	// WaitForCompletion Wait for the job to finish (up to the server's wait cap).
+	// WaitForCompletion Wait for the job to finish (up to the server's wait cap). Unset means false.
+	// (Request defaults are stated in descriptions, not as `default`, which
+	// generators such as openapi-typescript turn into required fields.)
 	WaitForCompletion *bool `json:"waitForCompletion,omitempty"`
 
 	// Webhook A POST made when the job completes: `{"type":"job.completed"|"job.failed","job":Job}`,
@@ -637,8 +658,8 @@ type CreatePolicyRequest struct {
 
 // CreatePolicyResponse defines model for CreatePolicyResponse.
 type CreatePolicyResponse struct {
-	Policy        *Policy        `json:"policy,omitempty"`
-	PolicyVersion *PolicyVersion `json:"policyVersion,omitempty"`
+	Policy        Policy        `json:"policy"`
+	PolicyVersion PolicyVersion `json:"policyVersion"`
 }
 
 // CreatePolicyVersionRequest defines model for CreatePolicyVersionRequest.
@@ -653,8 +674,8 @@ type CreatePolicyVersionResponse struct {
 
 // DeleteLabelResponse defines model for DeleteLabelResponse.
 type DeleteLabelResponse struct {
-	Deleted *bool   `json:"deleted,omitempty"`
-	LabelId *string `json:"labelId,omitempty"`
+	Deleted bool   `json:"deleted"`
+	LabelId string `json:"labelId"`
 }
 
 // EvaluateLabelsRequest defines model for EvaluateLabelsRequest.
@@ -674,8 +695,8 @@ type EvaluateLabelsRequest struct {
 
 // EvaluateLabelsResponse defines model for EvaluateLabelsResponse.
 type EvaluateLabelsResponse struct {
-	ContentHash *string                  `json:"contentHash,omitempty"`
-	Results     *[]LabelEvaluationResult `json:"results,omitempty"`
+	ContentHash *string                 `json:"contentHash,omitempty"`
+	Results     []LabelEvaluationResult `json:"results"`
 }
 
 // EvaluationOptions Evaluation behaviour settings, e.g. `{"options":{"ocr":"true","stack":"local"}}`.
@@ -698,23 +719,23 @@ type EvaluationReport struct {
 	LabelId                   *string          `json:"labelId,omitempty"`
 
 	// LabelMatches Label name -> score, for TRUE sections only.
-	LabelMatches    *map[string]float64 `json:"labelMatches,omitempty"`
-	LabelVersionId  *string             `json:"labelVersionId,omitempty"`
-	PolicyId        *string             `json:"policyId,omitempty"`
-	PolicyKey       *string             `json:"policyKey,omitempty"`
-	PolicyVersionId *string             `json:"policyVersionId,omitempty"`
+	LabelMatches    map[string]float64 `json:"labelMatches"`
+	LabelVersionId  *string            `json:"labelVersionId,omitempty"`
+	PolicyId        string             `json:"policyId"`
+	PolicyKey       string             `json:"policyKey"`
+	PolicyVersionId string             `json:"policyVersionId"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result                   *Outcome         `json:"result,omitempty"`
-	ReviewResult             *ReviewResult    `json:"reviewResult,omitempty"`
-	SectionEvaluationReports *[]SectionReport `json:"sectionEvaluationReports,omitempty"`
-	Threshold                *float64         `json:"threshold,omitempty"`
+	Result                   Outcome         `json:"result"`
+	ReviewResult             *ReviewResult   `json:"reviewResult,omitempty"`
+	SectionEvaluationReports []SectionReport `json:"sectionEvaluationReports"`
+	Threshold                float64         `json:"threshold"`
 
 	// TokenUsage `inputTokens` sums the input tokens the model backends reported (`usage`) for the
 	// calls this evaluation made (answers served from the backend cache cost none);
 	// without a model backend, the BPE count of the text where counted.
 	// `billedTokens` = inputTokens x multiplier.
-	TokenUsage *TokenUsage `json:"tokenUsage,omitempty"`
+	TokenUsage TokenUsage `json:"tokenUsage"`
 }
 
 // EvaluationResult defines model for EvaluationResult.
@@ -722,33 +743,41 @@ type EvaluationResult string
 
 // ExceptionReport defines model for ExceptionReport.
 type ExceptionReport struct {
-	AssertionEvaluationReports *[]AssertionReport `json:"assertionEvaluationReports,omitempty"`
+	AssertionEvaluationReports []AssertionReport `json:"assertionEvaluationReports"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result       *Outcome      `json:"result,omitempty"`
+	Result       Outcome       `json:"result"`
 	ReviewResult *ReviewResult `json:"reviewResult,omitempty"`
 }
 
 // FeedbackAnnotation defines model for FeedbackAnnotation.
 type FeedbackAnnotation struct {
-	ActualOutcome   *EvaluationResult `json:"actualOutcome,omitempty"`
-	Comment         *string           `json:"comment,omitempty"`
-	CreatedAt       *time.Time        `json:"createdAt,omitempty"`
-	ExpectedOutcome *EvaluationResult `json:"expectedOutcome,omitempty"`
-	Id              *string           `json:"id,omitempty"`
-	JobResultId     *string           `json:"jobResultId,omitempty"`
-	JobUuid         *string           `json:"jobUuid,omitempty"`
-	Label           *string           `json:"label,omitempty"`
-	LabelId         *string           `json:"labelId,omitempty"`
-	LabelVersionId  *string           `json:"labelVersionId,omitempty"`
-	Target          *FeedbackTarget   `json:"target,omitempty"`
-	UpdatedAt       *time.Time        `json:"updatedAt,omitempty"`
+	ActualOutcome   EvaluationResult `json:"actualOutcome"`
+	Comment         string           `json:"comment"`
+	CreatedAt       time.Time        `json:"createdAt"`
+	ExpectedOutcome EvaluationResult `json:"expectedOutcome"`
+	Id              string           `json:"id"`
+	JobResultId     string           `json:"jobResultId"`
+	JobUuid         string           `json:"jobUuid"`
+	Label           string           `json:"label"`
+	LabelId         *string          `json:"labelId,omitempty"`
+	LabelVersionId  *string          `json:"labelVersionId,omitempty"`
+	Target          FeedbackTarget   `json:"target"`
+	UpdatedAt       time.Time        `json:"updatedAt"`
 }
 
 // FeedbackTarget defines model for FeedbackTarget.
 type FeedbackTarget struct {
 	ContentHash *string     `json:"contentHash,omitempty"`
 	Occurrence  *Occurrence `json:"occurrence,omitempty"`
+}
+
+// FieldViolation defines model for FieldViolation.
+type FieldViolation struct {
+	Description string `json:"description"`
+
+	// Field The field as a dotted path (`contentData[0].text`), or a parameter name.
+	Field string `json:"field"`
 }
 
 // FlaggedSpan Extension. A part of the evaluated text that a signal matched: `[start, end)` in
@@ -811,18 +840,18 @@ type Int64String = string
 
 // Job A job that has not finished carries only basic fields (no `results`).
 type Job struct {
-	Completed   *time.Time        `json:"completed,omitempty"`
-	ContentData *[]ContentSummary `json:"contentData,omitempty"`
-	Created     *time.Time        `json:"created,omitempty"`
-	CustomerId  *string           `json:"customerId,omitempty"`
+	Completed   *time.Time       `json:"completed,omitempty"`
+	ContentData []ContentSummary `json:"contentData"`
+	Created     time.Time        `json:"created"`
+	CustomerId  string           `json:"customerId"`
 
 	// Error A terminal failure. `message` is a fixed, safe explanation; branch on `reason`.
 	Error     *JobError `json:"error,omitempty"`
-	Expedited *bool     `json:"expedited,omitempty"`
+	Expedited bool      `json:"expedited"`
 
 	// JobType STANDARD for jobs, streams and label evaluations; BATCH for batch items.
-	JobType         *JobType     `json:"jobType,omitempty"`
-	JobUuid         *string      `json:"jobUuid,omitempty"`
+	JobType         JobType      `json:"jobType"`
+	JobUuid         string       `json:"jobUuid"`
 	LabelId         *string      `json:"labelId,omitempty"`
 	LabelVersionId  *string      `json:"labelVersionId,omitempty"`
 	PolicyId        *string      `json:"policyId,omitempty"`
@@ -831,17 +860,17 @@ type Job struct {
 
 	// Status PENDING (queued) -> RUNNING (claimed by a worker) -> COMPLETED | FAILED | CANCELED.
 	// FAILED always carries `error`.
-	Status    *JobStatus `json:"status,omitempty"`
-	Threshold *float64   `json:"threshold,omitempty"`
-	Updated   *time.Time `json:"updated,omitempty"`
+	Status    JobStatus `json:"status"`
+	Threshold float64   `json:"threshold"`
+	Updated   time.Time `json:"updated"`
 }
 
 // JobError A terminal failure. `message` is a fixed, safe explanation; branch on `reason`.
 type JobError struct {
-	Message *string `json:"message,omitempty"`
+	Message string `json:"message"`
 
 	// Reason New values may be added; clients must handle values they do not know.
-	Reason *JobErrorReason `json:"reason,omitempty"`
+	Reason JobErrorReason `json:"reason"`
 }
 
 // JobErrorReason New values may be added; clients must handle values they do not know.
@@ -849,15 +878,15 @@ type JobErrorReason string
 
 // JobResult defines model for JobResult.
 type JobResult struct {
-	ContentHash *string    `json:"contentHash,omitempty"`
-	Created     *time.Time `json:"created,omitempty"`
+	ContentHash *string   `json:"contentHash,omitempty"`
+	Created     time.Time `json:"created"`
 
 	// Error A terminal failure. `message` is a fixed, safe explanation; branch on `reason`.
 	Error *JobError `json:"error,omitempty"`
 
 	// JobResultId The id the label-hits filter and feedback refer to.
-	JobResultId *string           `json:"jobResultId,omitempty"`
-	JobUuid     *string           `json:"jobUuid,omitempty"`
+	JobResultId string            `json:"jobResultId"`
+	JobUuid     string            `json:"jobUuid"`
 	Report      *EvaluationReport `json:"report,omitempty"`
 }
 
@@ -871,19 +900,19 @@ type JobType string
 // Label defines model for Label.
 type Label struct {
 	ArchivedAt       *time.Time        `json:"archivedAt,omitempty"`
-	Created          *time.Time        `json:"created,omitempty"`
-	CustomerId       *string           `json:"customerId,omitempty"`
-	Description      *string           `json:"description,omitempty"`
-	Disabled         *bool             `json:"disabled,omitempty"`
-	Expunged         *bool             `json:"expunged,omitempty"`
+	Created          time.Time         `json:"created"`
+	CustomerId       string            `json:"customerId"`
+	Description      string            `json:"description"`
+	Disabled         bool              `json:"disabled"`
+	Expunged         bool              `json:"expunged"`
 	ImportProvenance *ImportProvenance `json:"importProvenance,omitempty"`
-	LabelId          *string           `json:"labelId,omitempty"`
-	Name             *string           `json:"name,omitempty"`
+	LabelId          string            `json:"labelId"`
+	Name             string            `json:"name"`
 
 	// PolicyId Empty for independent labels.
-	PolicyId *string     `json:"policyId,omitempty"`
-	Tags     *[]LabelTag `json:"tags,omitempty"`
-	Updated  *time.Time  `json:"updated,omitempty"`
+	PolicyId string     `json:"policyId"`
+	Tags     []LabelTag `json:"tags"`
+	Updated  time.Time  `json:"updated"`
 }
 
 // LabelEvalOptions Per-label evaluation options; they mirror the evaluation options of policies.
@@ -905,10 +934,10 @@ type LabelEvalOptions struct {
 // LabelEvaluation defines model for LabelEvaluation.
 type LabelEvaluation struct {
 	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Outcome   *Outcome          `json:"outcome,omitempty"`
+	Outcome   Outcome           `json:"outcome"`
 	Report    *EvaluationReport `json:"report,omitempty"`
-	Score     *float64          `json:"score,omitempty"`
-	Threshold *float64          `json:"threshold,omitempty"`
+	Score     float64           `json:"score"`
+	Threshold float64           `json:"threshold"`
 }
 
 // LabelEvaluationResult defines model for LabelEvaluationResult.
@@ -917,7 +946,7 @@ type LabelEvaluationResult struct {
 	Evaluation     *LabelEvaluation `json:"evaluation,omitempty"`
 	JobUuid        *string          `json:"jobUuid,omitempty"`
 	LabelId        *string          `json:"labelId,omitempty"`
-	LabelVersionId *string          `json:"labelVersionId,omitempty"`
+	LabelVersionId string           `json:"labelVersionId"`
 }
 
 // LabelHit defines model for LabelHit.
@@ -953,12 +982,12 @@ type LabelHit struct {
 	FrameStartTimecode *Timecode `json:"frameStartTimecode,omitempty"`
 
 	// JobResultId The result that produced the hit.
-	JobResultId *string `json:"jobResultId,omitempty"`
+	JobResultId string `json:"jobResultId"`
 
 	// Label Label name.
-	Label    *string   `json:"label,omitempty"`
-	Modality *Modality `json:"modality,omitempty"`
-	Score    *float64  `json:"score,omitempty"`
+	Label    string   `json:"label"`
+	Modality Modality `json:"modality"`
+	Score    float64  `json:"score"`
 
 	// Spans Extension. For a hit of text (the item's text, an image's OCR text, a transcript
 	// chunk), the spans of the section's OUTCOME_TRUE rules (see
@@ -968,12 +997,12 @@ type LabelHit struct {
 	// StartMs A 64-bit integer as a decimal string.
 	//
 	// Example: 1500
-	StartMs *Int64String `json:"startMs,omitempty"`
+	StartMs Int64String `json:"startMs"`
 
 	// StartTimecode HH:MM:SS.mmm
 	//
 	// Example: 00:01:02.500
-	StartTimecode *Timecode `json:"startTimecode,omitempty"`
+	StartTimecode Timecode `json:"startTimecode"`
 
 	// TranscriptEndMs A 64-bit integer as a decimal string.
 	//
@@ -1003,35 +1032,35 @@ type LabelResponse struct {
 
 // LabelTag defines model for LabelTag.
 type LabelTag struct {
-	Color      *string    `json:"color,omitempty"`
-	Created    *time.Time `json:"created,omitempty"`
-	CustomerId *string    `json:"customerId,omitempty"`
-	Expunged   *bool      `json:"expunged,omitempty"`
-	LabelTagId *string    `json:"labelTagId,omitempty"`
-	Name       *string    `json:"name,omitempty"`
-	Updated    *time.Time `json:"updated,omitempty"`
+	Color      string    `json:"color"`
+	Created    time.Time `json:"created"`
+	CustomerId string    `json:"customerId"`
+	Expunged   bool      `json:"expunged"`
+	LabelTagId string    `json:"labelTagId"`
+	Name       string    `json:"name"`
+	Updated    time.Time `json:"updated"`
 }
 
 // LabelVersion defines model for LabelVersion.
 type LabelVersion struct {
-	Blob            *[]byte    `json:"blob,omitempty"`
-	ComplexityScore *float64   `json:"complexityScore,omitempty"`
-	Created         *time.Time `json:"created,omitempty"`
-	CreatedById     *string    `json:"createdById,omitempty"`
-	Description     *string    `json:"description,omitempty"`
-	Expunged        *bool      `json:"expunged,omitempty"`
-	GlobalContext   *string    `json:"globalContext,omitempty"`
+	Blob            *[]byte   `json:"blob,omitempty"`
+	ComplexityScore float64   `json:"complexityScore"`
+	Created         time.Time `json:"created"`
+	CreatedById     string    `json:"createdById"`
+	Description     string    `json:"description"`
+	Expunged        bool      `json:"expunged"`
+	GlobalContext   string    `json:"globalContext"`
 
 	// LabelEvalOptions Per-label evaluation options; they mirror the evaluation options of policies.
-	LabelEvalOptions     *LabelEvalOptions `json:"labelEvalOptions,omitempty"`
-	LabelId              *string           `json:"labelId,omitempty"`
-	LabelVersionId       *string           `json:"labelVersionId,omitempty"`
-	ParentLabelVersionId *string           `json:"parentLabelVersionId,omitempty"`
-	SequentialVersion    *float32          `json:"sequentialVersion,omitempty"`
-	SignalCount          *float32          `json:"signalCount,omitempty"`
-	Text                 *string           `json:"text,omitempty"`
-	TokenCountsV2        *TokenCounts      `json:"tokenCountsV2,omitempty"`
-	TotalSignalTokens    *float32          `json:"totalSignalTokens,omitempty"`
+	LabelEvalOptions     LabelEvalOptions `json:"labelEvalOptions"`
+	LabelId              string           `json:"labelId"`
+	LabelVersionId       string           `json:"labelVersionId"`
+	ParentLabelVersionId *string          `json:"parentLabelVersionId,omitempty"`
+	SequentialVersion    float32          `json:"sequentialVersion"`
+	SignalCount          float32          `json:"signalCount"`
+	Text                 string           `json:"text"`
+	TokenCountsV2        TokenCounts      `json:"tokenCountsV2"`
+	TotalSignalTokens    float32          `json:"totalSignalTokens"`
 }
 
 // LabelVersionResponse defines model for LabelVersionResponse.
@@ -1041,13 +1070,13 @@ type LabelVersionResponse struct {
 
 // ListBatchJobsResponse defines model for ListBatchJobsResponse.
 type ListBatchJobsResponse struct {
-	BatchJobs *[]BatchJob `json:"batchJobs,omitempty"`
+	BatchJobs []BatchJob `json:"batchJobs"`
 }
 
 // ListFeedbackResponse defines model for ListFeedbackResponse.
 type ListFeedbackResponse struct {
-	Annotations   *[]FeedbackAnnotation `json:"annotations,omitempty"`
-	NextPageToken *string               `json:"nextPageToken,omitempty"`
+	Annotations   []FeedbackAnnotation `json:"annotations"`
+	NextPageToken *string              `json:"nextPageToken,omitempty"`
 }
 
 // ListJobLabelHitsResponse defines model for ListJobLabelHitsResponse.
@@ -1059,42 +1088,42 @@ type ListJobLabelHitsResponse struct {
 
 	// Status PENDING (queued) -> RUNNING (claimed by a worker) -> COMPLETED | FAILED | CANCELED.
 	// FAILED always carries `error`.
-	Status *JobStatus `json:"status,omitempty"`
+	Status JobStatus `json:"status"`
 }
 
 // ListJobsResponse defines model for ListJobsResponse.
 type ListJobsResponse struct {
-	Jobs          *[]Job  `json:"jobs,omitempty"`
+	Jobs          []Job   `json:"jobs"`
 	NextPageToken *string `json:"nextPageToken,omitempty"`
 }
 
 // ListLabelTagsResponse defines model for ListLabelTagsResponse.
 type ListLabelTagsResponse struct {
-	LabelTags *[]LabelTag `json:"labelTags,omitempty"`
+	LabelTags []LabelTag `json:"labelTags"`
 }
 
 // ListLabelVersionsResponse defines model for ListLabelVersionsResponse.
 type ListLabelVersionsResponse struct {
-	LabelVersions *[]LabelVersion `json:"labelVersions,omitempty"`
-	NextPageToken *string         `json:"nextPageToken,omitempty"`
+	LabelVersions []LabelVersion `json:"labelVersions"`
+	NextPageToken *string        `json:"nextPageToken,omitempty"`
 }
 
 // ListLabelsResponse defines model for ListLabelsResponse.
 type ListLabelsResponse struct {
-	Labels        *[]Label `json:"labels,omitempty"`
-	NextPageToken *string  `json:"nextPageToken,omitempty"`
+	Labels        []Label `json:"labels"`
+	NextPageToken *string `json:"nextPageToken,omitempty"`
 }
 
 // ListPoliciesResponse defines model for ListPoliciesResponse.
 type ListPoliciesResponse struct {
-	NextPageToken *string   `json:"nextPageToken,omitempty"`
-	Policies      *[]Policy `json:"policies,omitempty"`
+	NextPageToken *string  `json:"nextPageToken,omitempty"`
+	Policies      []Policy `json:"policies"`
 }
 
 // ListPolicyVersionsResponse defines model for ListPolicyVersionsResponse.
 type ListPolicyVersionsResponse struct {
-	NextPageToken  *string          `json:"nextPageToken,omitempty"`
-	PolicyVersions *[]PolicyVersion `json:"policyVersions,omitempty"`
+	NextPageToken  *string         `json:"nextPageToken,omitempty"`
+	PolicyVersions []PolicyVersion `json:"policyVersions"`
 }
 
 // Modality defines model for Modality.
@@ -1119,40 +1148,40 @@ type Outcome string
 
 // Policy defines model for Policy.
 type Policy struct {
-	ActiveVersionId *string    `json:"activeVersionId,omitempty"`
-	Created         *time.Time `json:"created,omitempty"`
-	Disabled        *bool      `json:"disabled,omitempty"`
-	PolicyId        *string    `json:"policyId,omitempty"`
-	PolicyKey       *string    `json:"policyKey,omitempty"`
-	Updated         *time.Time `json:"updated,omitempty"`
+	ActiveVersionId string    `json:"activeVersionId"`
+	Created         time.Time `json:"created"`
+	Disabled        bool      `json:"disabled"`
+	PolicyId        string    `json:"policyId"`
+	PolicyKey       string    `json:"policyKey"`
+	Updated         time.Time `json:"updated"`
 }
 
 // PolicyVersion defines model for PolicyVersion.
 type PolicyVersion struct {
-	ComplexityScore   *float64     `json:"complexityScore,omitempty"`
-	Created           *time.Time   `json:"created,omitempty"`
-	PolicyId          *string      `json:"policyId,omitempty"`
-	PolicyVersionId   *string      `json:"policyVersionId,omitempty"`
-	SequentialVersion *float32     `json:"sequentialVersion,omitempty"`
-	Text              *string      `json:"text,omitempty"`
-	TokenCountsV2     *TokenCounts `json:"tokenCountsV2,omitempty"`
+	ComplexityScore   float64     `json:"complexityScore"`
+	Created           time.Time   `json:"created"`
+	PolicyId          string      `json:"policyId"`
+	PolicyVersionId   string      `json:"policyVersionId"`
+	SequentialVersion float32     `json:"sequentialVersion"`
+	Text              string      `json:"text"`
+	TokenCountsV2     TokenCounts `json:"tokenCountsV2"`
 }
 
-// PrecheckFailureDetail defines model for PrecheckFailureDetail.
+// PrecheckFailureDetail `type.googleapis.com/contenteval.PrecheckFailure`: why content failed the precheck.
 type PrecheckFailureDetail struct {
 	// AtType type.googleapis.com/contenteval.PrecheckFailure
-	AtType *string `json:"@type,omitempty"`
+	AtType string `json:"@type"`
 
 	// Details Depends on the type; always carries the content's hash.
-	Details         *PrecheckFailureDetail_Details `json:"details,omitempty"`
-	MatchConfidence *PrecheckMatchConfidence       `json:"matchConfidence,omitempty"`
-	Message         *string                        `json:"message,omitempty"`
-	Type            PrecheckFailureType            `json:"type"`
+	Details         PrecheckFailureDetail_Details `json:"details"`
+	MatchConfidence *PrecheckMatchConfidence      `json:"matchConfidence,omitempty"`
+	Message         string                        `json:"message"`
+	Type            PrecheckFailureType           `json:"type"`
 }
 
 // PrecheckFailureDetail_Details Depends on the type; always carries the content's hash.
 type PrecheckFailureDetail_Details struct {
-	ContentHash          *string                `json:"contentHash,omitempty"`
+	ContentHash          string                 `json:"contentHash"`
 	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
@@ -1172,8 +1201,8 @@ type PrecheckMatchConfidence string
 // ReviewResult defines model for ReviewResult.
 type ReviewResult struct {
 	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Outcome *Outcome `json:"outcome,omitempty"`
-	Score   *float64 `json:"score,omitempty"`
+	Outcome Outcome `json:"outcome"`
+	Score   float64 `json:"score"`
 }
 
 // RuleCheckError defines model for RuleCheckError.
@@ -1192,13 +1221,13 @@ type RulesKind string
 
 // SectionReport defines model for SectionReport.
 type SectionReport struct {
-	AssertionEvaluationReports *[]AssertionReport `json:"assertionEvaluationReports,omitempty"`
-	ExceptionEvaluationReport  *ExceptionReport   `json:"exceptionEvaluationReport,omitempty"`
-	Message                    *string            `json:"message,omitempty"`
-	Name                       *string            `json:"name,omitempty"`
+	AssertionEvaluationReports []AssertionReport `json:"assertionEvaluationReports"`
+	ExceptionEvaluationReport  *ExceptionReport  `json:"exceptionEvaluationReport,omitempty"`
+	Message                    string            `json:"message"`
+	Name                       string            `json:"name"`
 
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
-	Result       *Outcome      `json:"result,omitempty"`
+	Result       Outcome       `json:"result"`
 	ReviewResult *ReviewResult `json:"reviewResult,omitempty"`
 }
 
@@ -1207,25 +1236,25 @@ type SetLabelTagsRequest struct {
 	LabelTagIds []string `json:"labelTagIds"`
 }
 
-// SimpleStatus The body of a 429.
-type SimpleStatus struct {
-	Code    int32  `json:"code"`
-	Message string `json:"message"`
-}
-
 // Status The error body of every failed call (gRPC status).
 type Status struct {
 	// Code The gRPC status code.
 	Code int32 `json:"code"`
 
-	// Details Typed details. `type.googleapis.com/google.rpc.BadRequest` carries
-	// `fieldViolations: [{field, description}]`;
-	// `type.googleapis.com/contenteval.CompilationErrors` carries
-	// `errors: [{message, line, column}]`.
-	Details *[]Any `json:"details,omitempty"`
+	// Details Typed details, told apart by `@type`: a BadRequest (INVALID_ARGUMENT: the
+	// fields at fault), CompilationErrors (rule text that does not compile) or a
+	// PrecheckFailure (an error line of the stream for content that failed the
+	// precheck). Absent when there are none.
+	Details *[]StatusDetail `json:"details,omitempty"`
 
 	// Message A message safe to show; not meant for parsing.
 	Message string `json:"message"`
+}
+
+// StatusDetail One typed detail of a Status; `@type` names its shape. Clients should skip a
+// detail whose `@type` they do not know.
+type StatusDetail struct {
+	union json.RawMessage
 }
 
 // StreamJobsMessage One line of the stream; exactly one of `result` and `error`.
@@ -1252,9 +1281,9 @@ type StreamJobsRequest struct {
 
 // StreamResult defines model for StreamResult.
 type StreamResult struct {
-	ContentHash            *string           `json:"contentHash,omitempty"`
-	JobResultId            *string           `json:"jobResultId,omitempty"`
-	JobUuid                *string           `json:"jobUuid,omitempty"`
+	ContentHash            string            `json:"contentHash"`
+	JobResultId            string            `json:"jobResultId"`
+	JobUuid                string            `json:"jobUuid"`
 	PolicyEvaluationReport *EvaluationReport `json:"policyEvaluationReport,omitempty"`
 }
 
@@ -1268,11 +1297,11 @@ type Timecode = string
 
 // TokenCounts defines model for TokenCounts.
 type TokenCounts struct {
-	ContentSpecialTokens *float32 `json:"contentSpecialTokens,omitempty"`
-	DslTokenCount        *float32 `json:"dslTokenCount,omitempty"`
-	GlobalContextTokens  *float32 `json:"globalContextTokens,omitempty"`
-	SignalSpecialTokens  *float32 `json:"signalSpecialTokens,omitempty"`
-	SignalTokens         *float32 `json:"signalTokens,omitempty"`
+	ContentSpecialTokens float32 `json:"contentSpecialTokens"`
+	DslTokenCount        float32 `json:"dslTokenCount"`
+	GlobalContextTokens  float32 `json:"globalContextTokens"`
+	SignalSpecialTokens  float32 `json:"signalSpecialTokens"`
+	SignalTokens         float32 `json:"signalTokens"`
 }
 
 // TokenUsage `inputTokens` sums the input tokens the model backends reported (`usage`) for the
@@ -1280,9 +1309,9 @@ type TokenCounts struct {
 // without a model backend, the BPE count of the text where counted.
 // `billedTokens` = inputTokens x multiplier.
 type TokenUsage struct {
-	BilledTokens *float32 `json:"billedTokens,omitempty"`
-	InputTokens  *float32 `json:"inputTokens,omitempty"`
-	Multiplier   *float64 `json:"multiplier,omitempty"`
+	BilledTokens float32 `json:"billedTokens"`
+	InputTokens  float32 `json:"inputTokens"`
+	Multiplier   float64 `json:"multiplier"`
 }
 
 // UpdateLabelRequest Omitted fields keep their values; other fields are ignored.
@@ -1294,7 +1323,7 @@ type UpdateLabelRequest struct {
 
 // UploadBatchInputResponse defines model for UploadBatchInputResponse.
 type UploadBatchInputResponse struct {
-	BatchJob *BatchJob `json:"batchJob,omitempty"`
+	BatchJob BatchJob `json:"batchJob"`
 }
 
 // Webhook A POST made when the job completes: `{"type":"job.completed"|"job.failed","job":Job}`,
@@ -1374,8 +1403,8 @@ type Error = Status
 // PrecheckFailed The body of a 499 precheck failure.
 type PrecheckFailed = PrecheckFailureStatus
 
-// TooManyRequests The body of a 429.
-type TooManyRequests = SimpleStatus
+// TooManyRequests The error body of every failed call (gRPC status).
+type TooManyRequests = Status
 
 // ListBatchJobsParams defines parameters for ListBatchJobs.
 type ListBatchJobsParams struct {
@@ -1551,72 +1580,6 @@ type CreatePolicyVersionJSONRequestBody = CreatePolicyVersionRequest
 // CheckRulesJSONRequestBody defines body for CheckRules for application/json ContentType.
 type CheckRulesJSONRequestBody = CheckRulesRequest
 
-// Getter for additional properties for Any. Returns the specified
-// element and whether it was found
-func (a Any) Get(fieldName string) (value interface{}, found bool) {
-	if a.AdditionalProperties != nil {
-		value, found = a.AdditionalProperties[fieldName]
-	}
-	return
-}
-
-// Setter for additional properties for Any
-func (a *Any) Set(fieldName string, value interface{}) {
-	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
-	}
-	a.AdditionalProperties[fieldName] = value
-}
-
-// Override default JSON handling for Any to handle AdditionalProperties
-func (a *Any) UnmarshalJSON(b []byte) error {
-	object := make(map[string]json.RawMessage)
-	err := json.Unmarshal(b, &object)
-	if err != nil {
-		return err
-	}
-
-	if raw, found := object["@type"]; found {
-		err = json.Unmarshal(raw, &a.Type)
-		if err != nil {
-			return fmt.Errorf("error reading '@type': %w", err)
-		}
-		delete(object, "@type")
-	}
-
-	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
-		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
-			err := json.Unmarshal(fieldBuf, &fieldVal)
-			if err != nil {
-				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
-			}
-			a.AdditionalProperties[fieldName] = fieldVal
-		}
-	}
-	return nil
-}
-
-// Override default JSON handling for Any to handle AdditionalProperties
-func (a Any) MarshalJSON() ([]byte, error) {
-	var err error
-	object := make(map[string]json.RawMessage)
-
-	object["@type"], err = json.Marshal(a.Type)
-	if err != nil {
-		return nil, fmt.Errorf("error marshaling '@type': %w", err)
-	}
-
-	for fieldName, field := range a.AdditionalProperties {
-		object[fieldName], err = json.Marshal(field)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
-		}
-	}
-	return json.Marshal(object)
-}
-
 // Getter for additional properties for PrecheckFailureDetail_Details. Returns the specified
 // element and whether it was found
 func (a PrecheckFailureDetail_Details) Get(fieldName string) (value interface{}, found bool) {
@@ -1669,11 +1632,9 @@ func (a PrecheckFailureDetail_Details) MarshalJSON() ([]byte, error) {
 	var err error
 	object := make(map[string]json.RawMessage)
 
-	if a.ContentHash != nil {
-		object["contentHash"], err = json.Marshal(a.ContentHash)
-		if err != nil {
-			return nil, fmt.Errorf("error marshaling 'contentHash': %w", err)
-		}
+	object["contentHash"], err = json.Marshal(a.ContentHash)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'contentHash': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -1683,6 +1644,143 @@ func (a PrecheckFailureDetail_Details) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsBadRequestDetail returns the union data inside the StatusDetail as a BadRequestDetail
+func (t StatusDetail) AsBadRequestDetail() (BadRequestDetail, error) {
+	var body BadRequestDetail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBadRequestDetail overwrites any union data inside the StatusDetail as the provided BadRequestDetail
+func (t *StatusDetail) FromBadRequestDetail(v BadRequestDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/google.rpc.BadRequest"}`))
+	t.union = b
+	return err
+}
+
+// MergeBadRequestDetail performs a merge with any union data inside the StatusDetail, using the provided BadRequestDetail
+func (t *StatusDetail) MergeBadRequestDetail(v BadRequestDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/google.rpc.BadRequest"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompilationErrorsDetail returns the union data inside the StatusDetail as a CompilationErrorsDetail
+func (t StatusDetail) AsCompilationErrorsDetail() (CompilationErrorsDetail, error) {
+	var body CompilationErrorsDetail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompilationErrorsDetail overwrites any union data inside the StatusDetail as the provided CompilationErrorsDetail
+func (t *StatusDetail) FromCompilationErrorsDetail(v CompilationErrorsDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.CompilationErrors"}`))
+	t.union = b
+	return err
+}
+
+// MergeCompilationErrorsDetail performs a merge with any union data inside the StatusDetail, using the provided CompilationErrorsDetail
+func (t *StatusDetail) MergeCompilationErrorsDetail(v CompilationErrorsDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.CompilationErrors"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPrecheckFailureDetail returns the union data inside the StatusDetail as a PrecheckFailureDetail
+func (t StatusDetail) AsPrecheckFailureDetail() (PrecheckFailureDetail, error) {
+	var body PrecheckFailureDetail
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPrecheckFailureDetail overwrites any union data inside the StatusDetail as the provided PrecheckFailureDetail
+func (t *StatusDetail) FromPrecheckFailureDetail(v PrecheckFailureDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.PrecheckFailure"}`))
+	t.union = b
+	return err
+}
+
+// MergePrecheckFailureDetail performs a merge with any union data inside the StatusDetail, using the provided PrecheckFailureDetail
+func (t *StatusDetail) MergePrecheckFailureDetail(v PrecheckFailureDetail) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b, err = runtime.JSONMerge(b, []byte(`{"@type":"type.googleapis.com/contenteval.PrecheckFailure"}`))
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t StatusDetail) Discriminator() (string, error) {
+	var discriminator struct {
+		Discriminator string `json:"@type"`
+	}
+	err := json.Unmarshal(t.union, &discriminator)
+	return discriminator.Discriminator, err
+}
+
+func (t StatusDetail) ValueByDiscriminator() (interface{}, error) {
+	discriminator, err := t.Discriminator()
+	if err != nil {
+		return nil, err
+	}
+	switch discriminator {
+	case "type.googleapis.com/contenteval.CompilationErrors":
+		return t.AsCompilationErrorsDetail()
+	case "type.googleapis.com/contenteval.PrecheckFailure":
+		return t.AsPrecheckFailureDetail()
+	case "type.googleapis.com/google.rpc.BadRequest":
+		return t.AsBadRequestDetail()
+	default:
+		return nil, errors.New("unknown discriminator value: " + discriminator)
+	}
+}
+
+func (t StatusDetail) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *StatusDetail) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
@@ -1765,6 +1863,8 @@ type ClientInterface interface {
 	// optionally only those with the given ids and/or in the given states (repeatable
 	// parameters; any-of within each, both must hold). At most 1000 are returned.
 	//
+	// Also accepted (snake_case and camelCase aliases): `batch_job_ids` for `batchJobIds`.
+	//
 	// Corresponds with GET /v1/batch-jobs (the `ListBatchJobs` operationId).
 	ListBatchJobs(ctx context.Context, params *ListBatchJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -1783,6 +1883,9 @@ type ClientInterface interface {
 	// `webhookUrl` receives `{"type":"batch_job.completed"|"batch_job.failed"|
 	// "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 	// webhooks are.
+	//
+	// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1804,6 +1907,9 @@ type ClientInterface interface {
 	// `webhookUrl` receives `{"type":"batch_job.completed"|"batch_job.failed"|
 	// "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 	// webhooks are.
+	//
+	// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1865,7 +1971,20 @@ type ClientInterface interface {
 	// - `pageSize`: unset or 0 gives 10; values above 1000 are treated as 1000; negative
 	//   values are rejected.
 	// - `pageToken`: the `nextPageToken` of the previous page, with the same filters.
-	// - Jobs that are not complete carry basic information only (no results).
+	// - Complete jobs carry their results, as GET /v1/jobs/{jobUuid} gives them; jobs
+	//   that are not complete carry basic information only (no results).
+	//
+	// Also accepted (snake_case and camelCase aliases): `query.created_time_range.start`
+	// for `query.createdTimeRange.start`, `query.created_time_range.end` for
+	// `query.createdTimeRange.end`, `query.created_time_range.inclusive` for
+	// `query.createdTimeRange.inclusive`, `query.updated_time_range.start` for
+	// `query.updatedTimeRange.start`, `query.updated_time_range.end` for
+	// `query.updatedTimeRange.end`, `query.updated_time_range.inclusive` for
+	// `query.updatedTimeRange.inclusive`, `query.completed_time_range.start` for
+	// `query.completedTimeRange.start`, `query.completed_time_range.end` for
+	// `query.completedTimeRange.end`, `query.completed_time_range.inclusive` for
+	// `query.completedTimeRange.inclusive`, `query.policy_id` for `query.policyId`,
+	// `page_size` for `pageSize`, `page_token` for `pageToken`.
 	//
 	// Corresponds with GET /v1/jobs (the `ListJobs` operationId).
 	ListJobs(ctx context.Context, params *ListJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1889,6 +2008,10 @@ type ClientInterface interface {
 	// - An unknown `policyId` is NOT_FOUND. The per-account daily evaluation quota, the
 	//   admission timeout (10 min) and the execution deadline (15 min) fail the job with
 	//   their JobErrorReason.
+	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+	// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1915,6 +2038,10 @@ type ClientInterface interface {
 	//   admission timeout (10 min) and the execution deadline (15 min) fail the job with
 	//   their JobErrorReason.
 	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+	// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
+	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/jobs (the `CreateJob` operationId).
@@ -1924,13 +2051,24 @@ type ClientInterface interface {
 	//
 	// Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 	// (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-	// line per content entry as soon as it is evaluated, in completion order:
-	// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+	// line per content entry as soon as it is evaluated, in completion order. Each line is
+	// one `StreamJobsMessage` JSON object followed by `\n`:
+	// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 	// `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 	// failure is an error line with code 1 and the precheck failure details). The stream
 	// ends when every entry is done. A job is recorded like any other; closing the
 	// connection cancels the remaining work and the job is recorded as canceled.
 	// Request validation errors are ordinary error responses, before the stream starts.
+	//
+	// Reading it: the body as a whole is not one JSON document, so do not parse it as
+	// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+	// as a `StreamJobsMessage` (the line schema is also named by the media type's
+	// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+	// `parseAs: "stream"` and read `response.body`; with the Go client, use
+	// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
+	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+	// in nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1941,13 +2079,24 @@ type ClientInterface interface {
 	//
 	// Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 	// (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-	// line per content entry as soon as it is evaluated, in completion order:
-	// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+	// line per content entry as soon as it is evaluated, in completion order. Each line is
+	// one `StreamJobsMessage` JSON object followed by `\n`:
+	// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 	// `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 	// failure is an error line with code 1 and the precheck failure details). The stream
 	// ends when every entry is done. A job is recorded like any other; closing the
 	// connection cancels the remaining work and the job is recorded as canceled.
 	// Request validation errors are ordinary error responses, before the stream starts.
+	//
+	// Reading it: the body as a whole is not one JSON document, so do not parse it as
+	// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+	// as a `StreamJobsMessage` (the line schema is also named by the media type's
+	// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+	// `parseAs: "stream"` and read `response.body`; with the Go client, use
+	// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
+	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+	// in nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -1969,6 +2118,9 @@ type ClientInterface interface {
 	// `page_size`: unset or 0 gives 1000, larger values are treated as 1000, negative
 	// values are rejected. `page_token` must come from a request for the same job.
 	//
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+	// `pageToken` for `page_token`.
+	//
 	// Corresponds with GET /v1/jobs/{jobUuid}/feedback (the `ListFeedback` operationId).
 	ListFeedback(ctx context.Context, jobUuid JobUuid, params *ListFeedbackParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -1981,6 +2133,10 @@ type ClientInterface interface {
 	// `jobResultId` defaults to the job's only result when the job has one.
 	// `actualOutcome` is filled by the server from the job's thresholded section result
 	// for the label (the label version's result for label evaluations).
+	//
+	// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+	// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -1996,6 +2152,10 @@ type ClientInterface interface {
 	// `jobResultId` defaults to the job's only result when the job has one.
 	// `actualOutcome` is filled by the server from the job's thresholded section result
 	// for the label (the label version's result for label evaluations).
+	//
+	// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+	// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2017,6 +2177,9 @@ type ClientInterface interface {
 	// larger values are treated as 1000, negative values are rejected. `pageToken` must
 	// come from a request with the same `jobUuid` and `jobResultId`, otherwise
 	// INVALID_ARGUMENT.
+	//
+	// Also accepted (snake_case and camelCase aliases): `job_result_id` for `jobResultId`,
+	// `page_size` for `pageSize`, `page_token` for `pageToken`.
 	//
 	// Corresponds with GET /v1/jobs/{jobUuid}/labels (the `ListJobLabelHits` operationId).
 	ListJobLabelHits(ctx context.Context, jobUuid JobUuid, params *ListJobLabelHitsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2054,6 +2217,10 @@ type ClientInterface interface {
 	// `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 	// values are rejected. `page_token` must come from a request with the same filters.
 	//
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+	// `pageToken` for `page_token`, `includeArchived` for `include_archived`, `tagIds` for
+	// `tag_ids`.
+	//
 	// Corresponds with GET /v1/labels (the `ListLabels` operationId).
 	ListLabels(ctx context.Context, params *ListLabelsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2062,6 +2229,9 @@ type ClientInterface interface {
 	// Creates a label without versions (label-first accounts only). A label with
 	// `policyId` is unique by (account, name, policyId); an independent label by
 	// (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
+	//
+	// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2073,6 +2243,9 @@ type ClientInterface interface {
 	// Creates a label without versions (label-first accounts only). A label with
 	// `policyId` is unique by (account, name, policyId); an independent label by
 	// (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
+	//
+	// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2093,6 +2266,10 @@ type ClientInterface interface {
 	// `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 	// precheck answers 499 with the precheck failure body.
 	//
+	// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+	// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v1/labels/evaluate (the `EvaluateLabels` operationId).
@@ -2111,6 +2288,10 @@ type ClientInterface interface {
 	// version's. Results are cached by (content hash, version, threshold, options);
 	// `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 	// precheck answers 499 with the precheck failure body.
+	//
+	// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+	// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2166,6 +2347,9 @@ type ClientInterface interface {
 	//
 	// Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
 	//
+	// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with PUT /v1/labels/{labelId}/tags (the `SetLabelTags` operationId).
@@ -2174,6 +2358,9 @@ type ClientInterface interface {
 	// SetLabelTags Replace the tags of a label
 	//
 	// Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
+	//
+	// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2194,6 +2381,9 @@ type ClientInterface interface {
 	// `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 	// values are rejected. `page_token` must come from a request for the same label.
 	//
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+	// `pageToken` for `page_token`.
+	//
 	// Corresponds with GET /v1/labels/{labelId}/versions (the `ListLabelVersions` operationId).
 	ListLabelVersions(ctx context.Context, labelId LabelId, params *ListLabelVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2205,6 +2395,10 @@ type ClientInterface interface {
 	// `sequentialVersion` is assigned without gaps or duplicates, also under concurrent
 	// creation. `parentLabelVersionId`, when set, must be a version of the same label.
 	// Rule text at most 64 KiB.
+	//
+	// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+	// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2219,6 +2413,10 @@ type ClientInterface interface {
 	// `sequentialVersion` is assigned without gaps or duplicates, also under concurrent
 	// creation. `parentLabelVersionId`, when set, must be a version of the same label.
 	// Rule text at most 64 KiB.
+	//
+	// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+	// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2237,6 +2435,9 @@ type ClientInterface interface {
 	// Lists the account's policies, newest first (policy-first accounts only).
 	// `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
 	//
+	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+	// `page_token` for `pageToken`.
+	//
 	// Corresponds with GET /v1/policies (the `ListPolicies` operationId).
 	ListPolicies(ctx context.Context, params *ListPoliciesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -2245,6 +2446,9 @@ type ClientInterface interface {
 	// Creates a policy and its first version from rule text (policy-first accounts only).
 	// `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 	// INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
+	//
+	// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2256,6 +2460,9 @@ type ClientInterface interface {
 	// Creates a policy and its first version from rule text (policy-first accounts only).
 	// `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 	// INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
+	//
+	// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2273,6 +2480,9 @@ type ClientInterface interface {
 	//
 	// Lists a policy's versions by `sequentialVersion` ascending (policy-first accounts only).
 	// `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
+	//
+	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+	// `page_token` for `pageToken`.
 	//
 	// Corresponds with GET /v1/policies/{policyId}/versions (the `ListPolicyVersions` operationId).
 	ListPolicyVersions(ctx context.Context, policyId PolicyId, params *ListPolicyVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2340,6 +2550,8 @@ type ClientInterface interface {
 // optionally only those with the given ids and/or in the given states (repeatable
 // parameters; any-of within each, both must hold). At most 1000 are returned.
 //
+// Also accepted (snake_case and camelCase aliases): `batch_job_ids` for `batchJobIds`.
+//
 // Corresponds with GET /v1/batch-jobs (the `ListBatchJobs` operationId).
 func (c *Client) ListBatchJobs(ctx context.Context, params *ListBatchJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListBatchJobsRequest(c.Server, params)
@@ -2368,6 +2580,9 @@ func (c *Client) ListBatchJobs(ctx context.Context, params *ListBatchJobsParams,
 // `webhookUrl` receives `{"type":"batch_job.completed"|"batch_job.failed"|
 // "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 // webhooks are.
+//
+// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2399,6 +2614,9 @@ func (c *Client) CreateBatchJobWithBody(ctx context.Context, contentType string,
 // `webhookUrl` receives `{"type":"batch_job.completed"|"batch_job.failed"|
 // "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 // webhooks are.
+//
+// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2510,7 +2728,20 @@ func (c *Client) DownloadBatchOutput(ctx context.Context, batchJobId BatchJobId,
 //   - `pageSize`: unset or 0 gives 10; values above 1000 are treated as 1000; negative
 //     values are rejected.
 //   - `pageToken`: the `nextPageToken` of the previous page, with the same filters.
-//   - Jobs that are not complete carry basic information only (no results).
+//   - Complete jobs carry their results, as GET /v1/jobs/{jobUuid} gives them; jobs
+//     that are not complete carry basic information only (no results).
+//
+// Also accepted (snake_case and camelCase aliases): `query.created_time_range.start`
+// for `query.createdTimeRange.start`, `query.created_time_range.end` for
+// `query.createdTimeRange.end`, `query.created_time_range.inclusive` for
+// `query.createdTimeRange.inclusive`, `query.updated_time_range.start` for
+// `query.updatedTimeRange.start`, `query.updated_time_range.end` for
+// `query.updatedTimeRange.end`, `query.updated_time_range.inclusive` for
+// `query.updatedTimeRange.inclusive`, `query.completed_time_range.start` for
+// `query.completedTimeRange.start`, `query.completed_time_range.end` for
+// `query.completedTimeRange.end`, `query.completed_time_range.inclusive` for
+// `query.completedTimeRange.inclusive`, `query.policy_id` for `query.policyId`,
+// `page_size` for `pageSize`, `page_token` for `pageToken`.
 //
 // Corresponds with GET /v1/jobs (the `ListJobs` operationId).
 func (c *Client) ListJobs(ctx context.Context, params *ListJobsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2544,6 +2775,10 @@ func (c *Client) ListJobs(ctx context.Context, params *ListJobsParams, reqEditor
 //   - An unknown `policyId` is NOT_FOUND. The per-account daily evaluation quota, the
 //     admission timeout (10 min) and the execution deadline (15 min) fail the job with
 //     their JobErrorReason.
+//
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2580,6 +2815,10 @@ func (c *Client) CreateJobWithBody(ctx context.Context, contentType string, body
 //     admission timeout (10 min) and the execution deadline (15 min) fail the job with
 //     their JobErrorReason.
 //
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
+//
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/jobs (the `CreateJob` operationId).
@@ -2599,13 +2838,24 @@ func (c *Client) CreateJob(ctx context.Context, body CreateJobJSONRequestBody, r
 //
 // Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 // (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-// line per content entry as soon as it is evaluated, in completion order:
-// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+// line per content entry as soon as it is evaluated, in completion order. Each line is
+// one `StreamJobsMessage` JSON object followed by `\n`:
+// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 // `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 // failure is an error line with code 1 and the precheck failure details). The stream
 // ends when every entry is done. A job is recorded like any other; closing the
 // connection cancels the remaining work and the job is recorded as canceled.
 // Request validation errors are ordinary error responses, before the stream starts.
+//
+// Reading it: the body as a whole is not one JSON document, so do not parse it as
+// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+// as a `StreamJobsMessage` (the line schema is also named by the media type's
+// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+// `parseAs: "stream"` and read `response.body`; with the Go client, use
+// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
+//
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+// in nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2626,13 +2876,24 @@ func (c *Client) StreamJobsWithBody(ctx context.Context, contentType string, bod
 //
 // Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 // (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-// line per content entry as soon as it is evaluated, in completion order:
-// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+// line per content entry as soon as it is evaluated, in completion order. Each line is
+// one `StreamJobsMessage` JSON object followed by `\n`:
+// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 // `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 // failure is an error line with code 1 and the precheck failure details). The stream
 // ends when every entry is done. A job is recorded like any other; closing the
 // connection cancels the remaining work and the job is recorded as canceled.
 // Request validation errors are ordinary error responses, before the stream starts.
+//
+// Reading it: the body as a whole is not one JSON document, so do not parse it as
+// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+// as a `StreamJobsMessage` (the line schema is also named by the media type's
+// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+// `parseAs: "stream"` and read `response.body`; with the Go client, use
+// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
+//
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+// in nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2674,6 +2935,9 @@ func (c *Client) GetJob(ctx context.Context, jobUuid JobUuid, reqEditors ...Requ
 // `page_size`: unset or 0 gives 1000, larger values are treated as 1000, negative
 // values are rejected. `page_token` must come from a request for the same job.
 //
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+// `pageToken` for `page_token`.
+//
 // Corresponds with GET /v1/jobs/{jobUuid}/feedback (the `ListFeedback` operationId).
 func (c *Client) ListFeedback(ctx context.Context, jobUuid JobUuid, params *ListFeedbackParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListFeedbackRequest(c.Server, jobUuid, params)
@@ -2696,6 +2960,10 @@ func (c *Client) ListFeedback(ctx context.Context, jobUuid JobUuid, params *List
 // `jobResultId` defaults to the job's only result when the job has one.
 // `actualOutcome` is filled by the server from the job's thresholded section result
 // for the label (the label version's result for label evaluations).
+//
+// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2721,6 +2989,10 @@ func (c *Client) CreateFeedbackWithBody(ctx context.Context, jobUuid JobUuid, co
 // `jobResultId` defaults to the job's only result when the job has one.
 // `actualOutcome` is filled by the server from the job's thresholded section result
 // for the label (the label version's result for label evaluations).
+//
+// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2752,6 +3024,9 @@ func (c *Client) CreateFeedback(ctx context.Context, jobUuid JobUuid, body Creat
 // larger values are treated as 1000, negative values are rejected. `pageToken` must
 // come from a request with the same `jobUuid` and `jobResultId`, otherwise
 // INVALID_ARGUMENT.
+//
+// Also accepted (snake_case and camelCase aliases): `job_result_id` for `jobResultId`,
+// `page_size` for `pageSize`, `page_token` for `pageToken`.
 //
 // Corresponds with GET /v1/jobs/{jobUuid}/labels (the `ListJobLabelHits` operationId).
 func (c *Client) ListJobLabelHits(ctx context.Context, jobUuid JobUuid, params *ListJobLabelHitsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2829,6 +3104,10 @@ func (c *Client) CreateLabelTag(ctx context.Context, body CreateLabelTagJSONRequ
 // `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 // values are rejected. `page_token` must come from a request with the same filters.
 //
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+// `pageToken` for `page_token`, `includeArchived` for `include_archived`, `tagIds` for
+// `tag_ids`.
+//
 // Corresponds with GET /v1/labels (the `ListLabels` operationId).
 func (c *Client) ListLabels(ctx context.Context, params *ListLabelsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListLabelsRequest(c.Server, params)
@@ -2847,6 +3126,9 @@ func (c *Client) ListLabels(ctx context.Context, params *ListLabelsParams, reqEd
 // Creates a label without versions (label-first accounts only). A label with
 // `policyId` is unique by (account, name, policyId); an independent label by
 // (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
+//
+// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2868,6 +3150,9 @@ func (c *Client) CreateLabelWithBody(ctx context.Context, contentType string, bo
 // Creates a label without versions (label-first accounts only). A label with
 // `policyId` is unique by (account, name, policyId); an independent label by
 // (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
+//
+// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2898,6 +3183,10 @@ func (c *Client) CreateLabel(ctx context.Context, body CreateLabelJSONRequestBod
 // `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 // precheck answers 499 with the precheck failure body.
 //
+// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v1/labels/evaluate (the `EvaluateLabels` operationId).
@@ -2926,6 +3215,10 @@ func (c *Client) EvaluateLabelsWithBody(ctx context.Context, contentType string,
 // version's. Results are cached by (content hash, version, threshold, options);
 // `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 // precheck answers 499 with the precheck failure body.
+//
+// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3041,6 +3334,9 @@ func (c *Client) ArchiveLabel(ctx context.Context, labelId LabelId, reqEditors .
 //
 // Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
 //
+// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with PUT /v1/labels/{labelId}/tags (the `SetLabelTags` operationId).
@@ -3059,6 +3355,9 @@ func (c *Client) SetLabelTagsWithBody(ctx context.Context, labelId LabelId, cont
 // SetLabelTags Replace the tags of a label
 //
 // Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
+//
+// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3099,6 +3398,9 @@ func (c *Client) UnarchiveLabel(ctx context.Context, labelId LabelId, reqEditors
 // `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 // values are rejected. `page_token` must come from a request for the same label.
 //
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+// `pageToken` for `page_token`.
+//
 // Corresponds with GET /v1/labels/{labelId}/versions (the `ListLabelVersions` operationId).
 func (c *Client) ListLabelVersions(ctx context.Context, labelId LabelId, params *ListLabelVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListLabelVersionsRequest(c.Server, labelId, params)
@@ -3120,6 +3422,10 @@ func (c *Client) ListLabelVersions(ctx context.Context, labelId LabelId, params 
 // `sequentialVersion` is assigned without gaps or duplicates, also under concurrent
 // creation. `parentLabelVersionId`, when set, must be a version of the same label.
 // Rule text at most 64 KiB.
+//
+// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3144,6 +3450,10 @@ func (c *Client) CreateLabelVersionWithBody(ctx context.Context, labelId LabelId
 // `sequentialVersion` is assigned without gaps or duplicates, also under concurrent
 // creation. `parentLabelVersionId`, when set, must be a version of the same label.
 // Rule text at most 64 KiB.
+//
+// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3182,6 +3492,9 @@ func (c *Client) GetLabelVersion(ctx context.Context, labelId LabelId, labelVers
 // Lists the account's policies, newest first (policy-first accounts only).
 // `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
 //
+// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+// `page_token` for `pageToken`.
+//
 // Corresponds with GET /v1/policies (the `ListPolicies` operationId).
 func (c *Client) ListPolicies(ctx context.Context, params *ListPoliciesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListPoliciesRequest(c.Server, params)
@@ -3200,6 +3513,9 @@ func (c *Client) ListPolicies(ctx context.Context, params *ListPoliciesParams, r
 // Creates a policy and its first version from rule text (policy-first accounts only).
 // `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 // INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
+//
+// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3221,6 +3537,9 @@ func (c *Client) CreatePolicyWithBody(ctx context.Context, contentType string, b
 // Creates a policy and its first version from rule text (policy-first accounts only).
 // `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 // INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
+//
+// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3258,6 +3577,9 @@ func (c *Client) GetPolicy(ctx context.Context, policyId PolicyId, reqEditors ..
 //
 // Lists a policy's versions by `sequentialVersion` ascending (policy-first accounts only).
 // `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
+//
+// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+// `page_token` for `pageToken`.
 //
 // Corresponds with GET /v1/policies/{policyId}/versions (the `ListPolicyVersions` operationId).
 func (c *Client) ListPolicyVersions(ctx context.Context, policyId PolicyId, params *ListPolicyVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5148,6 +5470,8 @@ type ClientWithResponsesInterface interface {
 	// optionally only those with the given ids and/or in the given states (repeatable
 	// parameters; any-of within each, both must hold). At most 1000 are returned.
 	//
+	// Also accepted (snake_case and camelCase aliases): `batch_job_ids` for `batchJobIds`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/batch-jobs (the `ListBatchJobs` operationId).
@@ -5169,6 +5493,9 @@ type ClientWithResponsesInterface interface {
 	// "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 	// webhooks are.
 	//
+	// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/batch-jobs (the `CreateBatchJob` operationId).
@@ -5189,6 +5516,9 @@ type ClientWithResponsesInterface interface {
 	// `webhookUrl` receives `{"type":"batch_job.completed"|"batch_job.failed"|
 	// "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 	// webhooks are.
+	//
+	// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5252,7 +5582,20 @@ type ClientWithResponsesInterface interface {
 	// - `pageSize`: unset or 0 gives 10; values above 1000 are treated as 1000; negative
 	//   values are rejected.
 	// - `pageToken`: the `nextPageToken` of the previous page, with the same filters.
-	// - Jobs that are not complete carry basic information only (no results).
+	// - Complete jobs carry their results, as GET /v1/jobs/{jobUuid} gives them; jobs
+	//   that are not complete carry basic information only (no results).
+	//
+	// Also accepted (snake_case and camelCase aliases): `query.created_time_range.start`
+	// for `query.createdTimeRange.start`, `query.created_time_range.end` for
+	// `query.createdTimeRange.end`, `query.created_time_range.inclusive` for
+	// `query.createdTimeRange.inclusive`, `query.updated_time_range.start` for
+	// `query.updatedTimeRange.start`, `query.updated_time_range.end` for
+	// `query.updatedTimeRange.end`, `query.updated_time_range.inclusive` for
+	// `query.updatedTimeRange.inclusive`, `query.completed_time_range.start` for
+	// `query.completedTimeRange.start`, `query.completed_time_range.end` for
+	// `query.completedTimeRange.end`, `query.completed_time_range.inclusive` for
+	// `query.completedTimeRange.inclusive`, `query.policy_id` for `query.policyId`,
+	// `page_size` for `pageSize`, `page_token` for `pageToken`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5279,6 +5622,10 @@ type ClientWithResponsesInterface interface {
 	//   admission timeout (10 min) and the execution deadline (15 min) fail the job with
 	//   their JobErrorReason.
 	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+	// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/jobs (the `CreateJob` operationId).
@@ -5304,6 +5651,10 @@ type ClientWithResponsesInterface interface {
 	//   admission timeout (10 min) and the execution deadline (15 min) fail the job with
 	//   their JobErrorReason.
 	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+	// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
+	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/jobs (the `CreateJob` operationId).
@@ -5313,13 +5664,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 	// (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-	// line per content entry as soon as it is evaluated, in completion order:
-	// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+	// line per content entry as soon as it is evaluated, in completion order. Each line is
+	// one `StreamJobsMessage` JSON object followed by `\n`:
+	// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 	// `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 	// failure is an error line with code 1 and the precheck failure details). The stream
 	// ends when every entry is done. A job is recorded like any other; closing the
 	// connection cancels the remaining work and the job is recorded as canceled.
 	// Request validation errors are ordinary error responses, before the stream starts.
+	//
+	// Reading it: the body as a whole is not one JSON document, so do not parse it as
+	// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+	// as a `StreamJobsMessage` (the line schema is also named by the media type's
+	// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+	// `parseAs: "stream"` and read `response.body`; with the Go client, use
+	// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
+	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+	// in nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5330,13 +5692,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 	// (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-	// line per content entry as soon as it is evaluated, in completion order:
-	// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+	// line per content entry as soon as it is evaluated, in completion order. Each line is
+	// one `StreamJobsMessage` JSON object followed by `\n`:
+	// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 	// `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 	// failure is an error line with code 1 and the precheck failure details). The stream
 	// ends when every entry is done. A job is recorded like any other; closing the
 	// connection cancels the remaining work and the job is recorded as canceled.
 	// Request validation errors are ordinary error responses, before the stream starts.
+	//
+	// Reading it: the body as a whole is not one JSON document, so do not parse it as
+	// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+	// as a `StreamJobsMessage` (the line schema is also named by the media type's
+	// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+	// `parseAs: "stream"` and read `response.body`; with the Go client, use
+	// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
+	//
+	// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+	// in nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5360,6 +5733,9 @@ type ClientWithResponsesInterface interface {
 	// `page_size`: unset or 0 gives 1000, larger values are treated as 1000, negative
 	// values are rejected. `page_token` must come from a request for the same job.
 	//
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+	// `pageToken` for `page_token`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/jobs/{jobUuid}/feedback (the `ListFeedback` operationId).
@@ -5375,6 +5751,10 @@ type ClientWithResponsesInterface interface {
 	// `actualOutcome` is filled by the server from the job's thresholded section result
 	// for the label (the label version's result for label evaluations).
 	//
+	// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+	// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/jobs/{jobUuid}/feedback (the `CreateFeedback` operationId).
@@ -5389,6 +5769,10 @@ type ClientWithResponsesInterface interface {
 	// `jobResultId` defaults to the job's only result when the job has one.
 	// `actualOutcome` is filled by the server from the job's thresholded section result
 	// for the label (the label version's result for label evaluations).
+	//
+	// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+	// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5410,6 +5794,9 @@ type ClientWithResponsesInterface interface {
 	// larger values are treated as 1000, negative values are rejected. `pageToken` must
 	// come from a request with the same `jobUuid` and `jobResultId`, otherwise
 	// INVALID_ARGUMENT.
+	//
+	// Also accepted (snake_case and camelCase aliases): `job_result_id` for `jobResultId`,
+	// `page_size` for `pageSize`, `page_token` for `pageToken`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -5451,6 +5838,10 @@ type ClientWithResponsesInterface interface {
 	// `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 	// values are rejected. `page_token` must come from a request with the same filters.
 	//
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+	// `pageToken` for `page_token`, `includeArchived` for `include_archived`, `tagIds` for
+	// `tag_ids`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/labels (the `ListLabels` operationId).
@@ -5462,6 +5853,9 @@ type ClientWithResponsesInterface interface {
 	// `policyId` is unique by (account, name, policyId); an independent label by
 	// (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
 	//
+	// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/labels (the `CreateLabel` operationId).
@@ -5472,6 +5866,9 @@ type ClientWithResponsesInterface interface {
 	// Creates a label without versions (label-first accounts only). A label with
 	// `policyId` is unique by (account, name, policyId); an independent label by
 	// (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
+	//
+	// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+	// nested objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5492,6 +5889,10 @@ type ClientWithResponsesInterface interface {
 	// `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 	// precheck answers 499 with the precheck failure body.
 	//
+	// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+	// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/labels/evaluate (the `EvaluateLabels` operationId).
@@ -5510,6 +5911,10 @@ type ClientWithResponsesInterface interface {
 	// version's. Results are cached by (content hash, version, threshold, options);
 	// `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 	// precheck answers 499 with the precheck failure body.
+	//
+	// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+	// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+	// spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5571,6 +5976,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
 	//
+	// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with PUT /v1/labels/{labelId}/tags (the `SetLabelTags` operationId).
@@ -5579,6 +5987,9 @@ type ClientWithResponsesInterface interface {
 	// SetLabelTagsWithResponse Replace the tags of a label
 	//
 	// Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
+	//
+	// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5601,6 +6012,9 @@ type ClientWithResponsesInterface interface {
 	// `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 	// values are rejected. `page_token` must come from a request for the same label.
 	//
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+	// `pageToken` for `page_token`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/labels/{labelId}/versions (the `ListLabelVersions` operationId).
@@ -5615,6 +6029,10 @@ type ClientWithResponsesInterface interface {
 	// creation. `parentLabelVersionId`, when set, must be a version of the same label.
 	// Rule text at most 64 KiB.
 	//
+	// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+	// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/labels/{labelId}/versions (the `CreateLabelVersion` operationId).
@@ -5628,6 +6046,10 @@ type ClientWithResponsesInterface interface {
 	// `sequentialVersion` is assigned without gaps or duplicates, also under concurrent
 	// creation. `parentLabelVersionId`, when set, must be a version of the same label.
 	// Rule text at most 64 KiB.
+	//
+	// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+	// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+	// when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5648,6 +6070,9 @@ type ClientWithResponsesInterface interface {
 	// Lists the account's policies, newest first (policy-first accounts only).
 	// `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
 	//
+	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+	// `page_token` for `pageToken`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/policies (the `ListPolicies` operationId).
@@ -5659,6 +6084,9 @@ type ClientWithResponsesInterface interface {
 	// `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 	// INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
 	//
+	// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/policies (the `CreatePolicy` operationId).
@@ -5669,6 +6097,9 @@ type ClientWithResponsesInterface interface {
 	// Creates a policy and its first version from rule text (policy-first accounts only).
 	// `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 	// INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
+	//
+	// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+	// objects); the camelCase spelling wins when both are sent.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -5688,6 +6119,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// Lists a policy's versions by `sequentialVersion` ascending (policy-first accounts only).
 	// `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
+	//
+	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+	// `page_token` for `pageToken`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7769,6 +8203,8 @@ func (r CheckRulesHTTPResponse) ContentType() string {
 // optionally only those with the given ids and/or in the given states (repeatable
 // parameters; any-of within each, both must hold). At most 1000 are returned.
 //
+// Also accepted (snake_case and camelCase aliases): `batch_job_ids` for `batchJobIds`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/batch-jobs (the `ListBatchJobs` operationId).
@@ -7796,6 +8232,9 @@ func (c *ClientWithResponses) ListBatchJobsWithResponse(ctx context.Context, par
 // "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 // webhooks are.
 //
+// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/batch-jobs (the `CreateBatchJob` operationId).
@@ -7822,6 +8261,9 @@ func (c *ClientWithResponses) CreateBatchJobWithBodyWithResponse(ctx context.Con
 // `webhookUrl` receives `{"type":"batch_job.completed"|"batch_job.failed"|
 // "batch_job.cancelled","batchJob":BatchJob}` on terminal states, signed as job
 // webhooks are.
+//
+// Body fields may also be sent in snake_case (`policy_id`, `webhook_url`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -7915,7 +8357,20 @@ func (c *ClientWithResponses) DownloadBatchOutputWithResponse(ctx context.Contex
 //   - `pageSize`: unset or 0 gives 10; values above 1000 are treated as 1000; negative
 //     values are rejected.
 //   - `pageToken`: the `nextPageToken` of the previous page, with the same filters.
-//   - Jobs that are not complete carry basic information only (no results).
+//   - Complete jobs carry their results, as GET /v1/jobs/{jobUuid} gives them; jobs
+//     that are not complete carry basic information only (no results).
+//
+// Also accepted (snake_case and camelCase aliases): `query.created_time_range.start`
+// for `query.createdTimeRange.start`, `query.created_time_range.end` for
+// `query.createdTimeRange.end`, `query.created_time_range.inclusive` for
+// `query.createdTimeRange.inclusive`, `query.updated_time_range.start` for
+// `query.updatedTimeRange.start`, `query.updated_time_range.end` for
+// `query.updatedTimeRange.end`, `query.updated_time_range.inclusive` for
+// `query.updatedTimeRange.inclusive`, `query.completed_time_range.start` for
+// `query.completedTimeRange.start`, `query.completed_time_range.end` for
+// `query.completedTimeRange.end`, `query.completed_time_range.inclusive` for
+// `query.completedTimeRange.inclusive`, `query.policy_id` for `query.policyId`,
+// `page_size` for `pageSize`, `page_token` for `pageToken`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7948,6 +8403,10 @@ func (c *ClientWithResponses) ListJobsWithResponse(ctx context.Context, params *
 //     admission timeout (10 min) and the execution deadline (15 min) fail the job with
 //     their JobErrorReason.
 //
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/jobs (the `CreateJob` operationId).
@@ -7979,6 +8438,10 @@ func (c *ClientWithResponses) CreateJobWithBodyWithResponse(ctx context.Context,
 //     admission timeout (10 min) and the execution deadline (15 min) fail the job with
 //     their JobErrorReason.
 //
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`,
+// `wait_for_completion`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
+//
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/jobs (the `CreateJob` operationId).
@@ -7994,13 +8457,24 @@ func (c *ClientWithResponses) CreateJobWithResponse(ctx context.Context, body Cr
 //
 // Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 // (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-// line per content entry as soon as it is evaluated, in completion order:
-// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+// line per content entry as soon as it is evaluated, in completion order. Each line is
+// one `StreamJobsMessage` JSON object followed by `\n`:
+// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 // `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 // failure is an error line with code 1 and the precheck failure details). The stream
 // ends when every entry is done. A job is recorded like any other; closing the
 // connection cancels the remaining work and the job is recorded as canceled.
 // Request validation errors are ordinary error responses, before the stream starts.
+//
+// Reading it: the body as a whole is not one JSON document, so do not parse it as
+// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+// as a `StreamJobsMessage` (the line schema is also named by the media type's
+// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+// `parseAs: "stream"` and read `response.body`; with the Go client, use
+// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
+//
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+// in nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8017,13 +8491,24 @@ func (c *ClientWithResponses) StreamJobsWithBodyWithResponse(ctx context.Context
 //
 // Same request as POST /v1/jobs without `webhook` and `waitForCompletion`
 // (policy-first accounts only). The response is `application/x-ndjson`, chunked: one
-// line per content entry as soon as it is evaluated, in completion order:
-// `{"result":{"jobUuid","contentHash","policyEvaluationReport"}}`, or
+// line per content entry as soon as it is evaluated, in completion order. Each line is
+// one `StreamJobsMessage` JSON object followed by `\n`:
+// `{"result":{"jobUuid","jobResultId","contentHash","policyEvaluationReport"}}`, or
 // `{"error":{"code","message","details"}}` for an entry that failed (a precheck
 // failure is an error line with code 1 and the precheck failure details). The stream
 // ends when every entry is done. A job is recorded like any other; closing the
 // connection cancels the remaining work and the job is recorded as canceled.
 // Request validation errors are ordinary error responses, before the stream starts.
+//
+// Reading it: the body as a whole is not one JSON document, so do not parse it as
+// JSON. Read it as a byte stream, split it on `\n`, and parse each non-empty line
+// as a `StreamJobsMessage` (the line schema is also named by the media type's
+// `x-itemSchema`, OpenAPI 3.2's `itemSchema`). With openapi-fetch, pass
+// `parseAs: "stream"` and read `response.body`; with the Go client, use
+// `StreamJobs` (not `StreamJobsWithResponse`) and a `bufio.Scanner` over the body.
+//
+// Body fields may also be sent in snake_case (`content_data`, `policy_id`, and so on
+// in nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8059,6 +8544,9 @@ func (c *ClientWithResponses) GetJobWithResponse(ctx context.Context, jobUuid Jo
 // `page_size`: unset or 0 gives 1000, larger values are treated as 1000, negative
 // values are rejected. `page_token` must come from a request for the same job.
 //
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+// `pageToken` for `page_token`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/jobs/{jobUuid}/feedback (the `ListFeedback` operationId).
@@ -8080,6 +8568,10 @@ func (c *ClientWithResponses) ListFeedbackWithResponse(ctx context.Context, jobU
 // `actualOutcome` is filled by the server from the job's thresholded section result
 // for the label (the label version's result for label evaluations).
 //
+// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/jobs/{jobUuid}/feedback (the `CreateFeedback` operationId).
@@ -8100,6 +8592,10 @@ func (c *ClientWithResponses) CreateFeedbackWithBodyWithResponse(ctx context.Con
 // `jobResultId` defaults to the job's only result when the job has one.
 // `actualOutcome` is filled by the server from the job's thresholded section result
 // for the label (the label version's result for label evaluations).
+//
+// Body fields may also be sent in snake_case (`job_result_id`, `label_id`,
+// `label_version_id`, `expected_outcome`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8127,6 +8623,9 @@ func (c *ClientWithResponses) CreateFeedbackWithResponse(ctx context.Context, jo
 // larger values are treated as 1000, negative values are rejected. `pageToken` must
 // come from a request with the same `jobUuid` and `jobResultId`, otherwise
 // INVALID_ARGUMENT.
+//
+// Also accepted (snake_case and camelCase aliases): `job_result_id` for `jobResultId`,
+// `page_size` for `pageSize`, `page_token` for `pageToken`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -8192,6 +8691,10 @@ func (c *ClientWithResponses) CreateLabelTagWithResponse(ctx context.Context, bo
 // `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 // values are rejected. `page_token` must come from a request with the same filters.
 //
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+// `pageToken` for `page_token`, `includeArchived` for `include_archived`, `tagIds` for
+// `tag_ids`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/labels (the `ListLabels` operationId).
@@ -8209,6 +8712,9 @@ func (c *ClientWithResponses) ListLabelsWithResponse(ctx context.Context, params
 // `policyId` is unique by (account, name, policyId); an independent label by
 // (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
 //
+// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/labels (the `CreateLabel` operationId).
@@ -8225,6 +8731,9 @@ func (c *ClientWithResponses) CreateLabelWithBodyWithResponse(ctx context.Contex
 // Creates a label without versions (label-first accounts only). A label with
 // `policyId` is unique by (account, name, policyId); an independent label by
 // (account, name): a duplicate is ALREADY_EXISTS. `tagIds` must be tags of the account.
+//
+// Body fields may also be sent in snake_case (`policy_id`, `tag_ids`, and so on in
+// nested objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8251,6 +8760,10 @@ func (c *ClientWithResponses) CreateLabelWithResponse(ctx context.Context, body 
 // `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 // precheck answers 499 with the precheck failure body.
 //
+// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/labels/evaluate (the `EvaluateLabels` operationId).
@@ -8275,6 +8788,10 @@ func (c *ClientWithResponses) EvaluateLabelsWithBodyWithResponse(ctx context.Con
 // version's. Results are cached by (content hash, version, threshold, options);
 // `labelEvalOptions.bypassCache` skips the cache. An image that fails the hash
 // precheck answers 499 with the precheck failure body.
+//
+// Body fields may also be sent in snake_case (`content_data`, `label_version_ids`,
+// `label_eval_options`, `global_context`, and so on in nested objects); the camelCase
+// spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8372,6 +8889,9 @@ func (c *ClientWithResponses) ArchiveLabelWithResponse(ctx context.Context, labe
 //
 // Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
 //
+// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with PUT /v1/labels/{labelId}/tags (the `SetLabelTags` operationId).
@@ -8386,6 +8906,9 @@ func (c *ClientWithResponses) SetLabelTagsWithBodyWithResponse(ctx context.Conte
 // SetLabelTagsWithResponse Replace the tags of a label
 //
 // Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
+//
+// Body fields may also be sent in snake_case (`label_tag_ids`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8420,6 +8943,9 @@ func (c *ClientWithResponses) UnarchiveLabelWithResponse(ctx context.Context, la
 // `page_size`: unset or 0 gives 100, values above 1000 are treated as 1000, negative
 // values are rejected. `page_token` must come from a request for the same label.
 //
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`,
+// `pageToken` for `page_token`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/labels/{labelId}/versions (the `ListLabelVersions` operationId).
@@ -8440,6 +8966,10 @@ func (c *ClientWithResponses) ListLabelVersionsWithResponse(ctx context.Context,
 // creation. `parentLabelVersionId`, when set, must be a version of the same label.
 // Rule text at most 64 KiB.
 //
+// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/labels/{labelId}/versions (the `CreateLabelVersion` operationId).
@@ -8459,6 +8989,10 @@ func (c *ClientWithResponses) CreateLabelVersionWithBodyWithResponse(ctx context
 // `sequentialVersion` is assigned without gaps or duplicates, also under concurrent
 // creation. `parentLabelVersionId`, when set, must be a version of the same label.
 // Rule text at most 64 KiB.
+//
+// Body fields may also be sent in snake_case (`label_eval_options`, `global_context`,
+// `parent_label_version_id`, and so on in nested objects); the camelCase spelling wins
+// when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8491,6 +9025,9 @@ func (c *ClientWithResponses) GetLabelVersionWithResponse(ctx context.Context, l
 // Lists the account's policies, newest first (policy-first accounts only).
 // `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
 //
+// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+// `page_token` for `pageToken`.
+//
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/policies (the `ListPolicies` operationId).
@@ -8508,6 +9045,9 @@ func (c *ClientWithResponses) ListPoliciesWithResponse(ctx context.Context, para
 // `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 // INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
 //
+// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v1/policies (the `CreatePolicy` operationId).
@@ -8524,6 +9064,9 @@ func (c *ClientWithResponses) CreatePolicyWithBodyWithResponse(ctx context.Conte
 // Creates a policy and its first version from rule text (policy-first accounts only).
 // `policyKey` is unique per account (ALREADY_EXISTS). Compile errors answer
 // INVALID_ARGUMENT with a CompilationErrors detail. Rule text at most 64 KiB.
+//
+// Body fields may also be sent in snake_case (`policy_key`, and so on in nested
+// objects); the camelCase spelling wins when both are sent.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -8555,6 +9098,9 @@ func (c *ClientWithResponses) GetPolicyWithResponse(ctx context.Context, policyI
 //
 // Lists a policy's versions by `sequentialVersion` ascending (policy-first accounts only).
 // `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
+//
+// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+// `page_token` for `pageToken`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
