@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -83,4 +85,80 @@ func CreatePolicy(client *http.Client, base, token string) (string, error) {
 		} `json:"policy"`
 	}
 	return created.Policy.PolicyID, json.Unmarshal(answer, &created)
+}
+
+// Server is a `contenteval serve` process on SQLite in a temporary
+// directory, with one policy-first account and its key.
+type Server struct {
+	Bin, Dir, Base string
+	Token          string
+	Cmd            *exec.Cmd
+}
+
+// StartServer builds ./cmd/contenteval (unless bin is given), migrates a
+// fresh SQLite database, creates a policy-first account and key, and starts
+// the server with args added to its flags. Stop ends it and removes the
+// directory.
+func StartServer(bin string, args ...string) (*Server, error) {
+	dir, err := os.MkdirTemp("", "contenteval-bench")
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Bin: bin, Dir: dir}
+	if s.Bin == "" {
+		s.Bin = filepath.Join(dir, "contenteval")
+		build := exec.Command("go", "build", "-o", s.Bin, "./cmd/contenteval")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("go build: %w", err)
+		}
+	}
+	dataDir := filepath.Join(dir, "data")
+	dbURL := "sqlite:" + filepath.Join(dataDir, "contenteval.db")
+	if out, err := exec.Command(s.Bin, "migrate", "--data-dir="+dataDir, "--database-url="+dbURL).CombinedOutput(); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("migrate: %w: %s", err, out)
+	}
+	acct, err := CLI(s.Bin, dataDir, dbURL, "accounts", "create", "--name", "bench", "--type", "policy-first")
+	if err == nil {
+		var key map[string]any
+		key, err = CLI(s.Bin, dataDir, dbURL, "keys", "create", "--account", acct["accountId"].(string))
+		if err == nil {
+			s.Token = key["token"].(string)
+		}
+	}
+	if err != nil {
+		s.Stop()
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.Stop()
+		return nil, err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	s.Cmd = exec.Command(s.Bin, append([]string{"serve", "--addr=" + addr, "--data-dir=" + dataDir, "--database-url=" + dbURL,
+		"--rate-rps=0", "--log-level=error", "--no-migrate=true"}, args...)...)
+	s.Cmd.Stdout, s.Cmd.Stderr = io.Discard, os.Stderr
+	if err := s.Cmd.Start(); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	s.Base = "http://" + addr
+	if err := WaitReady(s.Base); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Stop ends the server and removes its directory.
+func (s *Server) Stop() {
+	if s.Cmd != nil && s.Cmd.Process != nil {
+		_ = s.Cmd.Process.Signal(os.Interrupt)
+		_ = s.Cmd.Wait()
+	}
+	os.RemoveAll(s.Dir)
 }

@@ -69,7 +69,16 @@ section_joblist() {
   go run ./bench/cmd/joblist -base "${JOBLIST_BASE:-fe33a6b}" ${JOBLIST_FLAGS:--n 10 -rounds 5}
 }
 
-SECTIONS=(http jobs labelhits batch grpc joblist)
+# section_model (issue 15): the model backend path against fake model servers speaking HTTP:
+# (a) per-item overhead with a 0 ms fake vs the built-in path, (b) async items/s with a 50 ms
+# fake and maxConcurrency 16 against the bound, (c) backend calls per item with and without the
+# cache. Results: bench/results/model.md.
+section_model() {
+  # shellcheck disable=SC2086 # MODELLOAD_FLAGS is a list of flags
+  go run ./bench/cmd/modelload ${MODELLOAD_FLAGS:-}
+}
+
+SECTIONS=(http jobs labelhits batch grpc joblist model)
 
 all=$(IFS=,; echo "${SECTIONS[*]}")
 IFS=, read -r -a wanted <<<"${BENCH:-$all}"

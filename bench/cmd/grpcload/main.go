@@ -186,10 +186,10 @@ func run(o options) error {
 	closed(rest, o.workers, o.warmup)
 	closed(g, o.workers, o.warmup)
 	measured := func(l loader) *phase {
-		cpu0 := processCPU(srv.Process.Pid)
+		cpu0 := bench.ProcessCPU(srv.Process.Pid)
 		p := closed(l, o.workers, o.duration)
 		if n := p.h.Count(); n > 0 {
-			p.serverCPU = (processCPU(srv.Process.Pid) - cpu0) / time.Duration(n)
+			p.serverCPU = (bench.ProcessCPU(srv.Process.Pid) - cpu0) / time.Duration(n)
 		}
 		return p
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"os"
@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// processCPU is the CPU time (user + system) pid has used so far, from
+// ProcessCPU is the CPU time (user + system) pid has used so far, from
 // /proc (Linux; zero elsewhere). Per request it is the figure to trust on a
 // machine shared with other work, where the request rate follows the load.
-func processCPU(pid int) time.Duration {
+func ProcessCPU(pid int) time.Duration {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0
