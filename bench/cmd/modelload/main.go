@@ -171,8 +171,8 @@ func run(o options) error {
 	}
 	rd := time.Duration(o.rounds)
 	fmt.Fprintf(report, "\nOverhead of the model path per item (means over rounds): server CPU %s (%s vs %s), latency %s (%s vs %s).\n",
-		((cpuM-cpuB)/rd).Round(time.Microsecond), (cpuM/rd).Round(time.Microsecond), (cpuB/rd).Round(time.Microsecond),
-		((latM-latB)/rd).Round(10*time.Microsecond), (latM/rd).Round(10*time.Microsecond), (latB/rd).Round(10*time.Microsecond))
+		((cpuM - cpuB) / rd).Round(time.Microsecond), (cpuM / rd).Round(time.Microsecond), (cpuB / rd).Round(time.Microsecond),
+		((latM - latB) / rd).Round(10*time.Microsecond), (latM / rd).Round(10*time.Microsecond), (latB / rd).Round(10*time.Microsecond))
 
 	// (b) Throughput against the concurrency bound.
 	fmt.Fprintf(report, "\n### (b) async throughput: fake answering in %s, maxConcurrency 16\n\n", o.slowLatency)
