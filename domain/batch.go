@@ -148,6 +148,9 @@ type BatchJob struct {
 	Created        time.Time
 	Updated        time.Time
 	Completed      *time.Time // terminal transition
+	// Options are the evaluation options of its items' jobs
+	// (options.options: the model backend stack, ocr).
+	Options map[string]string
 }
 
 // BatchItem is one line of a batch's input: its position, ref id and the

@@ -16,7 +16,7 @@ import (
 // error (SPEC.md).
 func (s *Server) CreateBatchJob(ctx context.Context, req gen.CreateBatchJobRequestObject) (gen.CreateBatchJobResponseObject, error) {
 	body := req.Body
-	in := batches.CreateRequest{PolicyID: body.PolicyId}
+	in := batches.CreateRequest{PolicyID: body.PolicyId, Options: toDomainOptions(body.Options)}
 	if body.Name != nil {
 		in.Name = *body.Name
 	}

@@ -30,7 +30,7 @@ func NewBatchJobs(db *DB) *BatchJobs { return &BatchJobs{db: db} }
 
 const batchColumns = `id, account_id, name, policy_id, policy_key, policy_version_id, webhook_url, state,
 	error_code, error_message, input_key, output_key, item_count, processed_count, failed_count,
-	lease_owner, lease_expires_at, created, updated, completed`
+	lease_owner, lease_expires_at, created, updated, completed, options`
 
 type batchRow struct {
 	ID              string     `db:"id"`
@@ -53,6 +53,7 @@ type batchRow struct {
 	Created         time.Time  `db:"created"`
 	Updated         time.Time  `db:"updated"`
 	Completed       *time.Time `db:"completed"`
+	Options         string     `db:"options"`
 }
 
 func (r *batchRow) toDomain() *domain.BatchJob {
@@ -64,20 +65,37 @@ func (r *batchRow) toDomain() *domain.BatchJob {
 		ProcessedCount: r.ProcessedCount, FailedCount: r.FailedCount, LeaseOwner: r.LeaseOwner,
 		LeaseExpiresAt: utcPtr(r.LeaseExpiresAt), Created: r.Created.UTC(), Updated: r.Updated.UTC(),
 		Completed: utcPtr(r.Completed),
+		// The column is written only by CreateBatch, from a validated map.
+		Options: batchOptions(r.Options),
 	}
+}
+
+func batchOptions(s string) map[string]string {
+	var m map[string]string
+	if unmarshalJSON(s, &m) != nil || len(m) == 0 {
+		return nil
+	}
+	return m
 }
 
 // CreateBatch inserts b. Codes: ALREADY_EXISTS, NOT_FOUND (account);
 // UNAVAILABLE.
 func (s *BatchJobs) CreateBatch(ctx context.Context, b *domain.BatchJob) error {
 	b.Created, b.Updated, b.Completed = StoredTime(b.Created), StoredTime(b.Updated), storedTimePtr(b.Completed)
+	options := "{}"
+	if len(b.Options) > 0 {
+		var err error
+		if options, err = marshalJSON(b.Options); err != nil {
+			return err
+		}
+	}
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		_, err := tx.ExecContext(ctx, tx.Rebind(`
 			INSERT INTO batch_jobs (id, account_id, name, policy_id, policy_key, policy_version_id, webhook_url,
-				state, error_code, error_message, created, updated, completed)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+				state, error_code, error_message, created, updated, completed, options)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			b.ID, b.AccountID, b.Name, b.PolicyID, b.PolicyKey, b.PolicyVersionID, b.WebhookURL,
-			string(b.State), string(b.ErrorCode), b.ErrorMessage, b.Created, b.Updated, b.Completed)
+			string(b.State), string(b.ErrorCode), b.ErrorMessage, b.Created, b.Updated, b.Completed, options)
 		return err
 	})
 	err = describe(err, domain.AlreadyExists, "batch job %q already exists", b.ID)

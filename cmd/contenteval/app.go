@@ -124,18 +124,17 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	m.Keys = access.NewKeyService(persistence.NewKeys(db), m.Accounts, key, m.Clock, m.Config.KeyCacheTTL)
 	m.Limiter = access.NewRateLimiter(domain.Limits{RequestsPerSecond: m.Config.RateRPS, Burst: m.Config.RateBurst}, m.Clock)
 	m.Registry = prometheus.NewRegistry()
-	var backends domain.SignalBackends // nil, not a nil *Registry: no backends file
 	if m.Config.BackendsFile != "" {
 		file, err := modelbackend.LoadFile(m.Config.BackendsFile)
 		if err != nil {
 			return err
 		}
 		m.Backends = modelbackend.NewRegistry(file, m.Registry, m.Log)
-		backends = m.Backends
 		if m.serving {
 			m.Log.Info("model backends", "file", m.Config.BackendsFile, "backends", m.Backends.Stacks(), "default", file.Default)
 		}
 	}
+	backends := m.signalBackends()
 	m.Labels = labels.NewService(persistence.NewLabels(db), persistence.NewLabelVersions(db), persistence.NewLabelTags(db),
 		m.Clock, domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/labels"))).WithBackends(backends)
 	m.Policies = policies.NewService(persistence.NewPolicies(db), m.Clock,
@@ -190,6 +189,15 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 		return err
 	}
 	return nil
+}
+
+// signalBackends is the model backends port: nil, not a nil *Registry,
+// without a backends file.
+func (m *Main) signalBackends() domain.SignalBackends {
+	if m.Backends == nil {
+		return nil
+	}
+	return m.Backends
 }
 
 // Listen binds the HTTP listener (so tests can learn the port of :0).

@@ -87,7 +87,7 @@ func (m *Main) openBatches(ctx context.Context) error {
 	}
 	m.Batches = batches.NewService(batches.Deps{
 		Store: persistence.NewBatchJobs(m.DB), Blobs: m.Blobs, Jobs: persistence.NewJobs(m.DB), JobQueue: m.Jobs,
-		Policies: m.Policies, Clock: m.Clock, Poster: poster, Lines: out, Log: m.Log,
+		Policies: m.Policies, Clock: m.Clock, Poster: poster, Lines: out, Log: m.Log, Backends: m.signalBackends(),
 		Signer: batches.NewURLSigner(m.Keys.DeriveSecret("contenteval/signed-urls/batch-jobs")),
 	}, batches.Config{
 		MaxItems: m.Config.BatchMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes,

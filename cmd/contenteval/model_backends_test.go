@@ -262,5 +262,24 @@ func TestModelBackendsLabelsAndBatches(t *testing.T) {
 		var rep map[string]any
 		require.NoError(t, json.Unmarshal(raw, &rep))
 		require.Equal(t, "OUTCOME_TRUE", sectionsOf(t, rep)["Scam"]["result"])
+
+		// A batch names its stack in options.options, kept with the batch
+		// and given to its items' jobs: the dead backend fails them.
+		created = env.createBatch(t, tok, client.CreateBatchJobRequest{PolicyId: pr.JSON200.Policy.PolicyId,
+			Options: &client.EvaluationOptions{Options: &client.StringMap{"stack": "dead"}}})
+		r = putFile(t, *created.InputFileUploadUrl, "ref_id,type,content\nr1,text,a scam\n")
+		require.Equal(t, http.StatusOK, r.Status, "%s", r.Body)
+		b = env.waitForBatch(t, tok, created.BatchJobId)
+		lines = readOutput(t, getFile(t, *b.OutputFileUrl).Body)
+		require.Len(t, lines, 1)
+		raw, err = json.Marshal(lines[0].Report)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(raw, &rep))
+		require.Equal(t, "OUTCOME_FAILED", sectionsOf(t, rep)["Scam"]["result"])
+		require.Contains(t, firstAssertion(sectionsOf(t, rep)["Scam"])["message"], "(model gone-1 failed: unreachable)")
+		bad = env.call(http.MethodPost, "/v1/batch-jobs", tok, mustJSON(t, map[string]any{
+			"policyId": pr.JSON200.Policy.PolicyId, "options": map[string]any{"options": map[string]string{"stack": "gpt-9"}},
+		}))
+		require.Contains(t, requireStatus(t, bad, http.StatusBadRequest, domain.InvalidArgument)["message"], "options.options.stack")
 	})
 }

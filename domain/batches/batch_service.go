@@ -78,6 +78,9 @@ type Deps struct {
 	Poster domain.WebhookPoster
 	Lines  LineEncoder
 	Log    *slog.Logger
+	// Backends are the model backends options.options.stack may name
+	// (nil: the built-in evaluators only).
+	Backends domain.SignalBackends
 }
 
 // Service creates, lists and cancels batch jobs, receives and serves
@@ -108,6 +111,8 @@ type CreateRequest struct {
 	Name       string
 	PolicyID   string
 	WebhookURL string
+	// Options go to every item's job, as a job's options.options do.
+	Options map[string]string
 }
 
 // Create records a batch job against the active version of the policy and
@@ -128,10 +133,13 @@ func (s *Service) Create(ctx context.Context, account *domain.Account, req Creat
 			return nil, nil, err
 		}
 	}
+	if err := domain.CheckStack(s.d.Backends, "options.options.stack", req.Options[domain.StackOption]); err != nil {
+		return nil, nil, err
+	}
 	now := s.d.Clock.Now()
 	b := &domain.BatchJob{
 		ID: domain.NewID(), AccountID: account.ID, Name: req.Name, PolicyID: req.PolicyID, WebhookURL: req.WebhookURL,
-		State: domain.BatchInitialized, Created: now, Updated: now,
+		State: domain.BatchInitialized, Created: now, Updated: now, Options: req.Options,
 	}
 	p, v, _, err := s.d.Policies.ActivePlan(ctx, account.ID, req.PolicyID)
 	switch code := domain.ErrorCode(err); {

@@ -334,7 +334,7 @@ func (s *Service) submitChunk(ctx context.Context, b *domain.BatchJob, from int,
 		j := &domain.Job{
 			ID: group[0].JobID, AccountID: b.AccountID, Type: domain.JobTypeBatch, Status: domain.JobPending,
 			PolicyID: b.PolicyID, PolicyKey: b.PolicyKey, PolicyVersionID: b.PolicyVersionID,
-			Threshold: rules.DefaultThreshold, Created: now, Updated: now,
+			Threshold: rules.DefaultThreshold, Options: b.Options, Created: now, Updated: now,
 		}
 		for n, item := range group {
 			if item.RefID != inputs[n].RefID || item.JobIndex != n {

@@ -546,9 +546,17 @@ type ContentSummary struct {
 
 // CreateBatchJobRequest defines model for CreateBatchJobRequest.
 type CreateBatchJobRequest struct {
-	Name       *string `json:"name,omitempty"`
-	PolicyId   string  `json:"policyId"`
-	WebhookUrl *string `json:"webhookUrl,omitempty"`
+	Name *string `json:"name,omitempty"`
+
+	// Options Evaluation behaviour settings, e.g. `{"options":{"ocr":"true","stack":"local"}}`.
+	// `stack` names the model backend (of the server's backends file) that scores the
+	// concept, question and context signals; unset uses the server's default backend,
+	// `builtin` the built-in evaluators. A name the server does not have is
+	// INVALID_ARGUMENT (400) naming `options.options.stack` when the job or batch job is
+	// created; a batch job's options go to the jobs of all its items.
+	Options    *EvaluationOptions `json:"options,omitempty"`
+	PolicyId   string             `json:"policyId"`
+	WebhookUrl *string            `json:"webhookUrl,omitempty"`
 }
 
 // CreateBatchJobResponse defines model for CreateBatchJobResponse.
@@ -588,7 +596,8 @@ type CreateJobRequest struct {
 	// `stack` names the model backend (of the server's backends file) that scores the
 	// concept, question and context signals; unset uses the server's default backend,
 	// `builtin` the built-in evaluators. A name the server does not have is
-	// INVALID_ARGUMENT (400) naming `options.options.stack` when the job is created.
+	// INVALID_ARGUMENT (400) naming `options.options.stack` when the job or batch job is
+	// created; a batch job's options go to the jobs of all its items.
 	Options  *EvaluationOptions `json:"options,omitempty"`
 	PolicyId string             `json:"policyId"`
 
@@ -703,7 +712,8 @@ type EvaluateLabelsResponse struct {
 // `stack` names the model backend (of the server's backends file) that scores the
 // concept, question and context signals; unset uses the server's default backend,
 // `builtin` the built-in evaluators. A name the server does not have is
-// INVALID_ARGUMENT (400) naming `options.options.stack` when the job is created.
+// INVALID_ARGUMENT (400) naming `options.options.stack` when the job or batch job is
+// created; a batch job's options go to the jobs of all its items.
 type EvaluationOptions struct {
 	// Options Caller-supplied string key/value pairs.
 	Options *StringMap `json:"options,omitempty"`
@@ -1273,7 +1283,8 @@ type StreamJobsRequest struct {
 	// `stack` names the model backend (of the server's backends file) that scores the
 	// concept, question and context signals; unset uses the server's default backend,
 	// `builtin` the built-in evaluators. A name the server does not have is
-	// INVALID_ARGUMENT (400) naming `options.options.stack` when the job is created.
+	// INVALID_ARGUMENT (400) naming `options.options.stack` when the job or batch job is
+	// created; a batch job's options go to the jobs of all its items.
 	Options   *EvaluationOptions `json:"options,omitempty"`
 	PolicyId  string             `json:"policyId"`
 	Threshold *float64           `json:"threshold,omitempty"`
