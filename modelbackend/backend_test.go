@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -164,7 +165,7 @@ func TestFailuresRetriesAndFallback(t *testing.T) {
 			if got := fake.Calls(); got != tc.calls {
 				t.Errorf("%d calls, want %d", got, tc.calls)
 			}
-			if tc.waits != nil && !equalDurations(waits, tc.waits) {
+			if tc.waits != nil && !slices.Equal(waits, tc.waits) {
 				t.Errorf("waits %v, want %v", waits, tc.waits)
 			}
 			if tc.errReason != "" {
@@ -175,18 +176,6 @@ func TestFailuresRetriesAndFallback(t *testing.T) {
 			_ = reg
 		})
 	}
-}
-
-func equalDurations(a, b []time.Duration) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // A Retry-After past the caller's deadline gives up at once instead of

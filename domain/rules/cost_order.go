@@ -40,11 +40,12 @@ type modelWork struct {
 	skipped                bool // some pending signal is not needed
 }
 
+// outcomeOf is the set holding only the outcome of a known score.
 func (st *evalState) outcomeOf(score float64) outcomeSet {
-	switch {
-	case score < 0:
+	switch st.outcome(score) {
+	case OutcomeFailed:
 		return canFail
-	case score >= st.t:
+	case OutcomeTrue:
 		return canTrue
 	}
 	return canFalse
