@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -203,6 +204,22 @@ func TestModelBackendsEndToEnd(t *testing.T) {
 		secs = sectionsOf(t, job["results"].([]any)[0].(map[string]any)["report"])
 		require.Contains(t, firstAssertion(secs["Threat"])["message"], "(lexical match)")
 		require.Equal(t, calls, fake.Calls())
+
+		// /metrics shows the backends' calls, errors, cache hits and tokens.
+		resp, err = http.Get(env.URL + "/metrics")
+		require.NoError(t, err)
+		metrics, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		for _, want := range []string{
+			`contenteval_model_backend_calls_total{backend="guard",result="ok"} 9`,
+			`contenteval_model_backend_errors_total{backend="dead",reason="unreachable"} 1`,
+			`contenteval_model_backend_cache_hits_total{backend="guard"} 3`,
+			`contenteval_model_backend_tokens_total{backend="guard",kind="input"} 1080`,
+			`contenteval_model_backend_call_seconds_count{backend="guard"} 9`,
+		} {
+			require.Contains(t, string(metrics), want)
+		}
 
 		// An unknown stack is refused when the job is created, naming the field.
 		bad := env.call(http.MethodPost, "/v1/jobs", tok, mustJSON(t, map[string]any{
