@@ -83,7 +83,7 @@ func (b *Backend) EvaluateSignals(ctx context.Context, batch rules.SignalBatch) 
 	keys := b.cacheKeys(batch, text, withImage)
 	var miss []int
 	for i, k := range keys {
-		if r, ok := b.cacheGet(k); ok {
+		if r, ok := b.cacheGet(k); ok && !batch.BypassCache {
 			out.Scores[i], out.Notes[i] = r.score, b.note(r)
 			b.metrics.cacheHits.WithLabelValues(b.spec.Name).Inc()
 			continue
@@ -104,7 +104,7 @@ func (b *Backend) EvaluateSignals(ctx context.Context, batch rules.SignalBatch) 
 		leader = true
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.callBudget())
 		defer cancel()
-		return b.ask(cctx, sub)
+		return b.ask(cctx, batch.Account, sub)
 	})
 	var res singleflight.Result
 	select {
@@ -131,9 +131,9 @@ func (b *Backend) EvaluateSignals(ctx context.Context, batch rules.SignalBatch) 
 }
 
 // ask makes one call for the signals and reads one score per signal.
-func (b *Backend) ask(ctx context.Context, batch rules.SignalBatch) (*askResult, error) {
+func (b *Backend) ask(ctx context.Context, account string, batch rules.SignalBatch) (*askResult, error) {
 	start := time.Now()
-	a, err := b.caller.call(ctx, b.prof.endpoint, b.prof.request(&b.spec, batch))
+	a, err := b.caller.call(ctx, account, b.prof.endpoint, b.prof.request(&b.spec, batch))
 	b.metrics.latency.WithLabelValues(b.spec.Name).Observe(time.Since(start).Seconds())
 	var readings []reading
 	if err == nil {
@@ -199,15 +199,17 @@ func (b *Backend) cacheGet(k string) (reading, bool) {
 	return b.cache.Get(k)
 }
 
-// cacheKeys are per signal: backend, model, profile and prompt version, the
-// content (text, and the image when the model sees it), the signal and the
-// global context.
+// cacheKeys are per signal: the account (an answer is never served to, or
+// timed by, another account), backend, model, profile and prompt version,
+// the content (text, and the image when the model sees it), the signal and
+// the global context.
 func (b *Backend) cacheKeys(batch rules.SignalBatch, text string, withImage bool) []string {
 	h := sha256.New()
 	field := func(s string) {
 		fmt.Fprintf(h, "%d:", len(s))
 		h.Write([]byte(s))
 	}
+	field(batch.Account)
 	field(b.spec.Name)
 	field(b.spec.Model)
 	field(b.prof.version)

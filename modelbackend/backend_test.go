@@ -190,7 +190,7 @@ func TestRetryAfterPastTheDeadlineGivesUp(t *testing.T) {
 	b.caller.wait = func(context.Context, time.Duration) error { waited = true; return nil }
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := b.caller.call(ctx, "/chat/completions", map[string]any{})
+	_, err := b.caller.call(ctx, "", "/chat/completions", map[string]any{})
 	if err == nil || waited || fake.Calls() != 1 {
 		t.Fatalf("err %v, waited %v, calls %d: want an immediate failure", err, waited, fake.Calls())
 	}
@@ -256,6 +256,17 @@ func TestCacheAndCoalescing(t *testing.T) {
 	}
 	if fake.Calls() != 4 {
 		t.Fatalf("%d calls, want 4", fake.Calls())
+	}
+	// The cache is per account (no answer served to, or timed by, another
+	// account), and bypassCache asks again.
+	other := batchOf("violence!", conceptViolence)
+	other.Account = "another-account"
+	if _, err := b.EvaluateSignals(context.Background(), other); err != nil || fake.Calls() != 5 {
+		t.Fatalf("another account's ask: %d calls, %v", fake.Calls(), err)
+	}
+	other.BypassCache = true
+	if _, err := b.EvaluateSignals(context.Background(), other); err != nil || fake.Calls() != 6 {
+		t.Fatalf("bypassCache: %d calls, %v", fake.Calls(), err)
 	}
 	if n := testutil.ToFloat64(b.metrics.cacheHits.WithLabelValues("b")); n != 1 {
 		t.Errorf("cache hits %v, want 1", n)

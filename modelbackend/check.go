@@ -27,7 +27,7 @@ var checkProbe = rules.SignalBatch{
 // as `contenteval backends check` does.
 func (b *Backend) Check(ctx context.Context) CheckResult {
 	start := time.Now()
-	res, err := b.ask(ctx, checkProbe)
+	res, err := b.ask(ctx, "", checkProbe)
 	out := CheckResult{Latency: time.Since(start), Err: err}
 	if err == nil {
 		out.Score, out.Reading, out.InputTokens = res.readings[0].score, res.readings[0].how, res.usage

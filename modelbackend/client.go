@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/sony/gobreaker/v2"
-	"golang.org/x/sync/semaphore"
 )
 
 // maxAnswerBytes bounds what is read of an answer: a reasoning model's
@@ -57,7 +56,7 @@ type caller struct {
 	spec    *Spec
 	http    *http.Client
 	key     string
-	slots   *semaphore.Weighted
+	slots   *fairSlots
 	breaker *gobreaker.CircuitBreaker[*answer]
 	// wait sleeps between attempts; tests record the waits instead.
 	wait func(ctx context.Context, d time.Duration) error
@@ -72,7 +71,7 @@ func newCaller(s *Spec) *caller {
 		http: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse // never carry the key elsewhere
 		}},
-		slots: semaphore.NewWeighted(int64(s.MaxConcurrency)),
+		slots: newFairSlots(s.MaxConcurrency),
 		wait:  sleep,
 	}
 	if s.APIKeyEnv != "" {
@@ -96,24 +95,25 @@ func newCaller(s *Spec) *caller {
 	return c
 }
 
-// call posts body to the profile's endpoint and returns the parsed answer.
-func (c *caller) call(ctx context.Context, endpoint string, body map[string]any) (*answer, error) {
+// call posts body to the profile's endpoint for account and returns the
+// parsed answer.
+func (c *caller) call(ctx context.Context, account, endpoint string, body map[string]any) (*answer, error) {
 	body["model"] = c.spec.Model
 	payload, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
-	a, err := c.breaker.Execute(func() (*answer, error) { return c.attempts(ctx, endpoint, payload) })
+	a, err := c.breaker.Execute(func() (*answer, error) { return c.attempts(ctx, account, endpoint, payload) })
 	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
 		return nil, &callError{reason: "circuit_open", msg: "circuit open after repeated failures"}
 	}
 	return a, err
 }
 
-func (c *caller) attempts(ctx context.Context, endpoint string, payload []byte) (*answer, error) {
+func (c *caller) attempts(ctx context.Context, account, endpoint string, payload []byte) (*answer, error) {
 	retries := *c.spec.Retries
 	for attempt := 0; ; attempt++ {
-		a, err := c.attempt(ctx, endpoint, payload)
+		a, err := c.attempt(ctx, account, endpoint, payload)
 		if err == nil {
 			return a, nil
 		}
@@ -145,11 +145,11 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func (c *caller) attempt(ctx context.Context, endpoint string, payload []byte) (*answer, error) {
-	if err := c.slots.Acquire(ctx, 1); err != nil {
+func (c *caller) attempt(ctx context.Context, account, endpoint string, payload []byte) (*answer, error) {
+	if err := c.slots.acquire(ctx, account); err != nil {
 		return nil, err
 	}
-	defer c.slots.Release(1)
+	defer c.slots.release(account)
 	actx, cancel := context.WithTimeout(ctx, c.spec.Timeout.Duration)
 	defer cancel()
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, c.spec.URL+endpoint, bytes.NewReader(payload))

@@ -82,7 +82,7 @@ type EvaluateFunc func(ctx context.Context, c rules.Content) (*rules.Report, err
 // and context signals scored by the model backend its options name
 // (options.options.stack; none: the default backend, if any).
 func PlanEvaluator(plan *rules.Plan, j *domain.Job, backends domain.SignalBackends) EvaluateFunc {
-	opts := rules.EvalOptions{Threshold: j.Threshold, Expedited: j.Expedited,
+	opts := rules.EvalOptions{Threshold: j.Threshold, Expedited: j.Expedited, Account: j.AccountID,
 		Evaluator: domain.EvaluatorFor(backends, j.Options[domain.StackOption], j.Expedited)}
 	return func(ctx context.Context, c rules.Content) (*rules.Report, error) {
 		return plan.Evaluate(ctx, c, opts)

@@ -396,7 +396,7 @@ func (s *EvaluationService) report(ctx context.Context, v *domain.LabelVersion, 
 	}
 	rep, err := plan.Evaluate(ctx, content,
 		rules.EvalOptions{Threshold: st.Threshold, Expedited: st.Expedited, GlobalContext: st.GlobalContext,
-			Evaluator: domain.EvaluatorFor(s.cfg.Backends, st.Stack, st.Expedited)})
+			Evaluator: domain.EvaluatorFor(s.cfg.Backends, st.Stack, st.Expedited), Account: v.AccountID, BypassCache: bypass})
 	if err != nil {
 		return nil, err
 	}

@@ -44,6 +44,11 @@ type EvalOptions struct {
 	// as its input tokens. It is off by default because counting costs more than
 	// evaluating.
 	CountTokens bool
+	// Account is whom the evaluation is for: a model backend keeps its cache
+	// and shares its server per account. BypassCache asks it for fresh
+	// answers.
+	Account     string
+	BypassCache bool
 }
 
 // DefaultThreshold applies when EvalOptions.Threshold is 0.

@@ -28,6 +28,10 @@ type SignalBatch struct {
 	Content       Content
 	GlobalContext string
 	Signals       []SignalRequest
+	// Account and BypassCache are EvalOptions' (a backend caches and
+	// shares its server per account).
+	Account     string
+	BypassCache bool
 }
 
 // SignalScores answers a SignalBatch: one score per signal, in order, each in [0, 1] or
@@ -145,7 +149,8 @@ func (st *evalState) askEvaluator(ctx context.Context, c Content, opts EvalOptio
 // askBundle scores one bundle: a failure, a wrong count or a score outside
 // [0, 1] leaves its signals at -1, which fails the sections that need them.
 func askBundle(ctx context.Context, opts EvalOptions, c Content, chunk []pending) int64 {
-	batch := SignalBatch{Content: c, GlobalContext: opts.GlobalContext, Signals: make([]SignalRequest, len(chunk))}
+	batch := SignalBatch{Content: c, GlobalContext: opts.GlobalContext, Signals: make([]SignalRequest, len(chunk)),
+		Account: opts.Account, BypassCache: opts.BypassCache}
 	for i, w := range chunk {
 		batch.Signals[i] = w.req
 	}
