@@ -213,15 +213,23 @@ func stripScoreTags(text string) string {
 	return strings.NewReplacer("<score>", " ", "</score>", " ").Replace(text)
 }
 
-// maxJSONCandidates bounds the search for the answer's JSON object, so a
-// hostile answer full of braces costs little.
-const maxJSONCandidates = 64
+// maxJSONCandidates and maxVerdictBytes bound the search for the answer's
+// JSON object, so a hostile answer full of braces costs little: a verdict
+// the profiles ask for is a few hundred bytes (max_tokens keeps honest
+// servers far below the bound).
+const (
+	maxJSONCandidates = 64
+	maxVerdictBytes   = 64 << 10
+)
 
 // readResults reads {"results":[{"id":N, ...}]} from the final answer (the
 // last such object when the model wrote several, code fences allowed) and
 // scores each of the n criteria with score; every criterion must be there
 // once.
 func readResults(text string, n int, score func(map[string]any) (float64, bool)) ([]reading, error) {
+	if len(text) > maxVerdictBytes {
+		return nil, &malformedError{msg: fmt.Sprintf("a final answer of %d bytes; a verdict is at most %d", len(text), maxVerdictBytes)}
+	}
 	obj, ok := lastResultsObject(text)
 	if !ok {
 		return nil, errUnreadable(`JSON object with "results"`)

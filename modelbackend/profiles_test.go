@@ -156,6 +156,7 @@ func TestScoreReadings(t *testing.T) {
 		{"generic: a duplicated id", "generic", chat(`{"results":[{"id":1,"answer":"yes"},{"id":1,"answer":"no"}]}`, nil), 2, nil, "", true},
 		{"generic: an id out of range", "generic", chat(`{"results":[{"id":3,"answer":"yes"}]}`, nil), 1, nil, "", true},
 		{"generic: not JSON", "generic", chat(`yes`, nil), 1, nil, "", true},
+		{"generic: an answer far past any verdict's size", "generic", chat(strings.Repeat("{", 70<<10)+`{"results":[{"id":1,"answer":"yes"}]}`, nil), 1, nil, "", true},
 		{"safeguard: verdict and confidence", "gpt-oss-safeguard",
 			chat(`{"results":[{"id":1,"violation":1,"confidence":"medium"},{"id":2,"violation":0,"confidence":"low"},{"id":3,"violation":"1"}]}`, nil), 3, []float64{0.9, 0.3, 1}, "label", false},
 		{"safeguard: a verdict of 2", "gpt-oss-safeguard", chat(`{"results":[{"id":1,"violation":2}]}`, nil), 1, nil, "", true},
