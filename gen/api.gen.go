@@ -98,6 +98,33 @@ func (e BatchJobState) Valid() bool {
 	}
 }
 
+// Defines values for DatasetRunState.
+const (
+	DATASETRUNSTATECOMPLETED   DatasetRunState = "DATASET_RUN_STATE_COMPLETED"
+	DATASETRUNSTATEFAILED      DatasetRunState = "DATASET_RUN_STATE_FAILED"
+	DATASETRUNSTATEPENDING     DatasetRunState = "DATASET_RUN_STATE_PENDING"
+	DATASETRUNSTATERUNNING     DatasetRunState = "DATASET_RUN_STATE_RUNNING"
+	DATASETRUNSTATEUNSPECIFIED DatasetRunState = "DATASET_RUN_STATE_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the DatasetRunState enum.
+func (e DatasetRunState) Valid() bool {
+	switch e {
+	case DATASETRUNSTATECOMPLETED:
+		return true
+	case DATASETRUNSTATEFAILED:
+		return true
+	case DATASETRUNSTATEPENDING:
+		return true
+	case DATASETRUNSTATERUNNING:
+		return true
+	case DATASETRUNSTATEUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EvaluationResult.
 const (
 	EVALUATIONRESULTFALSE       EvaluationResult = "EVALUATION_RESULT_FALSE"
@@ -422,6 +449,12 @@ type CancelBatchJobResponse struct {
 	State *BatchJobState `json:"state,omitempty"`
 }
 
+// CompareDatasetRunsResponse defines model for CompareDatasetRunsResponse.
+type CompareDatasetRunsResponse struct {
+	Changes       []DatasetRunChange `json:"changes"`
+	NextPageToken *string            `json:"nextPageToken,omitempty"`
+}
+
 // ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
 // `audioUrl`, `video`, `audio`. `captions` (WebVTT) is used as the transcript of
 // video or audio when given. URLs must be http(s) and, unless the operator allows
@@ -477,6 +510,22 @@ type CreateBatchJobResponse struct {
 	Error              *BatchJobError `json:"error,omitempty"`
 	InputFileUploadUrl *string        `json:"inputFileUploadUrl,omitempty"`
 	Name               *string        `json:"name,omitempty"`
+}
+
+// CreateDatasetExamplesRequest defines model for CreateDatasetExamplesRequest.
+type CreateDatasetExamplesRequest struct {
+	Examples []DatasetExampleInput `json:"examples"`
+}
+
+// CreateDatasetExamplesResponse defines model for CreateDatasetExamplesResponse.
+type CreateDatasetExamplesResponse struct {
+	Examples []DatasetExample `json:"examples"`
+}
+
+// CreateDatasetRunRequest defines model for CreateDatasetRunRequest.
+type CreateDatasetRunRequest struct {
+	// Threshold Unset or 0 takes the version's threshold, else 0.5.
+	Threshold *float64 `json:"threshold,omitempty"`
 }
 
 // CreateFeedbackRequest defines model for CreateFeedbackRequest.
@@ -584,6 +633,112 @@ type CreatePolicyVersionRequest struct {
 // CreatePolicyVersionResponse defines model for CreatePolicyVersionResponse.
 type CreatePolicyVersionResponse struct {
 	PolicyVersion PolicyVersion `json:"policyVersion"`
+}
+
+// DatasetExample A label's test content and the outcome the label should give it. `contentData`
+// carries `text`, or `image` (bytes) for image examples, and the `metadata` given.
+type DatasetExample struct {
+	// ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
+	// `audioUrl`, `video`, `audio`. `captions` (WebVTT) is used as the transcript of
+	// video or audio when given. URLs must be http(s) and, unless the operator allows
+	// it, must not resolve to loopback, private, link-local or metadata addresses.
+	ContentData ContentData `json:"contentData"`
+
+	// ContentHash `sha256::<hex>` of the text (UTF-8) or image bytes.
+	ContentHash     string           `json:"contentHash"`
+	Created         time.Time        `json:"created"`
+	ExampleId       string           `json:"exampleId"`
+	ExpectedOutcome EvaluationResult `json:"expectedOutcome"`
+	LabelId         string           `json:"labelId"`
+	Note            string           `json:"note"`
+}
+
+// DatasetExampleInput defines model for DatasetExampleInput.
+type DatasetExampleInput struct {
+	// ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
+	// `audioUrl`, `video`, `audio`. `captions` (WebVTT) is used as the transcript of
+	// video or audio when given. URLs must be http(s) and, unless the operator allows
+	// it, must not resolve to loopback, private, link-local or metadata addresses.
+	ContentData     ContentData      `json:"contentData"`
+	ExpectedOutcome EvaluationResult `json:"expectedOutcome"`
+
+	// Note Free text kept with the example.
+	Note *string `json:"note,omitempty"`
+}
+
+// DatasetRun One evaluation of a label version over its label's examples. The counts grow as
+// the run proceeds: an example whose outcome is TRUE is a true positive when it is
+// expected TRUE and a false positive otherwise; FALSE gives true and false
+// negatives; an example that could not be evaluated (a signal failed, the precheck
+// refused it, it was deleted) counts as `failed` only. `precision` =
+// TP/(TP+FP), `recall` = TP/(TP+FN), `f1` = 2TP/(2TP+FP+FN), `accuracy` =
+// (TP+TN)/(TP+FP+TN+FN); each is omitted while its denominator is 0.
+type DatasetRun struct {
+	Accuracy       *float64   `json:"accuracy,omitempty"`
+	Completed      *time.Time `json:"completed,omitempty"`
+	Created        time.Time  `json:"created"`
+	DatasetRunId   string     `json:"datasetRunId"`
+	ExampleCount   int32      `json:"exampleCount"`
+	F1             *float64   `json:"f1,omitempty"`
+	Failed         int32      `json:"failed"`
+	FalseNegatives int32      `json:"falseNegatives"`
+	FalsePositives int32      `json:"falsePositives"`
+	LabelId        string     `json:"labelId"`
+	LabelVersionId string     `json:"labelVersionId"`
+	Precision      *float64   `json:"precision,omitempty"`
+	Recall         *float64   `json:"recall,omitempty"`
+
+	// State PENDING (queued) -> RUNNING (part of it evaluated) -> COMPLETED, or FAILED when
+	// part of it could not be evaluated at all (its examples count as `failed`).
+	State         DatasetRunState `json:"state"`
+	Threshold     float64         `json:"threshold"`
+	TrueNegatives int32           `json:"trueNegatives"`
+	TruePositives int32           `json:"truePositives"`
+}
+
+// DatasetRunChange defines model for DatasetRunChange.
+type DatasetRunChange struct {
+	// BaseOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	BaseOutcome     Outcome          `json:"baseOutcome"`
+	ExampleId       string           `json:"exampleId"`
+	ExpectedOutcome EvaluationResult `json:"expectedOutcome"`
+
+	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	Outcome Outcome `json:"outcome"`
+}
+
+// DatasetRunResponse defines model for DatasetRunResponse.
+type DatasetRunResponse struct {
+	// DatasetRun One evaluation of a label version over its label's examples. The counts grow as
+	// the run proceeds: an example whose outcome is TRUE is a true positive when it is
+	// expected TRUE and a false positive otherwise; FALSE gives true and false
+	// negatives; an example that could not be evaluated (a signal failed, the precheck
+	// refused it, it was deleted) counts as `failed` only. `precision` =
+	// TP/(TP+FP), `recall` = TP/(TP+FN), `f1` = 2TP/(2TP+FP+FN), `accuracy` =
+	// (TP+TN)/(TP+FP+TN+FN); each is omitted while its denominator is 0.
+	DatasetRun DatasetRun `json:"datasetRun"`
+}
+
+// DatasetRunResult One example's evaluation in a run: the label's outcome and score, and the report
+// (absent when the example could not be evaluated at all; `error` says why).
+type DatasetRunResult struct {
+	// ActualOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	ActualOutcome   Outcome           `json:"actualOutcome"`
+	Error           *string           `json:"error,omitempty"`
+	ExampleId       string            `json:"exampleId"`
+	ExpectedOutcome EvaluationResult  `json:"expectedOutcome"`
+	Report          *EvaluationReport `json:"report,omitempty"`
+	Score           float64           `json:"score"`
+}
+
+// DatasetRunState PENDING (queued) -> RUNNING (part of it evaluated) -> COMPLETED, or FAILED when
+// part of it could not be evaluated at all (its examples count as `failed`).
+type DatasetRunState string
+
+// DeleteDatasetExampleResponse defines model for DeleteDatasetExampleResponse.
+type DeleteDatasetExampleResponse struct {
+	Deleted   bool   `json:"deleted"`
+	ExampleId string `json:"exampleId"`
 }
 
 // DeleteLabelResponse defines model for DeleteLabelResponse.
@@ -928,6 +1083,24 @@ type ListBatchJobsResponse struct {
 	BatchJobs *[]BatchJob `json:"batchJobs,omitempty"`
 }
 
+// ListDatasetExamplesResponse defines model for ListDatasetExamplesResponse.
+type ListDatasetExamplesResponse struct {
+	Examples      []DatasetExample `json:"examples"`
+	NextPageToken *string          `json:"nextPageToken,omitempty"`
+}
+
+// ListDatasetRunResultsResponse defines model for ListDatasetRunResultsResponse.
+type ListDatasetRunResultsResponse struct {
+	NextPageToken *string            `json:"nextPageToken,omitempty"`
+	Results       []DatasetRunResult `json:"results"`
+}
+
+// ListDatasetRunsResponse defines model for ListDatasetRunsResponse.
+type ListDatasetRunsResponse struct {
+	DatasetRuns   []DatasetRun `json:"datasetRuns"`
+	NextPageToken *string      `json:"nextPageToken,omitempty"`
+}
+
 // ListFeedbackResponse defines model for ListFeedbackResponse.
 type ListFeedbackResponse struct {
 	Annotations   *[]FeedbackAnnotation `json:"annotations,omitempty"`
@@ -1192,11 +1365,20 @@ type CreatedInclusive = bool
 // CreatedStart defines model for CreatedStart.
 type CreatedStart = time.Time
 
+// DatasetRunId defines model for DatasetRunId.
+type DatasetRunId = string
+
+// ExampleId defines model for ExampleId.
+type ExampleId = string
+
 // JobUuid defines model for JobUuid.
 type JobUuid = string
 
 // LabelId defines model for LabelId.
 type LabelId = string
+
+// LabelVersionId defines model for LabelVersionId.
+type LabelVersionId = string
 
 // PageSizeSnake100 defines model for PageSizeSnake100.
 type PageSizeSnake100 = int32
@@ -1212,6 +1394,12 @@ type PageTokenSnake = string
 
 // PolicyId defines model for PolicyId.
 type PolicyId = string
+
+// QualityPageSize100 defines model for QualityPageSize100.
+type QualityPageSize100 = int32
+
+// QualityPageSize1000 defines model for QualityPageSize1000.
+type QualityPageSize1000 = int32
 
 // SignedExpires defines model for SignedExpires.
 type SignedExpires = int64
@@ -1345,6 +1533,45 @@ type ListLabelsParams struct {
 	TagIds *[]string `form:"tag_ids,omitempty" json:"tag_ids,omitempty"`
 }
 
+// ListDatasetRunsParams defines parameters for ListDatasetRuns.
+type ListDatasetRunsParams struct {
+	// PageSize Items per page. Unset or 0 gives 100; at most 1000; negative is rejected.
+	PageSize *QualityPageSize100 `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
+// CompareDatasetRunsParams defines parameters for CompareDatasetRuns.
+type CompareDatasetRunsParams struct {
+	// BaseDatasetRunId The run to compare with.
+	BaseDatasetRunId string `form:"baseDatasetRunId" json:"baseDatasetRunId"`
+
+	// PageSize Items per page. Unset or 0 gives 1000; at most 1000; negative is rejected.
+	PageSize *QualityPageSize1000 `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
+// ListDatasetRunResultsParams defines parameters for ListDatasetRunResults.
+type ListDatasetRunResultsParams struct {
+	// PageSize Items per page. Unset or 0 gives 100; at most 1000; negative is rejected.
+	PageSize *QualityPageSize100 `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
+// ListDatasetExamplesParams defines parameters for ListDatasetExamples.
+type ListDatasetExamplesParams struct {
+	// PageSize Items per page. Unset or 0 gives 100; at most 1000; negative is rejected.
+	PageSize *QualityPageSize100 `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
 // ListLabelVersionsParams defines parameters for ListLabelVersions.
 type ListLabelVersionsParams struct {
 	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
@@ -1399,11 +1626,17 @@ type EvaluateLabelsJSONRequestBody = EvaluateLabelsRequest
 // UpdateLabelJSONRequestBody defines body for UpdateLabel for application/json ContentType.
 type UpdateLabelJSONRequestBody = UpdateLabelRequest
 
+// CreateDatasetExamplesJSONRequestBody defines body for CreateDatasetExamples for application/json ContentType.
+type CreateDatasetExamplesJSONRequestBody = CreateDatasetExamplesRequest
+
 // SetLabelTagsJSONRequestBody defines body for SetLabelTags for application/json ContentType.
 type SetLabelTagsJSONRequestBody = SetLabelTagsRequest
 
 // CreateLabelVersionJSONRequestBody defines body for CreateLabelVersion for application/json ContentType.
 type CreateLabelVersionJSONRequestBody = CreateLabelVersionRequest
+
+// CreateDatasetRunJSONRequestBody defines body for CreateDatasetRun for application/json ContentType.
+type CreateDatasetRunJSONRequestBody = CreateDatasetRunRequest
 
 // CreatePolicyJSONRequestBody defines body for CreatePolicy for application/json ContentType.
 type CreatePolicyJSONRequestBody = CreatePolicyRequest
@@ -1610,6 +1843,27 @@ type ServerInterface interface {
 	// ArchiveLabel Archive a label
 	// (POST /v1/labels/{labelId}/archive)
 	ArchiveLabel(ctx echo.Context, labelId LabelId) error
+	// ListDatasetRuns List the dataset runs of a label
+	// (GET /v1/labels/{labelId}/dataset-runs)
+	ListDatasetRuns(ctx echo.Context, labelId LabelId, params ListDatasetRunsParams) error
+	// GetDatasetRun Get one dataset run
+	// (GET /v1/labels/{labelId}/dataset-runs/{datasetRunId})
+	GetDatasetRun(ctx echo.Context, labelId LabelId, datasetRunId DatasetRunId) error
+	// CompareDatasetRuns Compare two dataset runs
+	// (GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/compare)
+	CompareDatasetRuns(ctx echo.Context, labelId LabelId, datasetRunId DatasetRunId, params CompareDatasetRunsParams) error
+	// ListDatasetRunResults List the per-example results of a dataset run
+	// (GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/results)
+	ListDatasetRunResults(ctx echo.Context, labelId LabelId, datasetRunId DatasetRunId, params ListDatasetRunResultsParams) error
+	// ListDatasetExamples List the dataset examples of a label
+	// (GET /v1/labels/{labelId}/examples)
+	ListDatasetExamples(ctx echo.Context, labelId LabelId, params ListDatasetExamplesParams) error
+	// CreateDatasetExamples Add dataset examples to a label
+	// (POST /v1/labels/{labelId}/examples)
+	CreateDatasetExamples(ctx echo.Context, labelId LabelId) error
+	// DeleteDatasetExample Delete a dataset example
+	// (DELETE /v1/labels/{labelId}/examples/{exampleId})
+	DeleteDatasetExample(ctx echo.Context, labelId LabelId, exampleId ExampleId) error
 	// SetLabelTags Replace the tags of a label
 	// (PUT /v1/labels/{labelId}/tags)
 	SetLabelTags(ctx echo.Context, labelId LabelId) error
@@ -1625,6 +1879,9 @@ type ServerInterface interface {
 	// GetLabelVersion Get one label version
 	// (GET /v1/labels/{labelId}/versions/{labelVersionId})
 	GetLabelVersion(ctx echo.Context, labelId LabelId, labelVersionId string) error
+	// CreateDatasetRun Run a label version over the label's examples
+	// (POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs)
+	CreateDatasetRun(ctx echo.Context, labelId LabelId, labelVersionId LabelVersionId) error
 	// ListPolicies List policies
 	// (GET /v1/policies)
 	ListPolicies(ctx echo.Context, params ListPoliciesParams) error
@@ -2123,6 +2380,221 @@ func (w *ServerInterfaceWrapper) ArchiveLabel(ctx echo.Context) error {
 	return err
 }
 
+// ListDatasetRuns converts echo context to params.
+func (w *ServerInterfaceWrapper) ListDatasetRuns(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListDatasetRunsParams
+	// ------------- Optional query parameter "page_size" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_size", ctx.QueryParams(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_size: %s", err))
+	}
+
+	// ------------- Optional query parameter "page_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_token", ctx.QueryParams(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_token: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListDatasetRuns(ctx, labelId, params)
+	return err
+}
+
+// GetDatasetRun converts echo context to params.
+func (w *ServerInterfaceWrapper) GetDatasetRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// ------------- Path parameter "datasetRunId" -------------
+	var datasetRunId DatasetRunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "datasetRunId", ctx.Param("datasetRunId"), &datasetRunId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter datasetRunId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetDatasetRun(ctx, labelId, datasetRunId)
+	return err
+}
+
+// CompareDatasetRuns converts echo context to params.
+func (w *ServerInterfaceWrapper) CompareDatasetRuns(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// ------------- Path parameter "datasetRunId" -------------
+	var datasetRunId DatasetRunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "datasetRunId", ctx.Param("datasetRunId"), &datasetRunId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter datasetRunId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CompareDatasetRunsParams
+	// ------------- Required query parameter "baseDatasetRunId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "baseDatasetRunId", ctx.QueryParams(), &params.BaseDatasetRunId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter baseDatasetRunId: %s", err))
+	}
+
+	// ------------- Optional query parameter "page_size" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_size", ctx.QueryParams(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_size: %s", err))
+	}
+
+	// ------------- Optional query parameter "page_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_token", ctx.QueryParams(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_token: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CompareDatasetRuns(ctx, labelId, datasetRunId, params)
+	return err
+}
+
+// ListDatasetRunResults converts echo context to params.
+func (w *ServerInterfaceWrapper) ListDatasetRunResults(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// ------------- Path parameter "datasetRunId" -------------
+	var datasetRunId DatasetRunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "datasetRunId", ctx.Param("datasetRunId"), &datasetRunId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter datasetRunId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListDatasetRunResultsParams
+	// ------------- Optional query parameter "page_size" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_size", ctx.QueryParams(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_size: %s", err))
+	}
+
+	// ------------- Optional query parameter "page_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_token", ctx.QueryParams(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_token: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListDatasetRunResults(ctx, labelId, datasetRunId, params)
+	return err
+}
+
+// ListDatasetExamples converts echo context to params.
+func (w *ServerInterfaceWrapper) ListDatasetExamples(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListDatasetExamplesParams
+	// ------------- Optional query parameter "page_size" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_size", ctx.QueryParams(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_size: %s", err))
+	}
+
+	// ------------- Optional query parameter "page_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_token", ctx.QueryParams(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_token: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListDatasetExamples(ctx, labelId, params)
+	return err
+}
+
+// CreateDatasetExamples converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateDatasetExamples(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateDatasetExamples(ctx, labelId)
+	return err
+}
+
+// DeleteDatasetExample converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteDatasetExample(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// ------------- Path parameter "exampleId" -------------
+	var exampleId ExampleId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "exampleId", ctx.Param("exampleId"), &exampleId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter exampleId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteDatasetExample(ctx, labelId, exampleId)
+	return err
+}
+
 // SetLabelTags converts echo context to params.
 func (w *ServerInterfaceWrapper) SetLabelTags(ctx echo.Context) error {
 	var err error
@@ -2224,6 +2696,30 @@ func (w *ServerInterfaceWrapper) GetLabelVersion(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetLabelVersion(ctx, labelId, labelVersionId)
+	return err
+}
+
+// CreateDatasetRun converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateDatasetRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// ------------- Path parameter "labelVersionId" -------------
+	var labelVersionId LabelVersionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelVersionId", ctx.Param("labelVersionId"), &labelVersionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelVersionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateDatasetRun(ctx, labelId, labelVersionId)
 	return err
 }
 
@@ -2391,6 +2887,14 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/v1/labels/:labelId/versions", wrapper.ListLabelVersions, options.OperationMiddlewares["listLabelVersions"]...)
 	router.POST(options.BaseURL+"/v1/labels/:labelId/versions", wrapper.CreateLabelVersion, options.OperationMiddlewares["createLabelVersion"]...)
 	router.GET(options.BaseURL+"/v1/labels/:labelId/versions/:labelVersionId", wrapper.GetLabelVersion, options.OperationMiddlewares["getLabelVersion"]...)
+	router.GET(options.BaseURL+"/v1/labels/:labelId/examples", wrapper.ListDatasetExamples, options.OperationMiddlewares["listDatasetExamples"]...)
+	router.POST(options.BaseURL+"/v1/labels/:labelId/examples", wrapper.CreateDatasetExamples, options.OperationMiddlewares["createDatasetExamples"]...)
+	router.DELETE(options.BaseURL+"/v1/labels/:labelId/examples/:exampleId", wrapper.DeleteDatasetExample, options.OperationMiddlewares["deleteDatasetExample"]...)
+	router.POST(options.BaseURL+"/v1/labels/:labelId/versions/:labelVersionId/dataset-runs", wrapper.CreateDatasetRun, options.OperationMiddlewares["createDatasetRun"]...)
+	router.GET(options.BaseURL+"/v1/labels/:labelId/dataset-runs", wrapper.ListDatasetRuns, options.OperationMiddlewares["listDatasetRuns"]...)
+	router.GET(options.BaseURL+"/v1/labels/:labelId/dataset-runs/:datasetRunId", wrapper.GetDatasetRun, options.OperationMiddlewares["getDatasetRun"]...)
+	router.GET(options.BaseURL+"/v1/labels/:labelId/dataset-runs/:datasetRunId/results", wrapper.ListDatasetRunResults, options.OperationMiddlewares["listDatasetRunResults"]...)
+	router.GET(options.BaseURL+"/v1/labels/:labelId/dataset-runs/:datasetRunId/compare", wrapper.CompareDatasetRuns, options.OperationMiddlewares["compareDatasetRuns"]...)
 	router.GET(options.BaseURL+"/v1/label-tags", wrapper.ListLabelTags, options.OperationMiddlewares["listLabelTags"]...)
 	router.POST(options.BaseURL+"/v1/label-tags", wrapper.CreateLabelTag, options.OperationMiddlewares["createLabelTag"]...)
 	router.GET(options.BaseURL+"/v1/policies", wrapper.ListPolicies, options.OperationMiddlewares["listPolicies"]...)
@@ -3733,6 +4237,421 @@ func (response ArchiveLabeldefaultJSONResponse) VisitArchiveLabelResponse(w http
 	return err
 }
 
+type ListDatasetRunsRequestObject struct {
+	LabelId LabelId `json:"labelId"`
+	Params  ListDatasetRunsParams
+}
+
+type ListDatasetRunsResponseObject interface {
+	VisitListDatasetRunsResponse(w http.ResponseWriter) error
+}
+
+type ListDatasetRuns200JSONResponse ListDatasetRunsResponse
+
+func (response ListDatasetRuns200JSONResponse) VisitListDatasetRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetRuns429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListDatasetRuns429JSONResponse) VisitListDatasetRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetRunsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ListDatasetRunsdefaultJSONResponse) VisitListDatasetRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDatasetRunRequestObject struct {
+	LabelId      LabelId      `json:"labelId"`
+	DatasetRunId DatasetRunId `json:"datasetRunId"`
+}
+
+type GetDatasetRunResponseObject interface {
+	VisitGetDatasetRunResponse(w http.ResponseWriter) error
+}
+
+type GetDatasetRun200JSONResponse DatasetRunResponse
+
+func (response GetDatasetRun200JSONResponse) VisitGetDatasetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDatasetRun429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetDatasetRun429JSONResponse) VisitGetDatasetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDatasetRundefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response GetDatasetRundefaultJSONResponse) VisitGetDatasetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompareDatasetRunsRequestObject struct {
+	LabelId      LabelId      `json:"labelId"`
+	DatasetRunId DatasetRunId `json:"datasetRunId"`
+	Params       CompareDatasetRunsParams
+}
+
+type CompareDatasetRunsResponseObject interface {
+	VisitCompareDatasetRunsResponse(w http.ResponseWriter) error
+}
+
+type CompareDatasetRuns200JSONResponse CompareDatasetRunsResponse
+
+func (response CompareDatasetRuns200JSONResponse) VisitCompareDatasetRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompareDatasetRuns429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CompareDatasetRuns429JSONResponse) VisitCompareDatasetRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompareDatasetRunsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response CompareDatasetRunsdefaultJSONResponse) VisitCompareDatasetRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetRunResultsRequestObject struct {
+	LabelId      LabelId      `json:"labelId"`
+	DatasetRunId DatasetRunId `json:"datasetRunId"`
+	Params       ListDatasetRunResultsParams
+}
+
+type ListDatasetRunResultsResponseObject interface {
+	VisitListDatasetRunResultsResponse(w http.ResponseWriter) error
+}
+
+type ListDatasetRunResults200JSONResponse ListDatasetRunResultsResponse
+
+func (response ListDatasetRunResults200JSONResponse) VisitListDatasetRunResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetRunResults429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListDatasetRunResults429JSONResponse) VisitListDatasetRunResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetRunResultsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ListDatasetRunResultsdefaultJSONResponse) VisitListDatasetRunResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetExamplesRequestObject struct {
+	LabelId LabelId `json:"labelId"`
+	Params  ListDatasetExamplesParams
+}
+
+type ListDatasetExamplesResponseObject interface {
+	VisitListDatasetExamplesResponse(w http.ResponseWriter) error
+}
+
+type ListDatasetExamples200JSONResponse ListDatasetExamplesResponse
+
+func (response ListDatasetExamples200JSONResponse) VisitListDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetExamples429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListDatasetExamples429JSONResponse) VisitListDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetExamplesdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ListDatasetExamplesdefaultJSONResponse) VisitListDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetExamplesRequestObject struct {
+	LabelId LabelId `json:"labelId"`
+	Body    *CreateDatasetExamplesJSONRequestBody
+}
+
+type CreateDatasetExamplesResponseObject interface {
+	VisitCreateDatasetExamplesResponse(w http.ResponseWriter) error
+}
+
+type CreateDatasetExamples200JSONResponse CreateDatasetExamplesResponse
+
+func (response CreateDatasetExamples200JSONResponse) VisitCreateDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetExamples429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateDatasetExamples429JSONResponse) VisitCreateDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetExamples499JSONResponse struct{ PrecheckFailedJSONResponse }
+
+func (response CreateDatasetExamples499JSONResponse) VisitCreateDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(499)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetExamplesdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response CreateDatasetExamplesdefaultJSONResponse) VisitCreateDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDatasetExampleRequestObject struct {
+	LabelId   LabelId   `json:"labelId"`
+	ExampleId ExampleId `json:"exampleId"`
+}
+
+type DeleteDatasetExampleResponseObject interface {
+	VisitDeleteDatasetExampleResponse(w http.ResponseWriter) error
+}
+
+type DeleteDatasetExample200JSONResponse DeleteDatasetExampleResponse
+
+func (response DeleteDatasetExample200JSONResponse) VisitDeleteDatasetExampleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDatasetExample429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteDatasetExample429JSONResponse) VisitDeleteDatasetExampleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDatasetExampledefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response DeleteDatasetExampledefaultJSONResponse) VisitDeleteDatasetExampleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SetLabelTagsRequestObject struct {
 	LabelId LabelId `json:"labelId"`
 	Body    *SetLabelTagsJSONRequestBody
@@ -4006,6 +4925,64 @@ type GetLabelVersiondefaultJSONResponse struct {
 }
 
 func (response GetLabelVersiondefaultJSONResponse) VisitGetLabelVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetRunRequestObject struct {
+	LabelId        LabelId        `json:"labelId"`
+	LabelVersionId LabelVersionId `json:"labelVersionId"`
+	Body           *CreateDatasetRunJSONRequestBody
+}
+
+type CreateDatasetRunResponseObject interface {
+	VisitCreateDatasetRunResponse(w http.ResponseWriter) error
+}
+
+type CreateDatasetRun200JSONResponse DatasetRunResponse
+
+func (response CreateDatasetRun200JSONResponse) VisitCreateDatasetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetRun429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateDatasetRun429JSONResponse) VisitCreateDatasetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetRundefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response CreateDatasetRundefaultJSONResponse) VisitCreateDatasetRunResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -4364,6 +5341,27 @@ type StrictServerInterface interface {
 	// ArchiveLabel Archive a label
 	// (POST /v1/labels/{labelId}/archive)
 	ArchiveLabel(ctx context.Context, request ArchiveLabelRequestObject) (ArchiveLabelResponseObject, error)
+	// ListDatasetRuns List the dataset runs of a label
+	// (GET /v1/labels/{labelId}/dataset-runs)
+	ListDatasetRuns(ctx context.Context, request ListDatasetRunsRequestObject) (ListDatasetRunsResponseObject, error)
+	// GetDatasetRun Get one dataset run
+	// (GET /v1/labels/{labelId}/dataset-runs/{datasetRunId})
+	GetDatasetRun(ctx context.Context, request GetDatasetRunRequestObject) (GetDatasetRunResponseObject, error)
+	// CompareDatasetRuns Compare two dataset runs
+	// (GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/compare)
+	CompareDatasetRuns(ctx context.Context, request CompareDatasetRunsRequestObject) (CompareDatasetRunsResponseObject, error)
+	// ListDatasetRunResults List the per-example results of a dataset run
+	// (GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/results)
+	ListDatasetRunResults(ctx context.Context, request ListDatasetRunResultsRequestObject) (ListDatasetRunResultsResponseObject, error)
+	// ListDatasetExamples List the dataset examples of a label
+	// (GET /v1/labels/{labelId}/examples)
+	ListDatasetExamples(ctx context.Context, request ListDatasetExamplesRequestObject) (ListDatasetExamplesResponseObject, error)
+	// CreateDatasetExamples Add dataset examples to a label
+	// (POST /v1/labels/{labelId}/examples)
+	CreateDatasetExamples(ctx context.Context, request CreateDatasetExamplesRequestObject) (CreateDatasetExamplesResponseObject, error)
+	// DeleteDatasetExample Delete a dataset example
+	// (DELETE /v1/labels/{labelId}/examples/{exampleId})
+	DeleteDatasetExample(ctx context.Context, request DeleteDatasetExampleRequestObject) (DeleteDatasetExampleResponseObject, error)
 	// SetLabelTags Replace the tags of a label
 	// (PUT /v1/labels/{labelId}/tags)
 	SetLabelTags(ctx context.Context, request SetLabelTagsRequestObject) (SetLabelTagsResponseObject, error)
@@ -4379,6 +5377,9 @@ type StrictServerInterface interface {
 	// GetLabelVersion Get one label version
 	// (GET /v1/labels/{labelId}/versions/{labelVersionId})
 	GetLabelVersion(ctx context.Context, request GetLabelVersionRequestObject) (GetLabelVersionResponseObject, error)
+	// CreateDatasetRun Run a label version over the label's examples
+	// (POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs)
+	CreateDatasetRun(ctx context.Context, request CreateDatasetRunRequestObject) (CreateDatasetRunResponseObject, error)
 	// ListPolicies List policies
 	// (GET /v1/policies)
 	ListPolicies(ctx context.Context, request ListPoliciesRequestObject) (ListPoliciesResponseObject, error)
@@ -5136,6 +6137,212 @@ func (sh *strictHandler) ArchiveLabel(ctx echo.Context, labelId LabelId) error {
 	return nil
 }
 
+// ListDatasetRuns operation middleware
+func (sh *strictHandler) ListDatasetRuns(ctx echo.Context, labelId LabelId, params ListDatasetRunsParams) error {
+	var request ListDatasetRunsRequestObject
+
+	request.LabelId = labelId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListDatasetRuns(ctx.Request().Context(), request.(ListDatasetRunsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListDatasetRuns")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListDatasetRunsResponseObject); ok {
+		return validResponse.VisitListDatasetRunsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetDatasetRun operation middleware
+func (sh *strictHandler) GetDatasetRun(ctx echo.Context, labelId LabelId, datasetRunId DatasetRunId) error {
+	var request GetDatasetRunRequestObject
+
+	request.LabelId = labelId
+	request.DatasetRunId = datasetRunId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetDatasetRun(ctx.Request().Context(), request.(GetDatasetRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetDatasetRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetDatasetRunResponseObject); ok {
+		return validResponse.VisitGetDatasetRunResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CompareDatasetRuns operation middleware
+func (sh *strictHandler) CompareDatasetRuns(ctx echo.Context, labelId LabelId, datasetRunId DatasetRunId, params CompareDatasetRunsParams) error {
+	var request CompareDatasetRunsRequestObject
+
+	request.LabelId = labelId
+	request.DatasetRunId = datasetRunId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CompareDatasetRuns(ctx.Request().Context(), request.(CompareDatasetRunsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CompareDatasetRuns")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CompareDatasetRunsResponseObject); ok {
+		return validResponse.VisitCompareDatasetRunsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListDatasetRunResults operation middleware
+func (sh *strictHandler) ListDatasetRunResults(ctx echo.Context, labelId LabelId, datasetRunId DatasetRunId, params ListDatasetRunResultsParams) error {
+	var request ListDatasetRunResultsRequestObject
+
+	request.LabelId = labelId
+	request.DatasetRunId = datasetRunId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListDatasetRunResults(ctx.Request().Context(), request.(ListDatasetRunResultsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListDatasetRunResults")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListDatasetRunResultsResponseObject); ok {
+		return validResponse.VisitListDatasetRunResultsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListDatasetExamples operation middleware
+func (sh *strictHandler) ListDatasetExamples(ctx echo.Context, labelId LabelId, params ListDatasetExamplesParams) error {
+	var request ListDatasetExamplesRequestObject
+
+	request.LabelId = labelId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListDatasetExamples(ctx.Request().Context(), request.(ListDatasetExamplesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListDatasetExamples")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListDatasetExamplesResponseObject); ok {
+		return validResponse.VisitListDatasetExamplesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateDatasetExamples operation middleware
+func (sh *strictHandler) CreateDatasetExamples(ctx echo.Context, labelId LabelId) error {
+	var request CreateDatasetExamplesRequestObject
+
+	request.LabelId = labelId
+
+	var body CreateDatasetExamplesJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateDatasetExamples(ctx.Request().Context(), request.(CreateDatasetExamplesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateDatasetExamples")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateDatasetExamplesResponseObject); ok {
+		return validResponse.VisitCreateDatasetExamplesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteDatasetExample operation middleware
+func (sh *strictHandler) DeleteDatasetExample(ctx echo.Context, labelId LabelId, exampleId ExampleId) error {
+	var request DeleteDatasetExampleRequestObject
+
+	request.LabelId = labelId
+	request.ExampleId = exampleId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteDatasetExample(ctx.Request().Context(), request.(DeleteDatasetExampleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteDatasetExample")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteDatasetExampleResponseObject); ok {
+		return validResponse.VisitDeleteDatasetExampleResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // SetLabelTags operation middleware
 func (sh *strictHandler) SetLabelTags(ctx echo.Context, labelId LabelId) error {
 	var request SetLabelTagsRequestObject
@@ -5303,6 +6510,58 @@ func (sh *strictHandler) GetLabelVersion(ctx echo.Context, labelId LabelId, labe
 		return err
 	} else if validResponse, ok := response.(GetLabelVersionResponseObject); ok {
 		return validResponse.VisitGetLabelVersionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateDatasetRun operation middleware
+func (sh *strictHandler) CreateDatasetRun(ctx echo.Context, labelId LabelId, labelVersionId LabelVersionId) error {
+	var request CreateDatasetRunRequestObject
+
+	request.LabelId = labelId
+	request.LabelVersionId = labelVersionId
+
+	var body CreateDatasetRunJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateDatasetRun(ctx.Request().Context(), request.(CreateDatasetRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateDatasetRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateDatasetRunResponseObject); ok {
+		return validResponse.VisitCreateDatasetRunResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -5484,209 +6743,248 @@ func (sh *strictHandler) CreatePolicyVersion(ctx echo.Context, policyId PolicyId
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17c9u4kij+VVD6bVXkLVqW8/qd2LV1V5GVRDl+rSRn5uwo14RISMKYBDUEaVuT4+9+Cw2AT5CiZHuc",
-	"3Tr/zMQiHg2g0W90/2g5gb8KGGERbx39aC0JdkkI/xyRKFz35hEJxV8u4U5IVxENWOuo9csy8AjixAmY",
-	"y1EUoDtMIzQj8yAkKBQdKVugNo6QRzCP0OFep2W1uLMkPhajzYPQx1HrqEVZ9OZ1y2r5lFE/9ltHh1Yr",
-	"Wq+I/EQWJGw9PDxYrRUOsU8iBdpHHDnLr8Fs6JZBmywJmonv6PdghqgrJqbiwwpHy5bVYtgXo8/SIaxW",
-	"SP6IaUjc1lEUxiQLqI/vTwlbRMvW0eHrvyWw8SikbNESkPUDf+WRiLgDZoDmarUiIZoFMXNRMEfRkgiw",
-	"XnFkO7qfjSLqkwTMP2ISrlM44c9O0nhCfTLCbEE6hLnmLXVxRPbFkK1acIfM8WJOb0kZaPjkEoAWQOeo",
-	"7ZI5jr0IkXvVbW9riGkyYxZuBeIsCDyCWR7GcYTDqAzfaXD3TJvKYcJdtjUkeAcckL0aASubPv785TjP",
-	"ffpFaJufvey5/ck/Yit3PvWvwewqphVEqJb8/K56Po72nOIZ8aqIoCc+VkPgqb6Pg+ASL8iY/knGDN+Q",
-	"w27XgE4R8TkSN2CFF6SDrhgnEQpC1EULeks4Oux2jxGeBbdE/LOLKEeRPCGE4Wv3GDGywBG9JeJjSH4n",
-	"TkTcqkMW01xz+idpyHG6Bo5TXtiOK/tZlzYJbgjrY594ZuSxGbmPkoa2vmyrkNzSIBaQ8lXAOEHzIIQv",
-	"HPuC8/8REx7VgQ/jtaqQrPv6bRWWQUc4jb8Y4utoJ5ADjzrrqru5gq/Vl3Olez/udo7pghF3cL+iIeEG",
-	"xsToPdBL1Fai3B7CQuBDd0vqLOUuwRDoanQqEXQe82r8JGqmOqiz2Pr+bcuIoRJu8V8cxWHFgV+NTl9x",
-	"9OWs1wcgoWUVYEmDphv6+t1704Zerdwd2HwsezXhTarpo9m8AvSZ2XwJ2sZsXsG3NZt/zFbuyOYfBMpI",
-	"2qGUD3ckqYb4ywlYRBj8E69WHnWwWMPB71ws5Edmrn8Lybx11Pr/DlKF60B+5QfjCEcxl3MVTun8W+90",
-	"eHLdG32+OhucTyz0qTc8HZxcX44G/Yvzk+FkeHEueM7F1eT64tP1qHf+edBpPVitQRgG4V8AYY+tERFz",
-	"HSGMZDM0C9w1uqORJCGL0WUfOYFLjuHPL5PJJeKy4TzwvOCOw+8+Xq0oW0wZZfB373KIMlN1pkws6zIk",
-	"zpI4N58w9Yj7ZOvLDhuHpHq5gvKoGdEcYNBsZp/cYi+GyRGMhdpLzJf7HuUR8oW6aaGYucQJXDzzCArC",
-	"KYsZj1erIBQSAfXxguwdw06hfu+8PzgdnKD24Z5a+SQIzjBbK9zjT3e0VKhB9SvGjhPELHrFNcNEIY5A",
-	"ZCH3DiEucVF7NBhfXI36g+vBr196V+PJ4ASoR9GisJ+YFExAqdYHGePDA8CkoBX9emwNK3ZdKkDE3mUY",
-	"rEgYUXE/JU0voCgSd9pFLokw9Y6R/Z/ibxsJcsERjTjiS7wCcrLKDPWj9Z+SFvwwENiUi/ymmn1PSEcw",
-	"E2KcOLMe52K0gI2IOGUxVH4Gn3COFxUcLow98oojHsShQ1BE7kFOKcAC1Cn2ok3HfBFHTuCTFuxlIJlq",
-	"Sv+CeOZliB+L/ZnixaU1aeNLeTGznFmmBKfSu3pRU9JrtYgmYnUr0wBJivdgteS97AuMNcrHRYnDatGI",
-	"+Nu0l4zGsMYgjlZx9Il65Co0iNZSsEGfBxOQqBRvk50sFDBH8ePUfsWRNlMYz36VETMrPn4jIacBq2oT",
-	"Bg7hfLvtEtSbND2WMTR+sFqKITc//zrsS9hbHgUBYfqBS7ZCGuig0e0svZLbwqMnVnJU66j1sTfpf7n+",
-	"evHxejAaXYyur87Hl4P+8NNwcNKyWoQJLe23Da2KX7VMMDy/vJpcfxqeDmoaXV6cDvv/2Njg+ttgNB5e",
-	"nNc1HA0vRsPJPzKELkWj/GFXbMF40psMCosrijvDybB3OvxvwfkUvbDAuEzZItHcKFvFEZpTj+yh/Wnc",
-	"7b4h6L+uBleik/gVxSsvwC5xk89TdjkaXI4u+oPxeHj+GbVXOORiSMxcdIs96mIxQzpc2nxwkvw4vvp4",
-	"NpxMxDSCYPApI+yPmMSZidDgW+/0qjcRkyRjXYwn2bnvQrmc9OrvmdqmE09Z/+Ls8nQwGZx0EBwKaoN0",
-	"ZQPC2nuwDCkyCJkBh4JbhD5l2INPIcHOEoSOeRj4CLP1lLGA7SeN4EILOcOEk6ZjK34FqAy/Zw7U8FUe",
-	"muFD7rRqvxu7Jwdl6po7jfoGxgGSszB902dg2qIEM4w3qI+ZQzx9jzIaRlHcRsRfRWskSVCGKaQ0qTiU",
-	"VF625te7Md9deIOJsPalbHuCI1zehQuWSuHiKh4hco+dyFujgBHBVm0hLdkWskGqTv5xFXri37fUJQH8",
-	"e8psHLs0yH4Q/4Af7Q6yHQxzchu1fyGzb5PJnuDJMZcmPHGFoxAzCRsK5lMGQwiNDIZAd0vCwBzIOoLl",
-	"c+THPEIzgpZRtGpzuLpCL/AIl8OJA8KR6A+q0ZTRyJKdWBChkPDAuyUoCpAXBKsZdm4stArpLY6IhTzK",
-	"bva9wMGeAMAnEXZxhBF23VDweC5veB4JAEwDngH0s3VEuMCxhF2LX0yCiN7F6pHE8sVQGSvL2+6H94ax",
-	"9J4b/I5wBEg3AI6gDu0gPdUDdXwH6dkeA2I4Megs4p+ZU3OWMbsxSleAMwbTifhZ7g1qf70cfLbQ5fln",
-	"C30efrLQL2R2aaGPZ5fiCCbDT5/2Gu2fRs/q2Zrvnz74zUq96HGGV6KTuDAGNYTcR8lNa+MI+QGP0Ot3",
-	"79Hf6UcLcRLekhBxEgH7NG4iHEt55G9wT5ojmD7d6pFApG5jjwfoy+kYrTy8Fro332uyazUkaBz7Pg7X",
-	"Ji84jhAGOf2GkBUXhCcoUKayUqm+fsF8WR7S5kv8+t37oyPg/M6S3EsRILFn67GTjXuK0zcuHqQvAz/K",
-	"r0ZrQlnbabe7QVMpWq59ypK/DV3vyGwZBDfq8BucZFY5T+b93mCRfymnBDEWVEUQV9XySoNX6JrVZ/aJ",
-	"EFcwhsozcwLfV2ajnCejazw4cr8Cp5Q2IGxY5iCxgo2kXeLBav0Oext7kfn4S1OCb7LOq9nmxBE/7oEN",
-	"5xgpbQNCUaKkVTBHWP4za5v7PZgVCIIZYb3UudoM4JyivbFLhMMF2Wi10Wc5ka2LyF08m+8NkKIKxzFj",
-	"QYTlVjcDqpf2KAKWGawapjq64uTFP9C3NsGVFRkfgKoMZbeUqOAwxGuN1S6NiMmRw6UVZo55REIEGh7y",
-	"MCOoPaOeR1xp2sZoSRdLEiI/9iK68igJswww8XZYrSAVZ5rdnAvV4XFkM1qGhC8Dz7TE1FXtE8w46nbe",
-	"5bhwYhD08X0SmGXwK2tDodUSSvqnIFSxOwqLEivAHHu8ZJf9BdMoUeoFF40CNKeM8iVqxyt9l6WM8YrL",
-	"GDMHryp2WXGJTbv8i2pWxNgswllNuEYtw/hd2kfrAPkazEpAiG7VM0K4R+WNye1tI8pexbs34FUdShrI",
-	"3GLo8twV3tjHx/f64mbgVle3sGOwhg1bNsGLGjrjSdadgerN66farF2BrUIrT7XYhFt6pBIEyQAboFC8",
-	"rHLbZp5E8IJavsJ/xFozuiGrKHUC3soBUx3iEJ3Rj810o+0xe+EFM+wBP7gvyjnv3717876KhwsafNGM",
-	"XJ8W28swVcKi0x2kAbP2pUWZVxycQTzdvvdvhQYmVZstMBDmqT57GbVSeery5v+drDdzoxWOIhKKRfzf",
-	"33r7/433/+zuf/ie/rNzvf/93/+ttdVWqKgZN3BiP6eP7rgZ6XKsphtTdTHlUBu9zLJV0TXTrJtuXCP5",
-	"5xpWnmJyJ54ab5KJ63dp51WXz05/NUF2QjyS8MwqiFxo5JqiVHIaQAPlS4lvckbeVLDdQp59KaKWV24e",
-	"wcs3iOQ5eXVnSbRWrCsu5XuDc6xCnYIdp8ItzxtrL8nWF7XnkvxTBXJGcyjRz7QJmpElvqVBnNjtuIVI",
-	"Z9FB9o+p1lWmrSPxhxNOW0fTVhTGZNp6eLDL1qyGus0GY1N22eZAiU27rb6f7WL6JPcOgWWYwKjV2HRH",
-	"1byWZqhvZzhylkrjNkawNAjLKCpSgDpgCkkciRDjYYF2NRldDZAymHAUMG9t9BqVbRi7RBso4WCnWISt",
-	"A1lCckvJ3ahRt1G27YPVUhtSPPLm93UsB0iPfkt6VjpTiDO+0rEHdVNP0pYbr5Pem9Qhrx2RF+fXo8H4",
-	"6nRSEZWwqV35u8A044dPvdPxwOj2LF6hsllKh1DtflLFKCzDWf2FqGc6MINFrbwRThRj7xFW2IzZ90li",
-	"sx5vF6ZmOlAwF5u+62c31abjOntuA/vtE9lrnyjqqTDsJu64IZDdagWOE4chYc7GY7tIWxoh+0yiv9IQ",
-	"9plET6uKGdUK49Tghz2BENJTcqv9E5qoDs96nwfXJ4NJb3h6fTr4NjitoKobGxoanF78Yv7wZfj5i5Gs",
-	"Dn1B6S7D4JYwrI45v03Ul3HH21x5j85CHK5P626SbHJeFSCpvtfdNROaDVn0/q0U2gwRBuj92/0ZjZAK",
-	"UUSYI4xc4lAfYptELyHykHvsrzwx8OG7breVM1Ls/5/fuvsfvv84tA4/PBjtEl9NFq+etFsvcYSWmEOI",
-	"hrRgExc5OAwpkRIXmmFOHTSnxHM5arMA2Uo/sPdMLmL1MrX50TzCX6L92wa2qNjCFmDEPAp8Ej7GUZr1",
-	"kebcNGUN/fdgNlEh2htGhGZNeMfuHOLRsbjbaoxfNZ80HZ18YdFgCB35v73AqljbYxhbNpK3FLSvoxPn",
-	"8lFGB9kqXN5GVNzwOb0nroU4nhNE7lceZiBfHKNZiJmzRAETtwzzgBkUV78yzFccBOabDVQa9pFsXbu+",
-	"UTJiyjLSENvRoDe+OK+NjD0nd0hIUIQjH6/RjCDsusQ9Ro5HBVQyRGyJmesR3TBakjVyA6BKNyy462TY",
-	"0IbJS5/FD/Lpkenrt+HJ4OIa4oSl3C+aXo0G1W3H/cH54Lo/GJ4Ozz9fD37tDwYn5rG/nI6vR4Ozq1+v",
-	"J8OzwcXVJH1gYmo++HXQvwIYTga9k9Ph+aB29N7J2XA8Fs0hGFXPUd+0eiMmo975uD8aXk6u+1+uzv9+",
-	"3RtNhp96/YkOozZ1+q+ri0mvFsr+xflkcD65/nh60f97fZPL0aD/ZdD/+8bTUq91rs5Hg17/S+/jqVlB",
-	"S4nM9jaZbbnH1uyhoCmUXQbUTeNB9pc04mhOvUiICMxFcyVVo5DMSYiiwBhPVccxwmZmoqJZqYpUjBOa",
-	"nacS40lvcjWupQ+Xg/MTiC4vBqSPrs7P4YPjYeoTF83WCKO7ILwhYdoqCWpG/1QvDNE/k0donSlTv2Hv",
-	"Dq95Itmo+PN84HglwJkPCtr8jwrS/I/ZaOvMzznk1k0VuFVorCWF/N5O/nFZ/yZhPOmdn/RGJ2BL+z2Y",
-	"cUuIlAT7HJBIhhql8UX8GEHkNzSXD3mAmReJr2He5Gc9ZfY3GDT7w6fRYJD9ezIYT4xLP9UqccGeEDpL",
-	"erudAvDU8mDBs1v+TjmeeVXSH7lfxWxR9ZUaVKC6W1pSmTZIhJVvwFaVT/8HELkvEIMyl6wIcwmLJAaZ",
-	"YzkjvNjSgQBO/7I0+ASi2qnBlVSgQSTcL14HpBwEx1Ia8amgGECTy21QMJc+XipDWwshB7GQbcb0T2JO",
-	"epG4h1RURmUKDKs1W68w533sLEklZtWpHdRgCqhHrUJ7KZ87N40iZ5/ML1Z9pHGFzTFoZtvL2UV344jb",
-	"vErdVlNpsPQqESeRSMqySm7btnDsPasWWrnUL9S0OuaebSQrWdOLWDeDlApOgzeWSbsHqzUPsU8GO8yn",
-	"O+48KeSY2G1a6LrLxBvlUqnqS8PRKgzc2FGJBJbU/Mi7IiQ69fyZ3wIELvZotNEaeqbbbXkP+U57y3fd",
-	"1vTRzi6YlOv9uOl3w6lC/+1BqLzdGyIGG1Eoc6yg0RR+mglDrAinfHbRsV7403GO28puTyUnZWKczIGT",
-	"G4MepQ34nkbr8RYXcvtdlh0+rneU0OuPoRSy9HwBSo+w21YEbZYacvJHTFhEcfZ4yzSRLphYc5xztWZk",
-	"l6qtAP8/9OPfXjcKAZCNZd8Ie5Awy4Mv3DD1JmTdQEQahu3l0N9IUuqC9k4pj/RDKb75PVZz5SjJWtIo",
-	"oEqAsc2LmeZwmN7OlNW1XC67pmIe5dHXYKalvZrd29rMJjXU7RRRIXDusLIdHBc1m8FrHdNbeVqe8pg0",
-	"/+SbI/2fQv2vBUPdRt7s9m8JTkIHnnjvNkG7JZhPCd+lMmBUQ7j5CmgjSONVpIHlzU4+F1v9eFDXW2NH",
-	"Ibi7CdxnGV0mNeGeXZz0ToeTf1REW1R8Tn4GV0j2h97VyTD3A0RdZH+YDH4121kvckE1j9e0d1LedlBM",
-	"TJudCepK9/riatK/OKu3litHgXxViGVmTg85Qey54IecJYY/4qI26Jpo/3DPQozckhB6eIRFCCIGszZz",
-	"8+T6VxlgmP6tIhHTz8Mqx8BlEi5UCrejt6ReINxa2q63Zz8ivPYJ9JbL4uMMU0zKs+sjjw6iaCakP4MQ",
-	"btzTfFpJaQIu722SZzB/l8SvnUUQLDyCV5R3nMA/UD5XcYc6hdFL22m17vcXwb7KitqLdAyMzIPIt0ui",
-	"eAL+Co4CmZ1TzHRc9AdmElS84miJ+XJj+osGiAm5M/sBm1O3ScSi3pWzQjdIjVEd8xE1iCMqbLjcz+JL",
-	"qapckOYUo+b6FYG7ltkL3n74gFaqYxIHY9hTlzRM3Zc5+2aM2ojBBnnJr0ubl3+R44LbQrVPQWqwaWUX",
-	"bi7c4Wo0MPlVNQtp0tbc5rx/NuhXfr06H19dXl6MJoMTKS5cf7oYnfUmlR2SDH4gWxi5UgUSm9d+BqnG",
-	"+hfnn4Yng/P+xvVvaF/dbvBrrz+pbQERqXUNzgYnw6uz2ianF78YN2VUiLl/rK/qcXlQ8+8/XujdwlM+",
-	"XaqjjpUG0xd+ODEmWWW64sllagx+xkQE2UlMlCyXZnkT1X/94VFEfldabIS7BmIwJCVwCwF+rZNiO9jz",
-	"UBtSf0uDzl71isoDZ/pBPuxcmoBGzK0wZib/M+8g2yRZyT874crppCnebS3bTJkNwdvfaOBJk98R+u0H",
-	"/GRl05Q/fLePp8zeJLr1A39F5UBgZePZiWBbYXx1MJDZj1jICbzYF1PIiKtmRIStN7DrYtyt+iTjaqMA",
-	"8WVwdwzKm9DqZMYWlT+107KeAsNCgv2vwYyfVQF1wQhsgc6CJgOwjktZHyU1siEwSwenldCukfkzjYpu",
-	"RuHkImpJVbLMnyPp0c+Zp+h53n3XpvPJHd3WQa6PeawmwdqadTcKJ01fONe8NK5397X62PNIuM/j1cqj",
-	"xFVPadANWR9AiDlaYRpy42virHM7P+iXL0dnZ0fjccf3/dyjnG73qHt41H3dKT3OkU9zXlsPR7919999",
-	"hz8z/5xOO7LFG/PLnayaXnW+4xVxaI3zzGq53EsHMrbIeTtrRpJGsc0z8u39eZPcG+KC0wySl9XMBwkJ",
-	"a76nic52Fppl3ZdiIqsCsfdpFBFXP5a6IWQliD4N1buGYxRESxLq7zgkiC5YEMq6RI9NilVvots1C5Rh",
-	"I7wAu+CVHIpt3+zrbO7hNM33S5odrcjvLy/GE+Rjl8hkxToZm36Exo8gMYQYEZJB/B7M0tKJ09Y/5S9S",
-	"7Ju2LPhz2jr6GswebGvKVAGpFQnROMLMxaGLFDActW2VtW2furaFkr8i6hMeYX8FGZr1r0kVpyN0e2jJ",
-	"DKkzzMn7t1AGan/8pff63XuVMHUvzT2VVi9RIyFOnJBEHSFr3Uch/iKrjtiAS5ywCGGO7F/3FZwySN45",
-	"xz5Rg3cgfbN62leXvFmlZobUz8dQGZXq/IHkXp4gxR6aYecmmM9BtHr9Fi2DODQma85Cu1WKi3in3Kmi",
-	"V5ljyuQJcQim4CXxFZoSHJKwF0fL9K9PmkR8/WXSKhcOghI/N2StkA8y2meEZPGJI2lBRvv76hTR8MS2",
-	"9CFNmS1mDEL6JzDEI/QRJkbyxMCYmxxZD/mUC6nVQj72BPkiroVkzTIXBSEKyW1wQ1wAifIpuzrvXU2+",
-	"DM4nw35vAs8gdPUooAowU0r2BEbI+jmUzQ0Jj8fEm+8vAx5BIn6dxzcTBd32A1egD+Q17V0OO+jSw5GA",
-	"k4v1ulABxpJ1grilM40LURfSXB+j7N5pJwvgpY/wAlPGI0VHgzum84lpVyOUI5K+U3QXCgLMkCrElB1W",
-	"9EIeZosYL8ieKi4QxSHjSNlfuCVzj3AL4SlbkXAf+si4YJntHFI+wlsUn7gUW9KgTH2CQswWhAs6FKpH",
-	"O+LOhjIscsqmrB+wW3FnhP41Zfvok+ABqpCPuLwO9onXx5wI4JOyXR2kqyYhSA+NHYesIqlJMHxDrh3M",
-	"yZQhxFfE84SIk6izoNwCp4HFQmkxlFQjRm1bynDXkn4lBRptC3U6nb2OGPSK3TCx4+lQeaYl1pF/wCwI",
-	"o/LkSV0G3jDRG7HjISm8bObHkHAvO7IkijDwAFYhFXV4NGlLzcaW4Ng/hJBmoUTRVDryg9RHoYwzTit4",
-	"WWI9Pl4JbToKZCkvzNEiXDn7CxyRO7xGbiBYRrFwWfvNnrF2WfvDnhhTLDJbwqx9eJg+Tnrb7VqocBnb",
-	"h++zDQ4tdDkY6fd5J4Pz4eCk/f9nW7wB2M8vJtefLq7OT9rvsh/fWqh3Ohr0Tv5xPfh1OJ6M2+8lcvc+",
-	"glm3fdjNNv8AY5ULXrX/lmn1+gNqm/b4wUYrL+bIzpTDsvdgRP2CqZ1d/IcPqF10AcDh7YlNGZ5dng7E",
-	"Boter9Nu77qHMOTwfDIYnfdO24dvsh/lhn7rDU97H08H7cO32Y9vLFR6O9nOtZC41WNSEEv5q2QRCDN+",
-	"J7A42W3t3i2dEYxziRcEAa2W6BtAGklL154U5yBrAaqMsLoGWSl62j8WNAfJsWSRBuAqEsy0hri4CUUE",
-	"lbeFxb4iwfKdrSCbidiZe2qraEjVU1vgFR51iJLptBNuhZ0l2X/dERoOMGXgG/zo4ODu7q6D4XMnCBcH",
-	"qi8/OB32B+fjgejTWUa+dL7QCFSmDGluWa1b7fBsHXa6na5U6QnDK9o6ar3pdDtvpFq1BIZ94AaO+MeD",
-	"1TpYEuxFyz/VX74QU5JvaojOGvue+ikk2F3r1reHByCi7uuIKpWhpBCoTgX1zUtjSZkrLvDjThzpnIY8",
-	"UlxpvS//Uh2ktCUuirRTYA8MP94aRcuAk0y9QXormJcL7/MO4LFV5neoT8JROyQrgoEXT1mKGccIs/V+",
-	"MIfRKEMEO0sLzYJoqR5YB56710E9ncS02+0CykomCMS8BbsukWjoqqUnMY2tfC3738qWLlgQ4ZkqYPLt",
-	"4P3KA31aOmdNdS/TLPU8V+ZyR4N315RUYA14J4SS1oNlBD4FW208J2rTGy5DNjavYKuCY5nVvN60lu+F",
-	"Kp+vZcXnJ6mwaA5qrSi1mD31B6v19vWHquETeA+KpSFhYOUl3NRXBXmKDdF1LgBjM4C09EPE31qZm/7d",
-	"at1roXxfbW723koDl0nBlzlDhTCSFrrLCKhIht4kKYODObK1Ac/O04YpyxOHnEBqlwss2JaKSVIljaH0",
-	"F8ijqdIlGxcKjSnt5PJqYksuhCMxwDFS9fOEnAQSG0ezNaIRJ968M2Ujsi9rkYnvMzIPQmLoEZKVhx0V",
-	"PyFmA1EXzAJHqD/+lpI2WR4T2SGZX1PXErtuKRS1UVv8eZTVEq7j0FP/1PqC/AkUBvHPPaH3fB1fnKNT",
-	"ygi8wBTKfkjmQ6HMo2nWkDptPdjHKC0CY3W73SmDu4nahVIwxxpIG8WM/hGTDrqAWmdHmeksMNyDYX9F",
-	"QngnjSibMrnvQeiS0EL2D4DGQsqSaqGMSdZSXiJLvaiylKJhSZH3we5MWY+hWIngKoOwLM8uHQSdpGSg",
-	"jepr5HVSU4RAJRQSh8iBsuYRQOnrspEk/V2bSv45ZbnmULVLG1E0LZ+2jjTpeLAh+CZXs42nUhIXGzRl",
-	"d9q2gkNi4kb5kieqHjbh0cfAXT8ZxTMXj3nI2xcEB3h4RrJbUdxlE921xJWgEZcY9HJEWIKfJZK70uGS",
-	"lHbwIxUVHg4k4snUaSZyPY6CFUfzOJRSdEq+wFedkvA6qS1LmKcsSl5AKioYkSNUWUsPDgRMBDnURzRC",
-	"2ANRdMqW2EVtdYOkzpo0TgF0ltK8INQWKFdluh652nllac10jmmTRAYZukqkeIa7ZSwU+FAuVP6kd8lc",
-	"UrDiLhXO9gXvEID9F9wh4FhwheKK5PUyfyQwWINc0kG9OFoSFonjkUlaBMZfjU5fcZTYvS0ZQr0WWq40",
-	"P0pVV2gtWUMm9iISKhGHcoPWjXqgvRIXxSyi3pSVhJJjISgRJ2CuqqZalFJCHnVQj62RrTzQ+xMoqk25",
-	"Uo2JK1S1EDHB49u2E4ce2p+oZCgOvxXQ2XuWYFyrkCguJg0I+zwSkhLUS1R6NmbrIzHzlAkB6RWU/vNx",
-	"JKaLAs9VUldaqi4Rm7AWmmQIRU7cMVKAomfmUTTA2thaloQewOHx5h3GGic20Jl/P/j3/C1PH55ShkHt",
-	"KvoA/lImXekHqyAtUhjHHAGKuIl1NKXyMgHSX05zlEekdfTb9ywFUtqEpkAZjaKd6iF7GapE7iPC5GOa",
-	"75uojqweXGlzKZCdXG1yu04OByCVNI4ywrgQphuQqa3JkeEWngR3LMEMqTn8z7iIje/J/T5zy3el0fUs",
-	"H7M8W6k8/iSYr08wwf0MjNsg/9ZmRZNBcbaWjkQqNCjqE/A5MUTdvQ76GAg2obyLYrc56N/7aJK6pI6Q",
-	"DVaqjnrQIj6NxBfb0l/UE5z0i6BNU4aSnlodzLRQyeiUy/0VR7YaXwyrBlTRbEl3Gyzc2kHOO2iAnaUE",
-	"U9wucu94Mae3EBAnWCKYzrn2UtuUqe//IUi7rSzmyjOq7OwewbfA6HGEOHXBr83AQK7WwpUPCSCTP6UW",
-	"GrUoFZsnu63wAlI32UcoTmvPST38sHuszeh4FtyS1Koayc0QIoL47RgxssARvQVfne4C1tffIRV5OhdE",
-	"sdggMSA794oxqaS6CsktDWKOVuD4SmwsHPtErYHDgF+DmdoLMZeQwPRZSB+Zyu1Lmby7YLJi3hqy/KqU",
-	"rntVdmGzSXgD4ZGaoQtJRJoQKtV+wNwtWg81njTpI8N6mkOk2jeESLXeCqK+vi7Nd0n3aLpPun0eLoNF",
-	"PLWFU67sVZ2W2fadvV45C3jjt/DVEDj6NiWmVsqVRawenCR6MgvQBl9CGZAzGccpYVmBP25BOujKRA4y",
-	"dEAI+HkyUAWspjE5MMt54moywzU49YSO9LFPvOf3G2xyGfRgGwVN+wlcBnC0irwqhpph7lLT3ugVEKJo",
-	"klQ9DWOR4Rh2xhxtI8KicF3jOpiyGt9B3kKlggo5EtKyIU5hT8kEwGxNUOg3kNmQdK2NwmuArNMQ+kCw",
-	"PzJYziNyH6FCrXW4MTCTjgBCr7vojH5EB+hdF/lkgVf0nngcvP4yNOg1+gzf36Kl5IxJpLWd5cJpBVjU",
-	"03WCxLWDukEQEijECPlUW0YA/AdKRoKBf6HRMogjZJeKwNpJOCHliZNUrC1gDrGQXc4Ja1tabhLUSZol",
-	"8llrjwXR8tDnwQRp+fDgh3IOPIglxZwkoYR2B6ADOawCOniqop1GuRBIQXu0GVHoMXMlrEGoULEsLWq/",
-	"6SJw/6iLtGehuyV1lhD5AKFRymwitkzGjHP4HXBFnK8BrywZyCQDHpRHROxdFkYtjsDA4zVzlmHAhGQj",
-	"ViaWFHAikQbiR6S8vMR8mT4tlREbEGySCEL6o1htNu7kGGGemQQuvfgue27KXa0iRxKXTOZ60kzESAdB",
-	"xUcSJnF/LqbeOhsv90ccRDJ4DCKIXJBhlXwvsLF92EU+ZXuJjYDcEyeGri7BLqi77cN3sg0sQO/pncIY",
-	"GS2Xz+Fe7VN5bnfKS3tSGhh+wQ2QSMdwl8T1IOBjtSSJvaNcHCxzwQT/GIb19kODftkXxMR9NJ/T1QET",
-	"2q65D1aiVInhNTUtAx2TD5tqfDFCOdHkAHMZu617A95KOqyIn1TQynRvyuqcNfLu6X0Q19I2GS5sCznL",
-	"mN0Q90hQsClLDEhJcKvkzxzxIGDi/xQMtkkCECBuTgKWpG9HUyZd0IJAyjqEiriDYzTj/IW/zW9ooFqh",
-	"BUGtYjBw5cmxnMAl0FGF48G/VdQj9IJwAMwU8CCFqDeNbZyhiZoiUg6NIcASNgCooJgFHSaUpxS/pyZU",
-	"Wy1PfcogwQLcGintSBAoR27AhACRMlJHbJULMaEIs7W8WcfI8QJQ44EmOgFjiptLzxhX0XM+pky0Euw0",
-	"AbE4NOaqF6jV6trJgAlJfuUrRRmwF7pgrVLbkNwgS8c8pG/2lHvBREXTB3LPREbLL/AeTUfNRrxmQOjX",
-	"jgZaesGINM+qgMpV4r+YezEUF8IcYtO08KnfavwvoKfM1aiijCdirRBfqVf5OBKbiIqVRsWRkgUxXIq8",
-	"PoPas5K5cE9ZjyjE8kiY4RZnBLOeHgvng2bBI4VTcYgKopiVgwwXRdZc29ps9FW9RHxWnbVQD65aTng5",
-	"VfWzUHykklnWTo2YcqArhWxEGfCN6rIimfyQMlaiKTpNWeC5qfV6tk7VkmTwO6zUCcTjmXwxp4zaszWi",
-	"gmZnXiMYra7droU8HC5ImLWlFowtVsbmarK4qjcPkTStQowsqDTzMPARTkSVuQrhAOOqOP0Ke6hOj7k7",
-	"cjcz4Yzpn2TM8A0Ra2xtY/eBXs9v9yllH621/WQw7YVNQJmaOlqQSARk44WrMgeNoD8HHLql5A507d9j",
-	"d0Gg9j8Y2ZM86o1u15TJ6wUyl5TcxBDp3gGbbWtGFITKjJIWy7Tkm6S9IyRgpmwxZbC6PHorl2taHCaJ",
-	"nLALNVNT144PEZxg+LghZKVcWglkrzgwBjsp0yp7rgJOpbVGEgeQnylbiMufeZdua4sE1y8opLMJvBRq",
-	"B3N2jyWGrRHD5KrOgoo+h2fE2vWrjFdw3dORE/MQcROLkhLomd4ruTft9J/KaPdKM1HY1VJ5nb1qBfzx",
-	"xOP7c+rv6ZV+QSW+CV2RKokKr9Ao+HJ0RVKClLIIVRLQVGXmaMjD08SwGzm4RDooF7YN3wYT8WEHXYhr",
-	"iKSvZ+aRo0QozF5TKdLC40ZNKsHyqV+e4OTCIKQrQ5RHyNrDEooLLz7bmDvSyCJVLrhNQNAEnK87Jbeo",
-	"gBckI0+JG34QqlmlypjaP6XrZsredNAvBXtpzj0aZc0IghxwkJFt5T62EAuQLc8l8ZbDb3nQOlP2tqPz",
-	"uWg4E4Kl0gRRjkr1weBA8pQwJDwKqRNxubIoyLCRziY/dbdrTdkWIhOqlpgmqcAkNPWyxJT3R9sKjRXH",
-	"yC4pY1abMsOrtiq/c5Io/FGyVvESyd01bK6+QCD6mx142VQqj3I1ilXVuxi7/3Iy5p2M5bTxtQKnON8k",
-	"LlvdQJBDEWXJ9U+0PAluPeVPc279TzNhgNxbwTYqmZOsSKnruzWObZJTiG5CABM4idpyKKNPE2ffKUKv",
-	"VWp6gIxsZdKQ5NNrPTPWlbPgG1BOvl+P8KLAgF9YzUnPoSJ6zWCSypxTk7dxYs3VZ7vXQedJ1gP5wip7",
-	"tqidf89uOGs5U1I14DklXz3Ji0q+KRD1ki8jd2Lvf4KHPwmS7YhjWVKzA5kpBVHWIeM4mEf7LpHv3XQi",
-	"EYiXA/e3R3lE3GOki44KwUApoPJlJYQluuRaN5DRiUIDjfDimrrczj7Z3kv89WqmJb6FZz9sremEfO0t",
-	"tq2JKcxqFoH4RNawqljDanq8vZBWtHLtYuQqCVZDeUrpMaa1S03CUvFQc0JTMblWReha1QFzIg+32Zty",
-	"hURP8Sz+pV+SFwqg1Ipp+nhenldm+aT64Ql4pKSQ2u2tDEi8nlL1Mr0EZciGnyhGOlujduKfERhkId1s",
-	"71gKuYXyvWi2nrJ8n70jhJEby6MGa2OeJXeQIG1DQdmAUMwkQhflnEprl6xc8+xs+4V4dr6sYQ2rhu3/",
-	"WZj1DkieY9IHOjSiOgJkkEREZiMM4bGOtrTHK6F6H3bzdtWKazFl6l5cpKq6ECQVWhFXuiQLQWjH0vus",
-	"2mfqP0h7izRVpBp/Enssjb84uauCqWMXMqJFyzCIF8ukC2HuKqBMBs/3mCzlj8VkrFxIRrlPraJ79RVX",
-	"Nnuk8zpCTIhmSHtoQSII4NDWJUn0j6WVDUaiKqkWj6iX5lVzwbY00XZuiPAgkKP/KNmpbLylSp1kF+sd",
-	"dsptYBdTY3iTLhC8aefyj9oouCVhSF19LsmInST4UGZMc5bSnJ94PpaQWEG1t1JjvqULde8dT1kZrExV",
-	"bRvxG6q8GDBBB4kThBDEJKImjUOcskIgIjdHIubCEE2UUV+ORGZ6DuKYn+SF6GMRiGpCWXmvc9Thf08g",
-	"Xp7oPZoi/1DVRR8kKYb4k3JYXqr9pGIJIPoSc8SClNw1l0yEqJvcQZ5Rr1KCruRr11L3CS6MIXj9KKF4",
-	"EIHHeESwMVXVCcygJYvtFI5TVYX1WQXgDICbhAO1l5gjtW8vJyRIqOsQYzfxuNaRBU96Yb6i66oaB62C",
-	"gq4RrGOKQfqJ0aQ5grx8GFJRcNzSiogjZ1lGAvlkjiNbaCK2hWwt/igHUqa1rV4r1lCmKduck1sHsKkW",
-	"bcj6KnNRCaFPpXmHBKZTplOfIl04MmMqUqKipdK1wAtyTfkg6IDKhw3m3A0ufhr69fRigyH1+c+oU6lX",
-	"xy99O+RuKQLmkwi7spLDEzHzA0XnaiLthWJga3LYi+wNvBsaShNVwTyG0oge2TeiPilTVDkC+Z9OVfNr",
-	"fzkEUttp0Mx3NqFn0Ec77ozpfkbZTDnQ5RWXth1p686UirJRO+Ojs0wWoGNUg3flIHqSc+D9XCTQVK3r",
-	"Z6SBqRgO8SrKI8RfMgQKMEpmQVMo8jyIHbONlLHvERxuQRvLXFrP8S8J8nE8MtHqngcXbjNVvWtchzih",
-	"cYliOlsju1SI10ZJSJqKVNdaMXWnrLFmnLP0SwceZoj4q2gNbsafz92Xiw6WOFPn6/uWqoQ7XgzrL/EO",
-	"/iWOrlKN+lp/l8aLF/Z4icNOUNRIqh/rAruMZx7lS7A2CfZEfT+WhUUyWZOz4geoY/U6ni3NxupBOfWI",
-	"e6T/lTz2k8/Ei1GGKtPelJXKGqqHjnAxhXBMMuUoEv4KzyaFWirrGwpQDMSDcoS5Shul6cACrzjoh9rN",
-	"xi1Z4SNmrnyHKkP3oynT6Z/g0oqfsugFYZQQUcpJZCX+OFzczdwNHmkNNwmzev8W/Z1+3OCy02XJfzbh",
-	"rAziS4poCQibPYBPYcF+yoCd2+SAn0pZ1bRE/ZQg7eYnjAHLUQS8tUWw2vL3aDy2TPkKU5EgCSpZ4WiZ",
-	"RnLkd6BVRMxt4oa//yRI/OIInDNFGvB3B2FS15XaKuxMd9qiHIiW9saPFvaqZLJLvZINlTt0uw2B5/+K",
-	"O08lPL1lzYQ7jR0vLNytUnxoeD+2rYqhqhQIiUiIRxLtNWEE3SIxrm++G/D572SdjW+qDRRGfZPMV35a",
-	"otMrV8l8HbS9gHSpU6g8n4Ajp3jRSGQNQj1XqMOCn0DWKWW72eoSFLjEwQ8dX9dMpFF7UxRj6u6CSY5J",
-	"0G3L0FqdD/G5MylsgygvLz08F0Y0t0PJLtsYon4G2WK9s8EnRcSSLJ04Vv8ljWwljaz/lxicHncZK2UU",
-	"KRpwpG1FLAqqLFAq+yGaEZn7MEpI1Suu8nQmQYn119AskZitUFNWI5FskDt21WgL/OB5JZeXtc0YIdlo",
-	"orEQC+7UmVsvL8Mo46lCXCVLbK31FthXPhN+vh72b98FZshUGSbVcZIm0oDwFjdwYshyAm/dw1viSrG/",
-	"bfv4hqAwZrZ8UQXiEDr6W/dvXZBwZEXRA0BEtYzyFS4VnpYJ82U4j0pVYGUfswoRVGdf6OSea3MD5zlV",
-	"b79kXjkalilDRST6Xqdg5TGN/jH2brKwS1cLU0VqiJursGEkKtlpMiWAylMNdAA6mpF1oNLk6drYfEUc",
-	"OleX6ChjudApX7CsP5qs2VKv4qT/Fqp265ARK0nCp8zbsl4CrCEKMeNzKL2Rgp3BTMPjd6jlagEIlBHO",
-	"LaQKusI0GreUMfw8QDgt6QHXMpkmoZS89fD94f8FAAD//w==",
+	"7L17c9s4sij+VVD6napIe2hZzuu3sWvrHkVWEmVs2SvJmdkzyjUhErIQU6CGAG1rsv7ut9AA+CZFyXac",
+	"3dp/EosEwAbQaPS7vzccf7nyGWGCNw6/NxYEuySAP0dEBOvuXJBA/nIJdwK6EtRnjcPGrwvfI4gTx2cu",
+	"R8JHt5gKNCNzPyAokB0pu0JNLJBHMBfooNVuWA3uLMgSy9HmfrDEonHYoEy8etmwGkvK6DJcNg4PrIZY",
+	"r4h6Ra5I0Li/v7caKxzgJREatPdYOIvP/mzg5kGbLAiayffomz9D1JUfpvLFCotFw2owvJSjz+IhrEZA",
+	"/ghpQNzGoQhCkgR0ie9OCLsSi8bhwcu/RrBxEVB21ZCQ9fzlyiOCuH1WAM3FakUCNPND5iJ/jsSCSLBe",
+	"cGQ7pp+NBF2SCMw/QhKsYzjhZztqPKFLMsLsirQJc4uX1MWC7MkhG5XgDpjjhZzekDzQ8MolAC2AzlHT",
+	"JXMcegKRO92ttTXENPpiEm4N4sz3PYJZGsaxwIHIw3fi3z7RonL44C7LGhC8Aw6oXrWAVU0fvv9qnKfe",
+	"/Sy09fde9dx+5x+wlDvv+jEWmBMxClkZJXJVCxSErJwWuclhHkaN+ndYIvUmcIhqVg4SicZ5GDyf/dlF",
+	"SEugqSTQ33TPh33/BM+IV7YannxZDoGn+z4CBF9IwKnPqgG5UY02ABQP9TC4zvEVGdM/yZjha3LQ6RQQ",
+	"AkGWHEnatcJXpI0umEQdP0AddEVvCEcHnc4RwjP/hsg/O4hyJNTZQhjedo4QI1dY0BsiXwbkG3EEccuO",
+	"p/zMJad/kpq8QqeAV8hPbMeZ/axTm/jXhPXwknjFuGQzcieihrYhk6uA3FA/lJDylc84QXM/gDccLyXP",
+	"9kdIuKgCH8ZrlCFZ5+XrMiyDjrAbPxjiS7ETyL5HnXXZUV3B2/IzujK9H3Y6/x5ij4q1weWHnE+Blr5k",
+	"wZ8MZ/GdZt07nc5GFM5P7AHn8+ea2pheMeL271Y0ILyADWT0DrgT1NSCUwthKV6h2wV1FgqzYQh0MTpR",
+	"s5iHvHwSRH+pCtOSU3r7ulEBt/wXizAoOaQXo5MXHH067fYASGhZBljUoO4hePnmbdEhuFi5OzDVoepV",
+	"hxPUTR/MVGtAn5ipzkFbm6nW8G3NVD9kKXdkqu8lyih6r0V9d6Qovfzl+EwQBn/i1cqjDpZz2P/G5US+",
+	"J771XwGZNw4b/99+rN7YV2/5/lhgEXL1rcwuDb90TwbHl93Rx4vT/nBioQ/dwUn/+PJ81O+dDY8Hk8HZ",
+	"UNKhs4vJ5dmHy1F3+LHfbki+Owj84AdA2GVrROS3DhFGqhma+e4a3VKhSMjV6LyHHN8lR/Dz02Ryjrhq",
+	"OPc9z7/l8HyJVyvKrqaMMvjdPR+gxKfaUyandR4QZ0Gc6w+YesR9tPklhw0DUj5dSXn0F9EcYDCswR65",
+	"wV4IH0cwFmouMF/seZQLtMTCWVgoZC5xfBfPPIL8YMpCxsPVyg8kF0eX+Iq0jmClUK877PVP+seoedDS",
+	"M5/4/ilma417/PG2lkq5qnrG2HH8kIkX3DA5KMAC7jVy5xDiEhc1R/3x2cWo17/s//apezGe9I+BemT1",
+	"d3uRAq8IKN16P6HquweYNLSyX5etYcauSyWI2DsP/BUJBJXnU9H0DIoieaZd5BKBqXeE7P+Rv20kyQVH",
+	"VHDEF3gF5GSVGOp7438ULfheQGDjW+R33exrRDr8mbzr5Z51OZej+WxE5C7LodJfWBLO8VXJDReEHnnB",
+	"EffDwCFIkDvgLTOwAHUKPbFpm89C4fhL0oC19NWlGtM/P5x5CeLHwuVM38W5ORlVZ34ys5QSNAen1nJ0",
+	"RV3SazWIIWJVMzMAKYp3bzXUuexJjC1korIch9Wggiy3aa8umoI5+qFYheID9chFUCAOKcYGfexPgKPS",
+	"d5vqZCGfOfo+jrXFHBmlYOHerxKiQcnLlKSfbxP4DuF8u+WS1JvU3ZYxNL63GvpCrr//VdgXXW9pFASE",
+	"6fku2QppoINBt9P4SG4Lj/mw5qMah4333Unv0+Xns/eX/dHobHR5MRyf93uDD4P+ccNqECZ59983tMq+",
+	"NTzBYHh+Mbn8MDjpVzQ6PzsZ9P6xscHll/5oPDgbVjUcDc5Gg8k/EoQuRqP0ZpcswXjSnfQzk8uyO4PJ",
+	"oHsy+F9582l6YYEph7KrSNqmbBUKNKceaaG9adjpvCLo7xf9C9lJPkXhyvOxS9zo9ZSdj/rno7Nefzwe",
+	"DD+i5goHXA6JmYtusEddLL8QDxc37x9HD8cX708Hk4n8jCQYfMoI+yMkYeJDqP+le3LRnciPRGOdjSfJ",
+	"b98Gajrx0W8VtY0/PGW9s9Pzk/6kf9xGsCmoCdyVDQhrt2AaimWQPAMO5G0RLCnDHrwKCHYWwHTMA3+J",
+	"MFtPGfPZXtQIDrTkM4pwsmjbsm8BqoLniQ0teKs2reBFarcq3xd2jzaqqGtqN6obFA4Q7UXRO7MHRUsU",
+	"YUbhCeph5hDPnKOEhJFltxFZrsQaKRKUuBRimpQdSgkvW9/Xu12+u9wNRYS15y9XOCCxQYOXT8RZSAEP",
+	"/oSDuenz8aA96NmIAcBBgNdwxSdVgJt5QAPC18KpAJsuv5rf0DMWCxQS+ENE7rAjvDXyGZEcgi0ZP9tC",
+	"NggI0R8XgSf/vqEu8eHvKbNx6FI/+UL+AQ/tNrIdDN/kNmr+SmZfJpOWZC9CrjTIkhqJADMFG/LnUwZD",
+	"SOEShkC3C8JA28XaknvhaBlygWYELYRYNTlQISnieISr4eQWYSH7g5Q3ZVRYqhPzBQoI970bgoSPPN9f",
+	"zbBzbaFVQG+wIBbyKLve83wHexKAJRHYxQIj7LqBZFe4IlZpNAAwC44MQD9bC8LlcYk4D/mkiKcyq1g+",
+	"kpx+W2njjMLodefd24KxzJoXOCzAFiDTAC43vWn78a7u6+3bj/f2CBDDCUH8kn8mds1ZhOy6kFEEnCnQ",
+	"AsnHam1Q8/N5/6OFzocfLfRx8MFCv5LZuYXen57LLZgMPnxo1Vo/g57lX6u/fmbjN+snZI9TvIKjTO4K",
+	"KOeE3InopDWNpvblm7foF/reQpwENyRAnAjgBAoXEbYlP/IXOCf1EczsbvlIIB00scd99OlkjFYeXnuU",
+	"C96qs2r35SRoHC6XOFgXuc9ggTCIHNeErLgkPH6GMuXlY/32E+aL/JA2X+CXb94eHgIT4yzIneJmInOK",
+	"GTtauMfY/cLJAyNZcLWmZ2OEuqQauNPZIHRlDSdLyqLfBV1vyWzh+9d682vsZPKOib77tcYkf+ilDxw5",
+	"SL3Aeevp5QYvEZvL90xf1NqHgJdunXYO2JoDMM4JEnxAOHw3UN0j+4r5neUQMnsTQfC1/mTKtuiBs8lz",
+	"MzvDOgpZ6ZqLRUD4wveKTCGxdUzga6K4Ae1M8EL+0j0tRDxOUKf9JkU3I21UbO0qNHVVaanUND4Q4krG",
+	"onQSjr9cag1qyhDbKTz45G4FRjyjS9uwLf1IITxSKrp7q/ENzmboiWLykfskeFhU+Wg0OXHkwxaoM4+Q",
+	"FrzBB1JErfw5wurPpJr6mz/LXCjFBM+LfVbqAZzSOW3sInBwRTYqMM1eTlTrPFKn9+ZrDaQoO4CYMV9g",
+	"tdT1gOrGPbKAJQYrh6nqXnLS4kMtipAUOe4r6ZjCapcKUnSQuVJIzjEXJECg7EAeZgQ1Z9TziKusPBgt",
+	"6NWCBGgZeoKuPEqCJAMVGf6shh+zw/VOzpnu8LBrtx6tWhLM+IOpkdW4xVR88APtNKqxKFKIzbHHcyaK",
+	"XzEVkX5LcmHCR3PKKF+gZrgyZ1nxqC+4cm528KpklTWXsWmVf9XNcrJsAnmsOlxHJcPxTZkKqgD57M9y",
+	"QMhu5V8EH7bSE5Na21qUvYz324BXVShZQOauBm76Ut/YJ8WQbLjWYQ4blmyCryrojKdYvwRUr14+1mLt",
+	"CmwZWnm6xSbcMiPlIIgG2ACFvstKl23mKQTPqHVW+I/QSNbXZCVie7jxqoxk0AN0St/Xk623x+wrz59h",
+	"D+6Duyyf8/bNm1dvy+5wSYPP6pHrk2x7FR9BmDjZgRsolt4NK/OCg12Ux8v39rWU4JVovAUGwnfK9145",
+	"3ZXuujr5v5D15ttohYUggZzE//29u/e/eO/Pzt67r/Gf7cu9r3/5r8ZWS6Gd/lzfCZcpfcaOixFPx6q7",
+	"MGUHUw210eFCtcpaKet1M40rOP9Uw3IZxpyJx8ab6MPVq7TzrPN7Z94WQZaRD/N6zehoCcJjJRlmrjFS",
+	"SZY6IU7whR96LiiDERVtZCdYBnvKHBwElPBIde0HRnuNmkARW8DrwCPj+c+t6Hu20fvYWt1coOvNMMVb",
+	"8MIPU1rJGaHmxeTD3l9bKJpDuQpLGzG3cHlIxks8hQSaEObyN7svavi7JEMx4pCENNeYXOU82PpL8fJs",
+	"xlqlo9kkHG2BB4+wlGa50jj0ISAaT9L3vl62jMRdfG9XcuR1RN1YgVNsckpoAWLdQMSa+DckAMcoQxfM",
+	"IW0j5QAXMsHRVeDfIsynTICzEkPgTEJcfogwiyJ6bhc+j2kI5WgyuujL/zESQSivMk7BSxrsS1QgyqfM",
+	"TFE1loQBIxCc4ua+WJDglnJyhD50T8Z97YgNY8oO0HzKjBM2P0oCJRZY0jlJxJgPRiy9IMRFTawcij3t",
+	"4GcZDz/w6psy7QSNqLAkuLeYI5dA2F7LrAzmyFadbeQzb91GtuxP5eLa6G9TNjnfb07O//vDectCdkAc",
+	"7Hk2+hsyj4fy8fxAPnopn72Etvo5dpwwwM4aBpLNJ8OWHu2/J0PZ6AgR7CzAPrSkQs7pdkE9AjvqEuYv",
+	"KQO7HJXSbpEhTX+hlo+Y1YjCFutTua3JopsJbCujm9u4Mc0Pak5wHjmb1hlV4t3QYN02nc41atftVEXJ",
+	"82q4AtcvjZE1V0Ghac3GtdwAYiIVOYmlNDU1viOP+7aLLftst9YZcpwJj4zvwFw8nFqG5LQymJqFJocK",
+	"2SnmECxCz1q3aezzUGAZ4qTmZRjf43nRJKL0TPsycrgc2j+EufEfGX7KNewVLFCeuUmuZAxT9a6Uiwpu",
+	"6iqvd54qUHYzHNqbuIBpULOW/EDMPlCGsFykw1g+eMGjVZQ3Mfgbx+x9AL7QU9bEMy7FDLj3EwxS2b2M",
+	"BcKed2S83hDHa45uF+tW8RUmQuxtic5J++ePZ8yDyEe8bk9ov61Dd300Tq+h+Uw1+hQ4gB53J91xf3I5",
+	"uhjWcAE97w+PwU0y61k5uhgOje+mkEwrFTFyxM0i9zwQO1W0DKDYlCU6VqIYakpGybC8iqdLsnSttKfk",
+	"pvnl3+s5Fr7T0yx8l3Q9zL9Vcy10LjwG/jQtUFUQHBJxc3nbQtUxqMAuM2Yh9sA7rdLfCahyTqhIQ6SP",
+	"kPoir2t320K0fC6da5r9eICpYYPFcAOTVt9sXy7jZqfytcY+lrqHpjU+JQE09d0toqXPUvCceaYM5IRh",
+	"M3fRxk3QjCzwDfXDyC2NW4i0r9rI/j41ptRp41D+cIJp43AKvOK0cX9v5521appeN/hS5a6frVdbvz/d",
+	"xbOP3DkEplEERuWtaTrGl+ZG6ekUC2ehuYnCWLNaAkomshXULAwvSXRhae5o7gdK2aH9ObhSHBT5d9eR",
+	"7TbHBWnbxU5RQ1uHnAXkhpLbUa1uo2Rbyd2oBcluef3zOlYDxFu/JT3LC53+NWEXJkqo6tOTuOXG4xTz",
+	"3YZzMiEDZ8PLUX98cTIpiR/a1C7/XmJa4QtQpRXyENkjlPeaMcGOu+9UNl6yYK9+IOoVbViBw09+IbaR",
+	"PYrukYRX2qNEUT5cNqHFdCDjzVb03iRbKvdsq3I320WvtZs72SPFJ2aG3XQ7bkg5YTV8xwmDgDBnsxAb",
+	"tyyE7CMRP9JP5yMRj2spLrR6Fn4awgyOIdj7hNwY90lDVAen3Y/9y+P+pDs4uTzpf+mflFDVjQ0LGpyc",
+	"/Vr84tPg46dCsjpYSkp3Hvg3hGG9zellokuVIWCbI+/RWYCD9UnVSVJNhmWhzPp91VkrQrMBE29fK6at",
+	"yND89vXejAqkNatSqsbIJQ5dQhSi7NWOVaSNw8bBm06nkfKh2Ps/v3f23n39fmAdvLsvdJv4XOSQ01Vu",
+	"dQss0AJzEP2Vgx1xkbFXS44LzTCnDppT4rkcNZmPbC0f2K2iCIjtTR+7u3Oa8I2Ca3Frg4oTcuEvSfCQ",
+	"OIBkCEDKizQvoX/zZxOdTGHDiNCszt3xAMvHQ6Pmt5UYP5t7smjrVC6UGkOYHB3bM6z6anvIxZaMuc+l",
+	"1zBxxHOVPqWNbJ3YwlaG3jm9I66FOJ4TRO5WHmbAXxyhWYCZs0A+k6cMc58VCK7L0oB8uRGYb/afMbCP",
+	"VOvK+Y2iEeMrIw6GH/W747NhpQJzSG6R5KAIR0u8RjOCsOsS9wg5HpVQqQjIBWauR0xDsSBr5PpAla6Z",
+	"f9tOXEMbPp57LR9oVWDB2y+D4/7ZJUT0K75fNr0Y9cvbjnv9Yf+y1x+cDIYfL/u/9fr94+KxP52ML0f9",
+	"04vfLieD0/7ZxSROBVPUvP9bv3cBMBz3u8cng2G/cvTu8elgPJbNIWzcfKO6aflCTEbd4bg3GpxPLnuf",
+	"Loa/XHZHk8GHbm9iEh4Udfr7xdmkWwll72w46Q8nl+9Pznq/VDc5H/V7n/q9Xzbuls6rczEc9bu9T933",
+	"J8UCWkxkttfJbO2ltO31kJEU8mY36sb2o70FFRzNqScki8BcNNdcNQrInARI+IW+VlU3xq7GlRJSMY5o",
+	"dppKjCfdycX4gQYOx8N0SVw0WyOMbv3gmgQF9g30T2Pd+GeULqo9ZfoZ9m7xmkecjbaZpQ0XpQAnXsSm",
+	"isTD2EaReJg0TiQep5DbNNXglqGx4RTSazv5x3m16Wg86Q6Pu6Nj0KV982fckiwlwUsOSKRcnGLLJT9C",
+	"kKMBmquUO3CZZ4lvwXejx+aTyWcwaPLBh1G/n/w96Y8nhVM/MSJxRp8QOAt6s50A8Nj8YMbxPP+ecjzz",
+	"yo1Gq5Bdlb2lBSJQ1SnNiUybvBrLRJxVaWLVPuTYACdV5pIVYS5hQmFQsZ+nwFdbGhAgJiHPDT4Cq3ZS",
+	"YErK0CAS7GWPA9IGgiPFjSyppBjKLp9rg/y5ckGnyu0140gSSt5mTP8kG3OYVqcwtRqz9Qpz3sPOgpRi",
+	"VpXYQQtUAdWolWmv+HPnulZg+KPZxcq3NCzROfpbezr8CHeDbSWVGlMvY3EqHDdSy7aFYe9JpdDSqX6i",
+	"RbNj7ulGspJUvch5M0h+6tTIhha1u7ca8wAvSX+H75mOO38UssHu9lnousuHN/KlStRXiqNV4Luho1N+",
+	"LmhxOsaSiO3Y8lec6sJ3IQ31JthPTbstzyHfaW35rssa56TZBZNSvR/2+d1wKtN/exBKT/eGgMZaFKo4",
+	"lLFQFX6SiJIsifZ8ctaxmvkzYZjb8m6PxSclQrCK4zo3xmQqHfAdFevxFgdy+1VWHd6vd+TQq7ch57L0",
+	"dA5KD9DblsSU5hpy8kdImKA4ub15mghRHlHEQJ53KVsKsP9DP/7lZS0XANVY9RXYg9T2HrzhBZ/ehKwb",
+	"iEjNqMIU+heSlKqYwhPKhckDxDenG6ovHEX5hWs5VEkwni+xztZpAitT7yTmEjliV8xm06e3N1PkvMA3",
+	"ZRIyH9g8G17Hv30XSB9hU5IAlM1km6Qx9adRlD5mp+kUwvzZnxmJoupQbKvKVVqQ7ZQdUqjZYWY7GMcq",
+	"FoNXOj9sZc17zG0yPBrfnOziMVRMlWBois/r3TBbghPdNY+8dpug3RLMx4TvXCvJHkLFjaKt9izi3Ar1",
+	"dj6VXuDhoK63xo5MfoM6cJ8m5OXYTHB6dtw9GUz+UeLRU/I6egzmtuSD7sXxIPUAPHuSDyb934p1+Wcp",
+	"x62Ha3N2UhDsIPwWLXbCcTBe67OLSe/stNoio41RKrFWFFZdFncN+gy0d9CyECM3JIAeHmFCBXgn7TLF",
+	"HzdPlRNr/Ft7u8avSwNlziOXtJxLJ70h1ULH9jHNlTaTB7hwP4JsfJ7NT1Lk9/TkMu+DHXXqCYJPIOgV",
+	"rmm6yJAyM+TXNqo6kz5L8mn7yvevPIJXlLcdf7mv7fryDLUzo+eW02rc7V35e7pGVlcYPytVFYdvV1Ln",
+	"GGxiHPkqclN+6Shrc07k+H3B0QLzxcYMwjUQEyop9Xw2p24dr1izKqeZbpBduNyvSNTwVcssuFrPbLKg",
+	"sspAxQWnimuH++5aJel4/e5dlIci8rUqWFOX1IyET+x9vYu6EIML+KVlVRGVdNSXC6Yx3T4Gqcai5d0E",
+	"Ui41F6N+ke3eXCF12ha3GfZO+73StxfD8cX5+dlo0j9W7MLlh7PRaXdS2iGq5wK8ReGtVILExXM/hcIT",
+	"vbPhh8Fxf9jbOP8N7cvb9X/r9iaVLcDruarBaf94cHFa2eTk7NfCRRll4joeag99WFWsdIzRM8XGPGZ4",
+	"XBV1LFXKP3NwzpgkhemSsN7Y4PCEuTiTHymiZKmie5uo/st3DyLyu9LiQrgrIAZFUgS3ZODXpkSiA1H1",
+	"UAhSKXRa5TPKD5zoB9URU5kya11umTET1QB5G9lFnJX62Q5WTjsu+Gkb3mbKbAgQ+EJ9T6n8DtHv3+GR",
+	"lSxaef/VPpoyexPr1vOXK6oGAi0bT34IlhXG1xsDxVGIhRzfC5fyE8qrrx4RYesN13XWt1u/Ur7bwkd8",
+	"4d8egfAmpTqVtFhX02o3rMfAsIDg5Wd/xk/LgDpjBJbA5ORTTn5HucI5ihrZ4PxnHCBzaFdL/Rl73tej",
+	"cGoSlaQqmubPkff750zV/TS5BSozWqe2bmtH6ocERCqwtr66a7ksx1H0FdHs1SblRg97Hgn2eLhaeZS4",
+	"OlwLXZP1PoQxoBWmAS+MWE86UKQH/fTp8PT0cDxuL5fLVOBXp3PYOTjsvGznAsBU+NdL6/7w987em6/w",
+	"M/HndNpWLV4VR4clxfSy/R2viEMrDLRWw+VePFBhi5RFvWIkpRTb/EW+vc14kopTzxhmIX9/xfegpkvF",
+	"+zjX/85Ms6oCns3lniH2OoOhDsi7JmQliT4NdOzMkUoEad7jgCB6xfxAVal/aF74ahXdronQCxbC87EL",
+	"lm/Ic7rZnl7fil70vV/jAgHZ+/78bDxBS+ySOC/XN38WVaHlh5B8RI4ICUe++bN2FAQ5bfxTPVFs37Rh",
+	"wc9p4/CzP7u3rSnjqgDuigRoLDBzceAiDQxHTVsXLtijrm2h6JegS8IFXq6gyJ15GtX0P0Q3B5bK1zvD",
+	"nLx9jT6ddnt740/dl2/e6vS9rTgNa1zLWo+EOHECItqS17oTAf6kalDbgEuQoQxzZP+2p+FUgRjOEC+J",
+	"HrwNFfB0+GhV/Ttd3Q6q5x2hgIiAmhIa5E7tIMUemmHn2p/PgbV6+Rot/DAorHeXhHarNCrhTuWnZK/8",
+	"jakSdIQBqIIXZKnRlOCABN1QLOJfHwyJ+PzrpJEvIw8F36/JWiMf1DdNMMnyFUdKg4z29vQuosGxbZlN",
+	"mjJbftEP6J9wIR6i9/BhpHYMlLnRlnXRknLJtVpoiT1JvohryW2Q00V+gAJy418TF0CifMouht2Lyaf+",
+	"cDLodScQatPQZcmBKsCXYrInMUJVU6dsXlAzbky8+d7C5wLKspqM2wlP++bSdyX6QGmf7vmgjc49LCSc",
+	"XM7XhQzDlso/zS1TrBEy5YYu9Y9Qcu2MkQXwconwFaaMC01H/VtmUuobUyMUp1e2U3QbSALMTD7H5LCy",
+	"F/IwuwrxFWnpUrMiDFiU/49bKr8NtxCeshUJ9qCP8j1XBSOh6gnEOy2JS7HKtisfoABKako6FOjAMHlm",
+	"A+V6O2VT1vPZjTwzUv6asj30Qd4Buqy7PLwOXhKvhzkkcww0TeVtZGroI6iwhx2HrISSJBi+JpcO5mTK",
+	"EOIr4nmSxYnEWRBu4aaByf4RyocrHOAlESRATVvxcJeKfq3wFbnk9E9iW6jdbrfactALds3kisdDpS8t",
+	"OY90kLwkjNqSZ0dJFD16LVc8IJnoeX4EyciTIyuiCAP3YRZKUIfAXFtJNrYCx/4umTQLRYKmlpHvlTy6",
+	"horJShyHhnI+S7yS0rTw0afJ5FySyqtg5exdYUFu8Rq5vrwyjIqzO/p4cdofTpqvWpaOXoMwyLPh8WAy",
+	"OBs237XkmHKSZxeTy7MPl6Pu8GO/eXAQB8C97nQslDmMzYO3yQYHFjrvj0wM6HF/OOgfN///ZItXAPvw",
+	"bHL54exieNx8k3z52kLdk1G/e/yPy/5vg/Fk3HyrkLv7HtS6zYNOsvk7GGvU12GaUcxr86+JVi/foWbR",
+	"Gt/baOWFHNkjIoL1XncuSGC3YEQTJddMTv7dO9TMmgBg81pyUQan5yd9ucCy18u425vOAQw5GE76o2H3",
+	"pHnwKvlSLeiX7uCk+/6k3zx4nXz5ykK5+NxmqoXCrS5TjFh8v6orAmHGbyUWR6ttzLu5PYJxzvEVQUCr",
+	"Ffr6UEnFQpp1kPsw80PmmqJIgTrMeQ/95ZGkOUiNpercwq2iwIxOLZcnIYug6rSwcKlJsIrllmQzYjtT",
+	"4dyahpSFc8Nd4VGHaJ7OGOFW2FmQvZdtKeHApQz3Bj/c37+9vW1jeN32g6t93Zfvnwx6/eG4L/u0F2Kp",
+	"jC9UgMiUIM0Nq3FjDJ6Ng3an3VEiPWF4RRuHjVftTvuVEqsWcGHvu74j/7i3GvsLgj2x+FP/Wko2JXqn",
+	"h2iv8dLTjwKC3bVpfXOwDyzqnvGo0llwMsEQVFLfNDemIjBV2CYjt3JL5zTgQt9K6z31S3dQ3JY8KEpP",
+	"gT1Q/HhrJCDffMTuQQUJRF2IAd2HgL7Ec8jPzFEzICuC4S6GNKEaM44QZus9fw6jUQZZ1S0088VCB/H7",
+	"nttqo66p49PpdABl1SUIxLwBq66QaODqqUd+s7AD5muNw9/zmi6YEOEksTwqQcrKA3laGWepbAy3UcNI",
+	"JYlCn9wwKvgBCu9OUeKKNeCdZEoa91Yh8DHYeuE50YtecxqqcfEMtigxnprNy01z+QqKPsUuyA+97HQS",
+	"2gHQoaxWHnVgW/e/6YQRMYSVPmaFjtPAKhZYARK7fm81Xr98VzZ8BO/+xPdPMTOli7hS5Ggr4aa+2slT",
+	"LogpFQwYmwCkYYJdf28kTvpXq3FnmPI9vbjJc6sUXEUCviqbI5mR6BtJBhUp15u4NMUc2UaBZ6dpw5Sl",
+	"iUOKIbXzNWptS/skERcKLt9gj7rAj8ZCl2oMgMAAaE49I52cX0xsdQthIQc4UgUwQKpAwLFxNFsjKjjx",
+	"5u0pG5G9EIaT72dk7gekoEdAVh52tP+E/BqwuqAWOES98ZeYtC1A9EN2QOaX1LXkqlsaRW3UlD8Pk1LC",
+	"ZRh4+k8jL6hHIDDIP6Gizefx2RCdUEYgylcK+wGZD6Qwj6ZJReq0cW8fobiOttXpdKYMziZqZqppHxkg",
+	"bRQy+kdI2ugsFDCj+HMWKO5Bsb+C8iNkiSibMrXufuCSwEL2d4DGQlqTaqGEStbSViJLR+1ZWtCwFMt7",
+	"b7enrMtQqFlwXURL1Q1RBoI2/NvzXWKr5ACXcU4OwyOcn50Mev9ox6oIiUooIA5RAyXVI4DSl3klSfzc",
+	"qEr+OWWp5pg5xDNKFEPLp41DQzrubXC+MZl3FJmMuSQuF2jKbo1uBQek6DZKV41uKIGfcPHed9ePRvGK",
+	"62/fp/UL8ga4f0KyW1IfexPdhSzikA4c0OPZiLACP0kkd6XDOS5t/3vMKtzvK8RT6fmKyPVY+CuO5mGg",
+	"uOiYfIGtOibhVVxbkjDr6kFwXjUVFOQwcfh06nMQhk50WndViSuJ+ogKhD1gRadsgV3U1CdIyaxR4xhA",
+	"Z6HUC1JsgYr/RccDxkgcjwy3VrSPcZOIBxm4mqV4grOVgjBxtp70LGU+Wn2WMnv7jGcIwP4BZ4hGtcrC",
+	"kvqNKkcpXLAFfEkbdUOxIEzI7VGJgCTGX4xOXnAU6b0t5UK9llKuUj8qUVcXuooUmdgTJNAsDuUFUjfq",
+	"gvRKXBQyQb0pyzElR5JRIo7PXKQ4mCyXEnDRRl22Rra2QO9N1iud/U0PLkW1ADF5xzdtJww8tDfRCXcc",
+	"fiOhs1uWvLhWAdG3mFIg7HEhOaWL0YkZTIplUG5kyiSD9IIjZX6SnxO+52quK1KrNiO2CRumSblQpNid",
+	"QgqQtcw8iAZYG1uPYeJ92Dxev8PY4MQGOvOX/b+kT3kc3EwZBrErawP4oZd0qR2shLQoZhxzBCjiRtrR",
+	"mMqrJFs/nOZoi0jj8PevSQqkpQlDgRISRTOWQ1oJqkTuBGEqmObrJqrjA0ddqnPJkB3VGuhO4NlVfDgA",
+	"qblxlGDGJTNdg0xtTY4KTuGxf8sizFCSw7/GQax9Tu72mJs/K7WOZ2EJK4NYPwvmmx2McD8B4zbIv7Va",
+	"sUihOFsrQyKVEhRdErA5MUTdVhu99+U1oa2LcrU5yN97aBKbpA6RDVqqtg5oka9G8o1tmTc6BCd+I2nT",
+	"lKGopxEHEy10wkNtcn/Bka3Hl8PqAbU3W9TdBg23MZDzNupjZ6HAlKeL3DleyKFc5hyuRFCdc2OltinT",
+	"7/8mSbutNebaMqr17B7BUFhzgQXi1AW7NgMFuZ4L1zYkgEw9ijU0elLaN091W+ErSA9mH6KQcUmQAtTR",
+	"cvhB58io0fHMvyGxVlWoxZAsgnx2hExpTwmy6QLa12+Q7j7+Fnix2KpAmZ2KYozq+q4CckP9kKMVGL4i",
+	"HQvHS6LnwGHAz/5Mr4X8luTAzF4oG5nOH02ZOrugsmLeGjJJ63D5VpleuFglvIHwKMnQhUQ1dQiVbt9n",
+	"7hatBwZP6vRRbj31IdLta0KkW28FUc8cl/qrZHrUXSfTPg1XgUY81oVTrvVV7Uax7jt5vFIa8Nqx8OUQ",
+	"OOY0RapWyrVGrBqcyHsyCdAGW0IekFPlx6lgWYE97oq00UUROUjQAcngp8lAGbCGxqTAzOcirMg+WGPX",
+	"IzrSw0viPb3dYJPJoAvLKGnaT2AygK3V5FVfqInLXUnaG60CkhWNEvfHbizKHSNVdh4RJoJ1helgyips",
+	"B2kNlXYq5EhyywV+Ci3NE8BlWwSFiYFMuqQbaRSiAZJGQ+gDzv6oQHMOlcRjNftb9At9DycGvmQ8gNDL",
+	"Djql79E+etNBS3KFV/SOeBys/so16CX6CO9fo4W6GSNPazt5C6tY7U77TRt1TS2qqGq3LtHNlVOP8qsi",
+	"f0PRSDDwr1Qs/FAg+xZT8cEPNGmE0tfGnZDyyEgq5+Yzh1jIzucdti3DN0nqpNQS6czIR5Joeehjf4IM",
+	"f7j/XRsH7uWUQk4iV0K7DdABH1YCHYSqGKNRygVS0h6jRpRyzFwza+AqBLv2giM5KnLwCjVfdRCYf/RB",
+	"alnodkGdBXg+gGuUVpvIJdO5fuA54Irc3wK8spQjk3J40BYRuXZJGA07AgOP18xZBD6TnI2cGdfl2AFp",
+	"wH9E8csLzBdxaKny2ABnk4gRiuufo5TfyRHCPPEROPTyveq5KT+69hyJTDKJ40kTHiOq7PyKBJHfn4up",
+	"t076y/0R+kI5j4EHkQs8rObvJTY2DzpoSVkr0hGQO+KE0NUl2AVxt3nwRrWBCZg1vdUYo7zl0nUCym0q",
+	"T21OeW5LSg3FL5gBIu4YzpI8HgRsrFZcwB+tCHNBBf+QC+v1uxr9khHExH3wPWcqUEa03dw+WLNSuQuv",
+	"rmoZ6JgKbKqwxUjhxJADzJXvtukNeKvosCZ+SkDL070pqzLWqLNn1kEeS7tIcWFbyFmE7Jq4h5KCTVmk",
+	"QIqcW9X9zBH3fSb/p6CwjRKAAHFzIrAUfTucMmWClgRS1brUxB0MownjL/wujqGBipgWOLXKwcCUp8Zy",
+	"fJdAR+2OB39rr0foBe4AmGnggQvRMY1NnKCJhiJSDo3BwRIWAKig/Ao6iChPzn9Pf1Avtdr1KYMEC3Bq",
+	"FLejQKAcuT6TDER8kTpyqVzwCUWYrdXJOkKO54MYDzTR8RnTt7myjHHtPbfElMlW8jqNQMwOjbnuBWK1",
+	"PnbKYUKRXxWlqBz2Ahe0VXoZohNkGZ+HOGZPmxeKqGgcIPdEZDQfgfdgOlqsxKsHhIl2LKClZ4wo9ax2",
+	"qFxF9ou5F0IBK8zBN80wnyZW49+AnjLXoIpWnsi5gn+lmeXDSGzEKpYqFUeaF8RwKNLyDGrOcurCltYe",
+	"UfDlUTDDKU4wZl0zFk47zYJFCsfsEJVEMckHFRwUVddva7XRZx2J+KQya6bmYDmf8Hyi6kcp+CghMy+d",
+	"FmLKvqlGsxFlwDZqStck8kMqX4m66DRlvufG2uvZOhZLosFvsRYnEA9nKmJOK7Vna0QlzU5EIxRqXTsd",
+	"C3k4uCJBUpeaUbZYCZ1rkcZVxzwIpVoFH1kQaeaBv0Q4YlXm2oUDlKty90v0oSY95u7IXU+FM6Z/kjHD",
+	"10TOsbGN3gd6Pb3eJ5d9tFL3k8C0Z1YBJeo2GUYiYpALD1yZOmgE/Tng0A0ltyBrfwvdK7KU1wQo2aNc",
+	"/bVO15Sp4wU8l+Lc5BDx2sE12zQXkR9oNUpckNVSMUmtQyRhpuxqymB2afTWJte4AFHkOWFn6vLGpp0l",
+	"eHCC4uOakJU2aUWQveBwMdhRKWDVc+VzqrQ1ijgA/0zZlTz8ibh022gkuImgUMYmsFLoFUzpPRYYlkYO",
+	"k6psDCL6HMKIjelXK6/guMcjR+oh4kYaJc3QM7NWam2a8Z9aaffCXKKwqrkSTq1yAfzhxOPrU8rv8ZF+",
+	"RiG+Dl1RIol2rzAo+Hx0RVGCmLJIURLQVGfmqHmHx4lhN97gCumgJN029zaoiA/a6EweQ6RsPTOPHEZM",
+	"YfKYKpYWghsNqQTNp4k8wdGBQchUH8mPkNSHRRQXIj6bmDtKyaJELjhNQNAknC/bObOohBc4I0+zG0s/",
+	"0F9VImOs/1Smmyl71Ua/ZvSlKfOoSKoRJDngwCPb2nxsIeYjW+1LZC2HZ2nQ2lP2um3yuRg4I4Kl0wRR",
+	"jnI16GBD0pQwIFwE1BFczUz4iWukvclO3elYU7YFy4TKOaZJzDBJST3PMaXt0bZGY31jJKeUUKtNWUFU",
+	"W5ndOUoU/iBeK3uI1OoWLK45QMD6FxvwkqlUHmRqlLOqNjF2/mNkTBsZ82njKxlOub+RX7Y+gcCHIsqi",
+	"4x9JeQrcasof59z6V1NhAN9bcm2UXk6q6qmpIVjbt0l9QnaTDJjESdRUQxXaNHEyThF6rWLVA2Rky5OG",
+	"KJ9e44mxLp8FvwDlVPy6wFeZC/iZxZx4H0q81wpUUol9qhMbJ+dcvretNhpGWQ9UhFVyb1EzHc9esNfq",
+	"S1HVgKfkfM1HnpXzjYGo5nwZuZVr/xME/kRItiOOJUnNDmQm50RZhYxjfy72XKLi3UwiEfCXA/O3R7kg",
+	"7hEyhW0lY6AFUBVZCW6JLrk0DZR3opRABb66pC63kyHbrcher7+0wDcQ9sPWhk6oaG+5bHVUYVY9D8RH",
+	"0oaV+RqW0+PtmbSslmsXJVeOsRqoXYq3Ma6PW8QsZTc1xTRlk2uVuK6VbTAnanPrxZRrJHqMsPjnjiTP",
+	"FECpZNPM9jz/XZm8J/WDR7gjFYU0Zm+tQOLVlKqb6CUpQ9L9RF+kszVqRvYZiUEWMs1aR4rJzZSIRrP1",
+	"lKX7tA4RRm6othq0jekruY0kaRtIygaEYqYQOsvnlGq7VOWaJ7+2n+nOTpfOrLiqYfl/lst6ByRPXdL7",
+	"xjWi3AOkH3lEJj0MIVjHaNrDlRS9DzppvWrJsZgyfS7OYlFdMpIarYirTJIZJ7QjZX3W7RP1H5S+Rakq",
+	"Yok/8j1Wyl8cnVV5qWMXMqKJReCHV4uoC2HuyqdMOc93GaKu6umATjJTSEabT62sefUF1zp7ZPI6gk+I",
+	"uZBa6IoIcOAw2iVF9I+Ulg1GojqpFhfUi/OquaBbmhg9N3h4EMjRfxitVNLfUqdOsrM1Ndv5NrCKsTK8",
+	"Thdw3rRT+Udt5N+QIKCu2ZdoxHbkfKgypjkLpc6PLB8LSKyg21uxMt8yxeBbR1OWBytRud1G/JpqKwZ8",
+	"oI3kDoILYuRRE/shTlnGEZEXeyKm3BCLKKM5HBHP9BTEMf2RZ6KPWSDKCWXpuU5Rh38fR7w00XswRf6u",
+	"K9jeK1IM/id5t7xY+onZEkD0BeaI+TG5q8+ZSFY3OoM8IV7FBF3z166lzxMcmALn9cOI4oEHHuOC4MJU",
+	"VcfwBcNZbCdwnOhKv0/KACcA3MQc6LXEHOl1ez4mQUFdhRi7sceVhiwI6YXvZU1X5ThoZQR0g2DtIh+k",
+	"nxhN6iPI87shZRnHLbWIWDiLPBKokDmObCmJ2BayDfujDUiJ1raOVqygTFO2OSe3cWDTLZqQ9VXlopJM",
+	"n07zDglMp8ykPkWmcGRCVaRZRUuna4EIckP5wOmAqsCG4twNLn4c+vX4bENB6vOfUabSUcfPfTrUamkC",
+	"tiQCu6qSwyNd5vuazlV42kvBwDbksCvsDXc3NFQqqox6DMUePaqvoEuSp6hqBPKvTlXTc38+BNLLWSCZ",
+	"76xCT6CPLiC+F+gS5hs069DvBUey+RZa9ZTiGjX9IOGg0CpTZCdtfmU65USV9t1RbbM++e8hFKY1quiD",
+	"n9PVsqhkfaVWVe7iM+tUJVJpHARwlMH5qTF9/3tcOH9Qw4EevD9CZhjQWLrRuZoA1bmP5jjYeA4C4lA5",
+	"FcnMBEQyAPKv+YFmaLDjhAF21qqGg6/ZldsFBc2SZFRcwvwlZVCegXLUKfGsj7HhKU/GcWIdn1hiir60",
+	"MWtbyJ6fG04g9Y9DZAATq1qQGyi55mNNVK0uehBld5DY7tL5nAQ88omlQboZrPSU2TPMSRIPNIWXjy81",
+	"eJdByC6pC2nSlr4K7IpBABdEOZ0pS4fUGVBecNNYewxWsjDvzXDaK21GItISn1552OaUUQhCahboGmJv",
+	"tJ3urxoXWE9t1g+6w9In1fpefHCQ8JFGIiBwZRbR7J43svx/ld/bhiJDO1zHP919nN/belcyKJq1vGjO",
+	"xzMahTQmiFs/dUv/QIqmXY5rUDRFJ4yLsl7LiMbENhZ1T1sJGpYlL1PWTPZ9EafcgtctSxmNIgYg5bsM",
+	"5WGS9Cmb27uNnpwZ1naRH0pO/s1YaL2ENRlp1fgn4KVXJNgzuJw4CvgJ+RFzTLYQHw0wpquFknGCcQ4z",
+	"GofgP/WJ0pupnPvn5JYEMe0QC8wQ5tfERQEGWyo8WaqIcMzQwVvIYOPPDbhHU5YNSxAqkJYJysDdCmIQ",
+	"JPXwMI9WIuN41YS4/9jNvlUzMFGpLKrJRN9s23/k5vSC1Dvyz3855+TnCF8fLEOXOSx1XZejA+WU0ekk",
+	"DogfH28LYQ+yDKl8yeWMOmRs1K7mcOriE2nJ0ZvZGBDE8JKyK2Sb79poRtY+c1s6dyTlU3AZ0KHoykzf",
+	"tOF/G4qLKV9/9USV0ZgTAX4DzL9NVFo0cg44HCgY+cIPPRcoCKJC5buIvFZMGt9DnRkk7YUq5AGVu9RG",
+	"A0h5NWUrrCstJhwGXO2eoQLWuAI4SQvtRM4Q+yieIkAZDRSQecglhantgQDf1snk47m0p8wcCe2crW18",
+	"cpqR6RaWSfa/8q0YIbjAa5WSOzJalvp/PRo9etKgxxyReEYP8C0IlvEui2/arAfUv5zDRNd18yRP+E+k",
+	"NjRf2P+u/9rgQXGsnSck8YuEiqTioVJ18cFoJEBhcU3ICopM0CDJzFFxJC9+KazHBniRkHCoQGsijF6S",
+	"QoIllfqn3FcijVNPyRT0zTr+CA+L9LQ2nRSzYT+Xs0UG2R8ZwU3oVmHBh1GyVoLh3sG7V0U7eDoWBbx/",
+	"mwmW2iryAT5CFbifT6NEUiFcP9elkATuZ7aCZ0wVOiaIP2cQPGCUqoOjUeRpKHfINtrGex7BwRbW8byf",
+	"hvnGf3yIHuYlEfn1PQ0uRN5p1ToKHNG4iL+drZHN5TShwLl287FRlJRA5yoyfpHUnbLavpGpWA+lmsAM",
+	"keVKrCHQ7OcL+KqvZQCs+xI7BT4ZO/EY8WE/JNTJLEY9/YLBi59AvxChaCGpfmgQ1Hk48yTPK0+fvJ7o",
+	"chmq0vKJuplp3xOPbLKyq8ABnVJYMr6H5q8o3aNKFJzTMahaS1PWg+aw4X3VQ6W6hIMp5WSSKEge3a+Q",
+	"OFNKw47vhUsmQSkgHpQjzHXhEEMHrvCKg4egCbTilqrxHjJXZSJVyZvElBlrBBxa+SiJXpBIA3KKcCKs",
+	"KCILZ1czdYJHxscx0sG8fY1+oe83BG3pT/6kEnsSxOdk0SIQNkvpjxHD8Jgh2zfRBj+Wu6KhJfpRhLT1",
+	"fHASOIy39gkv9/1+MB4XWtNjliAyoq+wWMQ29PQKbGVBz9rMv/4kSPzsCJxyRi/A38dkJnM4nPOmLL7x",
+	"/h4SXWo/aTnWiByh+A0JUtdepOoyWWRVEZ/bSn4zVUdaW7uRLlBgqhfoLNkhA/15QovEdEE65/oqgHJK",
+	"UXI8Nwzgho7K1FmIL3BAXDTHNDC5EMCBZsogO3OTCsTD4AbY1oCY2owq9a/WulDtSgdBGw5pWWh0MRxK",
+	"SKFQwAoHQqm/pkynktbMd+/s9PykP+kfg+1P+fKoOzDuI4f2XJSLuMQCYc9TTENhVQmBr/Vm1QtltBDx",
+	"uIpknDJTKuNN1rkRLfFaAqLzx8tPBSGDbNbNkqod1erzJ/bzS7MYP0bXDlb4H1IVtr5voSrK+LwuhqOQ",
+	"ZW/ocnLxMNoH2QIo2S7piumUdRCvytSvJd3xgwXdMnn03Mwkd0gy4ohutyHt2n+yrsXSrVmyeoKtwY5n",
+	"FmxXMT7UPB/pTOybc3roGv3yBpaioUJ7c17hKo1CyzafDXj9C1kns3tUpslCvSJ5N59Y0RQXLpN322h7",
+	"4fDcFBB5uitCfeJZrbAGhOoLowoLfgI5L1frZatDkLkl9r+b7DL1xDm9NlkRruosFMlwEbptmVjKVAN8",
+	"6joC2yDK80tOT4UR9XXwqss2SvifgbdY76zsjhExp0eIwor/w41sxY2s/02U7Q87jKU8imINODJ6cgbu",
+	"M4Xad137D82IqvwnIlL1gusqlVFKnupjWMyRFGvgp6yCI9nAd+yqzcvcB0/LuTyvXroQko3qaQsx/1bv",
+	"ufX8PIw2HGnE1bzE1hq/zPWVrgP/vTEjOCBBNxSLxuHvXyVmqEIRRaLjJC4jAYFrru+ES+MeKp9rDVrT",
+	"XuJr0LjZKp8osEPo8K+dv3aAwwkDr3HY2AdE1NPIH2FdmS5WIKpy8SlvMSuZyhki3nTtgXYqWTkvuHlO",
+	"dOZTVVWNBnnKUJKHrdXOaLiLRn8fetdJ2JWZmaFw5fnYBeVjXGK/kKgkPwNl+fdKJtI36de0szBQsNuA",
+	"CkEY4ivi0Lk+RIcJzYUpeIJdtQZmzpZxBwbfFeWzqxMmWFEJOm3aA7DUHESAGZ+TQNEuDXYCMwtSvxPs",
+	"iYUFIFBGOLfQkoiAOuqrBre0IXDoIxyKheSPHF3lIvpMRCl54/7r/f8LAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -24,6 +24,7 @@ import (
 	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/domain/policies"
+	"github.com/contenteval/contenteval/domain/quality"
 	"github.com/contenteval/contenteval/domain/webhooks"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/ocr"
@@ -52,7 +53,10 @@ type Main struct {
 	Policies        *policies.Service
 	Jobs            *jobs.Service
 	Batches         *batches.Service
-	Blobs           domain.BlobStore
+	// Quality serves dataset examples and runs, live metrics and shadow
+	// versions, and runs their queued work (DESIGN §12).
+	Quality *quality.Service
+	Blobs   domain.BlobStore
 	// URLs fetches customer URLs (images, media) and posts webhooks under
 	// the address rules of DESIGN §5.
 	URLs     *safehttp.Client
@@ -163,6 +167,11 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 			WebhookPoster: m.URLs, Images: images,
 			Media: mediaAnalyzer, MediaPrecheck: framePrecheckFor(m.Precheck),
 		}, m.Log)
+	m.Quality = quality.NewService(quality.Deps{
+		Datasets: persistence.NewDatasets(db), Labels: persistence.NewLabels(db), Versions: persistence.NewLabelVersions(db),
+		Jobs: m.Jobs, Images: images, FetchImage: images.Fetch, Clock: m.Clock, Log: m.Log,
+		Tokens: domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/quality")),
+	}, quality.Config{MaxTextBytes: m.Config.JobMaxTextBytes})
 	m.Webhooks = &webhooks.Deliverer{
 		Store: persistence.NewWebhooks(db), Payloads: &handlers.WebhookPayloads{Jobs: m.Jobs},
 		Poster: m.URLs, Accounts: m.Accounts, Clock: m.Clock, Log: m.Log,
@@ -182,7 +191,7 @@ func (m *Main) Listen() error {
 		Log: m.Log, Keys: m.Keys, Limiter: m.Limiter, Ready: m.DB.Ready,
 		Labels:          m.Labels,
 		LabelEvaluation: m.LabelEvaluation,
-		Policies:        m.Policies, Jobs: m.Jobs, Batches: m.Batches, PublicURL: m.publicURL,
+		Policies:        m.Policies, Jobs: m.Jobs, Batches: m.Batches, Quality: m.Quality, PublicURL: m.publicURL,
 		Registry: registry,
 	})
 	if err != nil {

@@ -82,6 +82,8 @@ type Service struct {
 	runner   *ItemRunner
 	owner    string // this process's lease owner id
 	log      *slog.Logger
+	// tasks run the internal job types (tasks.go).
+	tasks map[domain.JobType]Task
 
 	wake chan struct{}
 	// bgCtx bounds the jobs this process runs outside a worker (synchronous
@@ -106,7 +108,7 @@ func NewService(jobs domain.JobStore, policies *policies.Service, accounts domai
 	return &Service{
 		jobs: jobs, policies: policies, accounts: accounts, clock: clock, tokens: tokens,
 		cfg: cfg, runner: runner, owner: domain.NewID(), log: log,
-		wake: make(chan struct{}, 1), bgCtx: ctx, bgCancel: cancel,
+		wake: make(chan struct{}, 1), bgCtx: ctx, bgCancel: cancel, tasks: map[domain.JobType]Task{},
 	}
 }
 
@@ -237,6 +239,9 @@ func (s *Service) Submit(ctx context.Context, account *domain.Account, req Reque
 // Codes: NOT_FOUND.
 func (s *Service) Get(ctx context.Context, account *domain.Account, id string) (*domain.Job, error) {
 	j, err := s.jobs.GetJob(ctx, account.ID, id)
+	if err == nil && j.Type.Internal() {
+		err = domain.Errorf(domain.NotFound, "not found") // not a client's job
+	}
 	if err != nil {
 		return nil, domain.DescribeNotFound(err, "job %q not found", id)
 	}
