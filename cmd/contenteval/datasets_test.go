@@ -398,3 +398,43 @@ func TestQuality_OtherAccountIsNotFound(t *testing.T) {
 		require.Len(t, r.JSON200.Examples, 3, "the owner's examples are untouched")
 	})
 }
+
+// TestDatasetRuns_ShareTheQueueFairly: a large run queued first does not
+// hold back another account's job. With two workers, the fair claim gives
+// the other account a worker as soon as one is free, so its job completes
+// while most of the run is still queued.
+func TestDatasetRuns_ShareTheQueueFairly(t *testing.T) {
+	forEachBackend(t, func(c *Config) { c.JobWorkers = 2 }, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		c := env.labelClient()
+		tok := env.LabelFirst.Token
+		label := env.createLabel(tok, map[string]any{"name": "Spam"})
+		id := *label.LabelId
+		v := env.createVersion(tok, id, map[string]any{"text": `=("buy now")`})
+		const n = 5000
+		for from := 0; from < n; from += 1000 {
+			in := make([]client.DatasetExampleInput, 1000)
+			for i := range in {
+				text := fmt.Sprintf("example %d: buy now %s", from+i, strings.Repeat("lorem ipsum ", 20))
+				in[i] = client.DatasetExampleInput{ContentData: client.ContentData{Text: &text}, ExpectedOutcome: client.EVALUATIONRESULTTRUE}
+			}
+			r, err := c.CreateDatasetExamplesWithResponse(ctx, id, client.CreateDatasetExamplesRequest{Examples: in})
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
+		}
+		run := startRun(t, c, id, *v.LabelVersionId, nil)
+
+		pf := env.PolicyFirst.Token
+		policyID := env.createPolicy(pf, "p")
+		jr := env.call(http.MethodPost, "/v1/jobs", pf, fmt.Sprintf(`{"policyId":%q,"contentData":[{"text":"hello"}]}`, policyID))
+		require.Equal(t, http.StatusOK, jr.Status, "%s", jr.Body)
+		job := env.waitForJob(pf, *decodeAs[client.CreateJobResponse](t, jr).Job.JobUuid)
+		require.Equal(t, client.JOBSTATUSCOMPLETED, *job.Status)
+
+		var left int
+		require.NoError(t, env.Main.DB.GetContext(ctx, &left, env.Main.DB.Rebind(`SELECT chunks_left FROM dataset_runs WHERE id = ?`), run.DatasetRunId))
+		t.Logf("the other account's job completed with %d of %d chunks of the run left", left, n/250)
+		require.Greater(t, left, n/250/2, "the job did not wait for the run")
+		require.Equal(t, client.DATASETRUNSTATECOMPLETED, waitForRun(t, c, id, run.DatasetRunId).State)
+	})
+}
