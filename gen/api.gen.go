@@ -1333,6 +1333,35 @@ type UploadBatchInputResponse struct {
 	BatchJob *BatchJob `json:"batchJob,omitempty"`
 }
 
+// VersionMetric One label of a version on live traffic. `evaluations` counts the job results the
+// version evaluated (each evaluates every label), `positives` those where the label
+// was TRUE. `annotations` counts the feedback annotations on the label of those
+// results that judge the whole content (`expectedOutcome` TRUE or FALSE; annotations
+// of an occurrence in video or audio are not counted). The confusion counts compare
+// each annotation's `expectedOutcome` with the version's outcome for the label (an
+// annotation of a FAILED outcome counts in `annotations` only). `precision` =
+// TP/(TP+FP), `recall` = TP/(TP+FN), `f1` = 2TP/(2TP+FP+FN), each omitted while its
+// denominator is 0.
+type VersionMetric struct {
+	Annotations    int32    `json:"annotations"`
+	Evaluations    int32    `json:"evaluations"`
+	F1             *float64 `json:"f1,omitempty"`
+	FalseNegatives int32    `json:"falseNegatives"`
+	FalsePositives int32    `json:"falsePositives"`
+	Label          string   `json:"label"`
+	Positives      int32    `json:"positives"`
+	Precision      *float64 `json:"precision,omitempty"`
+	Recall         *float64 `json:"recall,omitempty"`
+	TrueNegatives  int32    `json:"trueNegatives"`
+	TruePositives  int32    `json:"truePositives"`
+}
+
+// VersionMetricsResponse defines model for VersionMetricsResponse.
+type VersionMetricsResponse struct {
+	// Metrics One row per label name; the version's labels first, in their order.
+	Metrics []VersionMetric `json:"metrics"`
+}
+
 // Webhook A POST made when the job completes: `{"type":"job.completed"|"job.failed","job":Job}`,
 // signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`,
 // `webhook-signature: v1,<base64 HMAC-SHA256>`) with the account's webhook secret.
@@ -1380,6 +1409,12 @@ type LabelId = string
 // LabelVersionId defines model for LabelVersionId.
 type LabelVersionId = string
 
+// MetricsSince defines model for MetricsSince.
+type MetricsSince = time.Time
+
+// MetricsUntil defines model for MetricsUntil.
+type MetricsUntil = time.Time
+
 // PageSizeSnake100 defines model for PageSizeSnake100.
 type PageSizeSnake100 = int32
 
@@ -1394,6 +1429,9 @@ type PageTokenSnake = string
 
 // PolicyId defines model for PolicyId.
 type PolicyId = string
+
+// PolicyVersionId defines model for PolicyVersionId.
+type PolicyVersionId = string
 
 // QualityPageSize100 defines model for QualityPageSize100.
 type QualityPageSize100 = int32
@@ -1581,6 +1619,15 @@ type ListLabelVersionsParams struct {
 	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
+// GetLabelVersionMetricsParams defines parameters for GetLabelVersionMetrics.
+type GetLabelVersionMetricsParams struct {
+	// Since Count jobs created at or after this time (unset - since the first).
+	Since *MetricsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Count jobs created before this time (unset - up to now); after `since`.
+	Until *MetricsUntil `form:"until,omitempty" json:"until,omitempty"`
+}
+
 // ListPoliciesParams defines parameters for ListPolicies.
 type ListPoliciesParams struct {
 	// PageSize Policies per page. Unset or 0 gives 100; above 1000 is treated as 1000.
@@ -1597,6 +1644,15 @@ type ListPolicyVersionsParams struct {
 
 	// PageToken The `nextPageToken` of the previous response for the same request.
 	PageToken *PageTokenCamel `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// GetPolicyVersionMetricsParams defines parameters for GetPolicyVersionMetrics.
+type GetPolicyVersionMetricsParams struct {
+	// Since Count jobs created at or after this time (unset - since the first).
+	Since *MetricsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Count jobs created before this time (unset - up to now); after `since`.
+	Until *MetricsUntil `form:"until,omitempty" json:"until,omitempty"`
 }
 
 // CreateBatchJobJSONRequestBody defines body for CreateBatchJob for application/json ContentType.
@@ -1882,6 +1938,9 @@ type ServerInterface interface {
 	// CreateDatasetRun Run a label version over the label's examples
 	// (POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs)
 	CreateDatasetRun(ctx echo.Context, labelId LabelId, labelVersionId LabelVersionId) error
+	// GetLabelVersionMetrics Live metrics of a label version
+	// (GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics)
+	GetLabelVersionMetrics(ctx echo.Context, labelId LabelId, labelVersionId LabelVersionId, params GetLabelVersionMetricsParams) error
 	// ListPolicies List policies
 	// (GET /v1/policies)
 	ListPolicies(ctx echo.Context, params ListPoliciesParams) error
@@ -1897,6 +1956,9 @@ type ServerInterface interface {
 	// CreatePolicyVersion Publish a new policy version
 	// (POST /v1/policies/{policyId}/versions)
 	CreatePolicyVersion(ctx echo.Context, policyId PolicyId) error
+	// GetPolicyVersionMetrics Live metrics of a policy version
+	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics)
+	GetPolicyVersionMetrics(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId, params GetPolicyVersionMetricsParams) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -2723,6 +2785,46 @@ func (w *ServerInterfaceWrapper) CreateDatasetRun(ctx echo.Context) error {
 	return err
 }
 
+// GetLabelVersionMetrics converts echo context to params.
+func (w *ServerInterfaceWrapper) GetLabelVersionMetrics(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// ------------- Path parameter "labelVersionId" -------------
+	var labelVersionId LabelVersionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelVersionId", ctx.Param("labelVersionId"), &labelVersionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelVersionId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetLabelVersionMetricsParams
+	// ------------- Optional query parameter "since" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "since", ctx.QueryParams(), &params.Since, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter since: %s", err))
+	}
+
+	// ------------- Optional query parameter "until" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "until", ctx.QueryParams(), &params.Until, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter until: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetLabelVersionMetrics(ctx, labelId, labelVersionId, params)
+	return err
+}
+
 // ListPolicies converts echo context to params.
 func (w *ServerInterfaceWrapper) ListPolicies(ctx echo.Context) error {
 	var err error
@@ -2821,6 +2923,46 @@ func (w *ServerInterfaceWrapper) CreatePolicyVersion(ctx echo.Context) error {
 	return err
 }
 
+// GetPolicyVersionMetrics converts echo context to params.
+func (w *ServerInterfaceWrapper) GetPolicyVersionMetrics(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "policyId" -------------
+	var policyId PolicyId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyId", ctx.Param("policyId"), &policyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyId: %s", err))
+	}
+
+	// ------------- Path parameter "policyVersionId" -------------
+	var policyVersionId PolicyVersionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyVersionId", ctx.Param("policyVersionId"), &policyVersionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyVersionId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetPolicyVersionMetricsParams
+	// ------------- Optional query parameter "since" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "since", ctx.QueryParams(), &params.Since, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter since: %s", err))
+	}
+
+	// ------------- Optional query parameter "until" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "until", ctx.QueryParams(), &params.Until, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter until: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetPolicyVersionMetrics(ctx, policyId, policyVersionId, params)
+	return err
+}
+
 // This is a simple interface which specifies echo.Route addition functions which
 // are present on both echo.Echo and echo.Group, since we want to allow using
 // either of them for path registration
@@ -2887,6 +3029,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/v1/labels/:labelId/versions", wrapper.ListLabelVersions, options.OperationMiddlewares["listLabelVersions"]...)
 	router.POST(options.BaseURL+"/v1/labels/:labelId/versions", wrapper.CreateLabelVersion, options.OperationMiddlewares["createLabelVersion"]...)
 	router.GET(options.BaseURL+"/v1/labels/:labelId/versions/:labelVersionId", wrapper.GetLabelVersion, options.OperationMiddlewares["getLabelVersion"]...)
+	router.GET(options.BaseURL+"/v1/labels/:labelId/versions/:labelVersionId/metrics", wrapper.GetLabelVersionMetrics, options.OperationMiddlewares["getLabelVersionMetrics"]...)
 	router.GET(options.BaseURL+"/v1/labels/:labelId/examples", wrapper.ListDatasetExamples, options.OperationMiddlewares["listDatasetExamples"]...)
 	router.POST(options.BaseURL+"/v1/labels/:labelId/examples", wrapper.CreateDatasetExamples, options.OperationMiddlewares["createDatasetExamples"]...)
 	router.DELETE(options.BaseURL+"/v1/labels/:labelId/examples/:exampleId", wrapper.DeleteDatasetExample, options.OperationMiddlewares["deleteDatasetExample"]...)
@@ -2902,6 +3045,7 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/v1/policies/:policyId", wrapper.GetPolicy, options.OperationMiddlewares["getPolicy"]...)
 	router.GET(options.BaseURL+"/v1/policies/:policyId/versions", wrapper.ListPolicyVersions, options.OperationMiddlewares["listPolicyVersions"]...)
 	router.POST(options.BaseURL+"/v1/policies/:policyId/versions", wrapper.CreatePolicyVersion, options.OperationMiddlewares["createPolicyVersion"]...)
+	router.GET(options.BaseURL+"/v1/policies/:policyId/versions/:policyVersionId/metrics", wrapper.GetPolicyVersionMetrics, options.OperationMiddlewares["getPolicyVersionMetrics"]...)
 	router.GET(options.BaseURL+"/v1/batch-jobs", wrapper.ListBatchJobs, options.OperationMiddlewares["listBatchJobs"]...)
 	router.POST(options.BaseURL+"/v1/batch-jobs", wrapper.CreateBatchJob, options.OperationMiddlewares["createBatchJob"]...)
 	router.POST(options.BaseURL+"/v1/batch-jobs/:batchJobId/cancel", wrapper.CancelBatchJob, options.OperationMiddlewares["cancelBatchJob"]...)
@@ -4994,6 +5138,64 @@ func (response CreateDatasetRundefaultJSONResponse) VisitCreateDatasetRunRespons
 	return err
 }
 
+type GetLabelVersionMetricsRequestObject struct {
+	LabelId        LabelId        `json:"labelId"`
+	LabelVersionId LabelVersionId `json:"labelVersionId"`
+	Params         GetLabelVersionMetricsParams
+}
+
+type GetLabelVersionMetricsResponseObject interface {
+	VisitGetLabelVersionMetricsResponse(w http.ResponseWriter) error
+}
+
+type GetLabelVersionMetrics200JSONResponse VersionMetricsResponse
+
+func (response GetLabelVersionMetrics200JSONResponse) VisitGetLabelVersionMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLabelVersionMetrics429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetLabelVersionMetrics429JSONResponse) VisitGetLabelVersionMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLabelVersionMetricsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response GetLabelVersionMetricsdefaultJSONResponse) VisitGetLabelVersionMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPoliciesRequestObject struct {
 	Params ListPoliciesParams
 }
@@ -5276,6 +5478,64 @@ func (response CreatePolicyVersiondefaultJSONResponse) VisitCreatePolicyVersionR
 	return err
 }
 
+type GetPolicyVersionMetricsRequestObject struct {
+	PolicyId        PolicyId        `json:"policyId"`
+	PolicyVersionId PolicyVersionId `json:"policyVersionId"`
+	Params          GetPolicyVersionMetricsParams
+}
+
+type GetPolicyVersionMetricsResponseObject interface {
+	VisitGetPolicyVersionMetricsResponse(w http.ResponseWriter) error
+}
+
+type GetPolicyVersionMetrics200JSONResponse VersionMetricsResponse
+
+func (response GetPolicyVersionMetrics200JSONResponse) VisitGetPolicyVersionMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPolicyVersionMetrics429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetPolicyVersionMetrics429JSONResponse) VisitGetPolicyVersionMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPolicyVersionMetricsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response GetPolicyVersionMetricsdefaultJSONResponse) VisitGetPolicyVersionMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 // StrictServerInterface represents all server handlers.
 type StrictServerInterface interface {
 	// ListBatchJobs List batch jobs
@@ -5380,6 +5640,9 @@ type StrictServerInterface interface {
 	// CreateDatasetRun Run a label version over the label's examples
 	// (POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs)
 	CreateDatasetRun(ctx context.Context, request CreateDatasetRunRequestObject) (CreateDatasetRunResponseObject, error)
+	// GetLabelVersionMetrics Live metrics of a label version
+	// (GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics)
+	GetLabelVersionMetrics(ctx context.Context, request GetLabelVersionMetricsRequestObject) (GetLabelVersionMetricsResponseObject, error)
 	// ListPolicies List policies
 	// (GET /v1/policies)
 	ListPolicies(ctx context.Context, request ListPoliciesRequestObject) (ListPoliciesResponseObject, error)
@@ -5395,6 +5658,9 @@ type StrictServerInterface interface {
 	// CreatePolicyVersion Publish a new policy version
 	// (POST /v1/policies/{policyId}/versions)
 	CreatePolicyVersion(ctx context.Context, request CreatePolicyVersionRequestObject) (CreatePolicyVersionResponseObject, error)
+	// GetPolicyVersionMetrics Live metrics of a policy version
+	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics)
+	GetPolicyVersionMetrics(ctx context.Context, request GetPolicyVersionMetricsRequestObject) (GetPolicyVersionMetricsResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -6568,6 +6834,33 @@ func (sh *strictHandler) CreateDatasetRun(ctx echo.Context, labelId LabelId, lab
 	return nil
 }
 
+// GetLabelVersionMetrics operation middleware
+func (sh *strictHandler) GetLabelVersionMetrics(ctx echo.Context, labelId LabelId, labelVersionId LabelVersionId, params GetLabelVersionMetricsParams) error {
+	var request GetLabelVersionMetricsRequestObject
+
+	request.LabelId = labelId
+	request.LabelVersionId = labelVersionId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetLabelVersionMetrics(ctx.Request().Context(), request.(GetLabelVersionMetricsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetLabelVersionMetrics")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetLabelVersionMetricsResponseObject); ok {
+		return validResponse.VisitGetLabelVersionMetricsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListPolicies operation middleware
 func (sh *strictHandler) ListPolicies(ctx echo.Context, params ListPoliciesParams) error {
 	var request ListPoliciesRequestObject
@@ -6738,253 +7031,292 @@ func (sh *strictHandler) CreatePolicyVersion(ctx echo.Context, policyId PolicyId
 	return nil
 }
 
+// GetPolicyVersionMetrics operation middleware
+func (sh *strictHandler) GetPolicyVersionMetrics(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId, params GetPolicyVersionMetricsParams) error {
+	var request GetPolicyVersionMetricsRequestObject
+
+	request.PolicyId = policyId
+	request.PolicyVersionId = policyVersionId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPolicyVersionMetrics(ctx.Request().Context(), request.(GetPolicyVersionMetricsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPolicyVersionMetrics")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetPolicyVersionMetricsResponseObject); ok {
+		return validResponse.VisitGetPolicyVersionMetricsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17c9s4sij+VVD6napIe2hZzuu3sWvrHkVWEmVs2SvJmdkzyjUhErIQU6CGAG1rsv7ut9AA+CZFyXac",
-	"3dp/EosEwAbQaPS7vzccf7nyGWGCNw6/NxYEuySAP0dEBOvuXJBA/nIJdwK6EtRnjcPGrwvfI4gTx2cu",
-	"R8JHt5gKNCNzPyAokB0pu0JNLJBHMBfooNVuWA3uLMgSy9HmfrDEonHYoEy8etmwGkvK6DJcNg4PrIZY",
-	"r4h6Ra5I0Li/v7caKxzgJREatPdYOIvP/mzg5kGbLAiayffomz9D1JUfpvLFCotFw2owvJSjz+IhrEZA",
-	"/ghpQNzGoQhCkgR0ie9OCLsSi8bhwcu/RrBxEVB21ZCQ9fzlyiOCuH1WAM3FakUCNPND5iJ/jsSCSLBe",
-	"cGQ7pp+NBF2SCMw/QhKsYzjhZztqPKFLMsLsirQJc4uX1MWC7MkhG5XgDpjjhZzekDzQ8MolAC2AzlHT",
-	"JXMcegKRO92ttTXENPpiEm4N4sz3PYJZGsaxwIHIw3fi3z7RonL44C7LGhC8Aw6oXrWAVU0fvv9qnKfe",
-	"/Sy09fde9dx+5x+wlDvv+jEWmBMxClkZJXJVCxSErJwWuclhHkaN+ndYIvUmcIhqVg4SicZ5GDyf/dlF",
-	"SEugqSTQ33TPh33/BM+IV7YannxZDoGn+z4CBF9IwKnPqgG5UY02ABQP9TC4zvEVGdM/yZjha3LQ6RQQ",
-	"AkGWHEnatcJXpI0umEQdP0AddEVvCEcHnc4RwjP/hsg/O4hyJNTZQhjedo4QI1dY0BsiXwbkG3EEccuO",
-	"p/zMJad/kpq8QqeAV8hPbMeZ/axTm/jXhPXwknjFuGQzcieihrYhk6uA3FA/lJDylc84QXM/gDccLyXP",
-	"9kdIuKgCH8ZrlCFZ5+XrMiyDjrAbPxjiS7ETyL5HnXXZUV3B2/IzujK9H3Y6/x5ij4q1weWHnE+Blr5k",
-	"wZ8MZ/GdZt07nc5GFM5P7AHn8+ea2pheMeL271Y0ILyADWT0DrgT1NSCUwthKV6h2wV1FgqzYQh0MTpR",
-	"s5iHvHwSRH+pCtOSU3r7ulEBt/wXizAoOaQXo5MXHH067fYASGhZBljUoO4hePnmbdEhuFi5OzDVoepV",
-	"hxPUTR/MVGtAn5ipzkFbm6nW8G3NVD9kKXdkqu8lyih6r0V9d6Qovfzl+EwQBn/i1cqjDpZz2P/G5US+",
-	"J771XwGZNw4b/99+rN7YV2/5/lhgEXL1rcwuDb90TwbHl93Rx4vT/nBioQ/dwUn/+PJ81O+dDY8Hk8HZ",
-	"UNKhs4vJ5dmHy1F3+LHfbki+Owj84AdA2GVrROS3DhFGqhma+e4a3VKhSMjV6LyHHN8lR/Dz02Ryjrhq",
-	"OPc9z7/l8HyJVyvKrqaMMvjdPR+gxKfaUyandR4QZ0Gc6w+YesR9tPklhw0DUj5dSXn0F9EcYDCswR65",
-	"wV4IH0cwFmouMF/seZQLtMTCWVgoZC5xfBfPPIL8YMpCxsPVyg8kF0eX+Iq0jmClUK877PVP+seoedDS",
-	"M5/4/ilma417/PG2lkq5qnrG2HH8kIkX3DA5KMAC7jVy5xDiEhc1R/3x2cWo17/s//apezGe9I+BemT1",
-	"d3uRAq8IKN16P6HquweYNLSyX5etYcauSyWI2DsP/BUJBJXnU9H0DIoieaZd5BKBqXeE7P+Rv20kyQVH",
-	"VHDEF3gF5GSVGOp7438ULfheQGDjW+R33exrRDr8mbzr5Z51OZej+WxE5C7LodJfWBLO8VXJDReEHnnB",
-	"EffDwCFIkDvgLTOwAHUKPbFpm89C4fhL0oC19NWlGtM/P5x5CeLHwuVM38W5ORlVZ34ys5QSNAen1nJ0",
-	"RV3SazWIIWJVMzMAKYp3bzXUuexJjC1korIch9Wggiy3aa8umoI5+qFYheID9chFUCAOKcYGfexPgKPS",
-	"d5vqZCGfOfo+jrXFHBmlYOHerxKiQcnLlKSfbxP4DuF8u+WS1JvU3ZYxNL63GvpCrr//VdgXXW9pFASE",
-	"6fku2QppoINBt9P4SG4Lj/mw5qMah4333Unv0+Xns/eX/dHobHR5MRyf93uDD4P+ccNqECZ59983tMq+",
-	"NTzBYHh+Mbn8MDjpVzQ6PzsZ9P6xscHll/5oPDgbVjUcDc5Gg8k/EoQuRqP0ZpcswXjSnfQzk8uyO4PJ",
-	"oHsy+F9582l6YYEph7KrSNqmbBUKNKceaaG9adjpvCLo7xf9C9lJPkXhyvOxS9zo9ZSdj/rno7Nefzwe",
-	"DD+i5goHXA6JmYtusEddLL8QDxc37x9HD8cX708Hk4n8jCQYfMoI+yMkYeJDqP+le3LRnciPRGOdjSfJ",
-	"b98Gajrx0W8VtY0/PGW9s9Pzk/6kf9xGsCmoCdyVDQhrt2AaimWQPAMO5G0RLCnDHrwKCHYWwHTMA3+J",
-	"MFtPGfPZXtQIDrTkM4pwsmjbsm8BqoLniQ0teKs2reBFarcq3xd2jzaqqGtqN6obFA4Q7UXRO7MHRUsU",
-	"YUbhCeph5hDPnKOEhJFltxFZrsQaKRKUuBRimpQdSgkvW9/Xu12+u9wNRYS15y9XOCCxQYOXT8RZSAEP",
-	"/oSDuenz8aA96NmIAcBBgNdwxSdVgJt5QAPC18KpAJsuv5rf0DMWCxQS+ENE7rAjvDXyGZEcgi0ZP9tC",
-	"NggI0R8XgSf/vqEu8eHvKbNx6FI/+UL+AQ/tNrIdDN/kNmr+SmZfJpOWZC9CrjTIkhqJADMFG/LnUwZD",
-	"SOEShkC3C8JA28XaknvhaBlygWYELYRYNTlQISnieISr4eQWYSH7g5Q3ZVRYqhPzBQoI970bgoSPPN9f",
-	"zbBzbaFVQG+wIBbyKLve83wHexKAJRHYxQIj7LqBZFe4IlZpNAAwC44MQD9bC8LlcYk4D/mkiKcyq1g+",
-	"kpx+W2njjMLodefd24KxzJoXOCzAFiDTAC43vWn78a7u6+3bj/f2CBDDCUH8kn8mds1ZhOy6kFEEnCnQ",
-	"AsnHam1Q8/N5/6OFzocfLfRx8MFCv5LZuYXen57LLZgMPnxo1Vo/g57lX6u/fmbjN+snZI9TvIKjTO4K",
-	"KOeE3InopDWNpvblm7foF/reQpwENyRAnAjgBAoXEbYlP/IXOCf1EczsbvlIIB00scd99OlkjFYeXnuU",
-	"C96qs2r35SRoHC6XOFgXuc9ggTCIHNeErLgkPH6GMuXlY/32E+aL/JA2X+CXb94eHgIT4yzIneJmInOK",
-	"GTtauMfY/cLJAyNZcLWmZ2OEuqQauNPZIHRlDSdLyqLfBV1vyWzh+9d682vsZPKOib77tcYkf+ilDxw5",
-	"SL3Aeevp5QYvEZvL90xf1NqHgJdunXYO2JoDMM4JEnxAOHw3UN0j+4r5neUQMnsTQfC1/mTKtuiBs8lz",
-	"MzvDOgpZ6ZqLRUD4wveKTCGxdUzga6K4Ae1M8EL+0j0tRDxOUKf9JkU3I21UbO0qNHVVaanUND4Q4krG",
-	"onQSjr9cag1qyhDbKTz45G4FRjyjS9uwLf1IITxSKrp7q/ENzmboiWLykfskeFhU+Wg0OXHkwxaoM4+Q",
-	"FrzBB1JErfw5wurPpJr6mz/LXCjFBM+LfVbqAZzSOW3sInBwRTYqMM1eTlTrPFKn9+ZrDaQoO4CYMV9g",
-	"tdT1gOrGPbKAJQYrh6nqXnLS4kMtipAUOe4r6ZjCapcKUnSQuVJIzjEXJECg7EAeZgQ1Z9TziKusPBgt",
-	"6NWCBGgZeoKuPEqCJAMVGf6shh+zw/VOzpnu8LBrtx6tWhLM+IOpkdW4xVR88APtNKqxKFKIzbHHcyaK",
-	"XzEVkX5LcmHCR3PKKF+gZrgyZ1nxqC+4cm528KpklTWXsWmVf9XNcrJsAnmsOlxHJcPxTZkKqgD57M9y",
-	"QMhu5V8EH7bSE5Na21qUvYz324BXVShZQOauBm76Ut/YJ8WQbLjWYQ4blmyCryrojKdYvwRUr14+1mLt",
-	"CmwZWnm6xSbcMiPlIIgG2ACFvstKl23mKQTPqHVW+I/QSNbXZCVie7jxqoxk0AN0St/Xk623x+wrz59h",
-	"D+6Duyyf8/bNm1dvy+5wSYPP6pHrk2x7FR9BmDjZgRsolt4NK/OCg12Ux8v39rWU4JVovAUGwnfK9145",
-	"3ZXuujr5v5D15ttohYUggZzE//29u/e/eO/Pzt67r/Gf7cu9r3/5r8ZWS6Gd/lzfCZcpfcaOixFPx6q7",
-	"MGUHUw210eFCtcpaKet1M40rOP9Uw3IZxpyJx8ab6MPVq7TzrPN7Z94WQZaRD/N6zehoCcJjJRlmrjFS",
-	"SZY6IU7whR96LiiDERVtZCdYBnvKHBwElPBIde0HRnuNmkARW8DrwCPj+c+t6Hu20fvYWt1coOvNMMVb",
-	"8MIPU1rJGaHmxeTD3l9bKJpDuQpLGzG3cHlIxks8hQSaEObyN7svavi7JEMx4pCENNeYXOU82PpL8fJs",
-	"xlqlo9kkHG2BB4+wlGa50jj0ISAaT9L3vl62jMRdfG9XcuR1RN1YgVNsckpoAWLdQMSa+DckAMcoQxfM",
-	"IW0j5QAXMsHRVeDfIsynTICzEkPgTEJcfogwiyJ6bhc+j2kI5WgyuujL/zESQSivMk7BSxrsS1QgyqfM",
-	"TFE1loQBIxCc4ua+WJDglnJyhD50T8Z97YgNY8oO0HzKjBM2P0oCJRZY0jlJxJgPRiy9IMRFTawcij3t",
-	"4GcZDz/w6psy7QSNqLAkuLeYI5dA2F7LrAzmyFadbeQzb91GtuxP5eLa6G9TNjnfb07O//vDectCdkAc",
-	"7Hk2+hsyj4fy8fxAPnopn72Etvo5dpwwwM4aBpLNJ8OWHu2/J0PZ6AgR7CzAPrSkQs7pdkE9AjvqEuYv",
-	"KQO7HJXSbpEhTX+hlo+Y1YjCFutTua3JopsJbCujm9u4Mc0Pak5wHjmb1hlV4t3QYN02nc41atftVEXJ",
-	"82q4AtcvjZE1V0Ghac3GtdwAYiIVOYmlNDU1viOP+7aLLftst9YZcpwJj4zvwFw8nFqG5LQymJqFJocK",
-	"2SnmECxCz1q3aezzUGAZ4qTmZRjf43nRJKL0TPsycrgc2j+EufEfGX7KNewVLFCeuUmuZAxT9a6Uiwpu",
-	"6iqvd54qUHYzHNqbuIBpULOW/EDMPlCGsFykw1g+eMGjVZQ3Mfgbx+x9AL7QU9bEMy7FDLj3EwxS2b2M",
-	"BcKed2S83hDHa45uF+tW8RUmQuxtic5J++ePZ8yDyEe8bk9ov61Dd300Tq+h+Uw1+hQ4gB53J91xf3I5",
-	"uhjWcAE97w+PwU0y61k5uhgOje+mkEwrFTFyxM0i9zwQO1W0DKDYlCU6VqIYakpGybC8iqdLsnSttKfk",
-	"pvnl3+s5Fr7T0yx8l3Q9zL9Vcy10LjwG/jQtUFUQHBJxc3nbQtUxqMAuM2Yh9sA7rdLfCahyTqhIQ6SP",
-	"kPoir2t320K0fC6da5r9eICpYYPFcAOTVt9sXy7jZqfytcY+lrqHpjU+JQE09d0toqXPUvCceaYM5IRh",
-	"M3fRxk3QjCzwDfXDyC2NW4i0r9rI/j41ptRp41D+cIJp43AKvOK0cX9v5521appeN/hS5a6frVdbvz/d",
-	"xbOP3DkEplEERuWtaTrGl+ZG6ekUC2ehuYnCWLNaAkomshXULAwvSXRhae5o7gdK2aH9ObhSHBT5d9eR",
-	"7TbHBWnbxU5RQ1uHnAXkhpLbUa1uo2Rbyd2oBcluef3zOlYDxFu/JT3LC53+NWEXJkqo6tOTuOXG4xTz",
-	"3YZzMiEDZ8PLUX98cTIpiR/a1C7/XmJa4QtQpRXyENkjlPeaMcGOu+9UNl6yYK9+IOoVbViBw09+IbaR",
-	"PYrukYRX2qNEUT5cNqHFdCDjzVb03iRbKvdsq3I320WvtZs72SPFJ2aG3XQ7bkg5YTV8xwmDgDBnsxAb",
-	"tyyE7CMRP9JP5yMRj2spLrR6Fn4awgyOIdj7hNwY90lDVAen3Y/9y+P+pDs4uTzpf+mflFDVjQ0LGpyc",
-	"/Vr84tPg46dCsjpYSkp3Hvg3hGG9zellokuVIWCbI+/RWYCD9UnVSVJNhmWhzPp91VkrQrMBE29fK6at",
-	"yND89vXejAqkNatSqsbIJQ5dQhSi7NWOVaSNw8bBm06nkfKh2Ps/v3f23n39fmAdvLsvdJv4XOSQ01Vu",
-	"dQss0AJzEP2Vgx1xkbFXS44LzTCnDppT4rkcNZmPbC0f2K2iCIjtTR+7u3Oa8I2Ca3Frg4oTcuEvSfCQ",
-	"OIBkCEDKizQvoX/zZxOdTGHDiNCszt3xAMvHQ6Pmt5UYP5t7smjrVC6UGkOYHB3bM6z6anvIxZaMuc+l",
-	"1zBxxHOVPqWNbJ3YwlaG3jm9I66FOJ4TRO5WHmbAXxyhWYCZs0A+k6cMc58VCK7L0oB8uRGYb/afMbCP",
-	"VOvK+Y2iEeMrIw6GH/W747NhpQJzSG6R5KAIR0u8RjOCsOsS9wg5HpVQqQjIBWauR0xDsSBr5PpAla6Z",
-	"f9tOXEMbPp57LR9oVWDB2y+D4/7ZJUT0K75fNr0Y9cvbjnv9Yf+y1x+cDIYfL/u/9fr94+KxP52ML0f9",
-	"04vfLieD0/7ZxSROBVPUvP9bv3cBMBz3u8cng2G/cvTu8elgPJbNIWzcfKO6aflCTEbd4bg3GpxPLnuf",
-	"Loa/XHZHk8GHbm9iEh4Udfr7xdmkWwll72w46Q8nl+9Pznq/VDc5H/V7n/q9Xzbuls6rczEc9bu9T933",
-	"J8UCWkxkttfJbO2ltO31kJEU8mY36sb2o70FFRzNqScki8BcNNdcNQrInARI+IW+VlU3xq7GlRJSMY5o",
-	"dppKjCfdycX4gQYOx8N0SVw0WyOMbv3gmgQF9g30T2Pd+GeULqo9ZfoZ9m7xmkecjbaZpQ0XpQAnXsSm",
-	"isTD2EaReJg0TiQep5DbNNXglqGx4RTSazv5x3m16Wg86Q6Pu6Nj0KV982fckiwlwUsOSKRcnGLLJT9C",
-	"kKMBmquUO3CZZ4lvwXejx+aTyWcwaPLBh1G/n/w96Y8nhVM/MSJxRp8QOAt6s50A8Nj8YMbxPP+ecjzz",
-	"yo1Gq5Bdlb2lBSJQ1SnNiUybvBrLRJxVaWLVPuTYACdV5pIVYS5hQmFQsZ+nwFdbGhAgJiHPDT4Cq3ZS",
-	"YErK0CAS7GWPA9IGgiPFjSyppBjKLp9rg/y5ckGnyu0140gSSt5mTP8kG3OYVqcwtRqz9Qpz3sPOgpRi",
-	"VpXYQQtUAdWolWmv+HPnulZg+KPZxcq3NCzROfpbezr8CHeDbSWVGlMvY3EqHDdSy7aFYe9JpdDSqX6i",
-	"RbNj7ulGspJUvch5M0h+6tTIhha1u7ca8wAvSX+H75mOO38UssHu9lnousuHN/KlStRXiqNV4Luho1N+",
-	"LmhxOsaSiO3Y8lec6sJ3IQ31JthPTbstzyHfaW35rssa56TZBZNSvR/2+d1wKtN/exBKT/eGgMZaFKo4",
-	"lLFQFX6SiJIsifZ8ctaxmvkzYZjb8m6PxSclQrCK4zo3xmQqHfAdFevxFgdy+1VWHd6vd+TQq7ch57L0",
-	"dA5KD9DblsSU5hpy8kdImKA4ub15mghRHlHEQJ53KVsKsP9DP/7lZS0XANVY9RXYg9T2HrzhBZ/ehKwb",
-	"iEjNqMIU+heSlKqYwhPKhckDxDenG6ovHEX5hWs5VEkwni+xztZpAitT7yTmEjliV8xm06e3N1PkvMA3",
-	"ZRIyH9g8G17Hv30XSB9hU5IAlM1km6Qx9adRlD5mp+kUwvzZnxmJoupQbKvKVVqQ7ZQdUqjZYWY7GMcq",
-	"FoNXOj9sZc17zG0yPBrfnOziMVRMlWBois/r3TBbghPdNY+8dpug3RLMx4TvXCvJHkLFjaKt9izi3Ar1",
-	"dj6VXuDhoK63xo5MfoM6cJ8m5OXYTHB6dtw9GUz+UeLRU/I6egzmtuSD7sXxIPUAPHuSDyb934p1+Wcp",
-	"x62Ha3N2UhDsIPwWLXbCcTBe67OLSe/stNoio41RKrFWFFZdFncN+gy0d9CyECM3JIAeHmFCBXgn7TLF",
-	"HzdPlRNr/Ft7u8avSwNlziOXtJxLJ70h1ULH9jHNlTaTB7hwP4JsfJ7NT1Lk9/TkMu+DHXXqCYJPIOgV",
-	"rmm6yJAyM+TXNqo6kz5L8mn7yvevPIJXlLcdf7mv7fryDLUzo+eW02rc7V35e7pGVlcYPytVFYdvV1Ln",
-	"GGxiHPkqclN+6Shrc07k+H3B0QLzxcYMwjUQEyop9Xw2p24dr1izKqeZbpBduNyvSNTwVcssuFrPbLKg",
-	"sspAxQWnimuH++5aJel4/e5dlIci8rUqWFOX1IyET+x9vYu6EIML+KVlVRGVdNSXC6Yx3T4Gqcai5d0E",
-	"Ui41F6N+ke3eXCF12ha3GfZO+73StxfD8cX5+dlo0j9W7MLlh7PRaXdS2iGq5wK8ReGtVILExXM/hcIT",
-	"vbPhh8Fxf9jbOP8N7cvb9X/r9iaVLcDruarBaf94cHFa2eTk7NfCRRll4joeag99WFWsdIzRM8XGPGZ4",
-	"XBV1LFXKP3NwzpgkhemSsN7Y4PCEuTiTHymiZKmie5uo/st3DyLyu9LiQrgrIAZFUgS3ZODXpkSiA1H1",
-	"UAhSKXRa5TPKD5zoB9URU5kya11umTET1QB5G9lFnJX62Q5WTjsu+Gkb3mbKbAgQ+EJ9T6n8DtHv3+GR",
-	"lSxaef/VPpoyexPr1vOXK6oGAi0bT34IlhXG1xsDxVGIhRzfC5fyE8qrrx4RYesN13XWt1u/Ur7bwkd8",
-	"4d8egfAmpTqVtFhX02o3rMfAsIDg5Wd/xk/LgDpjBJbA5ORTTn5HucI5ihrZ4PxnHCBzaFdL/Rl73tej",
-	"cGoSlaQqmubPkff750zV/TS5BSozWqe2bmtH6ocERCqwtr66a7ksx1H0FdHs1SblRg97Hgn2eLhaeZS4",
-	"OlwLXZP1PoQxoBWmAS+MWE86UKQH/fTp8PT0cDxuL5fLVOBXp3PYOTjsvGznAsBU+NdL6/7w987em6/w",
-	"M/HndNpWLV4VR4clxfSy/R2viEMrDLRWw+VePFBhi5RFvWIkpRTb/EW+vc14kopTzxhmIX9/xfegpkvF",
-	"+zjX/85Ms6oCns3lniH2OoOhDsi7JmQliT4NdOzMkUoEad7jgCB6xfxAVal/aF74ahXdronQCxbC87EL",
-	"lm/Ic7rZnl7fil70vV/jAgHZ+/78bDxBS+ySOC/XN38WVaHlh5B8RI4ICUe++bN2FAQ5bfxTPVFs37Rh",
-	"wc9p4/CzP7u3rSnjqgDuigRoLDBzceAiDQxHTVsXLtijrm2h6JegS8IFXq6gyJ15GtX0P0Q3B5bK1zvD",
-	"nLx9jT6ddnt740/dl2/e6vS9rTgNa1zLWo+EOHECItqS17oTAf6kalDbgEuQoQxzZP+2p+FUgRjOEC+J",
-	"HrwNFfB0+GhV/Ttd3Q6q5x2hgIiAmhIa5E7tIMUemmHn2p/PgbV6+Rot/DAorHeXhHarNCrhTuWnZK/8",
-	"jakSdIQBqIIXZKnRlOCABN1QLOJfHwyJ+PzrpJEvIw8F36/JWiMf1DdNMMnyFUdKg4z29vQuosGxbZlN",
-	"mjJbftEP6J9wIR6i9/BhpHYMlLnRlnXRknLJtVpoiT1JvohryW2Q00V+gAJy418TF0CifMouht2Lyaf+",
-	"cDLodScQatPQZcmBKsCXYrInMUJVU6dsXlAzbky8+d7C5wLKspqM2wlP++bSdyX6QGmf7vmgjc49LCSc",
-	"XM7XhQzDlso/zS1TrBEy5YYu9Y9Qcu2MkQXwconwFaaMC01H/VtmUuobUyMUp1e2U3QbSALMTD7H5LCy",
-	"F/IwuwrxFWnpUrMiDFiU/49bKr8NtxCeshUJ9qCP8j1XBSOh6gnEOy2JS7HKtisfoABKako6FOjAMHlm",
-	"A+V6O2VT1vPZjTwzUv6asj30Qd4Buqy7PLwOXhKvhzkkcww0TeVtZGroI6iwhx2HrISSJBi+JpcO5mTK",
-	"EOIr4nmSxYnEWRBu4aaByf4RyocrHOAlESRATVvxcJeKfq3wFbnk9E9iW6jdbrfactALds3kisdDpS8t",
-	"OY90kLwkjNqSZ0dJFD16LVc8IJnoeX4EyciTIyuiCAP3YRZKUIfAXFtJNrYCx/4umTQLRYKmlpHvlTy6",
-	"horJShyHhnI+S7yS0rTw0afJ5FySyqtg5exdYUFu8Rq5vrwyjIqzO/p4cdofTpqvWpaOXoMwyLPh8WAy",
-	"OBs237XkmHKSZxeTy7MPl6Pu8GO/eXAQB8C97nQslDmMzYO3yQYHFjrvj0wM6HF/OOgfN///ZItXAPvw",
-	"bHL54exieNx8k3z52kLdk1G/e/yPy/5vg/Fk3HyrkLv7HtS6zYNOsvk7GGvU12GaUcxr86+JVi/foWbR",
-	"Gt/baOWFHNkjIoL1XncuSGC3YEQTJddMTv7dO9TMmgBg81pyUQan5yd9ucCy18u425vOAQw5GE76o2H3",
-	"pHnwKvlSLeiX7uCk+/6k3zx4nXz5ykK5+NxmqoXCrS5TjFh8v6orAmHGbyUWR6ttzLu5PYJxzvEVQUCr",
-	"Ffr6UEnFQpp1kPsw80PmmqJIgTrMeQ/95ZGkOUiNpercwq2iwIxOLZcnIYug6rSwcKlJsIrllmQzYjtT",
-	"4dyahpSFc8Nd4VGHaJ7OGOFW2FmQvZdtKeHApQz3Bj/c37+9vW1jeN32g6t93Zfvnwx6/eG4L/u0F2Kp",
-	"jC9UgMiUIM0Nq3FjDJ6Ng3an3VEiPWF4RRuHjVftTvuVEqsWcGHvu74j/7i3GvsLgj2x+FP/Wko2JXqn",
-	"h2iv8dLTjwKC3bVpfXOwDyzqnvGo0llwMsEQVFLfNDemIjBV2CYjt3JL5zTgQt9K6z31S3dQ3JY8KEpP",
-	"gT1Q/HhrJCDffMTuQQUJRF2IAd2HgL7Ec8jPzFEzICuC4S6GNKEaM44QZus9fw6jUQZZ1S0088VCB/H7",
-	"nttqo66p49PpdABl1SUIxLwBq66QaODqqUd+s7AD5muNw9/zmi6YEOEksTwqQcrKA3laGWepbAy3UcNI",
-	"JYlCn9wwKvgBCu9OUeKKNeCdZEoa91Yh8DHYeuE50YtecxqqcfEMtigxnprNy01z+QqKPsUuyA+97HQS",
-	"2gHQoaxWHnVgW/e/6YQRMYSVPmaFjtPAKhZYARK7fm81Xr98VzZ8BO/+xPdPMTOli7hS5Ggr4aa+2slT",
-	"LogpFQwYmwCkYYJdf28kTvpXq3FnmPI9vbjJc6sUXEUCviqbI5mR6BtJBhUp15u4NMUc2UaBZ6dpw5Sl",
-	"iUOKIbXzNWptS/skERcKLt9gj7rAj8ZCl2oMgMAAaE49I52cX0xsdQthIQc4UgUwQKpAwLFxNFsjKjjx",
-	"5u0pG5G9EIaT72dk7gekoEdAVh52tP+E/BqwuqAWOES98ZeYtC1A9EN2QOaX1LXkqlsaRW3UlD8Pk1LC",
-	"ZRh4+k8jL6hHIDDIP6Gizefx2RCdUEYgylcK+wGZD6Qwj6ZJReq0cW8fobiOttXpdKYMziZqZqppHxkg",
-	"bRQy+kdI2ugsFDCj+HMWKO5Bsb+C8iNkiSibMrXufuCSwEL2d4DGQlqTaqGEStbSViJLR+1ZWtCwFMt7",
-	"b7enrMtQqFlwXURL1Q1RBoI2/NvzXWKr5ACXcU4OwyOcn50Mev9ox6oIiUooIA5RAyXVI4DSl3klSfzc",
-	"qEr+OWWp5pg5xDNKFEPLp41DQzrubXC+MZl3FJmMuSQuF2jKbo1uBQek6DZKV41uKIGfcPHed9ePRvGK",
-	"62/fp/UL8ga4f0KyW1IfexPdhSzikA4c0OPZiLACP0kkd6XDOS5t/3vMKtzvK8RT6fmKyPVY+CuO5mGg",
-	"uOiYfIGtOibhVVxbkjDr6kFwXjUVFOQwcfh06nMQhk50WndViSuJ+ogKhD1gRadsgV3U1CdIyaxR4xhA",
-	"Z6HUC1JsgYr/RccDxkgcjwy3VrSPcZOIBxm4mqV4grOVgjBxtp70LGU+Wn2WMnv7jGcIwP4BZ4hGtcrC",
-	"kvqNKkcpXLAFfEkbdUOxIEzI7VGJgCTGX4xOXnAU6b0t5UK9llKuUj8qUVcXuooUmdgTJNAsDuUFUjfq",
-	"gvRKXBQyQb0pyzElR5JRIo7PXKQ4mCyXEnDRRl22Rra2QO9N1iud/U0PLkW1ADF5xzdtJww8tDfRCXcc",
-	"fiOhs1uWvLhWAdG3mFIg7HEhOaWL0YkZTIplUG5kyiSD9IIjZX6SnxO+52quK1KrNiO2CRumSblQpNid",
-	"QgqQtcw8iAZYG1uPYeJ92Dxev8PY4MQGOvOX/b+kT3kc3EwZBrErawP4oZd0qR2shLQoZhxzBCjiRtrR",
-	"mMqrJFs/nOZoi0jj8PevSQqkpQlDgRISRTOWQ1oJqkTuBGEqmObrJqrjA0ddqnPJkB3VGuhO4NlVfDgA",
-	"qblxlGDGJTNdg0xtTY4KTuGxf8sizFCSw7/GQax9Tu72mJs/K7WOZ2EJK4NYPwvmmx2McD8B4zbIv7Va",
-	"sUihOFsrQyKVEhRdErA5MUTdVhu99+U1oa2LcrU5yN97aBKbpA6RDVqqtg5oka9G8o1tmTc6BCd+I2nT",
-	"lKGopxEHEy10wkNtcn/Bka3Hl8PqAbU3W9TdBg23MZDzNupjZ6HAlKeL3DleyKFc5hyuRFCdc2OltinT",
-	"7/8mSbutNebaMqr17B7BUFhzgQXi1AW7NgMFuZ4L1zYkgEw9ijU0elLaN091W+ErSA9mH6KQcUmQAtTR",
-	"cvhB58io0fHMvyGxVlWoxZAsgnx2hExpTwmy6QLa12+Q7j7+Fnix2KpAmZ2KYozq+q4CckP9kKMVGL4i",
-	"HQvHS6LnwGHAz/5Mr4X8luTAzF4oG5nOH02ZOrugsmLeGjJJ63D5VpleuFglvIHwKMnQhUQ1dQiVbt9n",
-	"7hatBwZP6vRRbj31IdLta0KkW28FUc8cl/qrZHrUXSfTPg1XgUY81oVTrvVV7Uax7jt5vFIa8Nqx8OUQ",
-	"OOY0RapWyrVGrBqcyHsyCdAGW0IekFPlx6lgWYE97oq00UUROUjQAcngp8lAGbCGxqTAzOcirMg+WGPX",
-	"IzrSw0viPb3dYJPJoAvLKGnaT2AygK3V5FVfqInLXUnaG60CkhWNEvfHbizKHSNVdh4RJoJ1helgyips",
-	"B2kNlXYq5EhyywV+Ci3NE8BlWwSFiYFMuqQbaRSiAZJGQ+gDzv6oQHMOlcRjNftb9At9DycGvmQ8gNDL",
-	"Djql79E+etNBS3KFV/SOeBys/so16CX6CO9fo4W6GSNPazt5C6tY7U77TRt1TS2qqGq3LtHNlVOP8qsi",
-	"f0PRSDDwr1Qs/FAg+xZT8cEPNGmE0tfGnZDyyEgq5+Yzh1jIzucdti3DN0nqpNQS6czIR5Joeehjf4IM",
-	"f7j/XRsH7uWUQk4iV0K7DdABH1YCHYSqGKNRygVS0h6jRpRyzFwza+AqBLv2giM5KnLwCjVfdRCYf/RB",
-	"alnodkGdBXg+gGuUVpvIJdO5fuA54Irc3wK8spQjk3J40BYRuXZJGA07AgOP18xZBD6TnI2cGdfl2AFp",
-	"wH9E8csLzBdxaKny2ABnk4gRiuufo5TfyRHCPPEROPTyveq5KT+69hyJTDKJ40kTHiOq7PyKBJHfn4up",
-	"t076y/0R+kI5j4EHkQs8rObvJTY2DzpoSVkr0hGQO+KE0NUl2AVxt3nwRrWBCZg1vdUYo7zl0nUCym0q",
-	"T21OeW5LSg3FL5gBIu4YzpI8HgRsrFZcwB+tCHNBBf+QC+v1uxr9khHExH3wPWcqUEa03dw+WLNSuQuv",
-	"rmoZ6JgKbKqwxUjhxJADzJXvtukNeKvosCZ+SkDL070pqzLWqLNn1kEeS7tIcWFbyFmE7Jq4h5KCTVmk",
-	"QIqcW9X9zBH3fSb/p6CwjRKAAHFzIrAUfTucMmWClgRS1brUxB0MownjL/wujqGBipgWOLXKwcCUp8Zy",
-	"fJdAR+2OB39rr0foBe4AmGnggQvRMY1NnKCJhiJSDo3BwRIWAKig/Ao6iChPzn9Pf1Avtdr1KYMEC3Bq",
-	"FLejQKAcuT6TDER8kTpyqVzwCUWYrdXJOkKO54MYDzTR8RnTt7myjHHtPbfElMlW8jqNQMwOjbnuBWK1",
-	"PnbKYUKRXxWlqBz2Ahe0VXoZohNkGZ+HOGZPmxeKqGgcIPdEZDQfgfdgOlqsxKsHhIl2LKClZ4wo9ax2",
-	"qFxF9ou5F0IBK8zBN80wnyZW49+AnjLXoIpWnsi5gn+lmeXDSGzEKpYqFUeaF8RwKNLyDGrOcurCltYe",
-	"UfDlUTDDKU4wZl0zFk47zYJFCsfsEJVEMckHFRwUVddva7XRZx2J+KQya6bmYDmf8Hyi6kcp+CghMy+d",
-	"FmLKvqlGsxFlwDZqStck8kMqX4m66DRlvufG2uvZOhZLosFvsRYnEA9nKmJOK7Vna0QlzU5EIxRqXTsd",
-	"C3k4uCJBUpeaUbZYCZ1rkcZVxzwIpVoFH1kQaeaBv0Q4YlXm2oUDlKty90v0oSY95u7IXU+FM6Z/kjHD",
-	"10TOsbGN3gd6Pb3eJ5d9tFL3k8C0Z1YBJeo2GUYiYpALD1yZOmgE/Tng0A0ltyBrfwvdK7KU1wQo2aNc",
-	"/bVO15Sp4wU8l+Lc5BDx2sE12zQXkR9oNUpckNVSMUmtQyRhpuxqymB2afTWJte4AFHkOWFn6vLGpp0l",
-	"eHCC4uOakJU2aUWQveBwMdhRKWDVc+VzqrQ1ijgA/0zZlTz8ibh022gkuImgUMYmsFLoFUzpPRYYlkYO",
-	"k6psDCL6HMKIjelXK6/guMcjR+oh4kYaJc3QM7NWam2a8Z9aaffCXKKwqrkSTq1yAfzhxOPrU8rv8ZF+",
-	"RiG+Dl1RIol2rzAo+Hx0RVGCmLJIURLQVGfmqHmHx4lhN97gCumgJN029zaoiA/a6EweQ6RsPTOPHEZM",
-	"YfKYKpYWghsNqQTNp4k8wdGBQchUH8mPkNSHRRQXIj6bmDtKyaJELjhNQNAknC/bObOohBc4I0+zG0s/",
-	"0F9VImOs/1Smmyl71Ua/ZvSlKfOoSKoRJDngwCPb2nxsIeYjW+1LZC2HZ2nQ2lP2um3yuRg4I4Kl0wRR",
-	"jnI16GBD0pQwIFwE1BFczUz4iWukvclO3elYU7YFy4TKOaZJzDBJST3PMaXt0bZGY31jJKeUUKtNWUFU",
-	"W5ndOUoU/iBeK3uI1OoWLK45QMD6FxvwkqlUHmRqlLOqNjF2/mNkTBsZ82njKxlOub+RX7Y+gcCHIsqi",
-	"4x9JeQrcasof59z6V1NhAN9bcm2UXk6q6qmpIVjbt0l9QnaTDJjESdRUQxXaNHEyThF6rWLVA2Rky5OG",
-	"KJ9e44mxLp8FvwDlVPy6wFeZC/iZxZx4H0q81wpUUol9qhMbJ+dcvretNhpGWQ9UhFVyb1EzHc9esNfq",
-	"S1HVgKfkfM1HnpXzjYGo5nwZuZVr/xME/kRItiOOJUnNDmQm50RZhYxjfy72XKLi3UwiEfCXA/O3R7kg",
-	"7hEyhW0lY6AFUBVZCW6JLrk0DZR3opRABb66pC63kyHbrcher7+0wDcQ9sPWhk6oaG+5bHVUYVY9D8RH",
-	"0oaV+RqW0+PtmbSslmsXJVeOsRqoXYq3Ma6PW8QsZTc1xTRlk2uVuK6VbTAnanPrxZRrJHqMsPjnjiTP",
-	"FECpZNPM9jz/XZm8J/WDR7gjFYU0Zm+tQOLVlKqb6CUpQ9L9RF+kszVqRvYZiUEWMs1aR4rJzZSIRrP1",
-	"lKX7tA4RRm6othq0jekruY0kaRtIygaEYqYQOsvnlGq7VOWaJ7+2n+nOTpfOrLiqYfl/lst6ByRPXdL7",
-	"xjWi3AOkH3lEJj0MIVjHaNrDlRS9DzppvWrJsZgyfS7OYlFdMpIarYirTJIZJ7QjZX3W7RP1H5S+Rakq",
-	"Yok/8j1Wyl8cnVV5qWMXMqKJReCHV4uoC2HuyqdMOc93GaKu6umATjJTSEabT62sefUF1zp7ZPI6gk+I",
-	"uZBa6IoIcOAw2iVF9I+Ulg1GojqpFhfUi/OquaBbmhg9N3h4EMjRfxitVNLfUqdOsrM1Ndv5NrCKsTK8",
-	"Thdw3rRT+Udt5N+QIKCu2ZdoxHbkfKgypjkLpc6PLB8LSKyg21uxMt8yxeBbR1OWBytRud1G/JpqKwZ8",
-	"oI3kDoILYuRRE/shTlnGEZEXeyKm3BCLKKM5HBHP9BTEMf2RZ6KPWSDKCWXpuU5Rh38fR7w00XswRf6u",
-	"K9jeK1IM/id5t7xY+onZEkD0BeaI+TG5q8+ZSFY3OoM8IV7FBF3z166lzxMcmALn9cOI4oEHHuOC4MJU",
-	"VcfwBcNZbCdwnOhKv0/KACcA3MQc6LXEHOl1ez4mQUFdhRi7sceVhiwI6YXvZU1X5ThoZQR0g2DtIh+k",
-	"nxhN6iPI87shZRnHLbWIWDiLPBKokDmObCmJ2BayDfujDUiJ1raOVqygTFO2OSe3cWDTLZqQ9VXlopJM",
-	"n07zDglMp8ykPkWmcGRCVaRZRUuna4EIckP5wOmAqsCG4twNLn4c+vX4bENB6vOfUabSUcfPfTrUamkC",
-	"tiQCu6qSwyNd5vuazlV42kvBwDbksCvsDXc3NFQqqox6DMUePaqvoEuSp6hqBPKvTlXTc38+BNLLWSCZ",
-	"76xCT6CPLiC+F+gS5hs069DvBUey+RZa9ZTiGjX9IOGg0CpTZCdtfmU65USV9t1RbbM++e8hFKY1quiD",
-	"n9PVsqhkfaVWVe7iM+tUJVJpHARwlMH5qTF9/3tcOH9Qw4EevD9CZhjQWLrRuZoA1bmP5jjYeA4C4lA5",
-	"FcnMBEQyAPKv+YFmaLDjhAF21qqGg6/ZldsFBc2SZFRcwvwlZVCegXLUKfGsj7HhKU/GcWIdn1hiir60",
-	"MWtbyJ6fG04g9Y9DZAATq1qQGyi55mNNVK0uehBld5DY7tL5nAQ88omlQboZrPSU2TPMSRIPNIWXjy81",
-	"eJdByC6pC2nSlr4K7IpBABdEOZ0pS4fUGVBecNNYewxWsjDvzXDaK21GItISn1552OaUUQhCahboGmJv",
-	"tJ3urxoXWE9t1g+6w9In1fpefHCQ8JFGIiBwZRbR7J43svx/ld/bhiJDO1zHP919nN/belcyKJq1vGjO",
-	"xzMahTQmiFs/dUv/QIqmXY5rUDRFJ4yLsl7LiMbENhZ1T1sJGpYlL1PWTPZ9EafcgtctSxmNIgYg5bsM",
-	"5WGS9Cmb27uNnpwZ1naRH0pO/s1YaL2ENRlp1fgn4KVXJNgzuJw4CvgJ+RFzTLYQHw0wpquFknGCcQ4z",
-	"GofgP/WJ0pupnPvn5JYEMe0QC8wQ5tfERQEGWyo8WaqIcMzQwVvIYOPPDbhHU5YNSxAqkJYJysDdCmIQ",
-	"JPXwMI9WIuN41YS4/9jNvlUzMFGpLKrJRN9s23/k5vSC1Dvyz3855+TnCF8fLEOXOSx1XZejA+WU0ekk",
-	"DogfH28LYQ+yDKl8yeWMOmRs1K7mcOriE2nJ0ZvZGBDE8JKyK2Sb79poRtY+c1s6dyTlU3AZ0KHoykzf",
-	"tOF/G4qLKV9/9USV0ZgTAX4DzL9NVFo0cg44HCgY+cIPPRcoCKJC5buIvFZMGt9DnRkk7YUq5AGVu9RG",
-	"A0h5NWUrrCstJhwGXO2eoQLWuAI4SQvtRM4Q+yieIkAZDRSQecglhantgQDf1snk47m0p8wcCe2crW18",
-	"cpqR6RaWSfa/8q0YIbjAa5WSOzJalvp/PRo9etKgxxyReEYP8C0IlvEui2/arAfUv5zDRNd18yRP+E+k",
-	"NjRf2P+u/9rgQXGsnSck8YuEiqTioVJ18cFoJEBhcU3ICopM0CDJzFFxJC9+KazHBniRkHCoQGsijF6S",
-	"QoIllfqn3FcijVNPyRT0zTr+CA+L9LQ2nRSzYT+Xs0UG2R8ZwU3oVmHBh1GyVoLh3sG7V0U7eDoWBbx/",
-	"mwmW2iryAT5CFbifT6NEUiFcP9elkATuZ7aCZ0wVOiaIP2cQPGCUqoOjUeRpKHfINtrGex7BwRbW8byf",
-	"hvnGf3yIHuYlEfn1PQ0uRN5p1ToKHNG4iL+drZHN5TShwLl287FRlJRA5yoyfpHUnbLavpGpWA+lmsAM",
-	"keVKrCHQ7OcL+KqvZQCs+xI7BT4ZO/EY8WE/JNTJLEY9/YLBi59AvxChaCGpfmgQ1Hk48yTPK0+fvJ7o",
-	"chmq0vKJuplp3xOPbLKyq8ABnVJYMr6H5q8o3aNKFJzTMahaS1PWg+aw4X3VQ6W6hIMp5WSSKEge3a+Q",
-	"OFNKw47vhUsmQSkgHpQjzHXhEEMHrvCKg4egCbTilqrxHjJXZSJVyZvElBlrBBxa+SiJXpBIA3KKcCKs",
-	"KCILZ1czdYJHxscx0sG8fY1+oe83BG3pT/6kEnsSxOdk0SIQNkvpjxHD8Jgh2zfRBj+Wu6KhJfpRhLT1",
-	"fHASOIy39gkv9/1+MB4XWtNjliAyoq+wWMQ29PQKbGVBz9rMv/4kSPzsCJxyRi/A38dkJnM4nPOmLL7x",
-	"/h4SXWo/aTnWiByh+A0JUtdepOoyWWRVEZ/bSn4zVUdaW7uRLlBgqhfoLNkhA/15QovEdEE65/oqgHJK",
-	"UXI8Nwzgho7K1FmIL3BAXDTHNDC5EMCBZsogO3OTCsTD4AbY1oCY2owq9a/WulDtSgdBGw5pWWh0MRxK",
-	"SKFQwAoHQqm/pkynktbMd+/s9PykP+kfg+1P+fKoOzDuI4f2XJSLuMQCYc9TTENhVQmBr/Vm1QtltBDx",
-	"uIpknDJTKuNN1rkRLfFaAqLzx8tPBSGDbNbNkqod1erzJ/bzS7MYP0bXDlb4H1IVtr5voSrK+LwuhqOQ",
-	"ZW/ocnLxMNoH2QIo2S7piumUdRCvytSvJd3xgwXdMnn03Mwkd0gy4ohutyHt2n+yrsXSrVmyeoKtwY5n",
-	"FmxXMT7UPB/pTOybc3roGv3yBpaioUJ7c17hKo1CyzafDXj9C1kns3tUpslCvSJ5N59Y0RQXLpN322h7",
-	"4fDcFBB5uitCfeJZrbAGhOoLowoLfgI5L1frZatDkLkl9r+b7DL1xDm9NlkRruosFMlwEbptmVjKVAN8",
-	"6joC2yDK80tOT4UR9XXwqss2SvifgbdY76zsjhExp0eIwor/w41sxY2s/02U7Q87jKU8imINODJ6cgbu",
-	"M4Xad137D82IqvwnIlL1gusqlVFKnupjWMyRFGvgp6yCI9nAd+yqzcvcB0/LuTyvXroQko3qaQsx/1bv",
-	"ufX8PIw2HGnE1bzE1hq/zPWVrgP/vTEjOCBBNxSLxuHvXyVmqEIRRaLjJC4jAYFrru+ES+MeKp9rDVrT",
-	"XuJr0LjZKp8osEPo8K+dv3aAwwkDr3HY2AdE1NPIH2FdmS5WIKpy8SlvMSuZyhki3nTtgXYqWTkvuHlO",
-	"dOZTVVWNBnnKUJKHrdXOaLiLRn8fetdJ2JWZmaFw5fnYBeVjXGK/kKgkPwNl+fdKJtI36de0szBQsNuA",
-	"CkEY4ivi0Lk+RIcJzYUpeIJdtQZmzpZxBwbfFeWzqxMmWFEJOm3aA7DUHESAGZ+TQNEuDXYCMwtSvxPs",
-	"iYUFIFBGOLfQkoiAOuqrBre0IXDoIxyKheSPHF3lIvpMRCl54/7r/f8LAAD//w==",
+	"7L17c9s4sij+VVD6narIe2hZziT57di1dY9iK4kyfq0kz8yeUa4JkZCFMQVqCNC2JuvvfgsNgASfomQ7",
+	"zm7tPzOxiEcDaDT63V9bXrhYhowwwVsHX1tzgn0SwT+HRESr3kyQSP7lE+5FdCloyFoHrV/mYUAQJ17I",
+	"fI5EiO4wFWhKZmFEUCQ7UnaN2liggGAu0P5Op+W0uDcnCyxHm4XRAovWQYsy8cPrltNaUEYX8aJ1sO+0",
+	"xGpJ1CdyTaLWw8OD01riCC+I0KC9x8Kbfw6nA78I2nhO0FR+R7+HU0R9OTGVH5ZYzFtOi+GFHH2aDuG0",
+	"IvJHTCPitw5EFBMb0AW+PyHsWsxbB/uv/5rAxkVE2XVLQnYULpYBEcTvsxJoLpdLEqFpGDMfhTMk5kSC",
+	"9Yoj1zP9XCTogiRg/hGTaJXCCX92ksZjuiBDzK5JhzC/fEt9LMiuHLJVC+6AeUHM6S0pAg2ffALQAugc",
+	"tX0yw3EgELnX3XY2hpgmM9pwaxCnYRgQzLIwjgSORBG+k/DumTaVw4TbbGtE8BY4oHo1AlY1ffz5q3Ge",
+	"+/Tz0DY/e9Vz85N/xFZuferHWGBOxDBmVZTIVy1QFLNqWuTbwzyOGvXvsUTqdeAQ1awaJJKM8zh4PofT",
+	"y5hWQFNLoH/XPR83/wmekqBqNwL5sRqCQPd9Agh+JhGnIasH5FY1WgNQOtTj4DolIqIeH1HmlRCBozBm",
+	"Qh4QR/q6ICxQGCEsGQIk5pTDTUPtmEmE2kVcDgQ3ckYjLioJBLTb5rJpgC+ZoEEjgDU7UgJrvJQ8Cwvv",
+	"dg71glwAy60COoZJtwD6Al+TEf2TjBi+Ifvdbgm5FWTBkXwhlviadNAlwBhGqIuu6S3haL/bPUR4Gt4S",
+	"+c8ukqsxRwJfu4eIkWss6C2RHyPyO/EE8avWIqe54vRP0pAj65ZwZMWFbbmy73Vp4/CGsCO8IEH5jXUZ",
+	"uRdJQ9c8RsuI3NIwlpDyZcg4QbMwgi8cLyRn/EdMuKgDH8ZrVV3l7us3VVgGHeE0vjHEV2IrkMOAeqsq",
+	"griEr9WUcGl6P44GKiDWEGcNy1rqvMwN9jjQ/h7jgIqVuWaPIR0CLUIpgz3bdcL3Wnbrdrtrb1dxYY8g",
+	"Hd/X0kb0mhG/f7+kEeElcgCj9/oh0pLzjn597ubUm6tLB0Ogy+GJWsUs5tWLIHqmOkyzl/TuTasGbvlf",
+	"LOKogn5cDk9ecfTptHcEQELL6jfeDNXwErx++67sElwu/S2kqlj1aiIK6KaPlqo0oM8sVRWgbSxVafg2",
+	"lqoes5VbSlUPEmXUU6R1Pf5QPULyLy9kgjD4J14uA+phuYa937lcyFdrrv+KyKx10Pr/9lL91p76yvdG",
+	"AouYq7lyp3T2c+9kcHzVG368PO2fjR30oTc46R9fXQz7R+dnx4Px4PxM0qHzy/HV+YerYe/sY7/TkoJX",
+	"FIXRN4Cwx1aIyLkOEEaqGZqG/grdUaFIyPXw4gh5oU8O4c9P4/EF4qrhLAyC8I7D7wu8XFJ2PWGUwd+9",
+	"iwGypupMmFzWRUS8OfFuPmAaEP/J1mcPG0ekermS8ugZ0QxgMFzLLrnFQQyTIxgLteeYz3cDygVaYOHN",
+	"HRQzn3ihj6cBQWE0YTHj8XIZRpLBpAt8TXYOYafQUe/sqH/SP0bt/R298nEYnmK20rjHn+5oqRSs61eM",
+	"PU+KM6+44b9QhAW8a+TeI8QnPmoP+6Pzy+FR/6r/66fe5WjcPwbqkVfg7iYa3DKgdOs9S9f7ADBpaGW/",
+	"HlvBin2fShBxcBGFSxIJKu+nouk5FEXyTvvIJwLT4BC5/yP/dpEkFxxRwRGf4yWQk6U11NfW/yha8LWE",
+	"wKavyG+62ZeEdIRT+dbLM+txLkcL2ZDIU5ZDZWdYEM7xdcULF8UBecURD+NISrLkHtjeHCxAneJArDvm",
+	"81h44YK0YC9D9aim9C+Mp4FF/Fi8mOq3uLAmo+suLmaa0YIX4NRicE80Jb1OixgiVrcyA5CieA9OS91L",
+	"EMBLmag8x+G0qCCLTdqrh6ZkjWEslrH4QANyGZVIaoqxQR/7Y+Co9NumOjkoNAoLy1zAkdEKl5790pJa",
+	"Kj5mpIlimyj0COebbZek3qTpsYyg8YPT0g9y8/Ovw77kecuiICDMUeiTjZAGOhh0O02v5KbwmIk1H9U6",
+	"aL3vjY8+XX0+f3/VHw7Ph1eXZ6OL/tHgw6B/3HJahEne/bc1rfJfDU8wOLu4HF99GJz0axpdnJ8Mjv6x",
+	"tsHVz/3haHB+VtdwODgfDsb/sAhdikbZw67YgtG4N+7nFpdndwbjQe9k8L/y5dP0wgFbHmXXiSKAsmUs",
+	"0IwGZAftTuJu9weC/n7Zv5Sd5K8oXgYh9omffJ6wi2H/Ynh+1B+NBmcfUXuJIy6HxMxHtzigPpYzpMOl",
+	"zfvHyY+jy/eng/FYTiMJBp8wwv6ISWxNhPo/904ue2M5STLW+Whsz30XqeWkV3+nrG068YQdnZ9enPTH",
+	"/eMOgkNBbeCuXEBYdweWoVgGyTPgSL4W0YIyHMCniGBvDkzHLAoXCLPVhLGQ7SaN4EJLPqMMJ8uOLf8V",
+	"oCr53TrQkq/q0Eo+ZE6r9ntp9+SgyrpmTqO+QekAyVmUfTNnULZFCWaU3qAjzDwSmHtkSRh5dhuRxVKs",
+	"kCJB1qOQ0qT8UEp42fi93u7x3eZtKCOsR+FiiSOSWrR49UK8uRTw4J9wMddNnw56BD1bKQA4ivAKnnhb",
+	"O7meBzQgfCldCrDpctbigZ6zVKCQwB8gco89EaxQyIjkEFzJ+LkOckFASP5xGQXy37fUJyH8e8JcHPs0",
+	"tD/If8CPbge5HoY5uYvav5Dpz+PxjmQvYq6U25IaiQgzBRsKZxMGQ4CNRQ6B7uaEgbaLdST3wtEi5gJN",
+	"CZoLsWxzoEJSxAkIV8PJI8JC9gcpb8KocFQnFgoUER4GtwSJEAVhuJxi78ZBy4jeYkEcFFB2sxuEHg4k",
+	"AAsisI8FRtj3I8mucEWssmgAYJZcGYB+uhKEy+uScB7ylzKeyuxi9Uhy+R2ljTMKozfdH9+VjGX2vMRj",
+	"BY4AmQbwuOlD20tPdU8f3156toeAGF4M4pf8p3Vq3jxmN6WMIuBMiRZI/qz2BrU/X/Q/Ouji7KODPg4+",
+	"OOgXMr1w0PvTC3kE48GHDzuN9s+gZ/VszffPHPx6/YTscYqXcJXJfQnlHJN7kdy0ttHUvn77Dv1E3zuI",
+	"k+iWRIgTAZxA6SbCsRRH/hnuSXMEM6dbPRJIB20c8BB9OhmhZYBXAeWC7zTZtYdqEjSKFwscrcr8p7BA",
+	"GESOG0KWXBKeMEeZivKx/voJ83lxSJfP8eu37w4OgInx5uRecTOJpceMnWzcU5x+6eKBkSx5WrOrMUKd",
+	"rQbudtcIXXnDyYKy5O+SrndkOg/DG334DU7SfmOSeb80WOQ3ffSBIwepFzhvvbzC4BVic/WZ6YdaO5Hw",
+	"yqPT3iEbcwDGO0WCDwiH7weqe2JfMX/nOYTc2SQQfGm+mKojeuRqitzM1rAOY1a552IeET4PgzJTSGod",
+	"E/iGKG5A2ytfyb90TweRgBPU7bzN0M1EG5Vau0pNXXVaKrWMD4T4krGoXIQXLhZag5qxEXdLLz65X4IR",
+	"z+jS1hxLP1EID5WK7sFp/Q53Mw5EOfkoTAkuNnVOOm1OPPnjDqgzD5EWvMEJViStwhnC6p+2mvr3cJp7",
+	"UMoJXpA6LTUDOKNzWttF4OiarFVgmrMcq9ZFpM6ezZcGSFF1ATFjocBqq5sB1Ut75AGzBquGqe5d8rLi",
+	"QyOKYIscD7V0TGG1TwUpu8hce1BhLkiEQNmBAswIak9pEBBfWXkwmtPrOYnQIg4EXQaURDYDlRj+nFaY",
+	"ssPNbs657vC4Z7cZrVoQzPijqZHTusNUfAgj7TWssShRiM1wwAsmil8wFYl+S3JhIkQzyiifo7ZyDgNj",
+	"PPCor7jybvfwsmKXNZexbpd/0c0KsqyFPE4TrqOW4fhdmQrqAPkcTgtAyG7VM4ITY+WNyextI8pexfut",
+	"was6lCwhc9cDP/uor+2TYUjWPOuwhjVbNsbXNXQmUKyfBdUPr59qs7YFtgqtAt1iHW6ZkQoQJAOsgUK/",
+	"ZZXbNg0UgufUOkv8R2wk6xuyFKk93DhuJTLoPjql75vJ1ptj9nUQTnEA78F9ns959/btD++q3nBJg8+b",
+	"keuTfHsVIEOYONmCGyiX3g0r84qDXZSn2/fujZTglWi8AQbCPNVnr1zxKk9d3fyfyGr9a7TEQpBILuL/",
+	"/tbb/V+8+2d398cv6T87V7tf/vJfrY22QvsA+qEXLzL6jC03I12O03Rjqi6mGmqtw4VqlbdSNutmGtdw",
+	"/pmG1TKMuRNPjTfJxPW7tPWqi2dnvpZBlpMPi3rN5GoJwlMlGWa+MVJJltoSJ/g8jAMflMGIig5yLZbB",
+	"nTAPRxElPFFdh5HRXqM2UMQd4HXgJxP6wZ1kPtfofVytbi7R9eaY4g144ccpreSKUPty/GH3rzsoWUO1",
+	"CksbMTdwebADZp5DArWEueLLHooG/i52LE4ak5LlGu1dLoKtZ0q3Zz3WKh3NOuFoAzx4gq0025XFoQ8R",
+	"0XiSfff1tuUk7vJ3u5YjbyLqpgqccpOTpQVIdQMJaxLekggcowxdMJe0g5QDXMwER9dReIcwnzABzkoM",
+	"gTMJ8fkBwiwJ6bqbhzylIZSj8fCyL/+PkYhi+ZRxCl7SYF+iAlE+YWaJqrEkDBiB4JQ2D8WcRHeUk0P0",
+	"oXcy6mtHbBhTdoDmE2acsPmhDZSYY0nnJBFjIRix9IYQH7WxcigOtIOfYzz8wKtvwrQTNKLCkeDeYY58",
+	"AnGbO2ZnMEeu6uyikAWrDnJlfyo310V/m7DxxV57fPHfHy52HORGxMNB4KK/IfPzmfx5ti9/ei1/ew1t",
+	"9e/Y8+IIeysYSDYfn+3o0f57fCYbHSKCvTnYhxZUyDXdzWlA4ER9wsIFZWCXo1LaLTOk6Rka+Yg5rSRu",
+	"tTmV25gs+rnIxiq6uYkb02y/4QJnibNpk1El3p0ZrNuk04VG7aad6ih5UQ1X4vqlMbLhLig0bdi4kRtA",
+	"SqQSJ7GMpqbBPPK6b7rZss9me50jx7n42PQNLAREqm2wl5XD1Dw0BVTIL7GAYAl6NnpNU5+HEssQJw0f",
+	"w/QdL4omCaVn2peRw+PQ+SbMTfjE8FOuYa9hgYrMjb2TKUz1p1ItKviZp7zZfapB2fVwaG/iEqZBrVry",
+	"Ayn7QBnCcpMOUvngFU92Ub7E4G+csvcR+EJPWBtPuRQz4N23GKSqdxkLhIPg0Hi9IY5XHN3NVzvlT5iI",
+	"cbAhOtv2z2/PmEeJj3jTntB+U4fu5mic3UMzTT36lDiAHvfGvVF/fDW8PGvgAnrRPzsGN8m8Z+Xw8uzM",
+	"+G4KybRSkSJH2ixxzwOxU0XLAIpNmNWxFsVQWzJKhuVVPJ3N0u1kPSXXra/4Xa+x9JteZuk32/Ww+FWt",
+	"tdS58Bj406xAVUNwSMLNFW0LddegBrvMmKXYA9+0Sn8roKo5oTINkb5Cakbe1O62gWj5UjrXLPvxCFPD",
+	"GovhGiatudm+WsbNL+VLg3OsdA/NanwqAmiau1skW5+n4AXzTBXIlmGz8NCmTdCUzPEtDePELY07iHSu",
+	"O8j9OjGm1EnrQP7hRZPWwQR4xUnr4cEtOms1NL2u8aUqPD8b77b+frqNZx+59wgsowyM2lfTdEwfzbXS",
+	"0ykW3lxzE6WxZo0ElFxkK6hZGF6Q5MHS3NEsjJSyQ/tzcKU4KPPvbiLbrY8L0raLraKGNg45i8gtJXfD",
+	"Rt2GdlvJ3agNyR958/s6UgOkR78hPSsKneENYZcmSqhu6nHacu11SvluwzmZkIHzs6thf3R5Mq6IH1rX",
+	"rvhdYlrpB1CllfIQ+StU9JoxwY7bn1Q+XrLkrL4h6pUdWInDT3EjNpE9yt4RyyvtSaIoHy+b0HI6kPNm",
+	"K/tusm1Ve7bVuZtto9fazp3sieITc8Ouex3XpJxwWqHnxVFEdE6sWpRPW5ZC9pGIb+mn85GIp7UUl1o9",
+	"S6eGMINjCPY+IbfGfdIQ1cFp72P/6rg/7g1Ork76P/dPKqjq2oYlDU7Ofyn/8Gnw8VMpWR0sJKW7iMJb",
+	"wrA+5uw20YXKELDJlQ/oNMLR6qTuJqkmZ1WhzPp73V0rQ7MBE+/eKKatzND87s3ulAqkNatSqsbIJx5d",
+	"QBSi7NVJVaStg9b+2263lfGh2P0/v3V3f/zydd/Z//Gh1G3ic5lDTk+51c2xQHPMQfRXDnbER8ZeLTku",
+	"NMWcemhGSeBz1GYhcrV84O6URUBsbvrY3p3ThG+UPIsbG1S8mItwQaLHxAHYIQAZL9KihP57OB3rZApr",
+	"RoRmTd6OR1g+Hhs1v6nE+Nm8k2VHp3KhNBjC5OjYnGHVT9tjHjY75r6QXsPEEc9U+pQOcnViC1cZemf0",
+	"nvgO4nhGELlfBpgBf3GIphFm3hyFTN4yzENWIrguKgPy5UFgvt5/xsA+VK1r1zdMRkyfjDQYftjvjc7P",
+	"ahWYZ+QOSQ6KcLTAKzQlCPs+8Q+RF1AJlYqAnGPmB8Q0FHOyQn4IVOmGhXcd6xlaM3nhs/xBqwJLvv48",
+	"OO6fX0FEv+L7ZdPLYb+67eiof9a/OuoPTgZnH6/6vx71+8flY386GV0N+6eXv16NB6f988txmgqmrHn/",
+	"1/7RJcBw3O8dnwzO+rWj945PB6ORbA5h42aO+qbVGzEe9s5GR8PBxfjq6NPl2U9XveF48KF3NDYJD8o6",
+	"/f3yfNyrhfLo/GzcPxtfvT85P/qpvsnFsH/0qX/009rT0nl1Ls+G/d7Rp977k3IBLSUym+tkNvZS2vR5",
+	"yEkKRbMb9VP70e6cCo5mNBCSRWA+mmmuGkVkRiIkwlJfq7oXY1vjSgWpGCU0O0slRuPe+HL0SAOHF2C6",
+	"ID6arhBGd2F0Q6IS+wb6p7Fu/DNJF9WZMP0bDu7wiiecjbaZZQ0XlQBbH1JThfVjaqOwfrSNE9bPGeQ2",
+	"TTW4VWhsOIXs3o7/cVFvOhqNe2fHveEx6NJ+D6fckSwlwQsOSKRcnFLLJT9EkKMBmquUO/CY54lvybzJ",
+	"z2ZK+zcY1P7hw7Dft/8e90fj0qWfGJE4p0+IvDm93UwAeGp+MOd4XvxOOZ4G1UajZcyuq77SEhGo7pYW",
+	"RKZ1Xo1VIs6yMudrH3JsgJMq88mSMJ8woTCo3M9T4OsNDQgQk1DkBp+AVTspMSXlaBCJdvPXAWkDwaHi",
+	"RhZUUgxlly+0QeFMuaBT5faacySJJW8zon+StTlM61OYOq3paok5P8LenFRiVp3YQUtUAfWolWuv+HPv",
+	"plFg+JPZxaqPNK7QOYYbezp8C3eDTSWVBkuvYnFqHDcy27aBYe9ZpdDKpX6iZatj/ulasmKrXuS6GSQ/",
+	"9RpkQ0vaPTitWYQXpL/FfKbj1pNCNtjtpoWu20y8li9Vor5SHC2j0I89nfJzTsvTMVZEbKeWv/JUF6EP",
+	"aajXwX5q2m14D/lWe8u33dY0J802mJTp/bjpt8OpXP/NQai83WsCGhtRqPJQxlJV+IkVJVkR7fnsrGM9",
+	"82fCMDfl3Z6KT7JCsMrjOtfGZCod8D0Vq9EGF3LzXVYd3q+25NDrj6HgsvR8DkqP0NtWxJQWGnLyR0yY",
+	"oNg+3iJNhCiPJGKgyLtUbQXY/6Ef//l1IxcA1Vj1FTiA1PYBfOElU69D1jVEpGFUYQb9S0lKXUzhCeXC",
+	"5AHi69MNNReOkvzCjRyqJBgvl1hn4zSBtal3rLUkjtg1q1k39eZmioIX+LpMQmaC9avhTfzbt4H0CQ7F",
+	"BqBqJZskjWm+jLL0MVstpxTmz+HUSBR1l2JTVa7Sgmym7JBCzRYr28I4VrMZvNb5YSNr3lMek+HR+Ppk",
+	"F0+hYqoFQ1N83uyF2RCc5K154r1bB+2GYD4lfBdaSfYYKm4UbY1XkeZWaHbymfQCjwd1tTF25PIbNIH7",
+	"1JKXUzPB6flx72Qw/keFR0/F5+RnMLfZP/QujweZH8Czx/5h3P+1XJd/nnHcerw2ZysFwRbCb9lmW46D",
+	"6V6fX46Pzk/rLTLaGKUSayVh1VVx16DPQLv7Ow5i5JZE0CMgTKgAb9suUz65+VU5saZ/a2/X9HNloMxF",
+	"4pJWcOmkt6Re6Ng8prnWZvIIF+4nkI0v8vlJyvyenl3mfbSjTjNB8BkEvdI9zRYZUmaG4t4mVWeyd0n+",
+	"2rkOw+uA4CXlHS9c7Gm7vrxDndzohe10Wve71+GurpHVE8bPSlXF4ZuV1DkGmxhHoYrclDMd5m3OVo7f",
+	"VxzNMZ+vzSDcADGhktJRyGbUb+IVa3blNNcNsgtX+xWJBr5quQ1X+5lPFlRVGai84FR58fjQX6kkHW9+",
+	"/DHJQ5H4WpXsqU8aRsJbZ9/soS7F4BJ+aVFXRCUb9eWDaUy3T0FqsGlFN4GMS83lsF9muzdPSJO25W3O",
+	"jk77R5VfL89GlxcX58Nx/1ixC1cfzoenvXFlh6SeC/AWpa9SBRKXr/0UCk8cnZ99GBz3z47Wrn9N++p2",
+	"/V97R+PaFuD1XNfgtH88uDytbXJy/kvppgxzcR2PtYc+ripWNsbohWJjnjI8ro46VirlXzg4Z0RsYboi",
+	"rDc1ODxjLk57kjJKlim6t47qv/7xUUR+W1pcCncNxKBISuCWDPzKlEj0IKoeCkEqhc5O9YqKA1v9oDpi",
+	"JlNmo8ctN6ZVDZB3kFvGWak/O9HS66QFP13D20yYCwECP9MwUCq/A/TbV/jJsYtWPnxxDyfMXce6HYWL",
+	"JVUDgZaN2xPBtsL4+mCgOApxkBcG8UJOobz6mhERtlrzXOd9u/Un5bstQsTn4d0hCG9SqlNJi3U1rU7L",
+	"eQoMiwhefA6n/LQKqHNGYAtMTj7l5HdYKJyjqJELzn/GAbKAdo3Un6nnfTMKpxZRS6qSZX4feb+/z1Td",
+	"z5NboDajdeboNnakfkxApAJr46e7kctyGkVfE81eb1JuHeEgINEuj5fLgBJfh2uhG7LagzAGtMQ04qUR",
+	"67YDRXbQT58OTk8PRqPOYrHIBH51uwfd/YPu604hAEyFf712Hg5+6+6+/QJ/Wv+cTDqqxQ/l0WG2mF51",
+	"vqMl8WiNgdZp+TxIByptkbGo14yklGLrZ+Sb24zHmTj1nGEW8vfXzAc1XWq+p7n+t2aaVRXwfC73HLHX",
+	"GQx1QN4NIUtJ9GmkY2cOVSJI8x1HBNFrFkaqSv1j88LXq+i2TYReshFBiH2wfEOe0/X29OZW9LL5tDLs",
+	"lIiIehUPbFo3JMkKylBAb6Hg2GxGvQ5yLWd61+S+NBUMtG1Y/j1hZghL2wspKs3fXPOLMOuOg1yT5pO7",
+	"SEAC0bs5iawUxBN2h1Uq0Q5yLdNrBowkbMRqYFRWyfpg+AlLwcUC/R7712qyu3kYpKWq2m4ult5VOTsg",
+	"09TJqH9ozzRhcvcYSkO4EWUoV1RP4qtkpgBq4u+YBKtsFsOG6dV4qhrihMGupZO84qgIUj7TvJWOzZSY",
+	"0LVjMJuwdDB12lpnb3poACjLbXPIgtXOU+Y1hZUV8pVOWKOEpVnbewPhwMLcp88W+k0TgFbwEpuN9Ky5",
+	"QF8kR6fam+xB2/viZJDm8Wk4v6wjszWG1YVqUE6Io/AOLUmkr6wq8pS93MrIjWY04sLReTdphMLIJ1Gn",
+	"qWSYfRLWOf4YiMtW/UtafSYvTF6cj8ZogX2SJn2UT4WJoucHkNlKjgjZrH4Pp50kwn7S+qf6RekUJi0H",
+	"/py0Dj6H0wfXmTCuqqvLzRoJzHwc+UgDw1Hb1VVxdqnvOij5S9AF4QIvllBB1fwKzJaII3KAbvcdlQx+",
+	"ijl59wZ9Ou0d7Y4+9V6/fadzw++kFBd7QC9fcaRHQpx4EREdKcjfiwh/ItgnUsCXhB/SX2KO3F93NZwq",
+	"ys87wwuiB+9AeVWdm6CuuKounQqlWQ9RJA/I1Gci9+q0KQ6QfA/D2Qxegtdv0DyMo9Jiqja0G+Xoireq",
+	"bSh7FZFJZX+KI7AzzslC80AERyTqxWKe/vXBkIfPv4wLZugeQ72LgZRUNPJB8WxLAyM/caTMk2h3V58i",
+	"Ghy7jjmkCXPljGFE/wSacYDew8RInRhYCpMj66EF5ZyyawctcCBJF/EdeQxyufLxj8hteEN8AInyCbs8",
+	"612OP/XPxoOj3hjiOCHfplyyZDlhppTmSYxoPTwAkz4rKUg6IsFsdx5yATW/DfNihXG1F6Ev0QfqxvUu",
+	"Bh10EWAh4eRyvT6kr3dUcQPumErAkIZdci2HyN67lIcTc7JA+BpTxoUhQnfM1GsxfiwojCZM06y7SL73",
+	"zCQLtoeVvVCA2XWMr8mOrmMu4ogl3Ax3VPI07iA8YUsS7UIfFdikqhEDvwPBtAviU6xSucsfUAT1mjVb",
+	"aaCR/55TeVsn7Chkt/LOhIwfTNgu+iAFDKC/Ssrw8IIER5gDVxdp2s47SEsyHEH5Vux5ZCmUmorhG3Ll",
+	"YcltIsSXJAik/JzoSkFzCmIMLPaPWP64xBFeEEEi1HaVguBK0a8lviZXnP5JXAd1Op2djhz0kt0wuePp",
+	"UFmJSK4jm4FFEkbtJuImGXoDeiN3PCK51Cz8ECpd2CMroggD92EVSgsMWR9cpTZzFTjuVy/0iYMSLaZW",
+	"wD4oZecKyvErXS80lOtZ4OWS+EiE6NN4fCFJ5XW09HavsSB3eIX8UD4Zxn7WG368PO2fjds/7Diai4UY",
+	"+/Oz48F4cH7W/nFHjikXeX45vjr/cDXsnX3st/f30+jqN92ug3KXsb3/zm6w76CL/tAkGDjunw36x+3/",
+	"327xA8B+dj6++nB+eXbcfmt/fOOg3smw3zv+x1X/18FoPGq/U8jdew82w/Z+127+I4w17OscAElChfZf",
+	"rVavf0Ttsj1+cNEyiDlyh0REq93eTJDI3YERTQh22178jz+idt6+DIe3IzdlcHpx0pcbLHu9Tru97e7D",
+	"kIOzcX941jtp7/9gf1Qb+nNvcNJ7f9Jv77+xP/7goELyh3amhcKtHlNSfvq+qicCYcbvJBYnu218hwpn",
+	"BONcYCnXgVID0DeEMl0O0qyDPIdpGDPfVNyL1GUuhn8tDiXNQWosVUQdXhUFZnJrubwJeQRVt4XFC02C",
+	"VaIQSTYTnUYmV4imIVW5QuCtCKhHNG9pPDyW2JuT3dedbks/yvBu8IO9vbu7uw6Gz50wut7TffneyeCo",
+	"fzbqyz6duVgoyz4VoI+zSHPLad0ab5rWfqfb6Sp9MWF4SVsHrR863c4PSmc3hwd7zw+Bu31wWntzggMx",
+	"/1P/lXK+8i89RGeFF4H+KSLYX5nWt/t7oP/YNe66OsVaLtKOci3/p9iiwvtVTgBG7uSRArusX6XVrvpL",
+	"d1DclrwoSgmOA7AqBCujizDsHpQnQtSHBAN7EC1u/Q7J/zlqR2RJMLzFkINaY8Yhwmy1G85gNMpA/nXQ",
+	"NBRznSEmDPydDuqZInHdbhdQVj2CQMxbsOsKiQa+XnoSlAEnYGZrHfxWFC5gQYQTa3tU9q1lAMpa5flD",
+	"ZWN4jVpG5WVVkeaGUcGPsKZ2y7IirQDvJFPSenBKgU/B1hvPid70hstQjctX0ES7lpStsFbzet1avoAV",
+	"SbELcqLX3a6legZ1xnIZUA+Ode93nY0ohbDWgbk0KgdYxRITs3XqD07rzesfq4ZP4N0bh+EpZqYuHldW",
+	"Au2Csq6vjiCQG2Lq0APGWoC0TCaF31rWTf/itO4NU76rN9e+t1rjUUILVE02yYwkc9gMKlJ+namGc4Zc",
+	"Yx1ys7RhwrLEIcOQusUC6K6jHV6JD9X8b3FAfeBHU6FLNQZAYAA0o4GRTi4ux656hbCQAxyq6kogVSDg",
+	"2DiarhAVnASzzoQNyW4Mw8nvUzILI1LSIyLLAHvaOU/OBqwu6JwP0NHo55S0zUH0Q25EZlfUd+SuOxpF",
+	"XdSWfx7YUsJVHAX6n0ZeUD+BwCD/CeXSPo/Oz9AJZQRSSEhhPyKzgRTm0cS20k1aD+4hMkUNX791ut3u",
+	"hMHdRG1VBtfkxN45NEC6KGb0j5h00HksYEXpdA5YhcFqvITaVmSBKJswte+gKnGQ+xWgcZA20znIsvc5",
+	"2gXB0ZptRwsajmJ5H9zOhPUYijULris0qqJUyvrcgf8ehT5xVeaZqzThk+ERLs5PBkf/6KSqCIlKKCIe",
+	"UQPZ6hFA6auikiT93ahK/jlhmeaYeSQwShRDyyetA0M6HlxQk5u0bopMplwSlxs0YXdGt4IjUvYaqcuX",
+	"WCKUwE+4eB/6qyejeNlJjBnpIatfkC/AwzOS3TwQDekulKiAWhOAHi9GhBX4NpHclg4XuLS9rymr8LCn",
+	"EE/lfi0j1yMRLjmaxZHiolPyBZaJlITXcW02Ydal6eC+aiooyIF1+XRdDRCGTnTNEFXm0UZ9RAXCAbCi",
+	"EzbHPmrrG6Rk1qRxCqA3V+oFKbZIGlV6PWAM63rkuLWyc0ybJDzIwNcsxTPcrQyE1t161ruUm7T+LuXO",
+	"9gXvEID9De4QTQphxhXFgVUCbHhgS/iSDurFYk6YkMejssxJjL8cnrziKNF7Oyo+ZyWlXKV+VKKurqKY",
+	"KDJxIEikWRzKS6Ru1APplfgoZoIGE1ZgSg4lo0S8kPlIcTB5LiXiooN6bIVc7d60O14tdWpRPbgU1SLE",
+	"5Bvfdr04CtDuWGdz8/ithM7dceTDtYyIfsWUAmGXC8kpXQ5PzGBSLDtQVmvJIL3iSJme5HQiDHzNdaU2",
+	"4YRtwoZpUv55GXanlALkzf6PogHO2tYjWHgfDo837zAyOLGGzvxl7y/ZW55mzqAMg9iVtwF800e60smi",
+	"grQoZhxzBCjiJ9rRlMqrDI7fnOZoi0jr4LcvNgXS0oShQJZE0U7lkB2LKpF7QZiK1PyyjuqEwFFX6lxy",
+	"ZEe1BroTBW4dHw5Aam4cWcy4ZKYbkKmNyVHJLTwO71iCGUpy+Ne4iI3vyf0u84t3pdH1LK2PaBDre8F8",
+	"c4IJ7lswboL8G6sVyxSK05UyJFIpQdEFAZsTQ9Tf6aD3oXwmtHVR7jYH+XsXjVOT1AFyQUvV0dGS8tNQ",
+	"fnEd80XHd6ZfJG2aMJT0NOKg1UJn09Um91ccuXp8OaweULtKJ91d0HAbAznvoD725gpMebvIvRfEHGox",
+	"z+BJBNU5N1ZqlzL9/W+StLtaY64to1rPHhAMVZvnWCBOfbBrM1CQ67VwbUMCyNRPqYZGL0o7fqtuS3wN",
+	"uSfdAxQzLglShLpaDt/vHho1Op6GtyTVqgq1GZJFkL8dIlM3WoJsuoD29XdwtkrnAhdJV1W/dDMh8knR",
+	"+GVEbmkYc7QEw1eiY+F4QfQaOAz4OZzqvUj9wtRZKBuZLk5Ambq7yikvWEGZAu3AtlOlFy5XCa8hPEoy",
+	"9CELWhNCpdv3mb9B64HBkyZ9lM9oc4h0+4YQ6dYbQXRkrkvzXTI9mu6TaZ+Fq0QjnurCKdf6KvAAKtF9",
+	"29crowFvnGilGgLP3KZE1Uq51ojVg5O45tsArbElFAE5VUECCpYl2OOuSQddlpEDiw5IBj9LBqqANTQm",
+	"A2Yx0W1NatsGp57QkSO8IMHz2w3WmQx6sI2Spn0HJgM4Wk1e9YNqPe5K0l5rFZCsaFIVJu+K7FrqaBcR",
+	"JqJVjekAnH2rbAdZDZX2WOdIcsslfgo7mieAx7YMChNgb8c7GWkUQs1soyH0gUgyVKI5F+ReWGr2d+gn",
+	"+h5uDMxkPIDQ6y46pe/RHnrbRQtyjZf0ngQcrP7KNeg1+gjf36C5ehmTMB7XfoVVIpBu520H9UyhQ3nt",
+	"wIkaXAIlG6HygCgPgL+hZCQY+Bcq5mEskHuHqfgQRpo0gv+xcSekPDGSyrWFzCMOcotJ7V3H8E2SOim1",
+	"RDbt/qEkWgH62B8jwx/ufdXGgQe5pJiTxJXQ7QB0wIdVQAdxkMZolHGBlLTHqBGlHDPTzBq4CsGpveJI",
+	"joo8vETtH7oIzD/6Iu046G5OvTl4PoBrlFabyC3TieTgd8AVeb4leOUoRybl8KAtInLvbBgNOwIDj1bM",
+	"m0chk5yNXJlcUsiJQhrwH1H88hzzeZq3QHlsgLNJwgiZj3K1tt/JIcLcmgQuvfyueq4rvqE9RxKTjHU9",
+	"qeUxolzulyRK/P58TIOV7S/3RxwK5TwGHkQ+8LCav5fY2N7vogVlO4mOgNwTL4auPsE+iLvt/beqDSzA",
+	"7OmdxhjlLZctQlNtU3luc8pLW1IaKH7BDJBwx3CX5PUgYGN1FIm9o1weLPNBBf+YB+vNjw362ekpiP/o",
+	"d86UN05ou3l9sGalCg9eU9Uy0DEVNVtji5HCiSEHmCvfbdMb8FbRYU38lIBWpHsTVmesUXfP7IO8lm6Z",
+	"4sJ1kDeP2Q3xDyQFm7BEgZQ4t6r3mSMehkz+n4LCNok3AuLmJWAp+nYwYcoELQmkKqSsiTsYRi3jL/xd",
+	"HqAJ5ZYdcGqVg4EpT43lhT6BjtodD/6tvR6hF7gDYKaBBy5EB8y3sUUTDUWkHBqDgyVsAFBBOQvaTyhP",
+	"wX9PT6i3Wp36hEH2Hrg1ittRIFCO/JBJBiJ9SD25VT74hCLMVupmHSIvCEGMB5rohYzp11xZxrj2nltg",
+	"ymQr+ZwmIOaHxlz3ArFaXzvlMKHIrwqBVw57kQ/aKr0NyQ1yjM9DGhCuzQtlVDSNvn4mMloM7340HS1X",
+	"4jUDwoTSl9DSc0aUelY7VC4T+8UsiKE6IuYqNksznyZW49+AnjLfoIqJ/sPav9Ks8nEkNmEVK5WKQ80L",
+	"YrgUWXkGtacFdeGO1h5R8OVRMMMtthiznhkLZ51mwSKFU3aISqJo80ElF0UVjd1YbfRZh7k/q8yaK2hb",
+	"zSe8nKj6UQo+SsgsSqelmLJnYlbXokx1gOtsA3SasDDwU+31dJWKJcngd1iLE4jHUxWgqZXa0xWikmZb",
+	"0QilWtdu10EBjq5JZOtSc8oWx9K5lmlcdcyDUKpV8JFVMa1RuEA4YVVMiCsoV+XpV+hDTe7l7ZG7mQpn",
+	"RP8kI4ZviFxjaxO9D/R6fr1PIbV1re7HwrQXVgFZRQENI5EwyKUXrkodNIT+HHDolpI7kLUhBHwhnwlQ",
+	"sieFYBrdrglT1wt4LsW5ySGsUGv5zLbNQxRGJiw8CRV3dCj8AZIwU3Y9YbC6LHprk2ta3S7xnChGhRvT",
+	"zgI8OEHxcUPIUpu07Ihy+TC4SZ151VMFzoZJpBbwz5Rdy8tvJT1xjUaCmwgKZWwCK4XewYzeY45ha+Qw",
+	"mbL5IKLPIEeFMf1q5RVc93TkRD1E/ESjpBl6lot2T/+Zxs5qmGTLQn3AnWoB/PHE48tzyu/plX5BIb4J",
+	"XVEiiXavMCj4cnRFUYKUskhR0kpm0fQNT7OOr33BFdJBvdNN3m1QEe930Lm8hkjZeqYBOUiYQvuaKpYW",
+	"ghsNqQTNp4k8wcmFQciUtiqOYOvDEooLEZ9tzD2lZFEiF9wmIGgSztedgllUwgucUaDZjUUY6VmVyJjq",
+	"P5XpZsJ+6KBfcvrSjHlU2GoESQ448MiuNh87iIXIVeeSWMvhtyxonQl70zHJwgycCcHSOegoR4UCp3Ag",
+	"WUoYES4i6gmuViZC6xnprLNTd7vOhG3AMqFqjmmcMkxSUi9yTFl7tKvRWL8Y9pIstdqElUS1VdmdkyoU",
+	"j+K18pdI7W7J5poLBKx/uQHPztP1KFOjXFW9ibH7HyNj1shYrElSy3DK8038svUNVIl1KEuufyLlKXDr",
+	"KX+a0PFfTYUBfG/Fs1H5OKmS2qZAbWPfJjWF7CYZMImTqK2GKrVpYjtOEXotU9UDpPsskoYkWWvrmbGu",
+	"WGKlBOVU/LrA17kH+IXFnPQcKrzXSlRS1jk1iY2Ta64+250OOkuyHqgIK/tsUTsbz15y1mqmpCTNc3K+",
+	"ZpIX5XxTIOo5X0bu5N5/B4E/CZJtiWM2qdmCzBScKOuQcRTOxK5PVLybSSQC/nJg/g4oF8Q/RKZqumQM",
+	"tACqIivBLdEnV6aB8k6UEqjA11fU564dsr2T2Ov1THN8C2E/bGXohIr2ltvWRBXmNPNAfCJtWJWvYTU9",
+	"3pxJy2u5tlFyFRirgTql9BjT4utlzFL+UDNMUz5zY4XrWtUBc6IOt1lMuUaipwiLf+lI8lx1rVo2zRzP",
+	"y7+V9jupf3iCN1JRSGP21gokXk+pelYvSRls9xP9kE5XqJ3YZyQGOcg02zlUTK4PtVYIM6zAdDVh2T47",
+	"BwgjP1ZHDdrG7JPcQZK0DSRlA0IxVQid53MqtV0nOpfeMz/bL/RmZ+sy1zzVsP3fy2O9BZJnHuk94xpR",
+	"7QHSTzwibQ9DCNYxmvZ4KUXv/W5Wr1pxLSZM34vzVFSXjKRGK+Irk2TOCe1QWZ91e6u4kNK3KFVFKvEn",
+	"vsdK+YuTuyofdexDRjQxj8L4ep50IcxfhpQp5/keQ9RXPT3QSeaqlGnzqZM3r77iWmePTNJg8AkxD9IO",
+	"uiYCHDiMdkkRfZXMUY1EdVItLmiQ5lXzQbc0Nnpu8PAgUADmINkp299Sp05y8wWbO8U2dm7eV7xRF3De",
+	"dDPJrV0U3pIooj7huRE7ifOhypjmzZU6P7F8zCGxgm7vpMp8B+n08zuHE1YEa7paYs6P5Hgu4jdUWzFg",
+	"gg6SJwguiIlHTeqHOGE5R0Re7omYcUMso4zmciQ803MQx+wkL0Qf80BUE8rKe52hDv8+jnhZovdoivxV",
+	"l0d/UKQY/E+Kbnmp9JOyJYDoc8wRC1Ny15wzkaxucge5JV6lBF3z176j7xNcmBLn9YOE4oEHHuOC4NJU",
+	"Vccwg+EsNhM4TnQZ+WdlgC0A1zEHei8xR3rfXo5JUFDXIcZ27HGtIStkmXzqlumqGgednIBuEKxT5oP0",
+	"HaNJcwR5eTekPOO4oRYRC29eRAIVMseRKyUR10GuYX+0Aclq7epoxRrKNGHrCz4YBzbdog1ZX1UuKsn0",
+	"6RoikMB0wkzqU2SqEluqIs0qOjpdC0SQG8oHTgdUBTaU527w8dPQr6dnG0rqanyPMpWOOn7p26F2SxOw",
+	"BRHYV2WCnugx39N0rsbTXgoGriGHPeGuebuhoVJR5dRjKPXoUX0FXZAiRVUjkH91qppd+8shkN7OEsl8",
+	"axW6hT4SGzkRu1HMmmjWod8rjmTzDbTqGcU1aoeR5aCwU6XItm1+VTrlYwX+MGZ8e1Rbr0/+ewxVz40q",
+	"ev/7dLW0NqOZVlWe4gvrVCVSaRwEcJTB+bkxfe+rn+zVoIEDPXh/xMwwoKl0o3M1AarzEM1wtPYeJBVt",
+	"0ho2umwNMDTY8+IIeytVwyFbsUYxKuUlawpcbYoNz3kzjq19fGaJKZlpbda2mL08N2wh9bdD5D1dyakB",
+	"Jdd8rImqNQWZTHYHie0+nc1IxBOfWBplm8FOT5g7xZzYeKApvPz5SoN3FcXsivqQJm0RqsCuFARwQZTL",
+	"mbBsSJ0B5RU3jbXHYC0L894Mp73SpiQhLentlZdtRhmFIKR2ia4h9Ubb6v1q8IAdqcP6Rm9Y9qY6X8sv",
+	"DhKhKQcGBK7KIpo/81ae/6/ze1tTwW6L5/i7e4+LZ9vsSQZFs5YXzf14QaOQxgRxF2Ze6W9I0bTLcQOK",
+	"puiEcVHWe5nQmNTGot5px6JhefIyYW2776s05RZ8NuXkEgYg47sM5WFs+pTP7d1Bz84Ma7vINyUn/2Ys",
+	"tN7Choy0avwd8NJLEu0aXLauAn5GfsRckw3ERwOM6eogO04wzWFG0xD8575R+jCVc/+M3JEopR1ijhnC",
+	"/Ib4KMJgS4VfFioiHDO0/w4y2IQzA+7hhOXDEoQKpGWCMnC3ghgEST0CzJOdyDletSHuP3Wz32kYmKhU",
+	"FvVkom+O7T9yc3ZDml35l3+cC/Jzgq+PlqGrHJZ6vs/RvnLK6HatCxKm19tBOIAsQypfcjWjDhkbtas5",
+	"3Lr0Rjpy9HY+BgQxvKDsGrlmXhdNySpk/o7OHUn5BFwGdCi6MtO3Xfi/C8XFlK+/+kWV0ZgRAX4DLLyz",
+	"Ki0aOQccDhSMfB7GgQ8UBFGRVNJVXismje+BzgyS9UIV8oLKU+qgAaS8mrAl1pUWLYcBX7tnqIA1rgC2",
+	"aaFr5QxxD9MlApTJQBGZxVxSmMYeCDC3TiafrqUzYeZKaOdsbeOTy0xMt7BNsv916KQIwQVeqZTcidGy",
+	"0v/ryejRswY9FojEC3qAb0CwjHdZ+tLmPaD+5Rwmer5fJHkifCa1oZlh76v+1xoPimPtPCGJXyJU2IqH",
+	"WtXFB6ORAIXFDSFLKDJBI5uZo+JQPvxSWE8N8MKScKhAKyKS4tqQYEml/qn2lcji1HMyBX2zj9/CwyK7",
+	"rHU3xRzY9+VskUP2J0ZwE7pVWvBhaNdKMNw7ePeqaIdAx6KA92/bYqmdMh/gQ1SD+8U0SiQTwvV9PQo2",
+	"cN+zFTxnqtAxQfwlg+ABo1QdHI0iz0O5Y7bWNn4UEBxtYB0v+mmYOf7jQ/Q4L4nEr+95cCHxTqvXUeCE",
+	"xiX87XSFXC6XCQXOtZuPi5KkBDpXkfGLpP6ENfaNzMR6KNUEZogslmIFgWbfX8BXcy0DYN3PqVPgs7ET",
+	"TxEf9k1CncxmNNMvGLz4DvQLCYqWkurHBkFdxNNA8rzy9snniS4WsSotb9XNzPqeBGSdlV0FDuiUwpLx",
+	"PTD/StI9qkTBBR2DqrU0YUfQHA68r3qoVJdwMaWcTKyC5Mn7CokzpTTshUG8YBKUEuJBOcJcFw4xdOAa",
+	"Lzl4CJpAK+6oGu8x81UmUpW8SUyYsUbApZU/2egFiTQgpwgnwkkisnB+NzM3eGh8HBMdzLs36Cf6fk3Q",
+	"lp7yO5XYbRBfkkVLQFgvpT9FDMNThmzfJgf8VO6KhpbonxKkbeaDY+Ew3tgnvNr3+9F4XGpNT1mCxIi+",
+	"xGKe2tCzO7CRBT1vM//ynSDxiyNwxhm9BH+fkpks4HDBm7L8xft7THSpfdtyrBE5QfFbEmWevUTVZbLI",
+	"qiI+d7X8ZqaOtLZ2I12gwFQv0FmyYwb6c0uLxHRBOu/mOoJySklyPD+O4IVOytQ5iM9xRHw0wzQyuRDA",
+	"gWbCIDtzmwrE4+gW2NaImNqMKvWv1rpQ7UoHQRse2XHQ8PLsTEIKhQKWOBJK/TVhOpW0Zr6Pzk8vTvrj",
+	"/jHY/pQvj3oD0z5y6MBHhYhLLBAOAsU0lFaVEPhGH1azUEYHkYCrSMYJM6Uy3uadG9ECryQgOn+8nCqK",
+	"GWSzbldU7ahXnz+zn1+Wxfg2unawwn+TqrDNfQtVUcaXdTEcxiz/QleTi29G+xZERNTjtUUc0xv0h7IM",
+	"o5ChQIr9IsKzGfXqY7oS+gONEloFsskC+8Tw4U4Spk0Z+s3llHkQOwQGKfBB1Lni7VSMYk4WBxMwWkbh",
+	"nYMy6T07aEQIcvVyT2GpboXjrX1VTvWmfMObub6HBmokt2WD9pdy955XVs7u2rq7qDHuJSXk2wQKm7Y/",
+	"CdsBiToo2SzfkemUj82oK5KhlUyjR+uYqlRBF2YlhVuQ0wTodmsyHv4n4WGqWDJb1kynZLDjhXVKyxQf",
+	"Gt6PbBGE9el0VHsg81SY9PLmqYRXJInqXH834PNPZGUn1qnNUIeOylRNxZympq53laqpgzbXy1yY2j3P",
+	"x52pKV7UAcKAUP8+1GHBd6BiKZRZ2ugS5F6Jva8msVMzTYrem7z2pO4ulPE6CbptmNPNFOJ87hIemyDK",
+	"yystngsjmpu/VJdN7F/fA2+x2trOlCJiQYWXRPT/hxvZiBtZ/ZvYuR53GSt5FMUacGRMVAw810oNX7rs",
+	"JpoSVXRTJKTqFdcFYpNsWPXXsJwjKTd+TVgNR7KG79hWkZ57D56Xc3lZk1ApJGstQw5i4Z0+c+fleRht",
+	"s9WIq3mJjaXejZ8v89vTa51qLo+DtEpIPgTGGVxS8YNMsRg7wkyroXTUtvwHNhdWxZ3KflCLeI798C6r",
+	"yApnCjY55npFllUy2lJmTZiAqF4opY16eh7b2kB1DSK/agil+9KAvOITphxQD5T+P8Iz8HNfEMzjCBT2",
+	"2R3V9RKpUIV1+CYKtMzl2FaDlnnZG7X9jw7t+9ChPRE5kbMQL46oWAG+TAmOSNSLxbx18NsXeQSq5FOZ",
+	"JmqcFoSCEHQ/9OKFCfSQv+s73HYX+AZsZ67KDA7SFTr4a/evXRCY4ihoHbT24MT1Moocga4xm15OdfUz",
+	"ft+OXZQBaIi+qp1M2RFewsie6BzmSudNoyKjUZFRdaeTs1WXjf4+Dm5s2JXDGEPxMgixD5RrGQs0k5Sw",
+	"nMza00yx8Oa7FQvpm0SqOuwHSNFdRIUgDPEl8ehMX5kDSxFqSpdhX+2BWbNjaDl4oaroG536KDUQaCcd",
+	"AEutQUSY8RmJFO3SYFuYWVLEheBAzB0AgTLCuZPgu5zG4JZ26TkLEY7FXIpbnq5XlUyTUEreevjy8P8C",
+	"AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/jobs"
+	"github.com/contenteval/contenteval/domain/policies"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
@@ -24,8 +25,10 @@ type Config struct {
 // Deps are the stores and services the quality service works with.
 type Deps struct {
 	Datasets domain.DatasetStore
+	Metrics  domain.QualityMetricsStore
 	Labels   domain.LabelStore
 	Versions domain.LabelVersionStore
+	Policies *policies.Service
 	// Jobs is the queue: the service registers its tasks with it and wakes
 	// its workers when it queues work.
 	Jobs *jobs.Service

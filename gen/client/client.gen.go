@@ -1327,6 +1327,35 @@ type UploadBatchInputResponse struct {
 	BatchJob *BatchJob `json:"batchJob,omitempty"`
 }
 
+// VersionMetric One label of a version on live traffic. `evaluations` counts the job results the
+// version evaluated (each evaluates every label), `positives` those where the label
+// was TRUE. `annotations` counts the feedback annotations on the label of those
+// results that judge the whole content (`expectedOutcome` TRUE or FALSE; annotations
+// of an occurrence in video or audio are not counted). The confusion counts compare
+// each annotation's `expectedOutcome` with the version's outcome for the label (an
+// annotation of a FAILED outcome counts in `annotations` only). `precision` =
+// TP/(TP+FP), `recall` = TP/(TP+FN), `f1` = 2TP/(2TP+FP+FN), each omitted while its
+// denominator is 0.
+type VersionMetric struct {
+	Annotations    int32    `json:"annotations"`
+	Evaluations    int32    `json:"evaluations"`
+	F1             *float64 `json:"f1,omitempty"`
+	FalseNegatives int32    `json:"falseNegatives"`
+	FalsePositives int32    `json:"falsePositives"`
+	Label          string   `json:"label"`
+	Positives      int32    `json:"positives"`
+	Precision      *float64 `json:"precision,omitempty"`
+	Recall         *float64 `json:"recall,omitempty"`
+	TrueNegatives  int32    `json:"trueNegatives"`
+	TruePositives  int32    `json:"truePositives"`
+}
+
+// VersionMetricsResponse defines model for VersionMetricsResponse.
+type VersionMetricsResponse struct {
+	// Metrics One row per label name; the version's labels first, in their order.
+	Metrics []VersionMetric `json:"metrics"`
+}
+
 // Webhook A POST made when the job completes: `{"type":"job.completed"|"job.failed","job":Job}`,
 // signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`,
 // `webhook-signature: v1,<base64 HMAC-SHA256>`) with the account's webhook secret.
@@ -1374,6 +1403,12 @@ type LabelId = string
 // LabelVersionId defines model for LabelVersionId.
 type LabelVersionId = string
 
+// MetricsSince defines model for MetricsSince.
+type MetricsSince = time.Time
+
+// MetricsUntil defines model for MetricsUntil.
+type MetricsUntil = time.Time
+
 // PageSizeSnake100 defines model for PageSizeSnake100.
 type PageSizeSnake100 = int32
 
@@ -1388,6 +1423,9 @@ type PageTokenSnake = string
 
 // PolicyId defines model for PolicyId.
 type PolicyId = string
+
+// PolicyVersionId defines model for PolicyVersionId.
+type PolicyVersionId = string
 
 // QualityPageSize100 defines model for QualityPageSize100.
 type QualityPageSize100 = int32
@@ -1575,6 +1613,15 @@ type ListLabelVersionsParams struct {
 	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
 }
 
+// GetLabelVersionMetricsParams defines parameters for GetLabelVersionMetrics.
+type GetLabelVersionMetricsParams struct {
+	// Since Count jobs created at or after this time (unset - since the first).
+	Since *MetricsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Count jobs created before this time (unset - up to now); after `since`.
+	Until *MetricsUntil `form:"until,omitempty" json:"until,omitempty"`
+}
+
 // ListPoliciesParams defines parameters for ListPolicies.
 type ListPoliciesParams struct {
 	// PageSize Policies per page. Unset or 0 gives 100; above 1000 is treated as 1000.
@@ -1591,6 +1638,15 @@ type ListPolicyVersionsParams struct {
 
 	// PageToken The `nextPageToken` of the previous response for the same request.
 	PageToken *PageTokenCamel `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// GetPolicyVersionMetricsParams defines parameters for GetPolicyVersionMetrics.
+type GetPolicyVersionMetricsParams struct {
+	// Since Count jobs created at or after this time (unset - since the first).
+	Since *MetricsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Count jobs created before this time (unset - up to now); after `since`.
+	Until *MetricsUntil `form:"until,omitempty" json:"until,omitempty"`
 }
 
 // CreateBatchJobJSONRequestBody defines body for CreateBatchJob for application/json ContentType.
@@ -2434,6 +2490,15 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs (the `CreateDatasetRun` operationId).
 	CreateDatasetRun(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, body CreateDatasetRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetLabelVersionMetrics Live metrics of a label version
+	//
+	// The version's quality on live traffic (label-first accounts only), from the label
+	// evaluations made with it, created in [`since`, `until`), and the feedback on them:
+	// one row, for the label. See `VersionMetric`.
+	//
+	// Corresponds with GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics (the `GetLabelVersionMetrics` operationId).
+	GetLabelVersionMetrics(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, params *GetLabelVersionMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPolicies List policies
 	//
 	// Lists the account's policies, newest first (policy-first accounts only).
@@ -2500,6 +2565,17 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v1/policies/{policyId}/versions (the `CreatePolicyVersion` operationId).
 	CreatePolicyVersion(ctx context.Context, policyId PolicyId, body CreatePolicyVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPolicyVersionMetrics Live metrics of a policy version
+	//
+	// The version's quality on live traffic (policy-first accounts only), one row per
+	// label name: from the jobs evaluated with it while it was active and from its shadow
+	// evaluations of live jobs, created in [`since`, `until`), against the feedback on
+	// those jobs. A shadow evaluation is judged against the feedback on the live job's
+	// result: the draft is measured on live traffic before it serves. See `VersionMetric`.
+	//
+	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics (the `GetPolicyVersionMetrics` operationId).
+	GetPolicyVersionMetrics(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *GetPolicyVersionMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListBatchJobs List batch jobs
@@ -3560,6 +3636,25 @@ func (c *Client) CreateDatasetRun(ctx context.Context, labelId LabelId, labelVer
 	return c.Client.Do(req)
 }
 
+// GetLabelVersionMetrics Live metrics of a label version
+//
+// The version's quality on live traffic (label-first accounts only), from the label
+// evaluations made with it, created in [`since`, `until`), and the feedback on them:
+// one row, for the label. See `VersionMetric`.
+//
+// Corresponds with GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics (the `GetLabelVersionMetrics` operationId).
+func (c *Client) GetLabelVersionMetrics(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, params *GetLabelVersionMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLabelVersionMetricsRequest(c.Server, labelId, labelVersionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListPolicies List policies
 //
 // Lists the account's policies, newest first (policy-first accounts only).
@@ -3687,6 +3782,27 @@ func (c *Client) CreatePolicyVersionWithBody(ctx context.Context, policyId Polic
 // Corresponds with POST /v1/policies/{policyId}/versions (the `CreatePolicyVersion` operationId).
 func (c *Client) CreatePolicyVersion(ctx context.Context, policyId PolicyId, body CreatePolicyVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreatePolicyVersionRequest(c.Server, policyId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPolicyVersionMetrics Live metrics of a policy version
+//
+// The version's quality on live traffic (policy-first accounts only), one row per
+// label name: from the jobs evaluated with it while it was active and from its shadow
+// evaluations of live jobs, created in [`since`, `until`), against the feedback on
+// those jobs. A shadow evaluation is judged against the feedback on the live job's
+// result: the draft is measured on live traffic before it serves. See `VersionMetric`.
+//
+// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics (the `GetPolicyVersionMetrics` operationId).
+func (c *Client) GetPolicyVersionMetrics(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *GetPolicyVersionMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPolicyVersionMetricsRequest(c.Server, policyId, policyVersionId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5624,6 +5740,86 @@ func NewCreateDatasetRunRequestWithBody(server string, labelId LabelId, labelVer
 	return req, nil
 }
 
+// NewGetLabelVersionMetricsRequest constructs an http.Request for the GetLabelVersionMetrics method
+func NewGetLabelVersionMetricsRequest(server string, labelId LabelId, labelVersionId LabelVersionId, params *GetLabelVersionMetricsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "labelId", labelId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "labelVersionId", labelVersionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/labels/%s/versions/%s/metrics", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListPoliciesRequest constructs an http.Request for the ListPolicies method
 func NewListPoliciesRequest(server string, params *ListPoliciesParams) (*http.Request, error) {
 	var err error
@@ -5880,6 +6076,86 @@ func NewCreatePolicyVersionRequestWithBody(server string, policyId PolicyId, con
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetPolicyVersionMetricsRequest constructs an http.Request for the GetPolicyVersionMetrics method
+func NewGetPolicyVersionMetricsRequest(server string, policyId PolicyId, policyVersionId PolicyVersionId, params *GetPolicyVersionMetricsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "policyId", policyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "policyVersionId", policyVersionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/policies/%s/versions/%s/metrics", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -6556,6 +6832,17 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs (the `CreateDatasetRun` operationId).
 	CreateDatasetRunWithResponse(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, body CreateDatasetRunJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateDatasetRunHTTPResponse, error)
 
+	// GetLabelVersionMetricsWithResponse Live metrics of a label version
+	//
+	// The version's quality on live traffic (label-first accounts only), from the label
+	// evaluations made with it, created in [`since`, `until`), and the feedback on them:
+	// one row, for the label. See `VersionMetric`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics (the `GetLabelVersionMetrics` operationId).
+	GetLabelVersionMetricsWithResponse(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, params *GetLabelVersionMetricsParams, reqEditors ...RequestEditorFn) (*GetLabelVersionMetricsHTTPResponse, error)
+
 	// ListPoliciesWithResponse List policies
 	//
 	// Lists the account's policies, newest first (policy-first accounts only).
@@ -6628,6 +6915,19 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v1/policies/{policyId}/versions (the `CreatePolicyVersion` operationId).
 	CreatePolicyVersionWithResponse(ctx context.Context, policyId PolicyId, body CreatePolicyVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePolicyVersionHTTPResponse, error)
+
+	// GetPolicyVersionMetricsWithResponse Live metrics of a policy version
+	//
+	// The version's quality on live traffic (policy-first accounts only), one row per
+	// label name: from the jobs evaluated with it while it was active and from its shadow
+	// evaluations of live jobs, created in [`since`, `until`), against the feedback on
+	// those jobs. A shadow evaluation is judged against the feedback on the live job's
+	// result: the draft is measured on live traffic before it serves. See `VersionMetric`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics (the `GetPolicyVersionMetrics` operationId).
+	GetPolicyVersionMetricsWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *GetPolicyVersionMetricsParams, reqEditors ...RequestEditorFn) (*GetPolicyVersionMetricsHTTPResponse, error)
 }
 
 // ListBatchJobsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListBatchJobs
@@ -8766,6 +9066,68 @@ func (r CreateDatasetRunHTTPResponse) ContentType() string {
 	return ""
 }
 
+// GetLabelVersionMetricsHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetLabelVersionMetrics
+type GetLabelVersionMetricsHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type GetLabelVersionMetricsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VersionMetricsResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLabelVersionMetricsHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLabelVersionMetricsHTTPResponse) GetJSON200() *VersionMetricsResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetLabelVersionMetricsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetLabelVersionMetricsHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLabelVersionMetricsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLabelVersionMetricsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLabelVersionMetricsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLabelVersionMetricsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListPoliciesHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListPolicies
 type ListPoliciesHTTPResponse429Headers struct {
 	RetryAfter *int32
@@ -9070,6 +9432,68 @@ func (r CreatePolicyVersionHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreatePolicyVersionHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPolicyVersionMetricsHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetPolicyVersionMetrics
+type GetPolicyVersionMetricsHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type GetPolicyVersionMetricsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VersionMetricsResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPolicyVersionMetricsHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPolicyVersionMetricsHTTPResponse) GetJSON200() *VersionMetricsResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPolicyVersionMetricsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetPolicyVersionMetricsHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPolicyVersionMetricsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPolicyVersionMetricsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPolicyVersionMetricsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPolicyVersionMetricsHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9986,6 +10410,23 @@ func (c *ClientWithResponses) CreateDatasetRunWithResponse(ctx context.Context, 
 	return ParseCreateDatasetRunHTTPResponse(rsp)
 }
 
+// GetLabelVersionMetricsWithResponse Live metrics of a label version
+//
+// The version's quality on live traffic (label-first accounts only), from the label
+// evaluations made with it, created in [`since`, `until`), and the feedback on them:
+// one row, for the label. See `VersionMetric`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics (the `GetLabelVersionMetrics` operationId).
+func (c *ClientWithResponses) GetLabelVersionMetricsWithResponse(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, params *GetLabelVersionMetricsParams, reqEditors ...RequestEditorFn) (*GetLabelVersionMetricsHTTPResponse, error) {
+	rsp, err := c.GetLabelVersionMetrics(ctx, labelId, labelVersionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLabelVersionMetricsHTTPResponse(rsp)
+}
+
 // ListPoliciesWithResponse List policies
 //
 // Lists the account's policies, newest first (policy-first accounts only).
@@ -10099,6 +10540,25 @@ func (c *ClientWithResponses) CreatePolicyVersionWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseCreatePolicyVersionHTTPResponse(rsp)
+}
+
+// GetPolicyVersionMetricsWithResponse Live metrics of a policy version
+//
+// The version's quality on live traffic (policy-first accounts only), one row per
+// label name: from the jobs evaluated with it while it was active and from its shadow
+// evaluations of live jobs, created in [`since`, `until`), against the feedback on
+// those jobs. A shadow evaluation is judged against the feedback on the live job's
+// result: the draft is measured on live traffic before it serves. See `VersionMetric`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics (the `GetPolicyVersionMetrics` operationId).
+func (c *ClientWithResponses) GetPolicyVersionMetricsWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *GetPolicyVersionMetricsParams, reqEditors ...RequestEditorFn) (*GetPolicyVersionMetricsHTTPResponse, error) {
+	rsp, err := c.GetPolicyVersionMetrics(ctx, policyId, policyVersionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPolicyVersionMetricsHTTPResponse(rsp)
 }
 
 // ParseListBatchJobsHTTPResponse parses an HTTP response from a ListBatchJobsWithResponse call
@@ -11931,6 +12391,59 @@ func ParseCreateDatasetRunHTTPResponse(rsp *http.Response) (*CreateDatasetRunHTT
 	return response, nil
 }
 
+// ParseGetLabelVersionMetricsHTTPResponse parses an HTTP response from a GetLabelVersionMetricsWithResponse call
+func ParseGetLabelVersionMetricsHTTPResponse(rsp *http.Response) (*GetLabelVersionMetricsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLabelVersionMetricsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VersionMetricsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetLabelVersionMetricsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListPoliciesHTTPResponse parses an HTTP response from a ListPoliciesWithResponse call
 func ParseListPoliciesHTTPResponse(rsp *http.Response) (*ListPoliciesHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12183,6 +12696,59 @@ func ParseCreatePolicyVersionHTTPResponse(rsp *http.Response) (*CreatePolicyVers
 	switch {
 	case rsp.StatusCode == 429:
 		var headers CreatePolicyVersionHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPolicyVersionMetricsHTTPResponse parses an HTTP response from a GetPolicyVersionMetricsWithResponse call
+func ParseGetPolicyVersionMetricsHTTPResponse(rsp *http.Response) (*GetPolicyVersionMetricsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPolicyVersionMetricsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VersionMetricsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetPolicyVersionMetricsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
