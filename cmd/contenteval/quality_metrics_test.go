@@ -75,7 +75,7 @@ func TestLabelVersionMetrics_FromFeedback(t *testing.T) {
 			expected client.EvaluationResult
 		}
 		evals := []eval{
-			{"buy now please", client.EVALUATIONRESULTTRUE},  // TRUE: TP
+			{"buy now please", client.EVALUATIONRESULTTRUE},   // TRUE: TP
 			{"buy now, I said", client.EVALUATIONRESULTFALSE}, // TRUE: FP
 			{"cheap watches", client.EVALUATIONRESULTTRUE},    // FALSE: FN
 			{"hello there", client.EVALUATIONRESULTFALSE},     // FALSE: TN
