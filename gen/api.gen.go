@@ -326,6 +326,30 @@ func (e Outcome) Valid() bool {
 	}
 }
 
+// Defines values for PolicyVersionMode.
+const (
+	POLICYVERSIONMODEACTIVE      PolicyVersionMode = "POLICY_VERSION_MODE_ACTIVE"
+	POLICYVERSIONMODEDRAFT       PolicyVersionMode = "POLICY_VERSION_MODE_DRAFT"
+	POLICYVERSIONMODESHADOW      PolicyVersionMode = "POLICY_VERSION_MODE_SHADOW"
+	POLICYVERSIONMODEUNSPECIFIED PolicyVersionMode = "POLICY_VERSION_MODE_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the PolicyVersionMode enum.
+func (e PolicyVersionMode) Valid() bool {
+	switch e {
+	case POLICYVERSIONMODEACTIVE:
+		return true
+	case POLICYVERSIONMODEDRAFT:
+		return true
+	case POLICYVERSIONMODESHADOW:
+		return true
+	case POLICYVERSIONMODEUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PrecheckFailureType.
 const (
 	PRECHECKFAILURETYPEINVALIDIMAGE           PrecheckFailureType = "PRECHECK_FAILURE_TYPE_INVALID_IMAGE"
@@ -627,7 +651,15 @@ type CreatePolicyResponse struct {
 
 // CreatePolicyVersionRequest defines model for CreatePolicyVersionRequest.
 type CreatePolicyVersionRequest struct {
-	Text string `json:"text"`
+	// Mode ACTIVE: jobs are evaluated with it. SHADOW: evaluated on a sample of the policy's
+	// live jobs after their result is recorded, for comparison only (at most one per
+	// policy). DRAFT: stored, used by nothing until activated (also a version no longer
+	// active nor shadow).
+	Mode *PolicyVersionMode `json:"mode,omitempty"`
+
+	// ShadowSampleRate The share of live jobs a SHADOW version evaluates (unset - 1); only with mode SHADOW.
+	ShadowSampleRate *float64 `json:"shadowSampleRate,omitempty"`
+	Text             string   `json:"text"`
 }
 
 // CreatePolicyVersionResponse defines model for CreatePolicyVersionResponse.
@@ -1154,6 +1186,12 @@ type ListPolicyVersionsResponse struct {
 	PolicyVersions *[]PolicyVersion `json:"policyVersions,omitempty"`
 }
 
+// ListShadowResultsResponse defines model for ListShadowResultsResponse.
+type ListShadowResultsResponse struct {
+	Disagreements []ShadowDisagreement `json:"disagreements"`
+	NextPageToken *string              `json:"nextPageToken,omitempty"`
+}
+
 // Modality defines model for Modality.
 type Modality string
 
@@ -1181,19 +1219,40 @@ type Policy struct {
 	Disabled        *bool      `json:"disabled,omitempty"`
 	PolicyId        *string    `json:"policyId,omitempty"`
 	PolicyKey       *string    `json:"policyKey,omitempty"`
+
+	// ShadowSampleRate The share of live jobs the shadow version evaluates (with shadowVersionId).
+	ShadowSampleRate *float64 `json:"shadowSampleRate,omitempty"`
+
+	// ShadowVersionId The shadow version (absent when there is none).
+	ShadowVersionId *string    `json:"shadowVersionId,omitempty"`
 	Updated         *time.Time `json:"updated,omitempty"`
 }
 
 // PolicyVersion defines model for PolicyVersion.
 type PolicyVersion struct {
-	ComplexityScore   *float64     `json:"complexityScore,omitempty"`
-	Created           *time.Time   `json:"created,omitempty"`
-	PolicyId          *string      `json:"policyId,omitempty"`
-	PolicyVersionId   *string      `json:"policyVersionId,omitempty"`
-	SequentialVersion *float32     `json:"sequentialVersion,omitempty"`
-	Text              *string      `json:"text,omitempty"`
-	TokenCountsV2     *TokenCounts `json:"tokenCountsV2,omitempty"`
+	ComplexityScore *float64   `json:"complexityScore,omitempty"`
+	Created         *time.Time `json:"created,omitempty"`
+
+	// Mode ACTIVE: jobs are evaluated with it. SHADOW: evaluated on a sample of the policy's
+	// live jobs after their result is recorded, for comparison only (at most one per
+	// policy). DRAFT: stored, used by nothing until activated (also a version no longer
+	// active nor shadow).
+	Mode              *PolicyVersionMode `json:"mode,omitempty"`
+	PolicyId          *string            `json:"policyId,omitempty"`
+	PolicyVersionId   *string            `json:"policyVersionId,omitempty"`
+	SequentialVersion *float32           `json:"sequentialVersion,omitempty"`
+
+	// ShadowSampleRate For the SHADOW version, the share of live jobs it evaluates.
+	ShadowSampleRate *float64     `json:"shadowSampleRate,omitempty"`
+	Text             *string      `json:"text,omitempty"`
+	TokenCountsV2    *TokenCounts `json:"tokenCountsV2,omitempty"`
 }
+
+// PolicyVersionMode ACTIVE: jobs are evaluated with it. SHADOW: evaluated on a sample of the policy's
+// live jobs after their result is recorded, for comparison only (at most one per
+// policy). DRAFT: stored, used by nothing until activated (also a version no longer
+// active nor shadow).
+type PolicyVersionMode string
 
 // PrecheckFailureDetail defines model for PrecheckFailureDetail.
 type PrecheckFailureDetail struct {
@@ -1248,6 +1307,43 @@ type SectionReport struct {
 // SetLabelTagsRequest defines model for SetLabelTagsRequest.
 type SetLabelTagsRequest struct {
 	LabelTagIds []string `json:"labelTagIds"`
+}
+
+// ShadowDisagreement defines model for ShadowDisagreement.
+type ShadowDisagreement struct {
+	// ActiveOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	ActiveOutcome Outcome `json:"activeOutcome"`
+	ContentHash   string  `json:"contentHash"`
+	JobResultId   string  `json:"jobResultId"`
+
+	// JobUuid The live job.
+	JobUuid string `json:"jobUuid"`
+	Label   string `json:"label"`
+
+	// ShadowOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	ShadowOutcome Outcome `json:"shadowOutcome"`
+}
+
+// ShadowLabelStats defines model for ShadowLabelStats.
+type ShadowLabelStats struct {
+	// ActiveTrue Evaluated results where the live outcome was TRUE.
+	ActiveTrue int32  `json:"activeTrue"`
+	BothTrue   int32  `json:"bothTrue"`
+	Label      string `json:"label"`
+
+	// ShadowTrue Evaluated results where the shadow's outcome was TRUE.
+	ShadowTrue int32 `json:"shadowTrue"`
+}
+
+// ShadowStats `evaluated` live job results, of which `agreements` had the same outcome for every
+// label and `disagreements` did not (`agreements + disagreements = evaluated`).
+type ShadowStats struct {
+	Agreements    int32 `json:"agreements"`
+	Disagreements int32 `json:"disagreements"`
+	Evaluated     int32 `json:"evaluated"`
+
+	// Labels One entry per label of either version, by name.
+	Labels []ShadowLabelStats `json:"labels"`
 }
 
 // SimpleStatus The body of a 429.
@@ -1438,6 +1534,9 @@ type QualityPageSize100 = int32
 
 // QualityPageSize1000 defines model for QualityPageSize1000.
 type QualityPageSize1000 = int32
+
+// QualityPageSizeCamel100 defines model for QualityPageSizeCamel100.
+type QualityPageSizeCamel100 = int32
 
 // SignedExpires defines model for SignedExpires.
 type SignedExpires = int64
@@ -1653,6 +1752,15 @@ type GetPolicyVersionMetricsParams struct {
 
 	// Until Count jobs created before this time (unset - up to now); after `since`.
 	Until *MetricsUntil `form:"until,omitempty" json:"until,omitempty"`
+}
+
+// ListShadowResultsParams defines parameters for ListShadowResults.
+type ListShadowResultsParams struct {
+	// PageSize Items per page. Unset or 0 gives 100; at most 1000; negative is rejected.
+	PageSize *QualityPageSizeCamel100 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenCamel `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // CreateBatchJobJSONRequestBody defines body for CreateBatchJob for application/json ContentType.
@@ -1956,9 +2064,18 @@ type ServerInterface interface {
 	// CreatePolicyVersion Publish a new policy version
 	// (POST /v1/policies/{policyId}/versions)
 	CreatePolicyVersion(ctx echo.Context, policyId PolicyId) error
+	// ActivatePolicyVersion Activate a policy version
+	// (POST /v1/policies/{policyId}/versions/{policyVersionId}/activate)
+	ActivatePolicyVersion(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId) error
 	// GetPolicyVersionMetrics Live metrics of a policy version
 	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics)
 	GetPolicyVersionMetrics(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId, params GetPolicyVersionMetricsParams) error
+	// ListShadowResults List the disagreements of a shadow version
+	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results)
+	ListShadowResults(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId, params ListShadowResultsParams) error
+	// GetShadowStats Agreement of a shadow version with the active one
+	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats)
+	GetShadowStats(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId) error
 }
 
 // ServerInterfaceWrapper converts echo contexts to parameters.
@@ -2923,6 +3040,30 @@ func (w *ServerInterfaceWrapper) CreatePolicyVersion(ctx echo.Context) error {
 	return err
 }
 
+// ActivatePolicyVersion converts echo context to params.
+func (w *ServerInterfaceWrapper) ActivatePolicyVersion(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "policyId" -------------
+	var policyId PolicyId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyId", ctx.Param("policyId"), &policyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyId: %s", err))
+	}
+
+	// ------------- Path parameter "policyVersionId" -------------
+	var policyVersionId PolicyVersionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyVersionId", ctx.Param("policyVersionId"), &policyVersionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyVersionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ActivatePolicyVersion(ctx, policyId, policyVersionId)
+	return err
+}
+
 // GetPolicyVersionMetrics converts echo context to params.
 func (w *ServerInterfaceWrapper) GetPolicyVersionMetrics(ctx echo.Context) error {
 	var err error
@@ -2960,6 +3101,70 @@ func (w *ServerInterfaceWrapper) GetPolicyVersionMetrics(ctx echo.Context) error
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.GetPolicyVersionMetrics(ctx, policyId, policyVersionId, params)
+	return err
+}
+
+// ListShadowResults converts echo context to params.
+func (w *ServerInterfaceWrapper) ListShadowResults(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "policyId" -------------
+	var policyId PolicyId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyId", ctx.Param("policyId"), &policyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyId: %s", err))
+	}
+
+	// ------------- Path parameter "policyVersionId" -------------
+	var policyVersionId PolicyVersionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyVersionId", ctx.Param("policyVersionId"), &policyVersionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyVersionId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListShadowResultsParams
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", ctx.QueryParams(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter pageSize: %s", err))
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", ctx.QueryParams(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter pageToken: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListShadowResults(ctx, policyId, policyVersionId, params)
+	return err
+}
+
+// GetShadowStats converts echo context to params.
+func (w *ServerInterfaceWrapper) GetShadowStats(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "policyId" -------------
+	var policyId PolicyId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyId", ctx.Param("policyId"), &policyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyId: %s", err))
+	}
+
+	// ------------- Path parameter "policyVersionId" -------------
+	var policyVersionId PolicyVersionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyVersionId", ctx.Param("policyVersionId"), &policyVersionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyVersionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetShadowStats(ctx, policyId, policyVersionId)
 	return err
 }
 
@@ -3045,6 +3250,9 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/v1/policies/:policyId", wrapper.GetPolicy, options.OperationMiddlewares["getPolicy"]...)
 	router.GET(options.BaseURL+"/v1/policies/:policyId/versions", wrapper.ListPolicyVersions, options.OperationMiddlewares["listPolicyVersions"]...)
 	router.POST(options.BaseURL+"/v1/policies/:policyId/versions", wrapper.CreatePolicyVersion, options.OperationMiddlewares["createPolicyVersion"]...)
+	router.POST(options.BaseURL+"/v1/policies/:policyId/versions/:policyVersionId/activate", wrapper.ActivatePolicyVersion, options.OperationMiddlewares["activatePolicyVersion"]...)
+	router.GET(options.BaseURL+"/v1/policies/:policyId/versions/:policyVersionId/shadow-stats", wrapper.GetShadowStats, options.OperationMiddlewares["getShadowStats"]...)
+	router.GET(options.BaseURL+"/v1/policies/:policyId/versions/:policyVersionId/shadow-results", wrapper.ListShadowResults, options.OperationMiddlewares["listShadowResults"]...)
 	router.GET(options.BaseURL+"/v1/policies/:policyId/versions/:policyVersionId/metrics", wrapper.GetPolicyVersionMetrics, options.OperationMiddlewares["getPolicyVersionMetrics"]...)
 	router.GET(options.BaseURL+"/v1/batch-jobs", wrapper.ListBatchJobs, options.OperationMiddlewares["listBatchJobs"]...)
 	router.POST(options.BaseURL+"/v1/batch-jobs", wrapper.CreateBatchJob, options.OperationMiddlewares["createBatchJob"]...)
@@ -5478,6 +5686,63 @@ func (response CreatePolicyVersiondefaultJSONResponse) VisitCreatePolicyVersionR
 	return err
 }
 
+type ActivatePolicyVersionRequestObject struct {
+	PolicyId        PolicyId        `json:"policyId"`
+	PolicyVersionId PolicyVersionId `json:"policyVersionId"`
+}
+
+type ActivatePolicyVersionResponseObject interface {
+	VisitActivatePolicyVersionResponse(w http.ResponseWriter) error
+}
+
+type ActivatePolicyVersion200JSONResponse GetPolicyResponse
+
+func (response ActivatePolicyVersion200JSONResponse) VisitActivatePolicyVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ActivatePolicyVersion429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ActivatePolicyVersion429JSONResponse) VisitActivatePolicyVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ActivatePolicyVersiondefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ActivatePolicyVersiondefaultJSONResponse) VisitActivatePolicyVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetPolicyVersionMetricsRequestObject struct {
 	PolicyId        PolicyId        `json:"policyId"`
 	PolicyVersionId PolicyVersionId `json:"policyVersionId"`
@@ -5525,6 +5790,121 @@ type GetPolicyVersionMetricsdefaultJSONResponse struct {
 }
 
 func (response GetPolicyVersionMetricsdefaultJSONResponse) VisitGetPolicyVersionMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListShadowResultsRequestObject struct {
+	PolicyId        PolicyId        `json:"policyId"`
+	PolicyVersionId PolicyVersionId `json:"policyVersionId"`
+	Params          ListShadowResultsParams
+}
+
+type ListShadowResultsResponseObject interface {
+	VisitListShadowResultsResponse(w http.ResponseWriter) error
+}
+
+type ListShadowResults200JSONResponse ListShadowResultsResponse
+
+func (response ListShadowResults200JSONResponse) VisitListShadowResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListShadowResults429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListShadowResults429JSONResponse) VisitListShadowResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListShadowResultsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ListShadowResultsdefaultJSONResponse) VisitListShadowResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetShadowStatsRequestObject struct {
+	PolicyId        PolicyId        `json:"policyId"`
+	PolicyVersionId PolicyVersionId `json:"policyVersionId"`
+}
+
+type GetShadowStatsResponseObject interface {
+	VisitGetShadowStatsResponse(w http.ResponseWriter) error
+}
+
+type GetShadowStats200JSONResponse ShadowStats
+
+func (response GetShadowStats200JSONResponse) VisitGetShadowStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetShadowStats429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetShadowStats429JSONResponse) VisitGetShadowStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetShadowStatsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response GetShadowStatsdefaultJSONResponse) VisitGetShadowStatsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -5658,9 +6038,18 @@ type StrictServerInterface interface {
 	// CreatePolicyVersion Publish a new policy version
 	// (POST /v1/policies/{policyId}/versions)
 	CreatePolicyVersion(ctx context.Context, request CreatePolicyVersionRequestObject) (CreatePolicyVersionResponseObject, error)
+	// ActivatePolicyVersion Activate a policy version
+	// (POST /v1/policies/{policyId}/versions/{policyVersionId}/activate)
+	ActivatePolicyVersion(ctx context.Context, request ActivatePolicyVersionRequestObject) (ActivatePolicyVersionResponseObject, error)
 	// GetPolicyVersionMetrics Live metrics of a policy version
 	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics)
 	GetPolicyVersionMetrics(ctx context.Context, request GetPolicyVersionMetricsRequestObject) (GetPolicyVersionMetricsResponseObject, error)
+	// ListShadowResults List the disagreements of a shadow version
+	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results)
+	ListShadowResults(ctx context.Context, request ListShadowResultsRequestObject) (ListShadowResultsResponseObject, error)
+	// GetShadowStats Agreement of a shadow version with the active one
+	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats)
+	GetShadowStats(ctx context.Context, request GetShadowStatsRequestObject) (GetShadowStatsResponseObject, error)
 }
 
 type StrictHandlerFunc func(ctx echo.Context, request any) (any, error)
@@ -7031,6 +7420,32 @@ func (sh *strictHandler) CreatePolicyVersion(ctx echo.Context, policyId PolicyId
 	return nil
 }
 
+// ActivatePolicyVersion operation middleware
+func (sh *strictHandler) ActivatePolicyVersion(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId) error {
+	var request ActivatePolicyVersionRequestObject
+
+	request.PolicyId = policyId
+	request.PolicyVersionId = policyVersionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ActivatePolicyVersion(ctx.Request().Context(), request.(ActivatePolicyVersionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ActivatePolicyVersion")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ActivatePolicyVersionResponseObject); ok {
+		return validResponse.VisitActivatePolicyVersionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // GetPolicyVersionMetrics operation middleware
 func (sh *strictHandler) GetPolicyVersionMetrics(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId, params GetPolicyVersionMetricsParams) error {
 	var request GetPolicyVersionMetricsRequestObject
@@ -7058,265 +7473,338 @@ func (sh *strictHandler) GetPolicyVersionMetrics(ctx echo.Context, policyId Poli
 	return nil
 }
 
+// ListShadowResults operation middleware
+func (sh *strictHandler) ListShadowResults(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId, params ListShadowResultsParams) error {
+	var request ListShadowResultsRequestObject
+
+	request.PolicyId = policyId
+	request.PolicyVersionId = policyVersionId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListShadowResults(ctx.Request().Context(), request.(ListShadowResultsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListShadowResults")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListShadowResultsResponseObject); ok {
+		return validResponse.VisitListShadowResultsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetShadowStats operation middleware
+func (sh *strictHandler) GetShadowStats(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId) error {
+	var request GetShadowStatsRequestObject
+
+	request.PolicyId = policyId
+	request.PolicyVersionId = policyVersionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetShadowStats(ctx.Request().Context(), request.(GetShadowStatsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetShadowStats")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetShadowStatsResponseObject); ok {
+		return validResponse.VisitGetShadowStatsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // Base64 encoded, compressed with deflate, json marshaled OpenAPI spec.
 // Stored as a slice of fixed-width chunks rather than one concatenated
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17c9s4sij+VVD6narIe2hZziT57di1dY9iK4kyfq0kz8yeUa4JkZCFMQVqCNC2JuvvfgsNgASfomQ7",
-	"zm7tPzOxiEcDaDT63V9bXrhYhowwwVsHX1tzgn0SwT+HRESr3kyQSP7lE+5FdCloyFoHrV/mYUAQJ17I",
-	"fI5EiO4wFWhKZmFEUCQ7UnaN2liggGAu0P5Op+W0uDcnCyxHm4XRAovWQYsy8cPrltNaUEYX8aJ1sO+0",
-	"xGpJ1CdyTaLWw8OD01riCC+I0KC9x8Kbfw6nA78I2nhO0FR+R7+HU0R9OTGVH5ZYzFtOi+GFHH2aDuG0",
-	"IvJHTCPitw5EFBMb0AW+PyHsWsxbB/uv/5rAxkVE2XVLQnYULpYBEcTvsxJoLpdLEqFpGDMfhTMk5kSC",
-	"9Yoj1zP9XCTogiRg/hGTaJXCCX92ksZjuiBDzK5JhzC/fEt9LMiuHLJVC+6AeUHM6S0pAg2ffALQAugc",
-	"tX0yw3EgELnX3XY2hpgmM9pwaxCnYRgQzLIwjgSORBG+k/DumTaVw4TbbGtE8BY4oHo1AlY1ffz5q3Ge",
-	"+/Tz0DY/e9Vz85N/xFZuferHWGBOxDBmVZTIVy1QFLNqWuTbwzyOGvXvsUTqdeAQ1awaJJKM8zh4PofT",
-	"y5hWQFNLoH/XPR83/wmekqBqNwL5sRqCQPd9Agh+JhGnIasH5FY1WgNQOtTj4DolIqIeH1HmlRCBozBm",
-	"Qh4QR/q6ICxQGCEsGQIk5pTDTUPtmEmE2kVcDgQ3ckYjLioJBLTb5rJpgC+ZoEEjgDU7UgJrvJQ8Cwvv",
-	"dg71glwAy60COoZJtwD6Al+TEf2TjBi+Ifvdbgm5FWTBkXwhlviadNAlwBhGqIuu6S3haL/bPUR4Gt4S",
-	"+c8ukqsxRwJfu4eIkWss6C2RHyPyO/EE8avWIqe54vRP0pAj65ZwZMWFbbmy73Vp4/CGsCO8IEH5jXUZ",
-	"uRdJQ9c8RsuI3NIwlpDyZcg4QbMwgi8cLyRn/EdMuKgDH8ZrVV3l7us3VVgGHeE0vjHEV2IrkMOAeqsq",
-	"griEr9WUcGl6P44GKiDWEGcNy1rqvMwN9jjQ/h7jgIqVuWaPIR0CLUIpgz3bdcL3Wnbrdrtrb1dxYY8g",
-	"Hd/X0kb0mhG/f7+kEeElcgCj9/oh0pLzjn597ubUm6tLB0Ogy+GJWsUs5tWLIHqmOkyzl/TuTasGbvlf",
-	"LOKogn5cDk9ecfTptHcEQELL6jfeDNXwErx++67sElwu/S2kqlj1aiIK6KaPlqo0oM8sVRWgbSxVafg2",
-	"lqoes5VbSlUPEmXUU6R1Pf5QPULyLy9kgjD4J14uA+phuYa937lcyFdrrv+KyKx10Pr/9lL91p76yvdG",
-	"AouYq7lyp3T2c+9kcHzVG368PO2fjR30oTc46R9fXQz7R+dnx4Px4PxM0qHzy/HV+YerYe/sY7/TkoJX",
-	"FIXRN4Cwx1aIyLkOEEaqGZqG/grdUaFIyPXw4gh5oU8O4c9P4/EF4qrhLAyC8I7D7wu8XFJ2PWGUwd+9",
-	"iwGypupMmFzWRUS8OfFuPmAaEP/J1mcPG0ekermS8ugZ0QxgMFzLLrnFQQyTIxgLteeYz3cDygVaYOHN",
-	"HRQzn3ihj6cBQWE0YTHj8XIZRpLBpAt8TXYOYafQUe/sqH/SP0bt/R298nEYnmK20rjHn+5oqRSs61eM",
-	"PU+KM6+44b9QhAW8a+TeI8QnPmoP+6Pzy+FR/6r/66fe5WjcPwbqkVfg7iYa3DKgdOs9S9f7ADBpaGW/",
-	"HlvBin2fShBxcBGFSxIJKu+nouk5FEXyTvvIJwLT4BC5/yP/dpEkFxxRwRGf4yWQk6U11NfW/yha8LWE",
-	"wKavyG+62ZeEdIRT+dbLM+txLkcL2ZDIU5ZDZWdYEM7xdcULF8UBecURD+NISrLkHtjeHCxAneJArDvm",
-	"81h44YK0YC9D9aim9C+Mp4FF/Fi8mOq3uLAmo+suLmaa0YIX4NRicE80Jb1OixgiVrcyA5CieA9OS91L",
-	"EMBLmag8x+G0qCCLTdqrh6ZkjWEslrH4QANyGZVIaoqxQR/7Y+Co9NumOjkoNAoLy1zAkdEKl5790pJa",
-	"Kj5mpIlimyj0COebbZek3qTpsYyg8YPT0g9y8/Ovw77kecuiICDMUeiTjZAGOhh0O02v5KbwmIk1H9U6",
-	"aL3vjY8+XX0+f3/VHw7Ph1eXZ6OL/tHgw6B/3HJahEne/bc1rfJfDU8wOLu4HF99GJz0axpdnJ8Mjv6x",
-	"tsHVz/3haHB+VtdwODgfDsb/sAhdikbZw67YgtG4N+7nFpdndwbjQe9k8L/y5dP0wgFbHmXXiSKAsmUs",
-	"0IwGZAftTuJu9weC/n7Zv5Sd5K8oXgYh9omffJ6wi2H/Ynh+1B+NBmcfUXuJIy6HxMxHtzigPpYzpMOl",
-	"zfvHyY+jy/eng/FYTiMJBp8wwv6ISWxNhPo/904ue2M5STLW+Whsz30XqeWkV3+nrG068YQdnZ9enPTH",
-	"/eMOgkNBbeCuXEBYdweWoVgGyTPgSL4W0YIyHMCniGBvDkzHLAoXCLPVhLGQ7SaN4EJLPqMMJ8uOLf8V",
-	"oCr53TrQkq/q0Eo+ZE6r9ntp9+SgyrpmTqO+QekAyVmUfTNnULZFCWaU3qAjzDwSmHtkSRh5dhuRxVKs",
-	"kCJB1qOQ0qT8UEp42fi93u7x3eZtKCOsR+FiiSOSWrR49UK8uRTw4J9wMddNnw56BD1bKQA4ivAKnnhb",
-	"O7meBzQgfCldCrDpctbigZ6zVKCQwB8gco89EaxQyIjkEFzJ+LkOckFASP5xGQXy37fUJyH8e8JcHPs0",
-	"tD/If8CPbge5HoY5uYvav5Dpz+PxjmQvYq6U25IaiQgzBRsKZxMGQ4CNRQ6B7uaEgbaLdST3wtEi5gJN",
-	"CZoLsWxzoEJSxAkIV8PJI8JC9gcpb8KocFQnFgoUER4GtwSJEAVhuJxi78ZBy4jeYkEcFFB2sxuEHg4k",
-	"AAsisI8FRtj3I8mucEWssmgAYJZcGYB+uhKEy+uScB7ylzKeyuxi9Uhy+R2ljTMKozfdH9+VjGX2vMRj",
-	"BY4AmQbwuOlD20tPdU8f3156toeAGF4M4pf8p3Vq3jxmN6WMIuBMiRZI/qz2BrU/X/Q/Ouji7KODPg4+",
-	"OOgXMr1w0PvTC3kE48GHDzuN9s+gZ/VszffPHPx6/YTscYqXcJXJfQnlHJN7kdy0ttHUvn77Dv1E3zuI",
-	"k+iWRIgTAZxA6SbCsRRH/hnuSXMEM6dbPRJIB20c8BB9OhmhZYBXAeWC7zTZtYdqEjSKFwscrcr8p7BA",
-	"GESOG0KWXBKeMEeZivKx/voJ83lxSJfP8eu37w4OgInx5uRecTOJpceMnWzcU5x+6eKBkSx5WrOrMUKd",
-	"rQbudtcIXXnDyYKy5O+SrndkOg/DG334DU7SfmOSeb80WOQ3ffSBIwepFzhvvbzC4BVic/WZ6YdaO5Hw",
-	"yqPT3iEbcwDGO0WCDwiH7weqe2JfMX/nOYTc2SQQfGm+mKojeuRqitzM1rAOY1a552IeET4PgzJTSGod",
-	"E/iGKG5A2ytfyb90TweRgBPU7bzN0M1EG5Vau0pNXXVaKrWMD4T4krGoXIQXLhZag5qxEXdLLz65X4IR",
-	"z+jS1hxLP1EID5WK7sFp/Q53Mw5EOfkoTAkuNnVOOm1OPPnjDqgzD5EWvMEJViStwhnC6p+2mvr3cJp7",
-	"UMoJXpA6LTUDOKNzWttF4OiarFVgmrMcq9ZFpM6ezZcGSFF1ATFjocBqq5sB1Ut75AGzBquGqe5d8rLi",
-	"QyOKYIscD7V0TGG1TwUpu8hce1BhLkiEQNmBAswIak9pEBBfWXkwmtPrOYnQIg4EXQaURDYDlRj+nFaY",
-	"ssPNbs657vC4Z7cZrVoQzPijqZHTusNUfAgj7TWssShRiM1wwAsmil8wFYl+S3JhIkQzyiifo7ZyDgNj",
-	"PPCor7jybvfwsmKXNZexbpd/0c0KsqyFPE4TrqOW4fhdmQrqAPkcTgtAyG7VM4ITY+WNyextI8pexfut",
-	"was6lCwhc9cDP/uor+2TYUjWPOuwhjVbNsbXNXQmUKyfBdUPr59qs7YFtgqtAt1iHW6ZkQoQJAOsgUK/",
-	"ZZXbNg0UgufUOkv8R2wk6xuyFKk93DhuJTLoPjql75vJ1ptj9nUQTnEA78F9ns959/btD++q3nBJg8+b",
-	"keuTfHsVIEOYONmCGyiX3g0r84qDXZSn2/fujZTglWi8AQbCPNVnr1zxKk9d3fyfyGr9a7TEQpBILuL/",
-	"/tbb/V+8+2d398cv6T87V7tf/vJfrY22QvsA+qEXLzL6jC03I12O03Rjqi6mGmqtw4VqlbdSNutmGtdw",
-	"/pmG1TKMuRNPjTfJxPW7tPWqi2dnvpZBlpMPi3rN5GoJwlMlGWa+MVJJltoSJ/g8jAMflMGIig5yLZbB",
-	"nTAPRxElPFFdh5HRXqM2UMQd4HXgJxP6wZ1kPtfofVytbi7R9eaY4g144ccpreSKUPty/GH3rzsoWUO1",
-	"CksbMTdwebADZp5DArWEueLLHooG/i52LE4ak5LlGu1dLoKtZ0q3Zz3WKh3NOuFoAzx4gq0025XFoQ8R",
-	"0XiSfff1tuUk7vJ3u5YjbyLqpgqccpOTpQVIdQMJaxLekggcowxdMJe0g5QDXMwER9dReIcwnzABzkoM",
-	"gTMJ8fkBwiwJ6bqbhzylIZSj8fCyL/+PkYhi+ZRxCl7SYF+iAlE+YWaJqrEkDBiB4JQ2D8WcRHeUk0P0",
-	"oXcy6mtHbBhTdoDmE2acsPmhDZSYY0nnJBFjIRix9IYQH7WxcigOtIOfYzz8wKtvwrQTNKLCkeDeYY58",
-	"AnGbO2ZnMEeu6uyikAWrDnJlfyo310V/m7DxxV57fPHfHy52HORGxMNB4KK/IfPzmfx5ti9/ei1/ew1t",
-	"9e/Y8+IIeysYSDYfn+3o0f57fCYbHSKCvTnYhxZUyDXdzWlA4ER9wsIFZWCXo1LaLTOk6Rka+Yg5rSRu",
-	"tTmV25gs+rnIxiq6uYkb02y/4QJnibNpk1El3p0ZrNuk04VG7aad6ih5UQ1X4vqlMbLhLig0bdi4kRtA",
-	"SqQSJ7GMpqbBPPK6b7rZss9me50jx7n42PQNLAREqm2wl5XD1Dw0BVTIL7GAYAl6NnpNU5+HEssQJw0f",
-	"w/QdL4omCaVn2peRw+PQ+SbMTfjE8FOuYa9hgYrMjb2TKUz1p1ItKviZp7zZfapB2fVwaG/iEqZBrVry",
-	"Ayn7QBnCcpMOUvngFU92Ub7E4G+csvcR+EJPWBtPuRQz4N23GKSqdxkLhIPg0Hi9IY5XHN3NVzvlT5iI",
-	"cbAhOtv2z2/PmEeJj3jTntB+U4fu5mic3UMzTT36lDiAHvfGvVF/fDW8PGvgAnrRPzsGN8m8Z+Xw8uzM",
-	"+G4KybRSkSJH2ixxzwOxU0XLAIpNmNWxFsVQWzJKhuVVPJ3N0u1kPSXXra/4Xa+x9JteZuk32/Ww+FWt",
-	"tdS58Bj406xAVUNwSMLNFW0LddegBrvMmKXYA9+0Sn8roKo5oTINkb5Cakbe1O62gWj5UjrXLPvxCFPD",
-	"GovhGiatudm+WsbNL+VLg3OsdA/NanwqAmiau1skW5+n4AXzTBXIlmGz8NCmTdCUzPEtDePELY07iHSu",
-	"O8j9OjGm1EnrQP7hRZPWwQR4xUnr4cEtOms1NL2u8aUqPD8b77b+frqNZx+59wgsowyM2lfTdEwfzbXS",
-	"0ykW3lxzE6WxZo0ElFxkK6hZGF6Q5MHS3NEsjJSyQ/tzcKU4KPPvbiLbrY8L0raLraKGNg45i8gtJXfD",
-	"Rt2GdlvJ3agNyR958/s6UgOkR78hPSsKneENYZcmSqhu6nHacu11SvluwzmZkIHzs6thf3R5Mq6IH1rX",
-	"rvhdYlrpB1CllfIQ+StU9JoxwY7bn1Q+XrLkrL4h6pUdWInDT3EjNpE9yt4RyyvtSaIoHy+b0HI6kPNm",
-	"K/tusm1Ve7bVuZtto9fazp3sieITc8Ouex3XpJxwWqHnxVFEdE6sWpRPW5ZC9pGIb+mn85GIp7UUl1o9",
-	"S6eGMINjCPY+IbfGfdIQ1cFp72P/6rg/7g1Ork76P/dPKqjq2oYlDU7Ofyn/8Gnw8VMpWR0sJKW7iMJb",
-	"wrA+5uw20YXKELDJlQ/oNMLR6qTuJqkmZ1WhzPp73V0rQ7MBE+/eKKatzND87s3ulAqkNatSqsbIJx5d",
-	"QBSi7NVJVaStg9b+2263lfGh2P0/v3V3f/zydd/Z//Gh1G3ic5lDTk+51c2xQHPMQfRXDnbER8ZeLTku",
-	"NMWcemhGSeBz1GYhcrV84O6URUBsbvrY3p3ThG+UPIsbG1S8mItwQaLHxAHYIQAZL9KihP57OB3rZApr",
-	"RoRmTd6OR1g+Hhs1v6nE+Nm8k2VHp3KhNBjC5OjYnGHVT9tjHjY75r6QXsPEEc9U+pQOcnViC1cZemf0",
-	"nvgO4nhGELlfBpgBf3GIphFm3hyFTN4yzENWIrguKgPy5UFgvt5/xsA+VK1r1zdMRkyfjDQYftjvjc7P",
-	"ahWYZ+QOSQ6KcLTAKzQlCPs+8Q+RF1AJlYqAnGPmB8Q0FHOyQn4IVOmGhXcd6xlaM3nhs/xBqwJLvv48",
-	"OO6fX0FEv+L7ZdPLYb+67eiof9a/OuoPTgZnH6/6vx71+8flY386GV0N+6eXv16NB6f988txmgqmrHn/",
-	"1/7RJcBw3O8dnwzO+rWj945PB6ORbA5h42aO+qbVGzEe9s5GR8PBxfjq6NPl2U9XveF48KF3NDYJD8o6",
-	"/f3yfNyrhfLo/GzcPxtfvT85P/qpvsnFsH/0qX/009rT0nl1Ls+G/d7Rp977k3IBLSUym+tkNvZS2vR5",
-	"yEkKRbMb9VP70e6cCo5mNBCSRWA+mmmuGkVkRiIkwlJfq7oXY1vjSgWpGCU0O0slRuPe+HL0SAOHF2C6",
-	"ID6arhBGd2F0Q6IS+wb6p7Fu/DNJF9WZMP0bDu7wiiecjbaZZQ0XlQBbH1JThfVjaqOwfrSNE9bPGeQ2",
-	"TTW4VWhsOIXs3o7/cVFvOhqNe2fHveEx6NJ+D6fckSwlwQsOSKRcnFLLJT9EkKMBmquUO/CY54lvybzJ",
-	"z2ZK+zcY1P7hw7Dft/8e90fj0qWfGJE4p0+IvDm93UwAeGp+MOd4XvxOOZ4G1UajZcyuq77SEhGo7pYW",
-	"RKZ1Xo1VIs6yMudrH3JsgJMq88mSMJ8woTCo3M9T4OsNDQgQk1DkBp+AVTspMSXlaBCJdvPXAWkDwaHi",
-	"RhZUUgxlly+0QeFMuaBT5faacySJJW8zon+StTlM61OYOq3paok5P8LenFRiVp3YQUtUAfWolWuv+HPv",
-	"plFg+JPZxaqPNK7QOYYbezp8C3eDTSWVBkuvYnFqHDcy27aBYe9ZpdDKpX6iZatj/ulasmKrXuS6GSQ/",
-	"9RpkQ0vaPTitWYQXpL/FfKbj1pNCNtjtpoWu20y8li9Vor5SHC2j0I89nfJzTsvTMVZEbKeWv/JUF6EP",
-	"aajXwX5q2m14D/lWe8u33dY0J802mJTp/bjpt8OpXP/NQai83WsCGhtRqPJQxlJV+IkVJVkR7fnsrGM9",
-	"82fCMDfl3Z6KT7JCsMrjOtfGZCod8D0Vq9EGF3LzXVYd3q+25NDrj6HgsvR8DkqP0NtWxJQWGnLyR0yY",
-	"oNg+3iJNhCiPJGKgyLtUbQXY/6Ef//l1IxcA1Vj1FTiA1PYBfOElU69D1jVEpGFUYQb9S0lKXUzhCeXC",
-	"5AHi69MNNReOkvzCjRyqJBgvl1hn4zSBtal3rLUkjtg1q1k39eZmioIX+LpMQmaC9avhTfzbt4H0CQ7F",
-	"BqBqJZskjWm+jLL0MVstpxTmz+HUSBR1l2JTVa7Sgmym7JBCzRYr28I4VrMZvNb5YSNr3lMek+HR+Ppk",
-	"F0+hYqoFQ1N83uyF2RCc5K154r1bB+2GYD4lfBdaSfYYKm4UbY1XkeZWaHbymfQCjwd1tTF25PIbNIH7",
-	"1JKXUzPB6flx72Qw/keFR0/F5+RnMLfZP/QujweZH8Czx/5h3P+1XJd/nnHcerw2ZysFwRbCb9lmW46D",
-	"6V6fX46Pzk/rLTLaGKUSayVh1VVx16DPQLv7Ow5i5JZE0CMgTKgAb9suUz65+VU5saZ/a2/X9HNloMxF",
-	"4pJWcOmkt6Re6Ng8prnWZvIIF+4nkI0v8vlJyvyenl3mfbSjTjNB8BkEvdI9zRYZUmaG4t4mVWeyd0n+",
-	"2rkOw+uA4CXlHS9c7Gm7vrxDndzohe10Wve71+GurpHVE8bPSlXF4ZuV1DkGmxhHoYrclDMd5m3OVo7f",
-	"VxzNMZ+vzSDcADGhktJRyGbUb+IVa3blNNcNsgtX+xWJBr5quQ1X+5lPFlRVGai84FR58fjQX6kkHW9+",
-	"/DHJQ5H4WpXsqU8aRsJbZ9/soS7F4BJ+aVFXRCUb9eWDaUy3T0FqsGlFN4GMS83lsF9muzdPSJO25W3O",
-	"jk77R5VfL89GlxcX58Nx/1ixC1cfzoenvXFlh6SeC/AWpa9SBRKXr/0UCk8cnZ99GBz3z47Wrn9N++p2",
-	"/V97R+PaFuD1XNfgtH88uDytbXJy/kvppgxzcR2PtYc+ripWNsbohWJjnjI8ro46VirlXzg4Z0RsYboi",
-	"rDc1ODxjLk57kjJKlim6t47qv/7xUUR+W1pcCncNxKBISuCWDPzKlEj0IKoeCkEqhc5O9YqKA1v9oDpi",
-	"JlNmo8ctN6ZVDZB3kFvGWak/O9HS66QFP13D20yYCwECP9MwUCq/A/TbV/jJsYtWPnxxDyfMXce6HYWL",
-	"JVUDgZaN2xPBtsL4+mCgOApxkBcG8UJOobz6mhERtlrzXOd9u/Un5bstQsTn4d0hCG9SqlNJi3U1rU7L",
-	"eQoMiwhefA6n/LQKqHNGYAtMTj7l5HdYKJyjqJELzn/GAbKAdo3Un6nnfTMKpxZRS6qSZX4feb+/z1Td",
-	"z5NboDajdeboNnakfkxApAJr46e7kctyGkVfE81eb1JuHeEgINEuj5fLgBJfh2uhG7LagzAGtMQ04qUR",
-	"67YDRXbQT58OTk8PRqPOYrHIBH51uwfd/YPu604hAEyFf712Hg5+6+6+/QJ/Wv+cTDqqxQ/l0WG2mF51",
-	"vqMl8WiNgdZp+TxIByptkbGo14yklGLrZ+Sb24zHmTj1nGEW8vfXzAc1XWq+p7n+t2aaVRXwfC73HLHX",
-	"GQx1QN4NIUtJ9GmkY2cOVSJI8x1HBNFrFkaqSv1j88LXq+i2TYReshFBiH2wfEOe0/X29OZW9LL5tDLs",
-	"lIiIehUPbFo3JMkKylBAb6Hg2GxGvQ5yLWd61+S+NBUMtG1Y/j1hZghL2wspKs3fXPOLMOuOg1yT5pO7",
-	"SEAC0bs5iawUxBN2h1Uq0Q5yLdNrBowkbMRqYFRWyfpg+AlLwcUC/R7712qyu3kYpKWq2m4ult5VOTsg",
-	"09TJqH9ozzRhcvcYSkO4EWUoV1RP4qtkpgBq4u+YBKtsFsOG6dV4qhrihMGupZO84qgIUj7TvJWOzZSY",
-	"0LVjMJuwdDB12lpnb3poACjLbXPIgtXOU+Y1hZUV8pVOWKOEpVnbewPhwMLcp88W+k0TgFbwEpuN9Ky5",
-	"QF8kR6fam+xB2/viZJDm8Wk4v6wjszWG1YVqUE6Io/AOLUmkr6wq8pS93MrIjWY04sLReTdphMLIJ1Gn",
-	"qWSYfRLWOf4YiMtW/UtafSYvTF6cj8ZogX2SJn2UT4WJoucHkNlKjgjZrH4Pp50kwn7S+qf6RekUJi0H",
-	"/py0Dj6H0wfXmTCuqqvLzRoJzHwc+UgDw1Hb1VVxdqnvOij5S9AF4QIvllBB1fwKzJaII3KAbvcdlQx+",
-	"ijl59wZ9Ou0d7Y4+9V6/fadzw++kFBd7QC9fcaRHQpx4EREdKcjfiwh/ItgnUsCXhB/SX2KO3F93NZwq",
-	"ys87wwuiB+9AeVWdm6CuuKounQqlWQ9RJA/I1Gci9+q0KQ6QfA/D2Qxegtdv0DyMo9Jiqja0G+Xoireq",
-	"bSh7FZFJZX+KI7AzzslC80AERyTqxWKe/vXBkIfPv4wLZugeQ72LgZRUNPJB8WxLAyM/caTMk2h3V58i",
-	"Ghy7jjmkCXPljGFE/wSacYDew8RInRhYCpMj66EF5ZyyawctcCBJF/EdeQxyufLxj8hteEN8AInyCbs8",
-	"612OP/XPxoOj3hjiOCHfplyyZDlhppTmSYxoPTwAkz4rKUg6IsFsdx5yATW/DfNihXG1F6Ev0QfqxvUu",
-	"Bh10EWAh4eRyvT6kr3dUcQPumErAkIZdci2HyN67lIcTc7JA+BpTxoUhQnfM1GsxfiwojCZM06y7SL73",
-	"zCQLtoeVvVCA2XWMr8mOrmMu4ogl3Ax3VPI07iA8YUsS7UIfFdikqhEDvwPBtAviU6xSucsfUAT1mjVb",
-	"aaCR/55TeVsn7Chkt/LOhIwfTNgu+iAFDKC/Ssrw8IIER5gDVxdp2s47SEsyHEH5Vux5ZCmUmorhG3Ll",
-	"YcltIsSXJAik/JzoSkFzCmIMLPaPWP64xBFeEEEi1HaVguBK0a8lviZXnP5JXAd1Op2djhz0kt0wuePp",
-	"UFmJSK4jm4FFEkbtJuImGXoDeiN3PCK51Cz8ECpd2CMroggD92EVSgsMWR9cpTZzFTjuVy/0iYMSLaZW",
-	"wD4oZecKyvErXS80lOtZ4OWS+EiE6NN4fCFJ5XW09HavsSB3eIX8UD4Zxn7WG368PO2fjds/7Diai4UY",
-	"+/Oz48F4cH7W/nFHjikXeX45vjr/cDXsnX3st/f30+jqN92ug3KXsb3/zm6w76CL/tAkGDjunw36x+3/",
-	"327xA8B+dj6++nB+eXbcfmt/fOOg3smw3zv+x1X/18FoPGq/U8jdew82w/Z+127+I4w17OscAElChfZf",
-	"rVavf0Ttsj1+cNEyiDlyh0REq93eTJDI3YERTQh22178jz+idt6+DIe3IzdlcHpx0pcbLHu9Tru97e7D",
-	"kIOzcX941jtp7/9gf1Qb+nNvcNJ7f9Jv77+xP/7goELyh3amhcKtHlNSfvq+qicCYcbvJBYnu218hwpn",
-	"BONcYCnXgVID0DeEMl0O0qyDPIdpGDPfVNyL1GUuhn8tDiXNQWosVUQdXhUFZnJrubwJeQRVt4XFC02C",
-	"VaIQSTYTnUYmV4imIVW5QuCtCKhHNG9pPDyW2JuT3dedbks/yvBu8IO9vbu7uw6Gz50wut7TffneyeCo",
-	"fzbqyz6duVgoyz4VoI+zSHPLad0ab5rWfqfb6Sp9MWF4SVsHrR863c4PSmc3hwd7zw+Bu31wWntzggMx",
-	"/1P/lXK+8i89RGeFF4H+KSLYX5nWt/t7oP/YNe66OsVaLtKOci3/p9iiwvtVTgBG7uSRArusX6XVrvpL",
-	"d1DclrwoSgmOA7AqBCujizDsHpQnQtSHBAN7EC1u/Q7J/zlqR2RJMLzFkINaY8Yhwmy1G85gNMpA/nXQ",
-	"NBRznSEmDPydDuqZInHdbhdQVj2CQMxbsOsKiQa+XnoSlAEnYGZrHfxWFC5gQYQTa3tU9q1lAMpa5flD",
-	"ZWN4jVpG5WVVkeaGUcGPsKZ2y7IirQDvJFPSenBKgU/B1hvPid70hstQjctX0ES7lpStsFbzet1avoAV",
-	"SbELcqLX3a6legZ1xnIZUA+Ode93nY0ohbDWgbk0KgdYxRITs3XqD07rzesfq4ZP4N0bh+EpZqYuHldW",
-	"Au2Csq6vjiCQG2Lq0APGWoC0TCaF31rWTf/itO4NU76rN9e+t1rjUUILVE02yYwkc9gMKlJ+namGc4Zc",
-	"Yx1ys7RhwrLEIcOQusUC6K6jHV6JD9X8b3FAfeBHU6FLNQZAYAA0o4GRTi4ux656hbCQAxyq6kogVSDg",
-	"2DiarhAVnASzzoQNyW4Mw8nvUzILI1LSIyLLAHvaOU/OBqwu6JwP0NHo55S0zUH0Q25EZlfUd+SuOxpF",
-	"XdSWfx7YUsJVHAX6n0ZeUD+BwCD/CeXSPo/Oz9AJZQRSSEhhPyKzgRTm0cS20k1aD+4hMkUNX791ut3u",
-	"hMHdRG1VBtfkxN45NEC6KGb0j5h00HksYEXpdA5YhcFqvITaVmSBKJswte+gKnGQ+xWgcZA20znIsvc5",
-	"2gXB0ZptRwsajmJ5H9zOhPUYijULris0qqJUyvrcgf8ehT5xVeaZqzThk+ERLs5PBkf/6KSqCIlKKCIe",
-	"UQPZ6hFA6auikiT93ahK/jlhmeaYeSQwShRDyyetA0M6HlxQk5u0bopMplwSlxs0YXdGt4IjUvYaqcuX",
-	"WCKUwE+4eB/6qyejeNlJjBnpIatfkC/AwzOS3TwQDekulKiAWhOAHi9GhBX4NpHclg4XuLS9rymr8LCn",
-	"EE/lfi0j1yMRLjmaxZHiolPyBZaJlITXcW02Ydal6eC+aiooyIF1+XRdDRCGTnTNEFXm0UZ9RAXCAbCi",
-	"EzbHPmrrG6Rk1qRxCqA3V+oFKbZIGlV6PWAM63rkuLWyc0ybJDzIwNcsxTPcrQyE1t161ruUm7T+LuXO",
-	"9gXvEID9De4QTQphxhXFgVUCbHhgS/iSDurFYk6YkMejssxJjL8cnrziKNF7Oyo+ZyWlXKV+VKKurqKY",
-	"KDJxIEikWRzKS6Ru1APplfgoZoIGE1ZgSg4lo0S8kPlIcTB5LiXiooN6bIVc7d60O14tdWpRPbgU1SLE",
-	"5Bvfdr04CtDuWGdz8/ithM7dceTDtYyIfsWUAmGXC8kpXQ5PzGBSLDtQVmvJIL3iSJme5HQiDHzNdaU2",
-	"4YRtwoZpUv55GXanlALkzf6PogHO2tYjWHgfDo837zAyOLGGzvxl7y/ZW55mzqAMg9iVtwF800e60smi",
-	"grQoZhxzBCjiJ9rRlMqrDI7fnOZoi0jr4LcvNgXS0oShQJZE0U7lkB2LKpF7QZiK1PyyjuqEwFFX6lxy",
-	"ZEe1BroTBW4dHw5Aam4cWcy4ZKYbkKmNyVHJLTwO71iCGUpy+Ne4iI3vyf0u84t3pdH1LK2PaBDre8F8",
-	"c4IJ7lswboL8G6sVyxSK05UyJFIpQdEFAZsTQ9Tf6aD3oXwmtHVR7jYH+XsXjVOT1AFyQUvV0dGS8tNQ",
-	"fnEd80XHd6ZfJG2aMJT0NOKg1UJn09Um91ccuXp8OaweULtKJ91d0HAbAznvoD725gpMebvIvRfEHGox",
-	"z+BJBNU5N1ZqlzL9/W+StLtaY64to1rPHhAMVZvnWCBOfbBrM1CQ67VwbUMCyNRPqYZGL0o7fqtuS3wN",
-	"uSfdAxQzLglShLpaDt/vHho1Op6GtyTVqgq1GZJFkL8dIlM3WoJsuoD29XdwtkrnAhdJV1W/dDMh8knR",
-	"+GVEbmkYc7QEw1eiY+F4QfQaOAz4OZzqvUj9wtRZKBuZLk5Ambq7yikvWEGZAu3AtlOlFy5XCa8hPEoy",
-	"9CELWhNCpdv3mb9B64HBkyZ9lM9oc4h0+4YQ6dYbQXRkrkvzXTI9mu6TaZ+Fq0QjnurCKdf6KvAAKtF9",
-	"29crowFvnGilGgLP3KZE1Uq51ojVg5O45tsArbElFAE5VUECCpYl2OOuSQddlpEDiw5IBj9LBqqANTQm",
-	"A2Yx0W1NatsGp57QkSO8IMHz2w3WmQx6sI2Spn0HJgM4Wk1e9YNqPe5K0l5rFZCsaFIVJu+K7FrqaBcR",
-	"JqJVjekAnH2rbAdZDZX2WOdIcsslfgo7mieAx7YMChNgb8c7GWkUQs1soyH0gUgyVKI5F+ReWGr2d+gn",
-	"+h5uDMxkPIDQ6y46pe/RHnrbRQtyjZf0ngQcrP7KNeg1+gjf36C5ehmTMB7XfoVVIpBu520H9UyhQ3nt",
-	"wIkaXAIlG6HygCgPgL+hZCQY+Bcq5mEskHuHqfgQRpo0gv+xcSekPDGSyrWFzCMOcotJ7V3H8E2SOim1",
-	"RDbt/qEkWgH62B8jwx/ufdXGgQe5pJiTxJXQ7QB0wIdVQAdxkMZolHGBlLTHqBGlHDPTzBq4CsGpveJI",
-	"joo8vETtH7oIzD/6Iu046G5OvTl4PoBrlFabyC3TieTgd8AVeb4leOUoRybl8KAtInLvbBgNOwIDj1bM",
-	"m0chk5yNXJlcUsiJQhrwH1H88hzzeZq3QHlsgLNJwgiZj3K1tt/JIcLcmgQuvfyueq4rvqE9RxKTjHU9",
-	"qeUxolzulyRK/P58TIOV7S/3RxwK5TwGHkQ+8LCav5fY2N7vogVlO4mOgNwTL4auPsE+iLvt/beqDSzA",
-	"7OmdxhjlLZctQlNtU3luc8pLW1IaKH7BDJBwx3CX5PUgYGN1FIm9o1weLPNBBf+YB+vNjw362ekpiP/o",
-	"d86UN05ou3l9sGalCg9eU9Uy0DEVNVtji5HCiSEHmCvfbdMb8FbRYU38lIBWpHsTVmesUXfP7IO8lm6Z",
-	"4sJ1kDeP2Q3xDyQFm7BEgZQ4t6r3mSMehkz+n4LCNok3AuLmJWAp+nYwYcoELQmkKqSsiTsYRi3jL/xd",
-	"HqAJ5ZYdcGqVg4EpT43lhT6BjtodD/6tvR6hF7gDYKaBBy5EB8y3sUUTDUWkHBqDgyVsAFBBOQvaTyhP",
-	"wX9PT6i3Wp36hEH2Hrg1ittRIFCO/JBJBiJ9SD25VT74hCLMVupmHSIvCEGMB5rohYzp11xZxrj2nltg",
-	"ymQr+ZwmIOaHxlz3ArFaXzvlMKHIrwqBVw57kQ/aKr0NyQ1yjM9DGhCuzQtlVDSNvn4mMloM7340HS1X",
-	"4jUDwoTSl9DSc0aUelY7VC4T+8UsiKE6IuYqNksznyZW49+AnjLfoIqJ/sPav9Ks8nEkNmEVK5WKQ80L",
-	"YrgUWXkGtacFdeGO1h5R8OVRMMMtthiznhkLZ51mwSKFU3aISqJo80ElF0UVjd1YbfRZh7k/q8yaK2hb",
-	"zSe8nKj6UQo+SsgsSqelmLJnYlbXokx1gOtsA3SasDDwU+31dJWKJcngd1iLE4jHUxWgqZXa0xWikmZb",
-	"0QilWtdu10EBjq5JZOtSc8oWx9K5lmlcdcyDUKpV8JFVMa1RuEA4YVVMiCsoV+XpV+hDTe7l7ZG7mQpn",
-	"RP8kI4ZviFxjaxO9D/R6fr1PIbV1re7HwrQXVgFZRQENI5EwyKUXrkodNIT+HHDolpI7kLUhBHwhnwlQ",
-	"sieFYBrdrglT1wt4LsW5ySGsUGv5zLbNQxRGJiw8CRV3dCj8AZIwU3Y9YbC6LHprk2ta3S7xnChGhRvT",
-	"zgI8OEHxcUPIUpu07Ihy+TC4SZ151VMFzoZJpBbwz5Rdy8tvJT1xjUaCmwgKZWwCK4XewYzeY45ha+Qw",
-	"mbL5IKLPIEeFMf1q5RVc93TkRD1E/ESjpBl6lot2T/+Zxs5qmGTLQn3AnWoB/PHE48tzyu/plX5BIb4J",
-	"XVEiiXavMCj4cnRFUYKUskhR0kpm0fQNT7OOr33BFdJBvdNN3m1QEe930Lm8hkjZeqYBOUiYQvuaKpYW",
-	"ghsNqQTNp4k8wcmFQciUtiqOYOvDEooLEZ9tzD2lZFEiF9wmIGgSztedgllUwgucUaDZjUUY6VmVyJjq",
-	"P5XpZsJ+6KBfcvrSjHlU2GoESQ448MiuNh87iIXIVeeSWMvhtyxonQl70zHJwgycCcHSOegoR4UCp3Ag",
-	"WUoYES4i6gmuViZC6xnprLNTd7vOhG3AMqFqjmmcMkxSUi9yTFl7tKvRWL8Y9pIstdqElUS1VdmdkyoU",
-	"j+K18pdI7W7J5poLBKx/uQHPztP1KFOjXFW9ibH7HyNj1shYrElSy3DK8038svUNVIl1KEuufyLlKXDr",
-	"KX+a0PFfTYUBfG/Fs1H5OKmS2qZAbWPfJjWF7CYZMImTqK2GKrVpYjtOEXotU9UDpPsskoYkWWvrmbGu",
-	"WGKlBOVU/LrA17kH+IXFnPQcKrzXSlRS1jk1iY2Ta64+250OOkuyHqgIK/tsUTsbz15y1mqmpCTNc3K+",
-	"ZpIX5XxTIOo5X0bu5N5/B4E/CZJtiWM2qdmCzBScKOuQcRTOxK5PVLybSSQC/nJg/g4oF8Q/RKZqumQM",
-	"tACqIivBLdEnV6aB8k6UEqjA11fU564dsr2T2Ov1THN8C2E/bGXohIr2ltvWRBXmNPNAfCJtWJWvYTU9",
-	"3pxJy2u5tlFyFRirgTql9BjT4utlzFL+UDNMUz5zY4XrWtUBc6IOt1lMuUaipwiLf+lI8lx1rVo2zRzP",
-	"y7+V9jupf3iCN1JRSGP21gokXk+pelYvSRls9xP9kE5XqJ3YZyQGOcg02zlUTK4PtVYIM6zAdDVh2T47",
-	"BwgjP1ZHDdrG7JPcQZK0DSRlA0IxVQid53MqtV0nOpfeMz/bL/RmZ+sy1zzVsP3fy2O9BZJnHuk94xpR",
-	"7QHSTzwibQ9DCNYxmvZ4KUXv/W5Wr1pxLSZM34vzVFSXjKRGK+Irk2TOCe1QWZ91e6u4kNK3KFVFKvEn",
-	"vsdK+YuTuyofdexDRjQxj8L4ep50IcxfhpQp5/keQ9RXPT3QSeaqlGnzqZM3r77iWmePTNJg8AkxD9IO",
-	"uiYCHDiMdkkRfZXMUY1EdVItLmiQ5lXzQbc0Nnpu8PAgUADmINkp299Sp05y8wWbO8U2dm7eV7xRF3De",
-	"dDPJrV0U3pIooj7huRE7ifOhypjmzZU6P7F8zCGxgm7vpMp8B+n08zuHE1YEa7paYs6P5Hgu4jdUWzFg",
-	"gg6SJwguiIlHTeqHOGE5R0Re7omYcUMso4zmciQ803MQx+wkL0Qf80BUE8rKe52hDv8+jnhZovdoivxV",
-	"l0d/UKQY/E+Kbnmp9JOyJYDoc8wRC1Ny15wzkaxucge5JV6lBF3z176j7xNcmBLn9YOE4oEHHuOC4NJU",
-	"Vccwg+EsNhM4TnQZ+WdlgC0A1zEHei8xR3rfXo5JUFDXIcZ27HGtIStkmXzqlumqGgednIBuEKxT5oP0",
-	"HaNJcwR5eTekPOO4oRYRC29eRAIVMseRKyUR10GuYX+0Aclq7epoxRrKNGHrCz4YBzbdog1ZX1UuKsn0",
-	"6RoikMB0wkzqU2SqEluqIs0qOjpdC0SQG8oHTgdUBTaU527w8dPQr6dnG0rqanyPMpWOOn7p26F2SxOw",
-	"BRHYV2WCnugx39N0rsbTXgoGriGHPeGuebuhoVJR5dRjKPXoUX0FXZAiRVUjkH91qppd+8shkN7OEsl8",
-	"axW6hT4SGzkRu1HMmmjWod8rjmTzDbTqGcU1aoeR5aCwU6XItm1+VTrlYwX+MGZ8e1Rbr0/+ewxVz40q",
-	"ev/7dLW0NqOZVlWe4gvrVCVSaRwEcJTB+bkxfe+rn+zVoIEDPXh/xMwwoKl0o3M1AarzEM1wtPYeJBVt",
-	"0ho2umwNMDTY8+IIeytVwyFbsUYxKuUlawpcbYoNz3kzjq19fGaJKZlpbda2mL08N2wh9bdD5D1dyakB",
-	"Jdd8rImqNQWZTHYHie0+nc1IxBOfWBplm8FOT5g7xZzYeKApvPz5SoN3FcXsivqQJm0RqsCuFARwQZTL",
-	"mbBsSJ0B5RU3jbXHYC0L894Mp73SpiQhLentlZdtRhmFIKR2ia4h9Ubb6v1q8IAdqcP6Rm9Y9qY6X8sv",
-	"DhKhKQcGBK7KIpo/81ae/6/ze1tTwW6L5/i7e4+LZ9vsSQZFs5YXzf14QaOQxgRxF2Ze6W9I0bTLcQOK",
-	"puiEcVHWe5nQmNTGot5px6JhefIyYW2776s05RZ8NuXkEgYg47sM5WFs+pTP7d1Bz84Ma7vINyUn/2Ys",
-	"tN7Choy0avwd8NJLEu0aXLauAn5GfsRckw3ERwOM6eogO04wzWFG0xD8575R+jCVc/+M3JEopR1ijhnC",
-	"/Ib4KMJgS4VfFioiHDO0/w4y2IQzA+7hhOXDEoQKpGWCMnC3ghgEST0CzJOdyDletSHuP3Wz32kYmKhU",
-	"FvVkom+O7T9yc3ZDml35l3+cC/Jzgq+PlqGrHJZ6vs/RvnLK6HatCxKm19tBOIAsQypfcjWjDhkbtas5",
-	"3Lr0Rjpy9HY+BgQxvKDsGrlmXhdNySpk/o7OHUn5BFwGdCi6MtO3Xfi/C8XFlK+/+kWV0ZgRAX4DLLyz",
-	"Ki0aOQccDhSMfB7GgQ8UBFGRVNJVXismje+BzgyS9UIV8oLKU+qgAaS8mrAl1pUWLYcBX7tnqIA1rgC2",
-	"aaFr5QxxD9MlApTJQBGZxVxSmMYeCDC3TiafrqUzYeZKaOdsbeOTy0xMt7BNsv916KQIwQVeqZTcidGy",
-	"0v/ryejRswY9FojEC3qAb0CwjHdZ+tLmPaD+5Rwmer5fJHkifCa1oZlh76v+1xoPimPtPCGJXyJU2IqH",
-	"WtXFB6ORAIXFDSFLKDJBI5uZo+JQPvxSWE8N8MKScKhAKyKS4tqQYEml/qn2lcji1HMyBX2zj9/CwyK7",
-	"rHU3xRzY9+VskUP2J0ZwE7pVWvBhaNdKMNw7ePeqaIdAx6KA92/bYqmdMh/gQ1SD+8U0SiQTwvV9PQo2",
-	"cN+zFTxnqtAxQfwlg+ABo1QdHI0iz0O5Y7bWNn4UEBxtYB0v+mmYOf7jQ/Q4L4nEr+95cCHxTqvXUeCE",
-	"xiX87XSFXC6XCQXOtZuPi5KkBDpXkfGLpP6ENfaNzMR6KNUEZogslmIFgWbfX8BXcy0DYN3PqVPgs7ET",
-	"TxEf9k1CncxmNNMvGLz4DvQLCYqWkurHBkFdxNNA8rzy9snniS4WsSotb9XNzPqeBGSdlV0FDuiUwpLx",
-	"PTD/StI9qkTBBR2DqrU0YUfQHA68r3qoVJdwMaWcTKyC5Mn7CokzpTTshUG8YBKUEuJBOcJcFw4xdOAa",
-	"Lzl4CJpAK+6oGu8x81UmUpW8SUyYsUbApZU/2egFiTQgpwgnwkkisnB+NzM3eGh8HBMdzLs36Cf6fk3Q",
-	"lp7yO5XYbRBfkkVLQFgvpT9FDMNThmzfJgf8VO6KhpbonxKkbeaDY+Ew3tgnvNr3+9F4XGpNT1mCxIi+",
-	"xGKe2tCzO7CRBT1vM//ynSDxiyNwxhm9BH+fkpks4HDBm7L8xft7THSpfdtyrBE5QfFbEmWevUTVZbLI",
-	"qiI+d7X8ZqaOtLZ2I12gwFQv0FmyYwb6c0uLxHRBOu/mOoJySklyPD+O4IVOytQ5iM9xRHw0wzQyuRDA",
-	"gWbCIDtzmwrE4+gW2NaImNqMKvWv1rpQ7UoHQRse2XHQ8PLsTEIKhQKWOBJK/TVhOpW0Zr6Pzk8vTvrj",
-	"/jHY/pQvj3oD0z5y6MBHhYhLLBAOAsU0lFaVEPhGH1azUEYHkYCrSMYJM6Uy3uadG9ECryQgOn+8nCqK",
-	"GWSzbldU7ahXnz+zn1+Wxfg2unawwn+TqrDNfQtVUcaXdTEcxiz/QleTi29G+xZERNTjtUUc0xv0h7IM",
-	"o5ChQIr9IsKzGfXqY7oS+gONEloFsskC+8Tw4U4Spk0Z+s3llHkQOwQGKfBB1Lni7VSMYk4WBxMwWkbh",
-	"nYMy6T07aEQIcvVyT2GpboXjrX1VTvWmfMObub6HBmokt2WD9pdy955XVs7u2rq7qDHuJSXk2wQKm7Y/",
-	"CdsBiToo2SzfkemUj82oK5KhlUyjR+uYqlRBF2YlhVuQ0wTodmsyHv4n4WGqWDJb1kynZLDjhXVKyxQf",
-	"Gt6PbBGE9el0VHsg81SY9PLmqYRXJInqXH834PNPZGUn1qnNUIeOylRNxZympq53laqpgzbXy1yY2j3P",
-	"x52pKV7UAcKAUP8+1GHBd6BiKZRZ2ugS5F6Jva8msVMzTYrem7z2pO4ulPE6CbptmNPNFOJ87hIemyDK",
-	"yystngsjmpu/VJdN7F/fA2+x2trOlCJiQYWXRPT/hxvZiBtZ/ZvYuR53GSt5FMUacGRMVAw810oNX7rs",
-	"JpoSVXRTJKTqFdcFYpNsWPXXsJwjKTd+TVgNR7KG79hWkZ57D56Xc3lZk1ApJGstQw5i4Z0+c+fleRht",
-	"s9WIq3mJjaXejZ8v89vTa51qLo+DtEpIPgTGGVxS8YNMsRg7wkyroXTUtvwHNhdWxZ3KflCLeI798C6r",
-	"yApnCjY55npFllUy2lJmTZiAqF4opY16eh7b2kB1DSK/agil+9KAvOITphxQD5T+P8Iz8HNfEMzjCBT2",
-	"2R3V9RKpUIV1+CYKtMzl2FaDlnnZG7X9jw7t+9ChPRE5kbMQL46oWAG+TAmOSNSLxbx18NsXeQSq5FOZ",
-	"JmqcFoSCEHQ/9OKFCfSQv+s73HYX+AZsZ67KDA7SFTr4a/evXRCY4ihoHbT24MT1Moocga4xm15OdfUz",
-	"ft+OXZQBaIi+qp1M2RFewsie6BzmSudNoyKjUZFRdaeTs1WXjf4+Dm5s2JXDGEPxMgixD5RrGQs0k5Sw",
-	"nMza00yx8Oa7FQvpm0SqOuwHSNFdRIUgDPEl8ehMX5kDSxFqSpdhX+2BWbNjaDl4oaroG536KDUQaCcd",
-	"AEutQUSY8RmJFO3SYFuYWVLEheBAzB0AgTLCuZPgu5zG4JZ26TkLEY7FXIpbnq5XlUyTUEreevjy8P8C",
-	"AAD//w==",
+	"7L17cxs3sij+VVD8nSqTZ0cU5dj+bajauoeWKJuJXktSTvaEvhqQA4qIhhhmgJHMePXdb6EBzGCeHFKS",
+	"5d3afxKLg0cDaDT63V8bs2C5Chhhgje6XxsLgj0Swj+HRITr3lyQUP7lET4L6UrQgDW6jV8WgU8QJ7OA",
+	"eRyJAN1jKtCUzIOQoFB2pOwGNbFAPsFcoINWu+E0+GxBlliONg/CJRaNboMy8cPrhtNYUkaX0bLRPXAa",
+	"Yr0i6hO5IWHj4eHBaaxwiJdEaNDeYzFb/BRMB14etPGCoKn8jn4Ppoh6cmIqP6ywWDScBsNLOfo0GcJp",
+	"hOSPiIbEa3RFGBEb0CX+ckrYjVg0ugev/xrDxkVI2U1DQnYULFc+EcTrswJorlYrEqJpEDEPBXMkFkSC",
+	"9Yojd2b6uUjQJYnB/CMi4TqBE/5sx43HdEmGmN2QNmFe8ZZ6WJA9OWSjEtwBm/kRp3ckDzR88ghAC6Bz",
+	"1PTIHEe+QOSL7tbaGmIaz2jDrUGcBoFPMEvDOBI4FHn4ToP7Z9pUDhPusq0hwTvggOpVC1jV9PHnr8Z5",
+	"7tPPQlv/7FXP7U/+EVu586kfY4E5EcOIlVEiT7VAYcTKaZFnD/M4atT/giVSbwKHqGblIJF4nMfB81Mw",
+	"vYpoCTSVBPp33fNx85/iKfHLdsOXH8sh8HXfJ4DgEwk5DVg1IHeq0QaAkqEeB9cZESGd8RFlswIicBRE",
+	"TMgD4khfF4QFCkKEJUOAxIJyuGmoGTGJUHuIy4HgRs5pyEUpgYB2u1w2DfAVE9SvBbBmRwpgjVaSZ2HB",
+	"fetQL8gFsNwyoCOYdAegL/ENGdE/yYjhW3LQ6RSQW0GWHMkXYoVvSBtdAYxBiDroht4Rjg46nUOEp8Ed",
+	"kf/sILkacyTwtXOIGLnBgt4R+TEkv5OZIF7ZWuQ015z+SWpyZJ0Cjiy/sB1X9r0ubRzcEnaEl8QvvrEu",
+	"I19E3NA1j9EqJHc0iCSkfBUwTtA8COELx0vJGf8RES6qwIfxGmVXufP6TRmWQUc4jW8M8bXYCeTAp7N1",
+	"GUFcwddySrgyvR9HAxUQG4izhmUjdV5lBnscaH+PsE/F2lyzx5AOgZaBlMGe7TrhL1p263Q6G29XfmGP",
+	"IB3f9dKAfLzYwY2eeHEjesOI1/+yoiHhBUIOo1/0K6vVAi39tN4v6GyhKAoMga6Gp2oR84iXr4Homaqu",
+	"kb2kd28aFXDL/2IRhSXE8Wp4+oqjj2e9IwASWpYzMGaomjf89dt3RTf8auXtIDJGqlcdOUc3fbTIqAF9",
+	"ZpExB21tkVHDt7XI+Jit3FFkfJAoo95ZrcjyhuqFlX/NAiYIg3/i1cqnMyzXsP87lwv5as31XyGZN7qN",
+	"/28/Ud7tq698fySwiLiaK3NK5596p4Pj697ww9VZ/3zsoJPe4LR/fH057B9dnB8PxoOLc0mFLq7G1xcn",
+	"18Pe+Yd+uyGlyjAMwm8AYY+tEZFzdRFGqhmaBt4a3VOhSMjN8PIIzQKPHMKfH8fjS8RVw3ng+8E9h9+X",
+	"eLWi7GbCKIO/e5cDZE3VnjC5rMuQzBZkdnuCqU+8J1ufPWwUkvLlSsqjZ0RzgMGwZHvkDvsRTI5gLNRc",
+	"YL7Y8ykXaInFbOGgiHlkFnh46hMUhBMWMR6tVkEouWe6xDekdQg7hY5650f90/4xah609MrHQXCG2Vrj",
+	"Hn+6o6XLlb9hxXg2k7LaK26YSxRiAc8a+TIjxCMeag77o4ur4VH/uv/rx97VaNw/BuqR1U7vxerpIqB0",
+	"631Lkf0AMGloZb8eW8OKPY9KELF/GQYrEgoq76ei6RkURfJOe8gjAlP/ELn/I/92kSQXHFHBEV/gFZCT",
+	"lTXU18b/KFrwtYDAJq/Ib7rZ55h0BFP51Msz63EuRwvYkMhTlkOlZ1gSzvFNyQsXRj55xREPolCK6eQL",
+	"8PQZWIA6Rb7YdMwXkZgFS9KAvQzUo5rQvyCa+hbxY9Fyqt/i3JqMIj+/mGlKxZ+DU8v4PVGX9DoNYohY",
+	"1coMQIriPTgNdS9Bu1DIRGU5DqdBBVlu0149NAVrDCKxisQJ9clVWCCGKsYGfeiPgaPSb5vq5KDAaGMs",
+	"WwhHRuVdePYrSyQr+ZgSlfJtwmBGON9uuyT1JnWPZQSNH5yGfpDrn38V9sXPWxoFAWGOAo9shTTQwaDb",
+	"WXIlt4XHTKz5qEa38b43Pvp4/dPF++v+cHgxvL46H132jwYng/5xw2kQJnn33za0yn41PMHg/PJqfH0y",
+	"OO1XNLq8OB0c/WNjg+tP/eFocHFe1XA4uBgOxv+wCF2CRunDLtmC0bg37mcWl2V3BuNB73Twv/Ll0/TC",
+	"AUMlZTexloOyVSTQnPqkhfYmUafzA0F/v+pfyU7yVxSt/AB7xIs/T9jlsH85vDjqj0aD8w+oucIhl0Ni",
+	"5qE77FMPyxmS4ZLm/eP4x9HV+7PBeCynkQSDTxhhf0QksiZC/U+906veWE4Sj3UxGttz34dqOcnVbxW1",
+	"TSaesKOLs8vT/rh/3EZwKKgJ3JULCOu2YBmKZZA8Aw7laxEuKcM+fAoJni2A6ZiHwRJhtp4wFrC9uBFc",
+	"aMlnFOFk0bFlvwJUBb9bB1rwVR1awYfUaVV+L+weH1RR19RpVDcoHCA+i6Jv5gyKtijGjMIbdITZjPjm",
+	"HlkSRpbdRmS5EmukSJD1KCQ0KTuUEl62fq93e3x3eRuKCOtRsFzhkCTmOl6+kNlCCnjwT7iYm6ZPBj2C",
+	"no0EAByGeA1PvK163cwDGhA+Fy4F2HQ5a/5AL1giUEjgu4h8wTPhr1HAiOQQXMn4uQ5yQUCI/3EV+vLf",
+	"d9QjAfx7wlwceTSwP8h/wI9uG7kzDHNyFzV/IdNP43FLshcRV5p7SY1EiJmCDQXzCYMhwIAkh0D3C8JA",
+	"18XaknvhaBlxgaYELYRYNTlQISni+ISr4eQRYSH7g5Q3YVQ4qhMLBAoJD/w7gkSA/CBYTfHs1kGrkN5h",
+	"QRzkU3a75wcz7EsAlkRgDwuMsOeFkl3hilil0QDALLgyAP10LQiX1yXmPOQvRTyV2cXykeTy20obZxRG",
+	"bzo/visYy+x5gTsOHAEyDeBx04e2n5zqvj6+/eRsDwExZhGIX/Kf1qnNFhG7LWQUAWcKtEDyZ7U3qPnT",
+	"Zf+Dgy7PPzjow+DEQb+Q6aWD3p9dyiMYD05OWrX2z6Bn+Wz1988c/Gb9hOxxhldwlcmXAso5Jl9EfNOa",
+	"RlH7+u079DN97yBOwjsSIk4EcAKFmwjHkh/5E9yT+ghmTrd8JJAOmtjnAfp4OkIrH699ygVv1dm1h3IS",
+	"NIqWSxyui5zDsEAYRI5bQlZcEp4gQ5ny8rH++hHzRX5Ily/w67fvul1gYmYL8kVxM7EZy4wdb9xTnH7h",
+	"4oGRLHha06sxQp2tBu50NghdWavQkrL474Ku92S6CIJbffg1TtJ+Y+J5P9dY5Dd99IEjB6kXOG+9vNzg",
+	"JWJz+Znph1p7yPDSo9OuL1tzAMb1RoIPCIe/DFT32L5i/s5yCJmziSH4XH8xZUf0yNXkuZmdYR1GrHTP",
+	"xSIkfBH4RaaQxDYm8C1R3IA2xr6Sf+meDiI+J6jTfpuim7E2KrF2FZq6qrRUahknhHiSsShdxCxYLrUG",
+	"NWUA7xRefPJlBTY8o0vbcCz9WCE8VCq6B6fxO9zNyBfF5CM3JfgPVXkgNTmZyR9boM48RFrwBg9fEbcK",
+	"5girf9pq6t+DaeZBKSZ4fuKRVQ/glM5pYxeBwxuyUYFpznKsWueROn02n2sgRdkFxIwFAqutrgdUL+mR",
+	"BcwarBymqndplhYfalEEW+R4qKRjCqs9KkjRRebaPQxzQUIEyg7kY0ZQc0p9n3jKyoPRgt4sSIiWkS/o",
+	"yqcktBmo2PDnNIKEHa53cy50h8c9u/Vo1ZJgxh9NjZzGPabiJAi1S7TGolghNsc+z5kofsFUxPotyYWJ",
+	"AM0po3yBmsrzDYzxwKO+4sp1f4ZXJbusuYxNu/yLbpaTZS3kcepwHZUMx+/KVFAFyE/BNAeE7FY+I3ho",
+	"lt6Y1N7WouxlvN8GvKpCyQIydzPw0o/6xj4phmTDsw5r2LBlY3xTQWd8xfpZUP3w+qk2a1dgy9DK1y02",
+	"4ZYZKQdBPMAGKPRbVrptU18heEats8J/REayviUrkdjDjVdaLIMeoDP6vp5svT1m3/jBFPvwHnzJ8jnv",
+	"3r794V3ZGy5p8EU9cn2aba+ifwgTpztwA8XSu2FlXnGwi/Jk+969kRK8Eo23wECYp/zslZ9h6amrm/8z",
+	"WW9+jVZYCBLKRfzf33p7/4v3/uzs/fg5+Wf7eu/zf/9XY6ut0A6OXjCLlil9xo6bkSzHqbsxZRdTDbXR",
+	"4UK1ylop63UzjSs4/1TD0lNc1rAUpkY605ZCvsBecD8COWoYm7yyp8QXOAQdrk/viHJ0x2j0sXd88UtM",
+	"BTQ7LhHauLoftA5RwHztQiNh1J0eyZfEFOCpb0m8zdU4sfMZ5zHVfC2CLCMN57W4MSERhCcqQcw8Y5KT",
+	"AoQlPPFFEPkeqL4RFW3kWgySO2EzHIaU8FhRH4RGV4+aQP9bwNnBTyaKhzvxfK7RcrlauV6g2c6IAFtw",
+	"/o9T0ckVoebV+GTvry0Ur6FcYadNtls4eNixT88hb1uia56PCUQN7x47rCoJL0rzyPYu58HWMyXbsxlr",
+	"lUZqkyi4BR48wVaa7Urj0ElINJ6kuRy9bRn9QjGXUil/1BHsE3VVsYHN0nkkmpCYBAd3JAQ3MEMXzCVt",
+	"I+XuFzHB0U0Y3CPMJ0yAaxZD4DpDPN5FmMXRefeLgCc0hHI0Hl715f8xEmEkH25OwSUcrGlUIMonzCxR",
+	"NZaEASMQE5PmgViQ8J5ycohOeqejvnY6hzFlB2g+YcbjnB/aQIkFlnROEjEWgMnOvDoeamLlPu1rd0bH",
+	"+DOCD+OEaZdvRIUjwb3HHHkEQnBbZmcwR67q7MK71Uau7E/l5rrobxM2vtxvji//cnLZcpAbkhn2fRf9",
+	"DZmfz+XP8wP502v522toq3/Hs1kU4tkaBpLNx+ctPdpfxuey0SEieLYAa9iSCrmm+wX1CZyoR1iwpAys",
+	"kFTK9kVmQz1DLY84pxGHINencluTRS8TpFpGN7dx2pof1FzgPHatrTOqxLtzg3XbdLrUqF23UxUlzysd",
+	"CxzdNEbW3AWFpjUb13J6SIhU7BKX0kvVmEde9203W/bZbq8z5DgT6py8gbnYVrUN9rIymJqFJocK2SXm",
+	"ECxGz1qvaeLhUWAH46TmY5i843kWP6b0THtucngc2t+EuQmeGH7KNewVLFCeubF3MoGp+lTKRQUv9ZTX",
+	"u08VKLsZDu07XcA0qFVLfiBhHyhDWG5SN5EPXvF4F+VLDN7VCXsfguf3hDXxlEsxA959i0Eqe5exQNj3",
+	"D42PH+J4zdH9Yt0qfsJEhP0t0dm29n57xjyMPeLr9oT227qv10fj9B6aaarRp8Dd9bg37o364+vh1XkN",
+	"h9fL/vkxOIVm/UiHV+fnxlNVSKaVigQ5kmaxMyKInSo2CFBswqyOlSiGmpJRMiyv4ulslq6V9gvdtL78",
+	"d73Gwm96mYXfbEfL/Fe11kJXymPgT9MCVQXBITE3l7ekVF2DCuwyYxZiD3zTBoydgCrnhIr0YfoKqRl5",
+	"XSvjFqLlS2mY0+zHIwwrG+yjG5i0+k4K5TJudimfa5xjqTNsWuNTEi5U37kk3vosBc8Zo8pAtsy4uYc2",
+	"aYKmZIHvaBDFTnjcQaR900bu14kxHE8aXfnHLJw0uhPgFSeNhwc375pW09C8wXMs9/xsvdv6+9kufozk",
+	"y4zAMorAqHw1Tcfk0dwoPZ1hMVtobqIwsq6WgJKJ4wU1C8NLEj9YmjuaB6FSdmjvFa4UB0Xe7HVku81R",
+	"UNpSs1OM1NYBdiG5o+R+WKvb0G4ruRu1Idkjr39fR2qA5Oi3pGd5oTO4JezKxERVTT1OWm68TgnfbTgn",
+	"EyBxcX497I+uTscl0VKb2uW/S0wr/ACqtEIeInuF8j5CJrRz95PKRocWnNU3RL2iAytwb8pvxDayR9E7",
+	"YvngPUnM6ONlE1pMBzK+e0XfTeK0cj++Kue6XfRauznPPVE0ZmbYTa/jhgQbTiOYzaIwJDq9WSXKJy0L",
+	"IftAxLf0SvpAxNPaxQutnoVTQ1DFMYS2n5I74yxqiOrgrPehf33cH/cGp9en/U/90xKqurFhQYPTi1+K",
+	"P3wcfPhYSFYHS0npLsPgjjCsjzm9TXSp8iFsc+V9Og1xuD6tukmqyXlZ4Lb+XnXXitBswMS7N4ppKzI0",
+	"v3uzN6UCac2qlKox8siMLiHmUvZqJyrSRrdx8LbTaaQ8Rvb+z2+dvR8/fz1wDn58KHQS+anI/ainnAgX",
+	"WKAF5iD6K3dC4iFjrwYXgynmdIbmlPgeR00WIFfLB26rKN5je9PH7s6rJlil4Fnc2qAyi7gIliR8TNSD",
+	"HfCQ8pnNS+i/B9OxTh2xYURoVufteITl47E5AraVGH8y72TR0anMLzWGMBlJtmdY9dP2mIfNzjCQSyZi",
+	"oqbnKllMG7k6jYerDL1z+oV4DuJ4ThD5svIxA/7iEE1DzGYLFDB5yzAPWIHguixNPyAPAvPN/jMG9qFq",
+	"Xbm+YTxi8mQkof/Dfm90cV6pwDwn90hyUISjJV6jKUHY84h3iGY+lVCpeM8FZp5PTEOxIGvkBUCVbllw",
+	"37aeoQ2T5z7LH7QqsODrp8Fx/+Ia8hcovl82vRr2y9uOjvrn/euj/uB0cP7huv/rUb9/XDz2x9PR9bB/",
+	"dvXr9Xhw1r+4GieJb4qa93/tH10BDMf93vHp4LxfOXrv+GwwGsnmECRv5qhuWr4R42HvfHQ0HFyOr48+",
+	"Xp3/fN0bjgcnvaOxSe9Q1OnvVxfjXiWURxfn4/75+Pr96cXRz9VNLof9o4/9o583npbOInR1Puz3jj72",
+	"3p8WC2gJkdleJ7O1l9K2z0NGUsib3aiX2I/2FlRwNKe+kCwC89Bcc9UoJHMSIhEU+lpVvRi7GldKSMUo",
+	"ptlpKjEa98ZXo0caOGY+pkvioekaYXQfhLckLLBvoH8a68Y/4+RY7QnTv2H/Hq95zNlom1nacFEKsPUh",
+	"MVVYPyY2CutH2zhh/ZxCbtNUg1uGxoZTSO/t+B+X1aaj0bh3ftwbHoMu7fdgyh3JUhK85IBEysUpsVzy",
+	"QwQZKaC5SjAEj3mW+BbMG/9sprR/g0HtH06G/b7997g/Ghcu/dSIxBl9Qjhb0LvtBICn5gczbvb575Tj",
+	"qV9uNFpF7KbsKy0QgapuaU5k2uTVWCbirErT9/Yhowg4qTKPrAjzCBMKg4r9PAW+2dKAABEYeW7wCVi1",
+	"0wJTUoYGkXAvex2QNhAcKm5kSSXFUHb5XBsUzJXDPVVurxlHkkjyNpC6dVPG1uqErU5jul5hzo/wbEFK",
+	"MatK7KAFqoBq1Mq0V/z57LZWGPyT2cXKjzQq0TkGW3s6fAt3g20llRpLL2NxKhw3Utu2hWHvWaXQ0qV+",
+	"pEWrY97ZRrJiq17kuhmkep3ViOiI2z04jXmIl6S/w3ym486TQu7b3aaFrrtMvJEvVaK+UhytwsCLZjrB",
+	"6YIWJ58siU9PLH/FiT0CD9Jub4L9zLTb8h7ynfaW77qtSQaeXTAp1ftx0++GU5n+24NQers3hG/WolDF",
+	"gZuFqvBTKya0JLb12VnHaubPBJ1uy7s9FZ9khWAVR7FujEBVOuAvVKxHW1zI7XdZdXi/3pFDrz6GnMvS",
+	"8zkoPUJvWxJBm2vIyR8RYYJi+3jzNBGiPOKIgdLowDyfB3VVINTj0+taLgCqseorsA+J/H34wgum3oSs",
+	"G4hIzajCFPoXkpSqmMJTyoXJesQ3J1eqLxzF2ZRrOVRJMF4ujdDWSRErEw1Za4kdsStWs2nq7c0UOS/w",
+	"TXmTzASbV8Pr+LfvAukTHIoNQNlKtkmRU38ZRclydlpOIcw/BVMjUVRdim1VuUoLsp2yQwo1O6xsB+NY",
+	"xWbwSueHrax5T3lMhkfjm1N7PIWKqRIMTfF5vRdmS3Dit+aJ924TtFuC+ZTwXWol2WOouFG01V5Fkkmi",
+	"3smn0gs8HtT11tiRyW9QF+4RpJzY+E56lOObkJClKQ9dz2kUBj+2+j7FS5MCpeitObP0AIn54+ziuHc6",
+	"GP+jxFOp5HP8M5gR7R96V8eD1A/gsWT/MO7/WmyjuEg5pD1eS7WT4mMHob4IiSyHyGSvL67GRxdn1ZYm",
+	"bWRT6dHicPGyeHLQ06C9g5aDGLkjIfTwCRMqcN22NxVPbn5VzrnJ39qLN/lcGgB0Gbva5VxV6R2pFqa2",
+	"j9WutAU9wjV95xwzQv3sBfdFWWYgQ4P6HO9EqzizTF6GTHcrhcieOhv4GEJaBBYwUpxk+QlUHZfZdDNF",
+	"bmzPrsLYObnQox22aioENuLXiTaJpVMWOQbBsnhnhSjymgj1DEqHjQhxlqvSkq6Bcn12cVxNEHtH48Gn",
+	"fldndApt8ge3i4q23rOu9SlgkhSqoF9TyRXgesUnzMoQpas1ExoadTxUXpwFoUc8FTozg+IIlAdMeXHG",
+	"6b8CRtCKhBOmRm610fGwdzLuIi6CUPaGXB7TtaTbC8puEFRJRkAYdToQnwcIx7eXBcgP2I0cUlFPxIJQ",
+	"X/FMZOjmXSxqofay5KPaxJKPsLJi+p+u5qYsnHk6EJf3Sp+u/LV9EwQ3PsErytuzYLmvXYrkYbYzo+eu",
+	"vtP4sncT7OlihD1hXDxV+TG+Xe2yYzDHc4k8kJBpvSKHWXcXK5n6K44WmC82pmqvQUShZN1RwObUq+OQ",
+	"b3blLNMN0riXuzSKGm6ymQ1X+5nNU1ZWgq24sl/hwwVlCyE/0Jsff4xT4MRungV76pGaSTiss68nIxRi",
+	"cAFLvqyqVpUOOPXAKq/bJyDV2LS8h1LKm+9q2C9yG4rpQo22xW3Oj876R6Vfr85HV5eXF8Nx/1hx9Ncn",
+	"F8Oz3ri0Q1w4C9j/KsJxlsf9grWfQYWfo4vzk8Fx//xo4/o3tC9v1/+1dzSubAEBF1UNzvrHg6uzyian",
+	"F78UbsowE1L2WFeMx5UfTIc3vlBY3lNG5lZRx1J74AvHBY6IrccrySiQ2DqfMemxPUkRJStQbJSIhdtn",
+	"T9nkZ7xFvGBBslvNEFZ7XZQIjduuJR/lBoCll5BNc6iAcDLblwWh/FAAg+R7zMuOZBxGpDRlAPE0e8yl",
+	"aBnqhJ2QK09n47nHKv1eShYpf6OngViYGevmI6s4g+2BV/2sdEJbLaDQS8KxdzIFmbXe8iOKTyeTNzQW",
+	"atwYT816HMlBqfrxbqL9c9ECK0cijpfJCUlZhtyRcD1hykETMw+5Kb2hizyq1ExNazz0F5Rqhf6WCFpu",
+	"cYqklFK0DsuWVaTW6BPDsA0O8ZL0U0yEaynMJSU8CBULEiZyuJTjtIvVFlpe695trBQTr8exNzC7OfFC",
+	"CjHJri+9ie9+/eOj2OxdueFCuCsgBitiDDdgsKkGPoOUSlDzXFnzWuUryg9s9YNC4DVJlyVeZMa0Cl/z",
+	"NnKLZFv1ZztczdpJbXvXSJcT5kJ06Cca+Mre20W/fYWfHLs++8Nn93DC3E3C81GwXFE1EJhYuT0RbCuM",
+	"rw8G6gASB80CP1rKKdTNrsfGsfUGgSkb2Kc/qcA9ESC+CO4PgfQsCWaqPocuHNtuOE+BYSHBy5+CKT8r",
+	"A0oSArkFRmGkIjwOczUiFfF1Ff3U0S85tKtl+07CLuvxmGoRlcxivMzvo8TN91mV5nkSS1UWb0kd3dZR",
+	"dI/JhqHA2lp4qhWvlqRQqkhlVO1P2DjCvk/CPR6tVj4lno7VR7dkvQ8xrGiFacgL0xXZ3rPpQT9+7J6d",
+	"dUej9nK5TEX9dzrdzkG387qdi/5Xsf+vnYfub529t5/hT+ufk0lbtfihODWArRcvO9/RisxohXee0/C4",
+	"nwxU2CLlTlkxkrIcbp6Rb+8wOE4lKcp45UGpqor5oHxhxfekrNXOaosrsGplyxZliL1OX62zMdwSstJ2",
+	"ABU4faiygJvvOCSI3rAgJF6e1m9fKKbajrlrzZ+CjfAD7IHbIyS53+xMWd+Fsmg+Y/QhIqSzkgc2KZEX",
+	"p4RnSrARIZ7P6ayNXCuS0jWJz02xLiPKiQWZsKzJ1UNNyE+emGAVvwizthzkmhzv3EUCssdb4qxsM2Gx",
+	"HIhcy+8uBUYcM2w1MEaDeH0w/IQl4GKBfo+8GzXZ/SLwk6qsTTeTSMlVCdsgzejpqH9ozzRhcvcYSvL3",
+	"IMpQpn60xFfJTAHUxGuZ7PpsHsGG6dUo2xaZMNi1ZJJXHOVByhZVsoRnU01Nl0nEbMKSwdRpa8cG00MD",
+	"QFlmmwPmr1tPmdQeVpZLVj9htbLVpx0v6wulW/TYIlX8N83+XsJLbDfSsyaCf5EE7UbVYx+0vS9OCmke",
+	"n4P98yYyW+GetlQNiglxGNxbCg9VzzR9uZWeAc1pyIWjk67TEAWhR8LaapD0k7BJB2IgLlr1L0mhxaww",
+	"eXkxGqMl9kiS8Vs+FSaFEu9CWlM5IqQy/T2YtuP0SpPGP9UvSqcwaTjw56TR/SmYPrjOhEkOiXiwWSOB",
+	"mYdDD2lgOGq6ugDkHvVcB8V/CbokXODlSo4Q/wrMlohC0kV3B46qBDTFnLx7gz6e9Y72Rh97r9++04WB",
+	"WgnFxTOgl6840iMhTmYhEW0pyH8RIf5IsEekgC8JP7gAYY7cX/c0nCrFw+wcL4kevI0WQqx0YqqI+YSr",
+	"t03iD9BE7PvBPZ+wVQjeCuhqeMoPUSgPyLhekC/qtCn2kXwPg/kcXoLXb9AiiEJeRFJtaLdK0BrtVMZb",
+	"9sojk0r9GYXglbQgS80DERySsBeJRfLXiSEPP/0yzrumMNS7HEhJRSOf3BTX0sDITxwpZya0t6dPEQ2O",
+	"Xccc0oS5csYgpH8Czeii9zAxUicGrjnxkfXQknJO2Y2DltiXpIt4jjwGuVz5+IfkLrglHoBE+YRdnfeu",
+	"xh/75+PBUW8MSTwg2bpcsmQ5YaaE5kmMaDw8AJM+L6i9PyL+fG8RcCF515h5sWL4m8vAk+gDJZJ7l4M2",
+	"uvSxkHByuV4Pahc5qrIVdyZMMS1Qg0dyLYfI3ruEhxMLskT4BlPGhSFC98yUJjROzCgItWabo/tQvvfM",
+	"VIqwh5W9kI/ZTYRvSAsmD4mIQhZzM9xRmXO5g/CErUi4B31UVLvsoPyCBGRSWRKPYuWlJX9AIWY3xBga",
+	"DDTy3wsqb+uEHQXsTt6ZgPHuhO2hEylgAP1VUsYML4l/hDlwdaGm7byNtCTDkXIams3ISig1FcO35HqG",
+	"JbeJEF8R35fyc6wrBc0piDGw2D8i+eMKh3hJBAlR01UKgmtFv1b4hlxz+idxHdRut1ttOegVu2Vyx5Oh",
+	"0hKRXEc6/Z4kjNqX1o3LM/j0Vu54SDJ5+fghlDmzR1ZEEQbuwyqUFhhSfrlKbeYqcNyvs8AjDoq1mFoB",
+	"+6CUnWu5F1jpeqGhXM8Sr1bEQyJAH8fjS0kqb8LVbO8GC3KP18gL5JNhPBh6ww9XZ/3zcfOHlqO5WEiw",
+	"dHF+PBgPLs6bP7bkmHKRF1fj64uT62Hv/EO/eXCQpNZ50+k4KHMZmwfv7AYHDrrsD012qeP++aB/3Pz/",
+	"7RY/AOznF+Prk4ur8+PmW/vjGwf1Tof93vE/rvu/DkbjUfOdQu7ee/DaaB507OY/wljDvk4AFWfTav7V",
+	"avX6R9Qs2uMHF638iCN3SES43uvNBQndFoxo8u807cX/+CNqZj184PBaclMGZ5enfbnBstfrpNvbzgEM",
+	"OTgf94fnvdPmwQ/2R7Whn3qD0977037z4I398QcH5TJ/NVMtFG71mJLyk/dVPREIM34vsTjebeNgnTsj",
+	"GOcSS7kOlBqAvgFUpHWQZh3kOUyDiHmmuHSoLnM+9n95KGkOUmMpB0J4VRSY8a3l8iZkEVTdFhYtNQlW",
+	"WeIk2Yx1GqlEcZqGlCWKg7fCpzOieUvjY7fCswXZe93uNPSjDO8G7+7v39/ftzF8bgfhzb7uy/dPB0f9",
+	"81Ff9mkvxFL5VlEB+jiLNDecxp1xoW0ctDvtjtIXE4ZXtNFt/NDutH9QOrsFPNj7XgDc7YPT2F8Q7IvF",
+	"n/qvhPOVf+kh2mu89PVPIcHe2rS+O9gH/ceeidXS+XUzaRYo1/J/gi0qt5NKCMXIvTxSYJf1q7TeU3/p",
+	"DorbkhdFKcGxD1YFf210EYbdg9qUiHqQXWofUgVZv0PlJ46aIVkRDG8xFCDRmHGIMFvvBXMYjTKQfx00",
+	"DcRCpwcMfK/VRj1TD7nT6QDKqkcQiHkDdl0h0cDTS48jcuEEzGyN7m954QIWRDixtkelXl35oKxVvpdU",
+	"NobXqGFUXrEaauBxw6jgR/izdIpSYq4B7yRT0nhwCoFPwNYbz4ne9JrLUI2LV1BHuxbXLLNW83rTWj6D",
+	"FUmxC3Ki152OpXoGdcZq5dMZHOv+7zoVZQJhZfRaYUg2sIoFJmbr1B+cxpvXP5YNH8O7Pw6CM8xMCWiu",
+	"rATaCXBTXx0+KjdEZ7FVGGsB0jBptH5rWDf9s9P4YpjyPb259r3VGo8CWqAK8kpmJJ7DZlCRdt+ONZxz",
+	"5BrrkJumDROWJg4phtQFZfkJ9YnS5F6FvuvoqCDiSZFMUm/qAT+aCF2qMQACA6A59Y10cnk1dtUrhIUc",
+	"4FCV1gSpAgHHxtF0jajgxJ+3J2xI9iIYTn6fknkQkoIeIVn5eKbdo+VswOqCzrmLjkafEtK2ANEPuSGZ",
+	"X1PPkbvuaBR1UVP+2bWlhOso9PU/jbygfgKBQf4TauX+NLo4R6eUEcgfJoX9kMwHUphHE9tKN2k8uIfI",
+	"OPC/fut0Op0Jg7uJmpyE8oXXBVFahwZIF0WM/hGRNrqIBKwomc4BqzBYjVdQ2JQsEWUTpvYdVCUOcr8C",
+	"NA7SZjoHWfY+R7sgOFqz7WhBw1Es74PbnrAeQ5FmwXUxclWRVFmf2/Dfo8Ajrko7eJ1k+zQ8gvLpbyeq",
+	"CIlKKCQzogay1SOA0td5JUnyu1GV/HPCUs0xmxHfKFEMLZ80uoZ0PLigJjc5fRWZTLgkLjdowu6NbgWH",
+	"pOg1UpcvtkQogZ9w8T7w1k9G8dKTGDPSQ1q/IF+Ah2cku1kgatJdqE8GhcYAPV6MCCvwbSK5Kx3OcWn7",
+	"XxNW4WFfIZ5K/F9ErkciWHE0j0LFRSfkCywTCQmv4tpswqzrEsN91VRQkK51+XRRNRCGTnXBOFXj20Z9",
+	"RAXCPrCiE7bAHmrqG6Rk1rhxAuBsodQLOqKoVXg9YAzremS4taJzTJrEPMjA0yzFM9ytFITW3XrWu5SZ",
+	"tPouZc72Be8QgP0N7hCNq6BHothfTlU/gQe2gC9po14kFoQJeTwq7k1i/NXw9BVHsd7bUUHMaynlKvWj",
+	"EnV1Ce1YkYl9QULN4lBeIHWjHkivxFNRdROWY0oOJaNEZgHzkOJgslxKyEUb9dgaudq9aW+8Xum88npw",
+	"KaqFED+Lmu4sCn20N9apfGf8TkLnthz5cK1Col8xpUDYgxhAUJobORuzdVdZrSWD9IojZXqS04nA9zTX",
+	"ldiEY7YJG6ZJ+eel2J1CCpA1+z+KBjgbW49g4X04PF6/w8jgxAY689/7/52+5UnaNMowiF1ZG8A3faRL",
+	"nSxKSItixjHXYaKxdjSh8ip99zenOdoi0uj+9tmmQFqaMBTIkiiaiRzSsqgS+SIIU2k6Pm+iOgFw1KU6",
+	"lwzZUa2B7oS+W8WHA5CaG0cWMy6Z6RpkamtyVHALj4N7FmOGkhz+NS5i7XvyZY95+btS63oWFsc2iPW9",
+	"YL45wRj3LRi3Qf6t1YpFCsXpWhkSqZSg6JKAzYkh6rXa6H0gnwltXZS7zUH+3kPjxCTVRS5oqdo6t4L8",
+	"NJRfXMd80dkgki+SNk0YinsacdBqoUspaJP7K45cPb4cVg+oXaXj7i5ouI2BnLdRH88WCkx5u8iXmR9x",
+	"CC6aw5MIqnNurNQuZfr73yRpd7XGXFtGtZ7dJ/iOaK8rTj2wazNQkOu1cG1DAsjUT4mGRi9KO36rbit8",
+	"A4nH3S6KGJcEKUQdLYcfdA6NGh1PgzuSaFWF2gzJIsjfDhHTnh0SZNMFtK+/g7NVMhe4SLqq9LmbSgbk",
+	"xhkNQnJHg4ijFRi+Yh0LhP2oNXAY8CeVqQQLyy9MnYWykenKVJSpu0vjVAcsMP52rTK9cLFKeAPhUZKh",
+	"Bylw6xAq3b7PvC1aDwye1OmjfEbrQ6Tb14RIt94KoiNzXervkulRd59M+zRcBRrxRBdOudZXgQdQge7b",
+	"vl4pDXjtLHvlEMzMbYpVrZRrjVg1OLFrvg3QBltCHpAzFSSgYFmBPe6GtNFVETmw6IBk8NNkoAxYQ2NS",
+	"YOarHFTUNahx6jEdOcJL4j+/3WCTyaAH2yhp2ndgMoCj1eRVP6jW464k7Y1WAcmKxiUBs67IrqWOdnXg",
+	"YbnpAJx9y2wHaQ2V9ljnSHLLBX4KLc0TwGNbBIVJcWLHOxlpFELNbKMh9IFIMlSgORfki7DU7O/Qz/Q9",
+	"3BiYyXgAodcddEbfo330toOW5Aav6Bfic7D6K9eg1+gDfH+DFupljMN4XPsVVtnSOu23bdQzVa7ltQMn",
+	"anAJlGyESpamPAD+huKRYOBfqFgEkUDuPabiJAg1aQT/Y+NOCJmBlJFUri1gM+IgN1/RyHUM3ySpk1JL",
+	"pGsuHUqi5aMP/TEy/OH+V20ceJBLijiJXQndNkAHfFgJdBAHaYxGKRdISXuMGlHKMSbfEbgKwam94kiO",
+	"imZ4hZo/dBCYf/RFajkquhg8H8A1SqtN5Jbp7Ijwu8mFVIRXjnJkUg4P2iIi986G0bAjMPBozWaLMGCS",
+	"s5Erk0sKOFFIA/4jil9eYL5IMscojw1wNokZIfNRrtb2OzlEmFuTwKWX31XPTZXXtOdIbJKxrie1PEaU",
+	"y/2KhLHfn4epv7b95f6IAqGcx8CDyAMeVvP3EhubBx20pKwV6wjIFzKLoKtHsAfibvPgrWoDCzB7eq8x",
+	"RnnLpSsQlttUntuc8tKWlBqKXzADxNwx3CV5PQjYWB1FYu8plwfLPFDBP+bBevNjjX52giDiPfqdM1kR",
+	"YtpuXh+sWancg1dXtQx0TEXNVthipHBiyAHmynfb9Aa8VXRYEz8loOXp3oRVGWvU3TP7IK+lW6S4cB00",
+	"W0TslnhdScEmLFYgxc6t6n3miAcBk/+noLCN442AuM1isBR9606YMkFLAjlpdL9OTIAmGEYt4y/8XRyg",
+	"OWk8PLgOOLXKwcCUp8aaBR6BjtodD/6tvR6hF7gDYKaBBy5EB8w3sUUTDUWkHBqDgyVsAFBBOQs6iClP",
+	"zn9PT6i3Wp36hEH+NLg1ittRIFCOvIBJBiJ5SFWKPfAJRZit1c06RDM/ADEeaOIsYEy/5soyxrX33BJT",
+	"JlvJ5zQGMTs05roXiNX62imHCUV+VQi8ctgLPdBW6W2Ib5BjfB6SgHBtXiiiokn09TOR0Xx496PpaLES",
+	"rx4QJpS+gJZeMKLUs9qhchXbL+Z+BKWxMVexWZr5NLEa/wb0lHkGVUz0H9b+lWaVjyOxMatYqlQcal4Q",
+	"w6VIyzOoOc2pC1uOSabJ7Vw5zGbMemYsnHaaBYsUTtghKomizQcVXJQPROxim/5Jh7k/q8yqYKvBJ7yc",
+	"qPqBCCNk5qXTQkzZNzGrG1GmPMB1vgU6TVjge4n2erpOxJJ48HusxQnEo6kK0NRK7ekaUUmzrWiEQq1r",
+	"p+MgH4c3JLR1qRlli2PpXIs0rjrmQSjVKvjIqpjWMFgiHLMqJsQVlKvy9Ev0oabwxu7IXU+FM6J/khHD",
+	"t0SusbGN3gd6Pb/eJ1fXpFL3Y2HaC6uArIrQhpGIGeTCC1emDhpCfw44dEfJPcjaEAK+lM8EKNnjKoC1",
+	"bteEqesFPJfi3OQQVqi1fGab5iEKQhMWHoeKOzoUvoskzJTdTBisLo3e2uSalDaOPSfyUeHGtLMED05Q",
+	"fNwSstImLTuiXD4MxjrU0/lzVOBsEEdqAf9M2Y28/FbSE9doJLiJoFDGJrBS6B1M6T0WGLZGDoNnIsJ+",
+	"DC+F8t9+YvrVyiu47snIsXqIeLFGSTP0LBPtnvwziZ3VMMmWueLQrXIB/PHE4/Nzyu/JlX5BIb4OXVEi",
+	"iXavMCj4cnRFUYKEskB28iSZRd03PMlgt/EFV0gHxe63ebdBRXzQRhfyGiJl65n6pBszhfY1VSwtBDcm",
+	"GdPlpdaRJzi+MAiZuqb5EWx9WExxIeKziflMKVmUyAW3CQiahPN1O2cWlfACZ+RrdmMZhHpWJTIm+k9l",
+	"upmwH9rol4y+NGUeFbYaQZIDDjyyq83HDmIBctW5xNZy+C0NWnvC3rRNsjADZ0ywdA46ylGuuj0cSJoS",
+	"hoSLkM4EVysTgfWMtDfZqTsdZ8K2YJlQOcc0ThgmKannOaa0PdrVaKxfDHtJllptwgqi2srsznEJskfx",
+	"WtlLpHa3YHPNBdKJYosMeOkUro8wNcpVVZsYO/8xMqaNjPmCdJUMpzzf2C9b30CVWIey+PrHUp4Ct5ry",
+	"Jwkd/9VUGMD3ljwbpY8TtN0TunRcbd8mNYXsZlKqoqYaqtCmie04Rei1SlQPkO4zTxridNmNZ8a6fH29",
+	"ApRT8esC32Qe4BcWc5JzKPFeK1BJWedUJzZOrrn8bFttdB5nPVARVvbZomY6nr3grNVMcT3C5+R8zSQv",
+	"yvkmQFRzvozcy73/DgJ/YiTbEcdsUrMDmck5UVYh4yiYiz2PqHg3k0gE/OXA/O1TLoh3iHA4W9A7KDFE",
+	"tACqIivBLdEj16aB8k6UEqjAN9fU464dst2K7fV6pgW+g7AftjZ0QkV7y22rowpz6nkgPpE2rMzXsJwe",
+	"b8+kZbVcuyi5cozVQJ1Scoxq+8uYpeyhppimbObGEte1sgPmRB1uvZhyjURPERb/0pHkmdKqlWyaOZ6X",
+	"fyvtdzJJwf7YN1JRSGP21gokXk2pelYvSRls9xP9kE7XqBnbZyQGOcg0ax0qJteDaleEGVZgup6wdJ9W",
+	"F2HkReqoQduYfpLbSJK2gaRsQCimCqGzfE6ptutU59J75mf7hd5sPffmpxq2/3t5rHdA8tQjvW9cI8o9",
+	"QPqxR6TtYQjBOkbTHq2k6H3QSetVS67FhOl7cZGI6pKR1GhFPGWSzDihHSrrs25vlXdT+halqkgk/tj3",
+	"WCl/sUhqboYEe5ARTSzCILpZxF0I81YBZcp5vscQ9VTPGegkM6VctfnUyZpXX3Gts0cmaTD4hJgHqYVu",
+	"iAAHDqNdUkRfJXNUI1GdVIsL6id51TzQLY2Nnhs8PAiU4OrGO2X7W+rUSUrbJc9QJ2Zv59vYuXlf8Vpd",
+	"wHnTTSW3dlFwR8KQeoRnRmzHzocqY9psodT5seVjAYkVrBqaejoH6fTzrcMJy4M1Xa8w50dyPBfxW6qt",
+	"GDBBG8kTBBfE2KMm8UOcsIwjIi/2REy5IRZRRnM5Yp7pOYhjepIXoo9ZIMoJZem9TlGHfx9HvDTRezRF",
+	"/gr/Hyh3ESXgFLjlJdJPwpYAoi8wRyxIyF19zkSyuvEd5JZ4lRB0zV97jr5PcGEKnNe7McUDDzzGBcGF",
+	"qaqOYQbDWWwncJyqfXpeBtgCcBNzoPcSc6T37eWYBAV1FWLsxh5XGrIClsqnbpmuynHQyQjoBsHaRT5I",
+	"3zGa1EeQl3dDyjKOW2oRsZgt8kigQuY4cqUk4jqqUplkf7QByWrt6mjFCso0YZsLPhgHNt2iCVlfVS4q",
+	"qJ2maohAAtMJM6lP0SdDyhJVkWYVHZ2uBSLIDeUDpwOqAhuKczd4+Gno19OzDQV1Nb5HmUpHHb/07VC7",
+	"pQnYkgjsqTJBT/SY72s6V+FpLwUD15DDnnA3vN3QUKmoMuoxlHj0qL6Cqkp4adxVI5B/daqaXvvLIZDe",
+	"zgLJfGcVuoU+Ehs5EXthxOpo1qHfK45k8y206inFNWoGoeWg0CpTZNs2vzKd8rECfxgxvjuqbdYn/z3C",
+	"PhVro4o++D5dLa3NqKdVlaf4wjpViVQaBwEcZXB+bkzf/+rFezWo4UAP3h8RMwxoIt3oXE2A6jxAcxxu",
+	"vAdxRZukho0uWwMMDZ7NohDP1qqGQ7pijWJUikvW5LjaBBue82YcW/v4zBJTPNPGrG0Re3lu2ELqb4fI",
+	"+7qSUw1KrvlYE1VrCjKZ7A4S2z06n5OQxz6xNEw3g52eMHeKObHxQFN4+fO1Bu86jNg19SBN2jJQgV0J",
+	"COCCKJczYemQOgPKK24aa4/BShbmvRlOe6VNSUxaktsrL9ucMgpBSM0CXUPijbbT+1XjATtSh/WN3rD0",
+	"TXW+Fl8cJAJTDgwIXJlFNHvmjSz/X+X3tqGC3Q7P8Xf3HufPtt6TDIpmLS+a+/GCRiGNCeI+SL3S35Ci",
+	"aZfjGhRN0Qnjoqz3MqYxiY1FvdOORcOy5GXCmnbfV0nKLfhsysnFDEDKdxnKw9j0KZvbu42enRnWdpFv",
+	"Sk7+zVhovYU1GWnV+DvgpVck3DO4bF0F/Iz8iLkmW4iPBhjT1UF2nGCSw4wmIfjPfaP0YSrn/jm5J2FC",
+	"O8QCM4T5LfFQiMGWCr8sVUQ4ZujgHWSwCeYG3MMJy4YlCBVIywRl4G4FMQiSeviYxzuRcbxqQtx/4mbf",
+	"qhmYqFQW1WSib47tP3JzekPqXfmXf5xz8nOMr4+Wocsclnqex9GBcsrodKwLEiTX20HYhyxDKl9yOaMO",
+	"GRu1qzncuuRGOnL0ZjYGBDG8pOwGuWZeF03JOmBeS+eOpHwCLgM6FF2Z6Zsu/N+F4mLK11/9ospozIkA",
+	"vwEW3FuVFo2cAw4HCka+CCLfAwqCqIgr6SqvFZPGt6szg6S9UIW8oPKU2mgAKa8mbIV1pUXLYcDT7hkq",
+	"YI0rgG1a6Fo5Q9zDZIkAZTxQSOYRlxSmtgcCzK2TySdraU+YuRLaOVvb+OQyY9MtbJPsfxM4CUJwgdcq",
+	"JXdstCz1/3oyevSsQY85IvGCHuBbECzjXZa8tFkPqH85h4me5+VJngieSW1oZtj/qv+1wYPiWDtPSOIX",
+	"CxW24qFSdXFiNBKgsLglZAVFJmhoM3NUHMqHXwrriQFeWBIOFWhNRFxcGxIsqdQ/5b4SaZx6Tqagb/bx",
+	"W3hYpJe16aaYA/u+nC0yyP7ECG5CtwoLPgztWgmGewfvXhXt4OtYFPD+bVostVPkA3yIKnA/n0aJpEK4",
+	"vq9HwQbue7aCZ0wVOiaIv2QQPGCUqoOjUeR5KHfENtrGj3yCwy2s43k/DTPHf3yIHuclEfv1PQ8uxN5p",
+	"1ToKHNO4mL+drpHL5TKhwLl283FRnJRA5yoyfpHUm7DavpGpWA+lmsAMkeVKrCHQ7PsL+KqvZQCs+5Q4",
+	"BT4bO/EU8WHfJNTJbEY9/YLBi+9AvxCjaCGpfmwQ1GU09SXPK2+ffJ7ochmp0vJW3cy074lPNlnZVeCA",
+	"TiksGd+u+Vec7lElCs7pGFStpQk7guZw4H3VQ6W6hIsp5WRiFSSP31dInCml4VngR0smQSkgHpQjzHXh",
+	"EEMHbvCKg4egCbTijqrxHjFPZSJVyZvEhBlrBFxa+ZONXpBIA3KKcCKcOCILZ3czdYOHxscx1sG8e4N+",
+	"pu83BG3pKb9Tid0G8SVZtBiEzVL6U8QwPGXI9l18wE/lrmhoif4pRtp6PjgWDuOtfcLLfb8fjceF1vSE",
+	"JYiN6CssFokNPb0DW1nQszbzz98JEr84Aqec0Qvw9ymZyRwO57wpi1+8v0dEl9q3LccakWMUvyNh6tmL",
+	"VV0mi6wq4nNfyW+m6khrazfSBQpM9QKdJTtioD+3tEhMF6Sb3d6EUE4pTo7nRSG80HGZOgfxBQ6Jh+aY",
+	"hiYXAjjQTBhkZ25SgXgU3gHbGhJTm1Gl/tVaF6pd6SBoY0ZaDhpenZ9LSKFQwAqHQqm/JkynktbM99HF",
+	"2eVpf9w/Btuf8uVRb2DSRw7teygXcYkFwr6vmIbCqhIC3+rDqhfK6CDicxXJOGGmVMbbrHMjWuK1BETn",
+	"j5dThRGDbNbNkqod1erzZ/bzS7MY30bXDlb4b1IVtr5voSrK+LIuhsOIZV/ocnLxzWjfkoiQznhlEcfk",
+	"Bv2hLMMoYMiXYr8I8XxOZ9UxXTH9gUYxrQLZZIk9YvhwJw7Tpgz95nLKZhA7BAYp8EHUueLtVIxiQZbd",
+	"CRgtw+DeQan0nm00IgS5erlnsFS3xPHWvipnelO+4c3c3EMDNZLbskX7K7l7zysrp3dt013UGPeSEvJd",
+	"DIVN25+E7YBEHZRsl+/IdMrGZlQVydBKptGjdUxlqqBLs5LcLchoAnS7DRkP/5PwMFEsmS2rp1My2PHC",
+	"OqVVgg8170e6CMLmdDqqPZB5Kkx6efNUwisSR3Vuvhvw+WeythPrVGaoQ0dFqqZ8TlNT17tM1dRG2+tl",
+	"Lk3tnufjztQUL+oAYUCofh+qsOA7ULHkyixtdQkyr8T+V5PYqZ4mRe9NVntSdReKeJ0Y3bbM6WYKcT53",
+	"CY9tEOXllRbPhRH1zV+qyzb2r++Bt1jvbGdKEDGnwosj+v/DjWzFjaz/Texcj7uMpTyKYg04MiYqBp5r",
+	"xYav6tp2eqgJq2XRquAy3GXgERdxvFZp7cPAJ90J6x2NB5/6qrCFqQSKlqANo0VFah2J89i/x2t+iEYf",
+	"e8cXv6SaT1hMXfgCe8F9oiFnSDmFQOZtXQTOsZR0gc6Qv4CkG67qPlIuXVgQFzU1gOigFZdFN5OBfkEV",
+	"9zT6A9DiJGUAaDhhOrOUVTkOfHmx50F6Gx8LwjQzodN7QJQWRyn3PEdnzQ4nTJcu5KjJCdEr3uMCy0b6",
+	"r7iTliFbh+h42DsZq0Qm4IUrN689YT2504ptMJumHLDa7fY+1h/dTWzhrnaOzHP9vIzly1rsCiGpbbgD",
+	"71qJAPJGvRxF0yZ1TVc0q7e1UmJr7sL8ZikFDWqWG0POsur19OVNk5hKitiFSz5hcRkxdd9ZcA+VVkJb",
+	"668VhW2kL5auNZklTIR5HBxw9QfgdxL4TO4r3QvoSesQ4fSY2VLehnBoh/uiS2uu+1NdW6dm26yC//tg",
+	"zNPui+ntfMG8LAlJfskb9kRq94p75SCtE5ecsImGkWxsN1Uti+evl05bIf+B46uMjSERirHDzUlr8oN5",
+	"8mRv1uRbNfMtbb68tAFXY0A1eHVDLXMr1UXYvLIhlPJfA/KKGw6hqwygIZ4Ds7AkmEehYlFSO6oLxlKh",
+	"KovxbSwIqcu4qwnhUbf/P0aEFzQivCQ5SXOmdUN6U5fWLh2rSybH7JFld+cI62vpoBt8RybMpDxOgu+w",
+	"dQshmrCSTE3X1vSoqUKKJwwat5IyhokPru1S5OPZbZzKB3N00jsd9cEISFUJRJAMVkEIdSEursZHF2f9",
+	"66vz0WX/aHAy6B/bRbeSGGTluvuosP4RbNKuIf3PTAYyEb6gaNjWCfcbaSdS+1hPOeFRjm9CApU6v4tI",
+	"XxseRSzSHOuLEAsQaktJxQiWQXnOiSb3JvMN7P0iuEdLzNYTliM1VGSK8Zu22k1X5/yRe+clwbA+uMNr",
+	"cqO8AqBAuY5JvkfBXBCmnJRi6xF4QlGBxsOrfhuNcouYsDBipaoGRcvyygYHcRVDrZcsQkx9C0jNVkja",
+	"ZSBRagi1i8TTsogkkn+SMCguL/qB6FswgiP7txEo7EWV1QFVt+kF5QVzcYvubYKTmksOGNn5LstpySwK",
+	"qVjDqU4JDknYi8Si0f3tszwIVey2yAY/TkrhQvItL5hFSxPiLn/XzHvTXeJb8Bp0VU0ksCuh7l87f+2A",
+	"qSgK/Ua3sQ/nrpeR14Wq6HmLK1c8f0alZpWjA+FB8+jtVMFFXqDCP9XVm5S3Dw3zKtaSWhKtdsZLt2j0",
+	"95F/a8OuQmUYilZ+gD0QWVaRQHMpAhUTNnuaKRazxV7JQvqmhIROeACYch9SIckTX5EZneuL07VcQEzR",
+	"ZuypPTBrdowQB/F3Ku+ATvqauEbp8AQAS61BhJjxOQkVYdFgW5hZUL6SYF8sHACBMsITTSdMY3BLBzOc",
+	"BwhHYkGY0GuxdicmY7zx8Pnh/wUAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -40,6 +40,13 @@ func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*
 	if err != nil {
 		return err
 	}
+	if j.Status == domain.JobCompleted {
+		// The jobs that follow a completion (shadow evaluations) are rows
+		// of the same INSERT: no statement more, on either path.
+		if job, err = withJobRows(job, j.Then); err != nil {
+			return err
+		}
+	}
 	if s.db.Dialect == Postgres && j.Webhook == nil {
 		err = TranslateError(s.db.finishedJobs.write(ctx, finishedWrite{job: job, results: resultRows, hits: hitRows}))
 	} else {
@@ -57,13 +64,17 @@ func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*
 	return describe(err, domain.NotFound, "account %q not found", j.AccountID)
 }
 
-// FinishJob moves a job owner holds to the terminal status to and stores its
-// results and hits, all or nothing. Codes: ABORTED when owner no longer
+// FinishJob moves a job owner holds to the terminal status to, stores its
+// results and hits and queues the jobs then, all or nothing. Codes: ABORTED when owner no longer
 // holds the job; INVALID_ARGUMENT when to is not terminal; UNAVAILABLE,
 // CANCELED, DEADLINE_EXCEEDED.
-func (s *Jobs) FinishJob(ctx context.Context, id, owner string, to domain.JobStatus, now time.Time, jobErr *domain.JobError, results []*domain.JobResult, hits []*domain.LabelHit) error {
+func (s *Jobs) FinishJob(ctx context.Context, id, owner string, to domain.JobStatus, now time.Time, jobErr *domain.JobError, results []*domain.JobResult, hits []*domain.LabelHit, then ...*domain.Job) error {
 	if !to.Terminal() {
 		return domain.Errorf(domain.InvalidArgument, "job status %q is not terminal", to)
+	}
+	thenRows, err := withJobRows(rowsInsert{table: "jobs", columns: jobInsertColumns}, then)
+	if err != nil {
+		return err
 	}
 	now = StoredTime(now)
 	reason, msg := "", ""
@@ -82,8 +93,23 @@ func (s *Jobs) FinishJob(ctx context.Context, id, owner string, to domain.JobSta
 		if err := insertOutcome(ctx, tx, id, results, hits); err != nil {
 			return err
 		}
+		if err := execInserts(ctx, tx, []rowsInsert{thenRows}); err != nil {
+			return err
+		}
 		return enqueueJobWebhook(ctx, tx, id, to, now)
 	})
+}
+
+// withJobRows returns in with the rows of jobs added.
+func withJobRows(in rowsInsert, jobs []*domain.Job) (rowsInsert, error) {
+	for _, j := range jobs {
+		r, err := jobInsert(j)
+		if err != nil {
+			return in, err
+		}
+		in.rows = append(in.rows, r.rows...)
+	}
+	return in, nil
 }
 
 // insertOutcome writes the results and label hits of job id.

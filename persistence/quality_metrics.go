@@ -132,6 +132,13 @@ func (s *QualityMetrics) VersionMetrics(ctx context.Context, q domain.MetricsQue
 	for _, c := range judgements {
 		m.addJudgements(c.Label, c.Expected, c.Actual, c.N)
 	}
+	if q.PolicyVersionID != "" {
+		n, err := s.addShadow(ctx, q, m)
+		if err != nil {
+			return nil, err
+		}
+		evaluations += n
+	}
 	slices.Sort(m.order[len(q.Labels):])
 	out := make([]*domain.VersionMetric, len(m.order))
 	for i, l := range m.order {
@@ -139,4 +146,34 @@ func (s *QualityMetrics) VersionMetrics(ctx context.Context, q domain.MetricsQue
 		out[i].Evaluations = evaluations
 	}
 	return out, nil
+}
+
+// addShadow adds the evaluations of a policy version as a shadow to m (the
+// outcomes it gave live job results, judged by the feedback on those
+// results) and returns how many results it evaluated.
+func (s *QualityMetrics) addShadow(ctx context.Context, q domain.MetricsQuery, m *metricRows) (int, error) {
+	cond, args := where2([]string{"s.account_id = ?", "s.shadow_version_id = ?"}, []any{q.AccountID, q.PolicyVersionID}, "s.job_created", q)
+	var evaluations int
+	if err := s.db.GetContext(ctx, &evaluations, s.db.Rebind(`SELECT COUNT(DISTINCT s.job_result_id) FROM shadow_results s WHERE `+cond), args...); err != nil {
+		return 0, TranslateError(err)
+	}
+	var positives []labelCount
+	if err := s.db.SelectContext(ctx, &positives, s.db.Rebind(`SELECT s.label, COUNT(*) AS n FROM shadow_results s
+		WHERE `+cond+` AND s.shadow_outcome = 'OUTCOME_TRUE' GROUP BY s.label`), args...); err != nil {
+		return 0, TranslateError(err)
+	}
+	for _, p := range positives {
+		m.row(p.Label).Positives += p.N
+	}
+	var judgements []judgementCount
+	if err := s.db.SelectContext(ctx, &judgements, s.db.Rebind(`SELECT f.label, f.expected_outcome, s.shadow_outcome AS actual, COUNT(*) AS n
+		FROM shadow_results s JOIN feedback_annotations f ON f.job_id = s.job_id AND f.job_result_id = s.job_result_id AND f.label = s.label
+		WHERE `+cond+` AND s.shadow_outcome <> 'OUTCOME_UNSPECIFIED' AND f.account_id = ? AND `+judged+`
+		GROUP BY f.label, f.expected_outcome, s.shadow_outcome`), append(args, q.AccountID)...); err != nil {
+		return 0, TranslateError(err)
+	}
+	for _, c := range judgements {
+		m.addJudgements(c.Label, c.Expected, c.Actual, c.N)
+	}
+	return evaluations, nil
 }

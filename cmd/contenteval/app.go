@@ -168,7 +168,8 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 			Media: mediaAnalyzer, MediaPrecheck: framePrecheckFor(m.Precheck),
 		}, m.Log)
 	m.Quality = quality.NewService(quality.Deps{
-		Datasets: persistence.NewDatasets(db), Metrics: persistence.NewQualityMetrics(db), Policies: m.Policies, Labels: persistence.NewLabels(db), Versions: persistence.NewLabelVersions(db),
+		Datasets: persistence.NewDatasets(db), Metrics: persistence.NewQualityMetrics(db), Policies: m.Policies,
+		Shadows: persistence.NewShadows(db), JobStore: persistence.NewJobs(db), Labels: persistence.NewLabels(db), Versions: persistence.NewLabelVersions(db),
 		Jobs: m.Jobs, Images: images, FetchImage: images.Fetch, Clock: m.Clock, Log: m.Log,
 		Tokens: domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/quality")),
 	}, quality.Config{MaxTextBytes: m.Config.JobMaxTextBytes})

@@ -160,6 +160,9 @@ func (s *Service) prepare(ctx context.Context, account *domain.Account, req Requ
 		Expedited: req.Expedited, Options: req.Options, Input: items, Contents: sums,
 		Webhook: req.Webhook, Created: now, Updated: now,
 	}
+	if sj := shadowJob(p.ShadowVersionID, p.ShadowSampleRate, j, s); sj != nil {
+		j.Then = []*domain.Job{sj}
+	}
 	return j, plan, nil
 }
 
@@ -332,6 +335,7 @@ func (s *Service) execute(ctx context.Context, j *domain.Job, account *domain.Ac
 			s.endOnError(ctx, ectx, j, err)
 			return nil
 		}
+		s.queuedShadow(ectx, j)
 	}
 	eval := PlanEvaluator(plan, j)
 	var results []*domain.JobResult
@@ -395,7 +399,11 @@ func (s *Service) finish(j *domain.Job, to domain.JobStatus, jobErr *domain.JobE
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	now := s.clock.Now().UTC().Truncate(time.Microsecond) // as the store keeps it
-	err := s.jobs.FinishJob(ctx, j.ID, j.LeaseOwner, to, now, jobErr, results, hits)
+	var then []*domain.Job
+	if to == domain.JobCompleted {
+		then = j.Then
+	}
+	err := s.jobs.FinishJob(ctx, j.ID, j.LeaseOwner, to, now, jobErr, results, hits, then...)
 	switch {
 	case err == nil:
 		// j now says what the store says, so a waiting request can answer

@@ -26,6 +26,9 @@ type Config struct {
 type Deps struct {
 	Datasets domain.DatasetStore
 	Metrics  domain.QualityMetricsStore
+	Shadows  domain.ShadowStore
+	// JobStore reads the live jobs shadow versions evaluate.
+	JobStore domain.JobStore
 	Labels   domain.LabelStore
 	Versions domain.LabelVersionStore
 	Policies *policies.Service
@@ -64,6 +67,7 @@ func NewService(d Deps, cfg Config) *Service {
 	s := &Service{d: d, cfg: cfg, plans: rules.NewCache(256)}
 	if d.Jobs != nil {
 		d.Jobs.HandleType(domain.JobTypeDatasetRun, s.runChunk)
+		d.Jobs.HandleType(domain.JobTypeShadow, s.runShadow)
 	}
 	return s
 }

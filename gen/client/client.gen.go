@@ -320,6 +320,30 @@ func (e Outcome) Valid() bool {
 	}
 }
 
+// Defines values for PolicyVersionMode.
+const (
+	POLICYVERSIONMODEACTIVE      PolicyVersionMode = "POLICY_VERSION_MODE_ACTIVE"
+	POLICYVERSIONMODEDRAFT       PolicyVersionMode = "POLICY_VERSION_MODE_DRAFT"
+	POLICYVERSIONMODESHADOW      PolicyVersionMode = "POLICY_VERSION_MODE_SHADOW"
+	POLICYVERSIONMODEUNSPECIFIED PolicyVersionMode = "POLICY_VERSION_MODE_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the PolicyVersionMode enum.
+func (e PolicyVersionMode) Valid() bool {
+	switch e {
+	case POLICYVERSIONMODEACTIVE:
+		return true
+	case POLICYVERSIONMODEDRAFT:
+		return true
+	case POLICYVERSIONMODESHADOW:
+		return true
+	case POLICYVERSIONMODEUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PrecheckFailureType.
 const (
 	PRECHECKFAILURETYPEINVALIDIMAGE           PrecheckFailureType = "PRECHECK_FAILURE_TYPE_INVALID_IMAGE"
@@ -621,7 +645,15 @@ type CreatePolicyResponse struct {
 
 // CreatePolicyVersionRequest defines model for CreatePolicyVersionRequest.
 type CreatePolicyVersionRequest struct {
-	Text string `json:"text"`
+	// Mode ACTIVE: jobs are evaluated with it. SHADOW: evaluated on a sample of the policy's
+	// live jobs after their result is recorded, for comparison only (at most one per
+	// policy). DRAFT: stored, used by nothing until activated (also a version no longer
+	// active nor shadow).
+	Mode *PolicyVersionMode `json:"mode,omitempty"`
+
+	// ShadowSampleRate The share of live jobs a SHADOW version evaluates (unset - 1); only with mode SHADOW.
+	ShadowSampleRate *float64 `json:"shadowSampleRate,omitempty"`
+	Text             string   `json:"text"`
 }
 
 // CreatePolicyVersionResponse defines model for CreatePolicyVersionResponse.
@@ -1148,6 +1180,12 @@ type ListPolicyVersionsResponse struct {
 	PolicyVersions *[]PolicyVersion `json:"policyVersions,omitempty"`
 }
 
+// ListShadowResultsResponse defines model for ListShadowResultsResponse.
+type ListShadowResultsResponse struct {
+	Disagreements []ShadowDisagreement `json:"disagreements"`
+	NextPageToken *string              `json:"nextPageToken,omitempty"`
+}
+
 // Modality defines model for Modality.
 type Modality string
 
@@ -1175,19 +1213,40 @@ type Policy struct {
 	Disabled        *bool      `json:"disabled,omitempty"`
 	PolicyId        *string    `json:"policyId,omitempty"`
 	PolicyKey       *string    `json:"policyKey,omitempty"`
+
+	// ShadowSampleRate The share of live jobs the shadow version evaluates (with shadowVersionId).
+	ShadowSampleRate *float64 `json:"shadowSampleRate,omitempty"`
+
+	// ShadowVersionId The shadow version (absent when there is none).
+	ShadowVersionId *string    `json:"shadowVersionId,omitempty"`
 	Updated         *time.Time `json:"updated,omitempty"`
 }
 
 // PolicyVersion defines model for PolicyVersion.
 type PolicyVersion struct {
-	ComplexityScore   *float64     `json:"complexityScore,omitempty"`
-	Created           *time.Time   `json:"created,omitempty"`
-	PolicyId          *string      `json:"policyId,omitempty"`
-	PolicyVersionId   *string      `json:"policyVersionId,omitempty"`
-	SequentialVersion *float32     `json:"sequentialVersion,omitempty"`
-	Text              *string      `json:"text,omitempty"`
-	TokenCountsV2     *TokenCounts `json:"tokenCountsV2,omitempty"`
+	ComplexityScore *float64   `json:"complexityScore,omitempty"`
+	Created         *time.Time `json:"created,omitempty"`
+
+	// Mode ACTIVE: jobs are evaluated with it. SHADOW: evaluated on a sample of the policy's
+	// live jobs after their result is recorded, for comparison only (at most one per
+	// policy). DRAFT: stored, used by nothing until activated (also a version no longer
+	// active nor shadow).
+	Mode              *PolicyVersionMode `json:"mode,omitempty"`
+	PolicyId          *string            `json:"policyId,omitempty"`
+	PolicyVersionId   *string            `json:"policyVersionId,omitempty"`
+	SequentialVersion *float32           `json:"sequentialVersion,omitempty"`
+
+	// ShadowSampleRate For the SHADOW version, the share of live jobs it evaluates.
+	ShadowSampleRate *float64     `json:"shadowSampleRate,omitempty"`
+	Text             *string      `json:"text,omitempty"`
+	TokenCountsV2    *TokenCounts `json:"tokenCountsV2,omitempty"`
 }
+
+// PolicyVersionMode ACTIVE: jobs are evaluated with it. SHADOW: evaluated on a sample of the policy's
+// live jobs after their result is recorded, for comparison only (at most one per
+// policy). DRAFT: stored, used by nothing until activated (also a version no longer
+// active nor shadow).
+type PolicyVersionMode string
 
 // PrecheckFailureDetail defines model for PrecheckFailureDetail.
 type PrecheckFailureDetail struct {
@@ -1242,6 +1301,43 @@ type SectionReport struct {
 // SetLabelTagsRequest defines model for SetLabelTagsRequest.
 type SetLabelTagsRequest struct {
 	LabelTagIds []string `json:"labelTagIds"`
+}
+
+// ShadowDisagreement defines model for ShadowDisagreement.
+type ShadowDisagreement struct {
+	// ActiveOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	ActiveOutcome Outcome `json:"activeOutcome"`
+	ContentHash   string  `json:"contentHash"`
+	JobResultId   string  `json:"jobResultId"`
+
+	// JobUuid The live job.
+	JobUuid string `json:"jobUuid"`
+	Label   string `json:"label"`
+
+	// ShadowOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	ShadowOutcome Outcome `json:"shadowOutcome"`
+}
+
+// ShadowLabelStats defines model for ShadowLabelStats.
+type ShadowLabelStats struct {
+	// ActiveTrue Evaluated results where the live outcome was TRUE.
+	ActiveTrue int32  `json:"activeTrue"`
+	BothTrue   int32  `json:"bothTrue"`
+	Label      string `json:"label"`
+
+	// ShadowTrue Evaluated results where the shadow's outcome was TRUE.
+	ShadowTrue int32 `json:"shadowTrue"`
+}
+
+// ShadowStats `evaluated` live job results, of which `agreements` had the same outcome for every
+// label and `disagreements` did not (`agreements + disagreements = evaluated`).
+type ShadowStats struct {
+	Agreements    int32 `json:"agreements"`
+	Disagreements int32 `json:"disagreements"`
+	Evaluated     int32 `json:"evaluated"`
+
+	// Labels One entry per label of either version, by name.
+	Labels []ShadowLabelStats `json:"labels"`
 }
 
 // SimpleStatus The body of a 429.
@@ -1432,6 +1528,9 @@ type QualityPageSize100 = int32
 
 // QualityPageSize1000 defines model for QualityPageSize1000.
 type QualityPageSize1000 = int32
+
+// QualityPageSizeCamel100 defines model for QualityPageSizeCamel100.
+type QualityPageSizeCamel100 = int32
 
 // SignedExpires defines model for SignedExpires.
 type SignedExpires = int64
@@ -1647,6 +1746,15 @@ type GetPolicyVersionMetricsParams struct {
 
 	// Until Count jobs created before this time (unset - up to now); after `since`.
 	Until *MetricsUntil `form:"until,omitempty" json:"until,omitempty"`
+}
+
+// ListShadowResultsParams defines parameters for ListShadowResults.
+type ListShadowResultsParams struct {
+	// PageSize Items per page. Unset or 0 gives 100; at most 1000; negative is rejected.
+	PageSize *QualityPageSizeCamel100 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenCamel `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // CreateBatchJobJSONRequestBody defines body for CreateBatchJob for application/json ContentType.
@@ -2546,9 +2654,14 @@ type ClientInterface interface {
 
 	// CreatePolicyVersionWithBody Publish a new policy version
 	//
-	// Compiles `text` into a new immutable version, which becomes the policy's active
-	// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-	// a CompilationErrors detail.
+	// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+	// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+	// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+	// policy's shadow version in place of any other, evaluated on the share
+	// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+	// result is recorded: it adds no latency and never changes their results, hits or
+	// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
+	// Activate a version with `.../activate`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2557,14 +2670,29 @@ type ClientInterface interface {
 
 	// CreatePolicyVersion Publish a new policy version
 	//
-	// Compiles `text` into a new immutable version, which becomes the policy's active
-	// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-	// a CompilationErrors detail.
+	// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+	// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+	// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+	// policy's shadow version in place of any other, evaluated on the share
+	// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+	// result is recorded: it adds no latency and never changes their results, hits or
+	// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
+	// Activate a version with `.../activate`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/policies/{policyId}/versions (the `CreatePolicyVersion` operationId).
 	CreatePolicyVersion(ctx context.Context, policyId PolicyId, body CreatePolicyVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ActivatePolicyVersion Activate a policy version
+	//
+	// Makes the version the policy's active version (policy-first accounts only): jobs
+	// submitted from now on are evaluated with it. Activating the shadow version ends
+	// the shadowing (the policy has no shadow after); activating the active version
+	// changes nothing.
+	//
+	// Corresponds with POST /v1/policies/{policyId}/versions/{policyVersionId}/activate (the `ActivatePolicyVersion` operationId).
+	ActivatePolicyVersion(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetPolicyVersionMetrics Live metrics of a policy version
 	//
@@ -2576,6 +2704,27 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics (the `GetPolicyVersionMetrics` operationId).
 	GetPolicyVersionMetrics(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *GetPolicyVersionMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListShadowResults List the disagreements of a shadow version
+	//
+	// Lists the labels of live job results where the version, evaluated as a shadow, gave
+	// another outcome than the live one (policy-first accounts only), by job result (oldest
+	// first) and label. A label one version lacks counts as FALSE for it and is reported
+	// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100, at most 1000.
+	//
+	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results (the `ListShadowResults` operationId).
+	ListShadowResults(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *ListShadowResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetShadowStats Agreement of a shadow version with the active one
+	//
+	// Summarises the version's shadow evaluations (policy-first accounts only): how many
+	// live job results it evaluated, in how many every label agreed with the live
+	// outcome, and per label how often each version found it TRUE. Shadow evaluations
+	// run from the queue after the live result is recorded, so the counts trail the live
+	// traffic. A version never shadowed has none (zeros).
+	//
+	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats (the `GetShadowStats` operationId).
+	GetShadowStats(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // ListBatchJobs List batch jobs
@@ -3752,9 +3901,14 @@ func (c *Client) ListPolicyVersions(ctx context.Context, policyId PolicyId, para
 
 // CreatePolicyVersionWithBody Publish a new policy version
 //
-// Compiles `text` into a new immutable version, which becomes the policy's active
-// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-// a CompilationErrors detail.
+// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+// policy's shadow version in place of any other, evaluated on the share
+// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+// result is recorded: it adds no latency and never changes their results, hits or
+// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
+// Activate a version with `.../activate`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3773,15 +3927,40 @@ func (c *Client) CreatePolicyVersionWithBody(ctx context.Context, policyId Polic
 
 // CreatePolicyVersion Publish a new policy version
 //
-// Compiles `text` into a new immutable version, which becomes the policy's active
-// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-// a CompilationErrors detail.
+// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+// policy's shadow version in place of any other, evaluated on the share
+// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+// result is recorded: it adds no latency and never changes their results, hits or
+// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
+// Activate a version with `.../activate`.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/policies/{policyId}/versions (the `CreatePolicyVersion` operationId).
 func (c *Client) CreatePolicyVersion(ctx context.Context, policyId PolicyId, body CreatePolicyVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreatePolicyVersionRequest(c.Server, policyId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ActivatePolicyVersion Activate a policy version
+//
+// Makes the version the policy's active version (policy-first accounts only): jobs
+// submitted from now on are evaluated with it. Activating the shadow version ends
+// the shadowing (the policy has no shadow after); activating the active version
+// changes nothing.
+//
+// Corresponds with POST /v1/policies/{policyId}/versions/{policyVersionId}/activate (the `ActivatePolicyVersion` operationId).
+func (c *Client) ActivatePolicyVersion(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewActivatePolicyVersionRequest(c.Server, policyId, policyVersionId)
 	if err != nil {
 		return nil, err
 	}
@@ -3803,6 +3982,47 @@ func (c *Client) CreatePolicyVersion(ctx context.Context, policyId PolicyId, bod
 // Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics (the `GetPolicyVersionMetrics` operationId).
 func (c *Client) GetPolicyVersionMetrics(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *GetPolicyVersionMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPolicyVersionMetricsRequest(c.Server, policyId, policyVersionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListShadowResults List the disagreements of a shadow version
+//
+// Lists the labels of live job results where the version, evaluated as a shadow, gave
+// another outcome than the live one (policy-first accounts only), by job result (oldest
+// first) and label. A label one version lacks counts as FALSE for it and is reported
+// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100, at most 1000.
+//
+// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results (the `ListShadowResults` operationId).
+func (c *Client) ListShadowResults(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *ListShadowResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListShadowResultsRequest(c.Server, policyId, policyVersionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetShadowStats Agreement of a shadow version with the active one
+//
+// Summarises the version's shadow evaluations (policy-first accounts only): how many
+// live job results it evaluated, in how many every label agreed with the live
+// outcome, and per label how often each version found it TRUE. Shadow evaluations
+// run from the queue after the live result is recorded, so the counts trail the live
+// traffic. A version never shadowed has none (zeros).
+//
+// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats (the `GetShadowStats` operationId).
+func (c *Client) GetShadowStats(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetShadowStatsRequest(c.Server, policyId, policyVersionId)
 	if err != nil {
 		return nil, err
 	}
@@ -6080,6 +6300,47 @@ func NewCreatePolicyVersionRequestWithBody(server string, policyId PolicyId, con
 	return req, nil
 }
 
+// NewActivatePolicyVersionRequest constructs an http.Request for the ActivatePolicyVersion method
+func NewActivatePolicyVersionRequest(server string, policyId PolicyId, policyVersionId PolicyVersionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "policyId", policyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "policyVersionId", policyVersionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/policies/%s/versions/%s/activate", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewGetPolicyVersionMetricsRequest constructs an http.Request for the GetPolicyVersionMetrics method
 func NewGetPolicyVersionMetricsRequest(server string, policyId PolicyId, policyVersionId PolicyVersionId, params *GetPolicyVersionMetricsParams) (*http.Request, error) {
 	var err error
@@ -6150,6 +6411,127 @@ func NewGetPolicyVersionMetricsRequest(server string, policyId PolicyId, policyV
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListShadowResultsRequest constructs an http.Request for the ListShadowResults method
+func NewListShadowResultsRequest(server string, policyId PolicyId, policyVersionId PolicyVersionId, params *ListShadowResultsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "policyId", policyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "policyVersionId", policyVersionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/policies/%s/versions/%s/shadow-results", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageSize", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageToken", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetShadowStatsRequest constructs an http.Request for the GetShadowStats method
+func NewGetShadowStatsRequest(server string, policyId PolicyId, policyVersionId PolicyVersionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "policyId", policyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "policyVersionId", policyVersionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/policies/%s/versions/%s/shadow-stats", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6896,9 +7278,14 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePolicyVersionWithBodyWithResponse Publish a new policy version
 	//
-	// Compiles `text` into a new immutable version, which becomes the policy's active
-	// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-	// a CompilationErrors detail.
+	// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+	// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+	// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+	// policy's shadow version in place of any other, evaluated on the share
+	// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+	// result is recorded: it adds no latency and never changes their results, hits or
+	// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
+	// Activate a version with `.../activate`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6907,14 +7294,31 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePolicyVersionWithResponse Publish a new policy version
 	//
-	// Compiles `text` into a new immutable version, which becomes the policy's active
-	// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-	// a CompilationErrors detail.
+	// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+	// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+	// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+	// policy's shadow version in place of any other, evaluated on the share
+	// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+	// result is recorded: it adds no latency and never changes their results, hits or
+	// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
+	// Activate a version with `.../activate`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/policies/{policyId}/versions (the `CreatePolicyVersion` operationId).
 	CreatePolicyVersionWithResponse(ctx context.Context, policyId PolicyId, body CreatePolicyVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePolicyVersionHTTPResponse, error)
+
+	// ActivatePolicyVersionWithResponse Activate a policy version
+	//
+	// Makes the version the policy's active version (policy-first accounts only): jobs
+	// submitted from now on are evaluated with it. Activating the shadow version ends
+	// the shadowing (the policy has no shadow after); activating the active version
+	// changes nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/policies/{policyId}/versions/{policyVersionId}/activate (the `ActivatePolicyVersion` operationId).
+	ActivatePolicyVersionWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*ActivatePolicyVersionHTTPResponse, error)
 
 	// GetPolicyVersionMetricsWithResponse Live metrics of a policy version
 	//
@@ -6928,6 +7332,31 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics (the `GetPolicyVersionMetrics` operationId).
 	GetPolicyVersionMetricsWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *GetPolicyVersionMetricsParams, reqEditors ...RequestEditorFn) (*GetPolicyVersionMetricsHTTPResponse, error)
+
+	// ListShadowResultsWithResponse List the disagreements of a shadow version
+	//
+	// Lists the labels of live job results where the version, evaluated as a shadow, gave
+	// another outcome than the live one (policy-first accounts only), by job result (oldest
+	// first) and label. A label one version lacks counts as FALSE for it and is reported
+	// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100, at most 1000.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results (the `ListShadowResults` operationId).
+	ListShadowResultsWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *ListShadowResultsParams, reqEditors ...RequestEditorFn) (*ListShadowResultsHTTPResponse, error)
+
+	// GetShadowStatsWithResponse Agreement of a shadow version with the active one
+	//
+	// Summarises the version's shadow evaluations (policy-first accounts only): how many
+	// live job results it evaluated, in how many every label agreed with the live
+	// outcome, and per label how often each version found it TRUE. Shadow evaluations
+	// run from the queue after the live result is recorded, so the counts trail the live
+	// traffic. A version never shadowed has none (zeros).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats (the `GetShadowStats` operationId).
+	GetShadowStatsWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*GetShadowStatsHTTPResponse, error)
 }
 
 // ListBatchJobsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListBatchJobs
@@ -9438,6 +9867,68 @@ func (r CreatePolicyVersionHTTPResponse) ContentType() string {
 	return ""
 }
 
+// ActivatePolicyVersionHTTPResponse429Headers the declared response headers of an HTTP 429 response for ActivatePolicyVersion
+type ActivatePolicyVersionHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ActivatePolicyVersionHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GetPolicyResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ActivatePolicyVersionHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ActivatePolicyVersionHTTPResponse) GetJSON200() *GetPolicyResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ActivatePolicyVersionHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ActivatePolicyVersionHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ActivatePolicyVersionHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ActivatePolicyVersionHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ActivatePolicyVersionHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ActivatePolicyVersionHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetPolicyVersionMetricsHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetPolicyVersionMetrics
 type GetPolicyVersionMetricsHTTPResponse429Headers struct {
 	RetryAfter *int32
@@ -9494,6 +9985,130 @@ func (r GetPolicyVersionMetricsHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetPolicyVersionMetricsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListShadowResultsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListShadowResults
+type ListShadowResultsHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ListShadowResultsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListShadowResultsResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListShadowResultsHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListShadowResultsHTTPResponse) GetJSON200() *ListShadowResultsResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListShadowResultsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListShadowResultsHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListShadowResultsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListShadowResultsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListShadowResultsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListShadowResultsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetShadowStatsHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetShadowStats
+type GetShadowStatsHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type GetShadowStatsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ShadowStats
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetShadowStatsHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetShadowStatsHTTPResponse) GetJSON200() *ShadowStats {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetShadowStatsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetShadowStatsHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetShadowStatsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetShadowStatsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetShadowStatsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetShadowStatsHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10510,9 +11125,14 @@ func (c *ClientWithResponses) ListPolicyVersionsWithResponse(ctx context.Context
 
 // CreatePolicyVersionWithBodyWithResponse Publish a new policy version
 //
-// Compiles `text` into a new immutable version, which becomes the policy's active
-// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-// a CompilationErrors detail.
+// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+// policy's shadow version in place of any other, evaluated on the share
+// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+// result is recorded: it adds no latency and never changes their results, hits or
+// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
+// Activate a version with `.../activate`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10527,9 +11147,14 @@ func (c *ClientWithResponses) CreatePolicyVersionWithBodyWithResponse(ctx contex
 
 // CreatePolicyVersionWithResponse Publish a new policy version
 //
-// Compiles `text` into a new immutable version, which becomes the policy's active
-// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-// a CompilationErrors detail.
+// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+// policy's shadow version in place of any other, evaluated on the share
+// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+// result is recorded: it adds no latency and never changes their results, hits or
+// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
+// Activate a version with `.../activate`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -10540,6 +11165,24 @@ func (c *ClientWithResponses) CreatePolicyVersionWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseCreatePolicyVersionHTTPResponse(rsp)
+}
+
+// ActivatePolicyVersionWithResponse Activate a policy version
+//
+// Makes the version the policy's active version (policy-first accounts only): jobs
+// submitted from now on are evaluated with it. Activating the shadow version ends
+// the shadowing (the policy has no shadow after); activating the active version
+// changes nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/policies/{policyId}/versions/{policyVersionId}/activate (the `ActivatePolicyVersion` operationId).
+func (c *ClientWithResponses) ActivatePolicyVersionWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*ActivatePolicyVersionHTTPResponse, error) {
+	rsp, err := c.ActivatePolicyVersion(ctx, policyId, policyVersionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseActivatePolicyVersionHTTPResponse(rsp)
 }
 
 // GetPolicyVersionMetricsWithResponse Live metrics of a policy version
@@ -10559,6 +11202,43 @@ func (c *ClientWithResponses) GetPolicyVersionMetricsWithResponse(ctx context.Co
 		return nil, err
 	}
 	return ParseGetPolicyVersionMetricsHTTPResponse(rsp)
+}
+
+// ListShadowResultsWithResponse List the disagreements of a shadow version
+//
+// Lists the labels of live job results where the version, evaluated as a shadow, gave
+// another outcome than the live one (policy-first accounts only), by job result (oldest
+// first) and label. A label one version lacks counts as FALSE for it and is reported
+// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100, at most 1000.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results (the `ListShadowResults` operationId).
+func (c *ClientWithResponses) ListShadowResultsWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *ListShadowResultsParams, reqEditors ...RequestEditorFn) (*ListShadowResultsHTTPResponse, error) {
+	rsp, err := c.ListShadowResults(ctx, policyId, policyVersionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListShadowResultsHTTPResponse(rsp)
+}
+
+// GetShadowStatsWithResponse Agreement of a shadow version with the active one
+//
+// Summarises the version's shadow evaluations (policy-first accounts only): how many
+// live job results it evaluated, in how many every label agreed with the live
+// outcome, and per label how often each version found it TRUE. Shadow evaluations
+// run from the queue after the live result is recorded, so the counts trail the live
+// traffic. A version never shadowed has none (zeros).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats (the `GetShadowStats` operationId).
+func (c *ClientWithResponses) GetShadowStatsWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*GetShadowStatsHTTPResponse, error) {
+	rsp, err := c.GetShadowStats(ctx, policyId, policyVersionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetShadowStatsHTTPResponse(rsp)
 }
 
 // ParseListBatchJobsHTTPResponse parses an HTTP response from a ListBatchJobsWithResponse call
@@ -12709,6 +13389,59 @@ func ParseCreatePolicyVersionHTTPResponse(rsp *http.Response) (*CreatePolicyVers
 	return response, nil
 }
 
+// ParseActivatePolicyVersionHTTPResponse parses an HTTP response from a ActivatePolicyVersionWithResponse call
+func ParseActivatePolicyVersionHTTPResponse(rsp *http.Response) (*ActivatePolicyVersionHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ActivatePolicyVersionHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GetPolicyResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ActivatePolicyVersionHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetPolicyVersionMetricsHTTPResponse parses an HTTP response from a GetPolicyVersionMetricsWithResponse call
 func ParseGetPolicyVersionMetricsHTTPResponse(rsp *http.Response) (*GetPolicyVersionMetricsHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12749,6 +13482,112 @@ func ParseGetPolicyVersionMetricsHTTPResponse(rsp *http.Response) (*GetPolicyVer
 	switch {
 	case rsp.StatusCode == 429:
 		var headers GetPolicyVersionMetricsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListShadowResultsHTTPResponse parses an HTTP response from a ListShadowResultsWithResponse call
+func ParseListShadowResultsHTTPResponse(rsp *http.Response) (*ListShadowResultsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListShadowResultsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListShadowResultsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListShadowResultsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetShadowStatsHTTPResponse parses an HTTP response from a GetShadowStatsWithResponse call
+func ParseGetShadowStatsHTTPResponse(rsp *http.Response) (*GetShadowStatsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetShadowStatsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ShadowStats
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetShadowStatsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
