@@ -150,26 +150,40 @@ func (s *QualityMetrics) VersionMetrics(ctx context.Context, q domain.MetricsQue
 
 // addShadow adds the evaluations of a policy version as a shadow to m (the
 // outcomes it gave live job results, judged by the feedback on those
-// results) and returns how many results it evaluated.
+// results) and returns how many results it evaluated. A label of the
+// version without a stored outcome was FALSE (shadow_results keeps only
+// TRUE and FAILED ones); feedback on labels the version lacks is left out.
 func (s *QualityMetrics) addShadow(ctx context.Context, q domain.MetricsQuery, m *metricRows) (int, error) {
-	cond, args := where2([]string{"s.account_id = ?", "s.shadow_version_id = ?"}, []any{q.AccountID, q.PolicyVersionID}, "s.job_created", q)
+	cond, args := where2([]string{"e.account_id = ?", "e.shadow_version_id = ?"}, []any{q.AccountID, q.PolicyVersionID}, "e.job_created", q)
 	var evaluations int
-	if err := s.db.GetContext(ctx, &evaluations, s.db.Rebind(`SELECT COUNT(DISTINCT s.job_result_id) FROM shadow_results s WHERE `+cond), args...); err != nil {
+	if err := s.db.GetContext(ctx, &evaluations, s.db.Rebind(`SELECT COUNT(*) FROM shadow_evaluations e WHERE `+cond), args...); err != nil {
 		return 0, TranslateError(err)
 	}
 	var positives []labelCount
-	if err := s.db.SelectContext(ctx, &positives, s.db.Rebind(`SELECT s.label, COUNT(*) AS n FROM shadow_results s
-		WHERE `+cond+` AND s.shadow_outcome = 'OUTCOME_TRUE' GROUP BY s.label`), args...); err != nil {
+	if err := s.db.SelectContext(ctx, &positives, s.db.Rebind(`SELECT r.label, COUNT(*) AS n
+		FROM shadow_results r JOIN shadow_evaluations e ON e.shadow_version_id = r.shadow_version_id AND e.job_result_id = r.job_result_id
+		WHERE `+cond+` AND r.shadow_outcome = 'OUTCOME_TRUE' GROUP BY r.label`), args...); err != nil {
 		return 0, TranslateError(err)
 	}
 	for _, p := range positives {
 		m.row(p.Label).Positives += p.N
 	}
+	if len(q.Labels) == 0 {
+		return evaluations, nil
+	}
+	in := strings.TrimSuffix(strings.Repeat("?, ", len(q.Labels)), ", ")
+	jargs := append(args, q.AccountID)
+	for _, l := range q.Labels {
+		jargs = append(jargs, l)
+	}
 	var judgements []judgementCount
-	if err := s.db.SelectContext(ctx, &judgements, s.db.Rebind(`SELECT f.label, f.expected_outcome, s.shadow_outcome AS actual, COUNT(*) AS n
-		FROM shadow_results s JOIN feedback_annotations f ON f.job_id = s.job_id AND f.job_result_id = s.job_result_id AND f.label = s.label
-		WHERE `+cond+` AND s.shadow_outcome <> 'OUTCOME_UNSPECIFIED' AND f.account_id = ? AND `+judged+`
-		GROUP BY f.label, f.expected_outcome, s.shadow_outcome`), append(args, q.AccountID)...); err != nil {
+	if err := s.db.SelectContext(ctx, &judgements, s.db.Rebind(`
+		SELECT f.label, f.expected_outcome, COALESCE(r.shadow_outcome, 'OUTCOME_FALSE') AS actual, COUNT(*) AS n
+		FROM shadow_evaluations e
+		JOIN feedback_annotations f ON f.job_id = e.job_id AND f.job_result_id = e.job_result_id
+		LEFT JOIN shadow_results r ON r.shadow_version_id = e.shadow_version_id AND r.job_result_id = e.job_result_id AND r.label = f.label
+		WHERE `+cond+` AND f.account_id = ? AND `+judged+` AND f.label IN (`+in+`)
+		GROUP BY f.label, f.expected_outcome, COALESCE(r.shadow_outcome, 'OUTCOME_FALSE')`), jargs...); err != nil {
 		return 0, TranslateError(err)
 	}
 	for _, c := range judgements {

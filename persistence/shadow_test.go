@@ -159,30 +159,40 @@ func TestShadows_FinishStatsDisagreements(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, claimed, 3)
 
-		T, F, U := rules.OutcomeTrue, rules.OutcomeFalse, rules.OutcomeUnspecified
-		row := func(result, label string, active, shadow rules.Outcome) *domain.ShadowResult {
-			return &domain.ShadowResult{ShadowVersionID: "shadow-v", JobResultID: result, Label: label, AccountID: "a1",
-				PolicyID: "p", ActiveVersionID: "v1", JobID: "live", JobCreated: t0, ContentHash: "sha256::" + result,
-				Active: active, Shadow: shadow, Disagrees: domain.ShadowOutcomesDisagree(active, shadow), Created: t0}
+		T, F, U, X := rules.OutcomeTrue, rules.OutcomeFalse, rules.OutcomeUnspecified, rules.OutcomeFailed
+		eval := func(result string, labels ...domain.ShadowLabelOutcome) *domain.ShadowEvaluation {
+			e := &domain.ShadowEvaluation{ShadowVersionID: "shadow-v", JobResultID: result, AccountID: "a1", PolicyID: "p",
+				ActiveVersionID: "v1", JobID: "live", JobCreated: t0, ContentHash: "sha256::" + result, Created: t0}
+			for _, l := range labels {
+				l.Disagrees = domain.ShadowOutcomesDisagree(l.Active, l.Shadow)
+				e.Disagrees = e.Disagrees || l.Disagrees
+				e.Labels = append(e.Labels, l)
+			}
+			return e
 		}
-		rows := []*domain.ShadowResult{
-			row("r1", "Spam", T, T), row("r1", "Threat", F, F), // agree
-			row("r2", "Spam", F, T), row("r2", "Threat", F, F), row("r2", "Scam", U, T), // disagree twice
-			row("r3", "Spam", T, F), row("r3", "Scam", U, F), // disagree once; a missing label is FALSE
+		lo := func(label string, a, s rules.Outcome) domain.ShadowLabelOutcome {
+			return domain.ShadowLabelOutcome{Label: label, Active: a, Shadow: s}
 		}
-		requireCode(t, store.FinishShadowJob(ctx, "s1", "someone-else", rows, t0), domain.Aborted)
-		require.NoError(t, store.FinishShadowJob(ctx, "s1", "w", rows, t0))
-		requireCode(t, store.FinishShadowJob(ctx, "s1", "w", rows, t0), domain.Aborted)
+		evals := []*domain.ShadowEvaluation{
+			eval("r0"),                   // nothing notable: agree
+			eval("r1", lo("Spam", T, T)), // agree
+			eval("r2", lo("Spam", F, T), lo("Scam", U, T)),   // disagree twice
+			eval("r3", lo("Spam", T, F), lo("Threat", X, X)), // disagree once; FAILED both agree
+		}
+		requireCode(t, store.FinishShadowJob(ctx, "s1", "someone-else", evals, t0), domain.Aborted)
+		require.NoError(t, store.FinishShadowJob(ctx, "s1", "w", evals, t0))
+		requireCode(t, store.FinishShadowJob(ctx, "s1", "w", evals, t0), domain.Aborted)
 		require.NoError(t, store.FinishShadowJob(ctx, "s2", "w", nil, t0), "a dropped evaluation stores nothing")
 
-		st, err := store.ShadowStats(ctx, "a1", "shadow-v")
+		st, err := store.ShadowStats(ctx, "a1", "shadow-v", []string{"Threat", "Spam", "Scam", "Quiet"})
 		require.NoError(t, err)
-		require.Equal(t, &domain.ShadowStats{Evaluated: 3, Agreements: 1, Disagreements: 2, Labels: []domain.ShadowLabelStats{
+		require.Equal(t, &domain.ShadowStats{Evaluated: 4, Agreements: 2, Disagreements: 2, Labels: []domain.ShadowLabelStats{
+			{Label: "Quiet"},
 			{Label: "Scam", ActiveTrue: 0, ShadowTrue: 1, BothTrue: 0},
 			{Label: "Spam", ActiveTrue: 2, ShadowTrue: 2, BothTrue: 1},
-			{Label: "Threat", ActiveTrue: 0, ShadowTrue: 0, BothTrue: 0},
+			{Label: "Threat"},
 		}}, st)
-		other, err := store.ShadowStats(ctx, "a2", "shadow-v")
+		other, err := store.ShadowStats(ctx, "a2", "shadow-v", nil)
 		require.NoError(t, err)
 		require.Zero(t, other.Evaluated)
 		require.Empty(t, other.Labels)
@@ -193,6 +203,8 @@ func TestShadows_FinishStatsDisagreements(t *testing.T) {
 			page, err := store.ListShadowDisagreements(ctx, "a1", "shadow-v", after, 2)
 			require.NoError(t, err)
 			for _, r := range page {
+				require.Equal(t, "live", r.JobID)
+				require.Equal(t, "sha256::"+r.JobResultID, r.ContentHash)
 				got = append(got, fmt.Sprintf("%s/%s %s>%s", r.JobResultID, r.Label, r.Active, r.Shadow))
 			}
 			if len(page) < 2 {

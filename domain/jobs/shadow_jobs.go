@@ -45,3 +45,28 @@ func (s *Service) queuedShadow(ctx context.Context, j *domain.Job) {
 		j.Then = []*domain.Job{sj}
 	}
 }
+
+// withActive returns then with the live results' outcomes recorded in the
+// shadow jobs among them, when the live job completes.
+func withActive(then []*domain.Job, results []*domain.JobResult) []*domain.Job {
+	if len(then) == 0 {
+		return nil
+	}
+	active := domain.EncodeShadowActive(results)
+	out := make([]*domain.Job, len(then))
+	for i, t := range then {
+		if t.Type != domain.JobTypeShadow {
+			out[i] = t
+			continue
+		}
+		c := *t
+		c.Options = map[string]string{domain.ShadowActiveOption: active}
+		for k, v := range t.Options {
+			if k != domain.ShadowActiveOption {
+				c.Options[k] = v
+			}
+		}
+		out[i] = &c
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"time"
 
 	"github.com/contenteval/contenteval/domain"
 )
@@ -23,6 +24,26 @@ func (s *Service) HandleType(t domain.JobType, task Task) {
 	s.tasks[t] = task
 }
 
+// HandleBackgroundType is HandleType for work no client waits for and
+// that must not slow those who do (shadow evaluations): a claimed job of
+// type t starts when this process runs no evaluation for a waiting client,
+// or after backgroundPatience.
+func (s *Service) HandleBackgroundType(t domain.JobType, task Task) {
+	s.tasks[t] = task
+	s.background[t] = true
+}
+
+// backgroundPatience bounds how long a background task waits for a gap in
+// the synchronous work.
+const backgroundPatience = 50 * time.Millisecond
+
+// YieldToLive returns once this process runs no evaluation for a waiting
+// client (or after a short patience, or when ctx ends): a background task
+// calls it between its steps, so that each step starts in a gap.
+func (s *Service) YieldToLive(ctx context.Context) {
+	s.live.wait(ctx, backgroundPatience)
+}
+
 // run runs a claimed job: with the task of its type, or as a client's job.
 func (s *Service) run(ctx context.Context, j *domain.Job) {
 	task, ok := s.tasks[j.Type]
@@ -34,6 +55,9 @@ func (s *Service) run(ctx context.Context, j *domain.Job) {
 	defer cancel()
 	stop := s.renewWhileRunning(tctx, cancel, j)
 	defer stop()
+	if s.background[j.Type] {
+		s.YieldToLive(tctx)
+	}
 	err := task(tctx, j, s.runner)
 	switch {
 	case err == nil:

@@ -82,8 +82,11 @@ type Service struct {
 	runner   *ItemRunner
 	owner    string // this process's lease owner id
 	log      *slog.Logger
-	// tasks run the internal job types (tasks.go).
-	tasks map[domain.JobType]Task
+	// tasks run the internal job types (tasks.go); background ones yield
+	// to live, the evaluations waiting clients wait for.
+	tasks      map[domain.JobType]Task
+	background map[domain.JobType]bool
+	live       *liveWork
 
 	wake chan struct{}
 	// bgCtx bounds the jobs this process runs outside a worker (synchronous
@@ -108,7 +111,8 @@ func NewService(jobs domain.JobStore, policies *policies.Service, accounts domai
 	return &Service{
 		jobs: jobs, policies: policies, accounts: accounts, clock: clock, tokens: tokens,
 		cfg: cfg, runner: runner, owner: domain.NewID(), log: log,
-		wake: make(chan struct{}, 1), bgCtx: ctx, bgCancel: cancel, tasks: map[domain.JobType]Task{},
+		wake: make(chan struct{}, 1), bgCtx: ctx, bgCancel: cancel,
+		tasks: map[domain.JobType]Task{}, background: map[domain.JobType]bool{}, live: newLiveWork(),
 	}
 }
 
@@ -193,6 +197,10 @@ func (s *Service) own(j *domain.Job) {
 // job keeps running when the cap (or the client) gives up. Codes:
 // INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION.
 func (s *Service) Submit(ctx context.Context, account *domain.Account, req Request) (*domain.Job, error) {
+	if req.Wait {
+		s.live.begin()
+		defer s.live.end()
+	}
 	j, plan, err := s.prepare(ctx, account, req)
 	if err != nil {
 		return nil, err
@@ -401,7 +409,7 @@ func (s *Service) finish(j *domain.Job, to domain.JobStatus, jobErr *domain.JobE
 	now := s.clock.Now().UTC().Truncate(time.Microsecond) // as the store keeps it
 	var then []*domain.Job
 	if to == domain.JobCompleted {
-		then = j.Then
+		then = withActive(j.Then, results)
 	}
 	err := s.jobs.FinishJob(ctx, j.ID, j.LeaseOwner, to, now, jobErr, results, hits, then...)
 	switch {

@@ -3,7 +3,6 @@ package quality
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/jobs"
@@ -23,42 +22,48 @@ const (
 
 // runShadow is the task of a shadow job: it evaluates the live job's
 // content with the shadow version through the item runner, compares every
-// label with the live result, and stores the comparison as it finishes the
-// shadow job. The live job, its results, hits and webhooks are only read.
+// label with the live outcomes recorded with the shadow job, and stores
+// the comparison as it finishes the shadow job. The live job, its results,
+// hits and webhooks are only read.
 func (s *Service) runShadow(ctx context.Context, j *domain.Job, runner *jobs.ItemRunner) error {
-	results, err := s.shadowResults(ctx, j, runner)
+	evals, err := s.shadowEvaluations(ctx, j, runner)
 	if err != nil {
 		if ctx.Err() != nil || j.Attempts < maxShadowAttempts {
 			return err
 		}
 		s.d.Log.Error("shadow evaluation dropped", "job", j.ID, "attempts", j.Attempts, "error", err.Error())
-		results = nil
+		evals = nil
 	}
-	return s.d.Shadows.FinishShadowJob(ctx, j.ID, j.LeaseOwner, results, s.d.Clock.Now())
+	// The write, too, waits for a gap: on SQLite it would hold the one
+	// write lock a synchronous job's write waits for.
+	s.d.Jobs.YieldToLive(ctx)
+	return s.d.Shadows.FinishShadowJob(ctx, j.ID, j.LeaseOwner, evals, s.d.Clock.Now())
 }
 
-func (s *Service) shadowResults(ctx context.Context, j *domain.Job, runner *jobs.ItemRunner) ([]*domain.ShadowResult, error) {
-	live, err := s.d.JobStore.GetJob(ctx, j.AccountID, j.Options[domain.ShadowOfOption])
+func (s *Service) shadowEvaluations(ctx context.Context, j *domain.Job, runner *jobs.ItemRunner) ([]*domain.ShadowEvaluation, error) {
+	active, err := domain.DecodeShadowActive(j.Options[domain.ShadowActiveOption])
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("shadow job %s: the live outcomes: %w", j.ID, err)
 	}
-	if live.Status != domain.JobCompleted {
-		return nil, fmt.Errorf("shadow job %s follows job %s, which is %s", j.ID, live.ID, live.Status)
-	}
-	active, err := s.d.JobStore.ListJobResults(ctx, live.ID)
+	live, err := s.d.JobStore.GetJob(ctx, j.AccountID, j.Options[domain.ShadowOfOption])
 	if err != nil {
 		return nil, err
 	}
 	if len(active) != len(live.Input) {
 		return nil, fmt.Errorf("shadow job %s: job %s has %d results for %d items", j.ID, live.ID, len(active), len(live.Input))
 	}
-	_, plan, err := s.d.Policies.Plan(ctx, j.PolicyID, j.PolicyVersionID)
+	_, activePlan, err := s.d.Policies.Plan(ctx, live.PolicyID, live.PolicyVersionID)
 	if err != nil {
 		return nil, err
 	}
-	eval := jobs.PlanEvaluator(plan, live)
+	_, shadowPlan, err := s.d.Policies.Plan(ctx, j.PolicyID, j.PolicyVersionID)
+	if err != nil {
+		return nil, err
+	}
+	cmp := newComparison(activePlan.Labels(), shadowPlan.Labels())
+	eval := jobs.PlanEvaluator(shadowPlan, live)
 	now := s.d.Clock.Now()
-	var out []*domain.ShadowResult
+	out := make([]*domain.ShadowEvaluation, len(active))
 	for i, a := range active {
 		it := jobs.JobItem(live, i)
 		it.JobID = j.ID
@@ -70,71 +75,87 @@ func (s *Service) shadowResults(ctx context.Context, j *domain.Job, runner *jobs
 		} else if err == nil {
 			shadow = res.Report
 		}
-		out = append(out, compareReports(j, live, a, shadow, now)...)
+		e := &domain.ShadowEvaluation{
+			ShadowVersionID: j.PolicyVersionID, JobResultID: a.ResultID, AccountID: j.AccountID, PolicyID: j.PolicyID,
+			ActiveVersionID: live.PolicyVersionID, JobID: live.ID, JobCreated: live.Created, ContentHash: a.ContentHash, Created: now,
+		}
+		e.Labels, e.Disagrees = cmp.compare(a.Outcomes, shadow)
+		out[i] = e
 	}
 	return out, nil
 }
 
-// compareReports compares each label of the active result a with the
-// shadow's report (nil when the shadow could not evaluate the item: every
-// label FAILED).
-func compareReports(j, live *domain.Job, a *domain.JobResult, shadow *rules.Report, now time.Time) []*domain.ShadowResult {
-	outcomes := func(rep *rules.Report) map[string]rules.Outcome {
-		m := map[string]rules.Outcome{}
-		if rep != nil {
-			for _, sec := range rep.Sections {
-				m[sec.Name] = sec.Result
+// comparison compares the outcomes of two versions label by label.
+type comparison struct {
+	labels         []string // the active version's, then the shadow's new ones
+	active, shadow map[string]bool
+}
+
+func newComparison(active, shadow []string) *comparison {
+	c := &comparison{active: map[string]bool{}, shadow: map[string]bool{}}
+	for _, l := range active {
+		c.active[l] = true
+		c.labels = append(c.labels, l)
+	}
+	for _, l := range shadow {
+		c.shadow[l] = true
+		if !c.active[l] {
+			c.labels = append(c.labels, l)
+		}
+	}
+	return c
+}
+
+// compare returns the notable labels of a result (live outcomes other than
+// FALSE in active; shadow nil when the shadow could not evaluate the item:
+// FAILED for each of its labels) and whether any label disagrees.
+func (c *comparison) compare(active map[string]rules.Outcome, shadow *rules.Report) ([]domain.ShadowLabelOutcome, bool) {
+	sh := map[string]rules.Outcome{}
+	if shadow != nil {
+		for _, sec := range shadow.Sections {
+			sh[sec.Name] = sec.Result
+		}
+	}
+	var out []domain.ShadowLabelOutcome
+	disagrees := false
+	for _, l := range c.labels {
+		ao, so := rules.OutcomeUnspecified, rules.OutcomeUnspecified
+		if c.active[l] {
+			ao = rules.OutcomeFalse
+			if o, ok := active[l]; ok {
+				ao = o
 			}
 		}
-		return m
-	}
-	act, sh := outcomes(a.Report), outcomes(shadow)
-	// The labels of both versions: the active report's in order, then the
-	// shadow's new ones.
-	var names []string
-	seen := map[string]bool{}
-	for _, rep := range []*rules.Report{a.Report, shadow} {
-		if rep == nil {
+		if c.shadow[l] {
+			so = rules.OutcomeFailed
+			if shadow != nil {
+				so = rules.OutcomeFalse
+				if o, ok := sh[l]; ok {
+					so = o
+				}
+			}
+		}
+		if !domain.ShadowNotable(ao, so) {
 			continue
 		}
-		for _, sec := range rep.Sections {
-			if !seen[sec.Name] {
-				names = append(names, sec.Name)
-				seen[sec.Name] = true
-			}
-		}
+		d := domain.ShadowOutcomesDisagree(ao, so)
+		disagrees = disagrees || d
+		out = append(out, domain.ShadowLabelOutcome{Label: l, Active: ao, Shadow: so, Disagrees: d})
 	}
-	out := make([]*domain.ShadowResult, 0, len(names))
-	for _, name := range names {
-		ao, so := act[name], sh[name]
-		if ao == "" {
-			ao = rules.OutcomeUnspecified
-		}
-		switch {
-		case shadow == nil:
-			so = rules.OutcomeFailed
-		case so == "":
-			so = rules.OutcomeUnspecified
-		}
-		out = append(out, &domain.ShadowResult{
-			ShadowVersionID: j.PolicyVersionID, JobResultID: a.ID, Label: name, AccountID: j.AccountID,
-			PolicyID: j.PolicyID, ActiveVersionID: live.PolicyVersionID, JobID: live.ID, JobCreated: live.Created,
-			ContentHash: a.ContentHash, Active: ao, Shadow: so, Disagrees: domain.ShadowOutcomesDisagree(ao, so), Created: now,
-		})
-	}
-	return out
+	return out, disagrees
 }
 
 // shadowVersion checks that versionID is a version of the account's
-// policy. Codes: NOT_FOUND.
-func (s *Service) shadowVersion(ctx context.Context, account *domain.Account, policyID, versionID string) error {
+// policy and returns its labels. Codes: NOT_FOUND.
+func (s *Service) shadowVersion(ctx context.Context, account *domain.Account, policyID, versionID string) ([]string, error) {
 	if _, err := s.d.Policies.Get(ctx, account, policyID); err != nil {
-		return domain.DescribeNotFound(err, "policy %q not found", policyID)
+		return nil, domain.DescribeNotFound(err, "policy %q not found", policyID)
 	}
-	if _, _, err := s.d.Policies.Plan(ctx, policyID, versionID); err != nil {
-		return domain.DescribeNotFound(err, "policy version %q of policy %q not found", versionID, policyID)
+	_, plan, err := s.d.Policies.Plan(ctx, policyID, versionID)
+	if err != nil {
+		return nil, domain.DescribeNotFound(err, "policy version %q of policy %q not found", versionID, policyID)
 	}
-	return nil
+	return plan.Labels(), nil
 }
 
 // ShadowStats summarises a version's shadow evaluations: job results
@@ -142,22 +163,26 @@ func (s *Service) shadowVersion(ctx context.Context, account *domain.Account, po
 // version found it TRUE. A version never shadowed has none. Codes:
 // NOT_FOUND (policy, version).
 func (s *Service) ShadowStats(ctx context.Context, account *domain.Account, policyID, versionID string) (*domain.ShadowStats, error) {
-	if err := s.shadowVersion(ctx, account, policyID, versionID); err != nil {
+	labels, err := s.shadowVersion(ctx, account, policyID, versionID)
+	if err != nil {
 		return nil, err
 	}
-	return s.d.Shadows.ShadowStats(ctx, account.ID, versionID)
+	return s.d.Shadows.ShadowStats(ctx, account.ID, versionID, labels)
 }
 
 // ShadowDisagreements returns a page of a version's shadow evaluations
 // whose outcome differs from the live one, by job result and label.
 // Codes: NOT_FOUND (policy, version), INVALID_ARGUMENT (page size, token).
-func (s *Service) ShadowDisagreements(ctx context.Context, account *domain.Account, policyID, versionID string, pageSize *int32, pageToken string) ([]*domain.ShadowResult, string, error) {
+func (s *Service) ShadowDisagreements(ctx context.Context, account *domain.Account, policyID, versionID string, pageSize *int32, pageToken string) ([]*domain.ShadowDisagreement, string, error) {
 	q := domain.PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
 		Default: defaultShadowPage, Max: maxShadowPage, Scope: "shadowResults\x00" + account.ID + "\x00" + policyID + "\x00" + versionID}
-	check := func() error { return s.shadowVersion(ctx, account, policyID, versionID) }
-	return domain.KeysetPage(s.d.Tokens, q, check, func(after *domain.ShadowCursor, limit int) ([]*domain.ShadowResult, error) {
+	check := func() error {
+		_, err := s.shadowVersion(ctx, account, policyID, versionID)
+		return err
+	}
+	return domain.KeysetPage(s.d.Tokens, q, check, func(after *domain.ShadowCursor, limit int) ([]*domain.ShadowDisagreement, error) {
 		return s.d.Shadows.ListShadowDisagreements(ctx, account.ID, versionID, after, limit)
-	}, func(r *domain.ShadowResult) domain.ShadowCursor {
+	}, func(r *domain.ShadowDisagreement) domain.ShadowCursor {
 		return domain.ShadowCursor{JobResultID: r.JobResultID, Label: r.Label}
 	})
 }
