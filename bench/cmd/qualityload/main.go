@@ -6,14 +6,15 @@
 //     run again and again (POST .../dataset-runs until COMPLETED), in
 //     examples per second; target >= 2,000/s on SQLite with the built-in
 //     evaluators.
+//
 //   - shadow: synchronous POST /v1/jobs (waitForCompletion, one 1 KiB text
 //     item, the 20-label policy) at a fixed rate (open loop), alternating
 //     rounds against a policy without a shadow version and an identical
 //     one whose shadow version (sample rate 1) evaluates every job; target:
 //     latency with the shadow within 5% of without, in the same run.
 //
-//	go run ./bench/cmd/qualityload [-backends sqlite,postgres] [-examples 10000] [-runs 3]
-//	    [-rate 100] [-d 10s] [-rounds 6] [-out bench/results/quality-run.md]
+//     go run ./bench/cmd/qualityload [-backends sqlite,postgres] [-examples 10000] [-runs 3]
+//     [-rate 100] [-d 10s] [-rounds 6] [-out bench/results/quality-run.md]
 package main
 
 import (
