@@ -40,18 +40,27 @@ func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*
 	if err != nil {
 		return err
 	}
+	var then rowsInsert
 	if j.Status == domain.JobCompleted {
-		// The jobs that follow a completion (shadow evaluations) are rows
-		// of the same INSERT: no statement more, on either path.
-		if job, err = withJobRows(job, j.Then); err != nil {
+		if then, err = withJobRows(rowsInsert{table: "jobs", columns: jobInsertColumns}, j.Then); err != nil {
 			return err
 		}
 	}
 	if s.db.Dialect == Postgres && j.Webhook == nil {
+		// The jobs that follow the completion (shadow evaluations) are
+		// rows of the same prepared statement.
+		job.rows = append(job.rows, then.rows...)
 		err = TranslateError(s.db.finishedJobs.write(ctx, finishedWrite{job: job, results: resultRows, hits: hitRows}))
 	} else {
+		insertThen, perr := s.thenInsert(ctx, then)
+		if perr != nil {
+			return TranslateError(perr)
+		}
 		err = s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 			if err := execInserts(ctx, tx, []rowsInsert{job, resultRows, hitRows}); err != nil {
+				return err
+			}
+			if err := insertThen(tx); err != nil {
 				return err
 			}
 			if j.Webhook == nil {
@@ -76,6 +85,10 @@ func (s *Jobs) FinishJob(ctx context.Context, id, owner string, to domain.JobSta
 	if err != nil {
 		return err
 	}
+	insertThen, err := s.thenInsert(ctx, thenRows)
+	if err != nil {
+		return TranslateError(err)
+	}
 	now = StoredTime(now)
 	reason, msg := "", ""
 	if jobErr != nil {
@@ -93,11 +106,37 @@ func (s *Jobs) FinishJob(ctx context.Context, id, owner string, to domain.JobSta
 		if err := insertOutcome(ctx, tx, id, results, hits); err != nil {
 			return err
 		}
-		if err := execInserts(ctx, tx, []rowsInsert{thenRows}); err != nil {
+		if err := insertThen(tx); err != nil {
 			return err
 		}
 		return enqueueJobWebhook(ctx, tx, id, to, now)
 	})
+}
+
+// thenInsert returns how to insert the jobs that follow a completion in
+// its transaction: one row each, with a prepared statement (prepared here,
+// before the transaction holds a connection). A statement of its own rather
+// than more rows in the job's INSERT, which SQLite parses on every call:
+// measured, a second row there cost the write of a synchronous job 60%
+// more (BenchmarkCreateFinishedJobShadow).
+func (s *Jobs) thenInsert(ctx context.Context, rows rowsInsert) (func(tx *sqlx.Tx) error, error) {
+	if len(rows.rows) == 0 {
+		return func(*sqlx.Tx) error { return nil }, nil
+	}
+	q, _ := rows.sql(0, 1)
+	st, err := s.db.prepared(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return func(tx *sqlx.Tx) error {
+		txst := tx.StmtxContext(ctx, st)
+		for _, r := range rows.rows {
+			if _, err := txst.ExecContext(ctx, r...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
 }
 
 // withJobRows returns in with the rows of jobs added.
