@@ -2576,7 +2576,9 @@ type ClientInterface interface {
 	// work (it survives restarts; each example is counted once), RUNNING once part of it
 	// is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
 	// `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
-	// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION).
+	// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+	// not count against the account's daily evaluation quota and do not show among its
+	// jobs.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2591,7 +2593,9 @@ type ClientInterface interface {
 	// work (it survives restarts; each example is counted once), RUNNING once part of it
 	// is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
 	// `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
-	// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION).
+	// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+	// not count against the account's daily evaluation quota and do not show among its
+	// jobs.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2660,8 +2664,9 @@ type ClientInterface interface {
 	// policy's shadow version in place of any other, evaluated on the share
 	// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
 	// result is recorded: it adds no latency and never changes their results, hits or
-	// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
-	// Activate a version with `.../activate`.
+	// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+	// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+	// stores it. Activate a version with `.../activate`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2676,8 +2681,9 @@ type ClientInterface interface {
 	// policy's shadow version in place of any other, evaluated on the share
 	// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
 	// result is recorded: it adds no latency and never changes their results, hits or
-	// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
-	// Activate a version with `.../activate`.
+	// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+	// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+	// stores it. Activate a version with `.../activate`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3743,7 +3749,9 @@ func (c *Client) GetLabelVersion(ctx context.Context, labelId LabelId, labelVers
 // work (it survives restarts; each example is counted once), RUNNING once part of it
 // is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
 // `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
-// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION).
+// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+// not count against the account's daily evaluation quota and do not show among its
+// jobs.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3768,7 +3776,9 @@ func (c *Client) CreateDatasetRunWithBody(ctx context.Context, labelId LabelId, 
 // work (it survives restarts; each example is counted once), RUNNING once part of it
 // is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
 // `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
-// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION).
+// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+// not count against the account's daily evaluation quota and do not show among its
+// jobs.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -3907,8 +3917,9 @@ func (c *Client) ListPolicyVersions(ctx context.Context, policyId PolicyId, para
 // policy's shadow version in place of any other, evaluated on the share
 // `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
 // result is recorded: it adds no latency and never changes their results, hits or
-// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
-// Activate a version with `.../activate`.
+// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+// stores it. Activate a version with `.../activate`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3933,8 +3944,9 @@ func (c *Client) CreatePolicyVersionWithBody(ctx context.Context, policyId Polic
 // policy's shadow version in place of any other, evaluated on the share
 // `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
 // result is recorded: it adds no latency and never changes their results, hits or
-// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
-// Activate a version with `.../activate`.
+// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+// stores it. Activate a version with `.../activate`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -7192,7 +7204,9 @@ type ClientWithResponsesInterface interface {
 	// work (it survives restarts; each example is counted once), RUNNING once part of it
 	// is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
 	// `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
-	// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION).
+	// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+	// not count against the account's daily evaluation quota and do not show among its
+	// jobs.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7207,7 +7221,9 @@ type ClientWithResponsesInterface interface {
 	// work (it survives restarts; each example is counted once), RUNNING once part of it
 	// is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
 	// `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
-	// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION).
+	// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+	// not count against the account's daily evaluation quota and do not show among its
+	// jobs.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7284,8 +7300,9 @@ type ClientWithResponsesInterface interface {
 	// policy's shadow version in place of any other, evaluated on the share
 	// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
 	// result is recorded: it adds no latency and never changes their results, hits or
-	// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
-	// Activate a version with `.../activate`.
+	// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+	// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+	// stores it. Activate a version with `.../activate`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -7300,8 +7317,9 @@ type ClientWithResponsesInterface interface {
 	// policy's shadow version in place of any other, evaluated on the share
 	// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
 	// result is recorded: it adds no latency and never changes their results, hits or
-	// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
-	// Activate a version with `.../activate`.
+	// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+	// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+	// stores it. Activate a version with `.../activate`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -10991,7 +11009,9 @@ func (c *ClientWithResponses) GetLabelVersionWithResponse(ctx context.Context, l
 // work (it survives restarts; each example is counted once), RUNNING once part of it
 // is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
 // `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
-// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION).
+// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+// not count against the account's daily evaluation quota and do not show among its
+// jobs.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11012,7 +11032,9 @@ func (c *ClientWithResponses) CreateDatasetRunWithBodyWithResponse(ctx context.C
 // work (it survives restarts; each example is counted once), RUNNING once part of it
 // is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
 // `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
-// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION).
+// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+// not count against the account's daily evaluation quota and do not show among its
+// jobs.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11131,8 +11153,9 @@ func (c *ClientWithResponses) ListPolicyVersionsWithResponse(ctx context.Context
 // policy's shadow version in place of any other, evaluated on the share
 // `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
 // result is recorded: it adds no latency and never changes their results, hits or
-// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
-// Activate a version with `.../activate`.
+// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+// stores it. Activate a version with `.../activate`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -11153,8 +11176,9 @@ func (c *ClientWithResponses) CreatePolicyVersionWithBodyWithResponse(ctx contex
 // policy's shadow version in place of any other, evaluated on the share
 // `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
 // result is recorded: it adds no latency and never changes their results, hits or
-// webhooks (see shadow-stats, shadow-results, metrics); DRAFT only stores it.
-// Activate a version with `.../activate`.
+// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+// stores it. Activate a version with `.../activate`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
