@@ -334,7 +334,7 @@ func TestShadowVersion_ErrorsAndScope(t *testing.T) {
 			})
 		}
 		requireStatus(t, env.call(http.MethodPost, versions+"/nope/activate", tok, ""), http.StatusNotFound, domain.NotFound)
-		requireStatus(t, env.call(http.MethodGet, versions+"/"+vid+"/shadow-results?pageSize=1001", tok, ""), http.StatusBadRequest, domain.InvalidArgument)
+		requireStatus(t, env.call(http.MethodGet, versions+"/"+vid+"/shadow-results?pageSize=-1", tok, ""), http.StatusBadRequest, domain.InvalidArgument)
 		requireStatus(t, env.call(http.MethodGet, versions+"/"+vid+"/shadow-stats", env.LabelFirst.Token, ""), http.StatusBadRequest, domain.FailedPrecondition)
 		// The intruder's attempts changed nothing.
 		gp, err := env.Client(tok).GetPolicyWithResponse(context.Background(), policyID)

@@ -1666,7 +1666,7 @@ type ListLabelsParams struct {
 
 // ListDatasetRunsParams defines parameters for ListDatasetRuns.
 type ListDatasetRunsParams struct {
-	// PageSize Items per page. Unset or 0 gives 100; at most 1000; negative is rejected.
+	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
 	PageSize *QualityPageSize100 `form:"page_size,omitempty" json:"page_size,omitempty"`
 
 	// PageToken The `nextPageToken` of the previous response for the same request.
@@ -1678,7 +1678,7 @@ type CompareDatasetRunsParams struct {
 	// BaseDatasetRunId The run to compare with.
 	BaseDatasetRunId string `form:"baseDatasetRunId" json:"baseDatasetRunId"`
 
-	// PageSize Items per page. Unset or 0 gives 1000; at most 1000; negative is rejected.
+	// PageSize Items per page. Unset or 0 gives 1000; above 1000 is treated as 1000; negative is rejected.
 	PageSize *QualityPageSize1000 `form:"page_size,omitempty" json:"page_size,omitempty"`
 
 	// PageToken The `nextPageToken` of the previous response for the same request.
@@ -1687,7 +1687,7 @@ type CompareDatasetRunsParams struct {
 
 // ListDatasetRunResultsParams defines parameters for ListDatasetRunResults.
 type ListDatasetRunResultsParams struct {
-	// PageSize Items per page. Unset or 0 gives 100; at most 1000; negative is rejected.
+	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
 	PageSize *QualityPageSize100 `form:"page_size,omitempty" json:"page_size,omitempty"`
 
 	// PageToken The `nextPageToken` of the previous response for the same request.
@@ -1696,7 +1696,7 @@ type ListDatasetRunResultsParams struct {
 
 // ListDatasetExamplesParams defines parameters for ListDatasetExamples.
 type ListDatasetExamplesParams struct {
-	// PageSize Items per page. Unset or 0 gives 100; at most 1000; negative is rejected.
+	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
 	PageSize *QualityPageSize100 `form:"page_size,omitempty" json:"page_size,omitempty"`
 
 	// PageToken The `nextPageToken` of the previous response for the same request.
@@ -1750,7 +1750,7 @@ type GetPolicyVersionMetricsParams struct {
 
 // ListShadowResultsParams defines parameters for ListShadowResults.
 type ListShadowResultsParams struct {
-	// PageSize Items per page. Unset or 0 gives 100; at most 1000; negative is rejected.
+	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
 	PageSize *QualityPageSizeCamel100 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 
 	// PageToken The `nextPageToken` of the previous response for the same request.
@@ -2416,7 +2416,7 @@ type ClientInterface interface {
 	// ListDatasetRuns List the dataset runs of a label
 	//
 	// Lists the label's runs, newest first (label-first accounts only).
-	// `page_size` (or `pageSize`): unset or 0 gives 100, at most 1000.
+	// `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
 	//
 	// Corresponds with GET /v1/labels/{labelId}/dataset-runs (the `ListDatasetRuns` operationId).
 	ListDatasetRuns(ctx context.Context, labelId LabelId, params *ListDatasetRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2435,7 +2435,7 @@ type ClientInterface interface {
 	// `baseDatasetRunId` (or `base_dataset_run_id`), among the examples both runs
 	// evaluated, in this run's example order (label-first accounts only). Both runs must
 	// be runs of the label and finished (FAILED_PRECONDITION otherwise).
-	// `page_size` (or `pageSize`): unset or 0 gives 1000, at most 1000.
+	// `page_size` (or `pageSize`): unset or 0 gives 1000; above 1000 is treated as 1000.
 	//
 	// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/compare (the `CompareDatasetRuns` operationId).
 	CompareDatasetRuns(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *CompareDatasetRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2444,7 +2444,7 @@ type ClientInterface interface {
 	//
 	// Lists the run's results of the examples evaluated so far, in the run's example order
 	// (the examples' creation order), each with its evaluation report (label-first
-	// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100, at most 1000.
+	// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
 	//
 	// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/results (the `ListDatasetRunResults` operationId).
 	ListDatasetRunResults(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *ListDatasetRunResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2452,7 +2452,7 @@ type ClientInterface interface {
 	// ListDatasetExamples List the dataset examples of a label
 	//
 	// Lists the label's dataset examples, oldest first, with their content (label-first
-	// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100, at most 1000.
+	// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
 	// A page holds fewer examples than asked rather than more than 16 MiB of content;
 	// `nextPageToken` then continues after its last example. `page_token` (or
 	// `pageToken`) must come from a request for the same label.
@@ -2716,7 +2716,7 @@ type ClientInterface interface {
 	// Lists the labels of live job results where the version, evaluated as a shadow, gave
 	// another outcome than the live one (policy-first accounts only), by job result (oldest
 	// first) and label. A label one version lacks counts as FALSE for it and is reported
-	// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100, at most 1000.
+	// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100; above 1000 is treated as 1000.
 	//
 	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results (the `ListShadowResults` operationId).
 	ListShadowResults(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *ListShadowResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3439,7 +3439,7 @@ func (c *Client) ArchiveLabel(ctx context.Context, labelId LabelId, reqEditors .
 // ListDatasetRuns List the dataset runs of a label
 //
 // Lists the label's runs, newest first (label-first accounts only).
-// `page_size` (or `pageSize`): unset or 0 gives 100, at most 1000.
+// `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
 //
 // Corresponds with GET /v1/labels/{labelId}/dataset-runs (the `ListDatasetRuns` operationId).
 func (c *Client) ListDatasetRuns(ctx context.Context, labelId LabelId, params *ListDatasetRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3478,7 +3478,7 @@ func (c *Client) GetDatasetRun(ctx context.Context, labelId LabelId, datasetRunI
 // `baseDatasetRunId` (or `base_dataset_run_id`), among the examples both runs
 // evaluated, in this run's example order (label-first accounts only). Both runs must
 // be runs of the label and finished (FAILED_PRECONDITION otherwise).
-// `page_size` (or `pageSize`): unset or 0 gives 1000, at most 1000.
+// `page_size` (or `pageSize`): unset or 0 gives 1000; above 1000 is treated as 1000.
 //
 // Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/compare (the `CompareDatasetRuns` operationId).
 func (c *Client) CompareDatasetRuns(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *CompareDatasetRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3497,7 +3497,7 @@ func (c *Client) CompareDatasetRuns(ctx context.Context, labelId LabelId, datase
 //
 // Lists the run's results of the examples evaluated so far, in the run's example order
 // (the examples' creation order), each with its evaluation report (label-first
-// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100, at most 1000.
+// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
 //
 // Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/results (the `ListDatasetRunResults` operationId).
 func (c *Client) ListDatasetRunResults(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *ListDatasetRunResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3515,7 +3515,7 @@ func (c *Client) ListDatasetRunResults(ctx context.Context, labelId LabelId, dat
 // ListDatasetExamples List the dataset examples of a label
 //
 // Lists the label's dataset examples, oldest first, with their content (label-first
-// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100, at most 1000.
+// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
 // A page holds fewer examples than asked rather than more than 16 MiB of content;
 // `nextPageToken` then continues after its last example. `page_token` (or
 // `pageToken`) must come from a request for the same label.
@@ -4009,7 +4009,7 @@ func (c *Client) GetPolicyVersionMetrics(ctx context.Context, policyId PolicyId,
 // Lists the labels of live job results where the version, evaluated as a shadow, gave
 // another outcome than the live one (policy-first accounts only), by job result (oldest
 // first) and label. A label one version lacks counts as FALSE for it and is reported
-// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100, at most 1000.
+// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100; above 1000 is treated as 1000.
 //
 // Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results (the `ListShadowResults` operationId).
 func (c *Client) ListShadowResults(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *ListShadowResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7026,7 +7026,7 @@ type ClientWithResponsesInterface interface {
 	// ListDatasetRunsWithResponse List the dataset runs of a label
 	//
 	// Lists the label's runs, newest first (label-first accounts only).
-	// `page_size` (or `pageSize`): unset or 0 gives 100, at most 1000.
+	// `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7049,7 +7049,7 @@ type ClientWithResponsesInterface interface {
 	// `baseDatasetRunId` (or `base_dataset_run_id`), among the examples both runs
 	// evaluated, in this run's example order (label-first accounts only). Both runs must
 	// be runs of the label and finished (FAILED_PRECONDITION otherwise).
-	// `page_size` (or `pageSize`): unset or 0 gives 1000, at most 1000.
+	// `page_size` (or `pageSize`): unset or 0 gives 1000; above 1000 is treated as 1000.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7060,7 +7060,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Lists the run's results of the examples evaluated so far, in the run's example order
 	// (the examples' creation order), each with its evaluation report (label-first
-	// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100, at most 1000.
+	// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7070,7 +7070,7 @@ type ClientWithResponsesInterface interface {
 	// ListDatasetExamplesWithResponse List the dataset examples of a label
 	//
 	// Lists the label's dataset examples, oldest first, with their content (label-first
-	// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100, at most 1000.
+	// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
 	// A page holds fewer examples than asked rather than more than 16 MiB of content;
 	// `nextPageToken` then continues after its last example. `page_token` (or
 	// `pageToken`) must come from a request for the same label.
@@ -7356,7 +7356,7 @@ type ClientWithResponsesInterface interface {
 	// Lists the labels of live job results where the version, evaluated as a shadow, gave
 	// another outcome than the live one (policy-first accounts only), by job result (oldest
 	// first) and label. A label one version lacks counts as FALSE for it and is reported
-	// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100, at most 1000.
+	// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100; above 1000 is treated as 1000.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -10741,7 +10741,7 @@ func (c *ClientWithResponses) ArchiveLabelWithResponse(ctx context.Context, labe
 // ListDatasetRunsWithResponse List the dataset runs of a label
 //
 // Lists the label's runs, newest first (label-first accounts only).
-// `page_size` (or `pageSize`): unset or 0 gives 100, at most 1000.
+// `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10776,7 +10776,7 @@ func (c *ClientWithResponses) GetDatasetRunWithResponse(ctx context.Context, lab
 // `baseDatasetRunId` (or `base_dataset_run_id`), among the examples both runs
 // evaluated, in this run's example order (label-first accounts only). Both runs must
 // be runs of the label and finished (FAILED_PRECONDITION otherwise).
-// `page_size` (or `pageSize`): unset or 0 gives 1000, at most 1000.
+// `page_size` (or `pageSize`): unset or 0 gives 1000; above 1000 is treated as 1000.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10793,7 +10793,7 @@ func (c *ClientWithResponses) CompareDatasetRunsWithResponse(ctx context.Context
 //
 // Lists the run's results of the examples evaluated so far, in the run's example order
 // (the examples' creation order), each with its evaluation report (label-first
-// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100, at most 1000.
+// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -10809,7 +10809,7 @@ func (c *ClientWithResponses) ListDatasetRunResultsWithResponse(ctx context.Cont
 // ListDatasetExamplesWithResponse List the dataset examples of a label
 //
 // Lists the label's dataset examples, oldest first, with their content (label-first
-// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100, at most 1000.
+// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
 // A page holds fewer examples than asked rather than more than 16 MiB of content;
 // `nextPageToken` then continues after its last example. `page_token` (or
 // `pageToken`) must come from a request for the same label.
@@ -11233,7 +11233,7 @@ func (c *ClientWithResponses) GetPolicyVersionMetricsWithResponse(ctx context.Co
 // Lists the labels of live job results where the version, evaluated as a shadow, gave
 // another outcome than the live one (policy-first accounts only), by job result (oldest
 // first) and label. A label one version lacks counts as FALSE for it and is reported
-// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100, at most 1000.
+// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100; above 1000 is treated as 1000.
 //
 // Returns a wrapper object for the known response body format(s).
 //
