@@ -129,6 +129,7 @@ func TestLayers(t *testing.T) {
 		{"domain/jobs", true, onlyKernelAnd("domain/policies"), "jobs are evaluated with a policy's active version"},
 		{"domain/labels", true, onlyKernelAnd("domain/jobs"), "labels evaluate through the jobs' item runner"},
 		{"domain/batches", true, onlyKernelAnd("domain/jobs", "domain/policies"), "batches submit jobs against policies"},
+		{"domain/quality", true, onlyKernelAnd("domain/jobs", "domain/policies"), "quality evaluates through the jobs' item runner and queue, with policy versions"},
 		{"handlers", true, in("persistence", "blobstore", "precheck", "media", "ocr", "safehttp", "modelbackend", "grpcapi", "cmd"), "handlers translate the API to domain calls"},
 		{"grpcapi", true, in("persistence", "blobstore", "precheck", "media", "ocr", "safehttp", "modelbackend", "handlers", "cmd"), "grpcapi translates gRPC to domain calls"},
 		{"precheck", true, only("domain"), "adapters implement the kernel's ports"},

@@ -78,7 +78,17 @@ section_model() {
   go run ./bench/cmd/modelload ${MODELLOAD_FLAGS:-}
 }
 
-SECTIONS=(http jobs labelhits batch grpc joblist model)
+# section_quality (issue 16): dataset runs of a 20-rule label over 10,000 text examples
+# (target >= 2,000 examples/s on SQLite), and synchronous job latency with and without
+# a shadow version at sample rate 1 in alternating open-loop rounds (target: within 5%).
+# Results: bench/results/quality.md.
+#   QUALITYLOAD_FLAGS  flags for bench/cmd/qualityload (default: -runs 3 -rate 100 -d 10s -rounds 12)
+section_quality() {
+  # shellcheck disable=SC2086 # QUALITYLOAD_FLAGS is a list of flags
+  go run ./bench/cmd/qualityload ${QUALITYLOAD_FLAGS:--runs 3 -rate 100 -d 10s -rounds 12}
+}
+
+SECTIONS=(http jobs labelhits batch grpc joblist model quality)
 
 all=$(IFS=,; echo "${SECTIONS[*]}")
 IFS=, read -r -a wanted <<<"${BENCH:-$all}"

@@ -158,6 +158,10 @@ type Job struct {
 	Completed       *time.Time // terminal transition
 	// Results are filled by JobService.Get for completed jobs only.
 	Results []*JobResult
+	// Then are jobs queued in the transaction that records this job as
+	// completed (FinishJob's then, CreateFinishedJob): the evaluation of
+	// its content by its policy's shadow version. Not stored with the job.
+	Then []*Job
 }
 
 // JobResult is the evaluation of one content entry.
@@ -262,19 +266,20 @@ type JobStore interface {
 	// Codes: ABORTED when owner no longer holds it.
 	ReleaseJob(ctx context.Context, id, owner string, now time.Time) error
 	// FinishJob moves a job held by owner to the terminal status to, with
-	// jobErr (for JobFailed), and stores results and hits, in one
-	// transaction. Codes: ABORTED when owner no longer holds the job (then
-	// nothing is stored); INVALID_ARGUMENT when to is not terminal.
-	FinishJob(ctx context.Context, id, owner string, to JobStatus, now time.Time, jobErr *JobError, results []*JobResult, hits []*LabelHit) error
+	// jobErr (for JobFailed), and stores results and hits and queues the
+	// jobs then, in one transaction. Codes: ABORTED when owner no longer
+	// holds the job (then nothing is stored); INVALID_ARGUMENT when to is
+	// not terminal.
+	FinishJob(ctx context.Context, id, owner string, to JobStatus, now time.Time, jobErr *JobError, results []*JobResult, hits []*LabelHit, then ...*Job) error
 	// ChargeQuota charges n evaluations of the job to its account's usage of
 	// day, at most once per job, when the total stays within limit. It
 	// returns false, charging nothing, when it would not. Codes: ABORTED
 	// when owner no longer holds the job.
 	ChargeQuota(ctx context.Context, id, owner, accountID, day string, n, limit int64) (bool, error)
 	// CreateFinishedJob inserts j, already in its terminal status, with its
-	// results and hits, in one write: a synchronous job evaluated before it
-	// was stored (the fast path). Codes: ALREADY_EXISTS, NOT_FOUND (unknown
-	// account).
+	// results and hits (and, when it completed, the jobs j.Then), in one
+	// write: a synchronous job evaluated before it was stored (the fast
+	// path). Codes: ALREADY_EXISTS, NOT_FOUND (unknown account).
 	CreateFinishedJob(ctx context.Context, j *Job, results []*JobResult, hits []*LabelHit) error
 	// ListLabelHits returns a job's hits with Seq > afterSeq, in Seq order,
 	// optionally of one result only.

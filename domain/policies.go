@@ -15,9 +15,13 @@ type Policy struct {
 	AccountID       string
 	Key             string // unique per account
 	ActiveVersionID string
-	Disabled        bool
-	Created         time.Time
-	Updated         time.Time
+	// ShadowVersionID names the shadow version ("" for none) and
+	// ShadowSampleRate the share of live jobs it evaluates (DESIGN §12).
+	ShadowVersionID  string
+	ShadowSampleRate float64
+	Disabled         bool
+	Created          time.Time
+	Updated          time.Time
 }
 
 // PolicyVersion is one immutable version of a policy's rule text.
@@ -29,6 +33,12 @@ type PolicyVersion struct {
 	TokenCounts     rules.TokenCounts
 	ComplexityScore float64
 	Created         time.Time
+	// Mode is the version's role: on AddPolicyVersion, the role it takes
+	// ("" is ACTIVE), with ShadowSampleRate for a SHADOW; when read through
+	// the policy service, its role now (the policy's active version, its
+	// shadow, or neither: DRAFT).
+	Mode             PolicyVersionMode
+	ShadowSampleRate float64
 }
 
 // PolicyCursor is the keyset position of a policy listing: newest first.
@@ -49,9 +59,16 @@ type PolicyStore interface {
 	// (created, id descending), after the cursor when one is given.
 	ListPolicies(ctx context.Context, accountID string, after *PolicyCursor, limit int) ([]*Policy, error)
 	// AddPolicyVersion appends v (its Seq is assigned by the store: the next
-	// one) and makes it the active version, setting the policy's Updated to
-	// v.Created. Codes: NOT_FOUND.
+	// one) and, by v.Mode, makes it the active version (ACTIVE or ""), the
+	// shadow version with v.ShadowSampleRate in place of any other (SHADOW),
+	// or neither (DRAFT), setting the policy's Updated to v.Created.
+	// Codes: NOT_FOUND.
 	AddPolicyVersion(ctx context.Context, accountID string, v *PolicyVersion) error
+	// ActivatePolicyVersion makes a version of the account's policy its
+	// active version; when it was the shadow, the policy has no shadow
+	// after. Returns the policy. Codes: NOT_FOUND (policy, or a version of
+	// another policy).
+	ActivatePolicyVersion(ctx context.Context, accountID, policyID, versionID string, now time.Time) (*Policy, error)
 	// GetPolicyVersion returns one version of a policy. Codes: NOT_FOUND.
 	GetPolicyVersion(ctx context.Context, policyID, versionID string) (*PolicyVersion, error)
 	// ListPolicyVersions returns up to limit versions with Seq > afterSeq,

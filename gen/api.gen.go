@@ -98,6 +98,33 @@ func (e BatchJobState) Valid() bool {
 	}
 }
 
+// Defines values for DatasetRunState.
+const (
+	DATASETRUNSTATECOMPLETED   DatasetRunState = "DATASET_RUN_STATE_COMPLETED"
+	DATASETRUNSTATEFAILED      DatasetRunState = "DATASET_RUN_STATE_FAILED"
+	DATASETRUNSTATEPENDING     DatasetRunState = "DATASET_RUN_STATE_PENDING"
+	DATASETRUNSTATERUNNING     DatasetRunState = "DATASET_RUN_STATE_RUNNING"
+	DATASETRUNSTATEUNSPECIFIED DatasetRunState = "DATASET_RUN_STATE_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the DatasetRunState enum.
+func (e DatasetRunState) Valid() bool {
+	switch e {
+	case DATASETRUNSTATECOMPLETED:
+		return true
+	case DATASETRUNSTATEFAILED:
+		return true
+	case DATASETRUNSTATEPENDING:
+		return true
+	case DATASETRUNSTATERUNNING:
+		return true
+	case DATASETRUNSTATEUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EvaluationResult.
 const (
 	EVALUATIONRESULTFALSE       EvaluationResult = "EVALUATION_RESULT_FALSE"
@@ -299,6 +326,30 @@ func (e Outcome) Valid() bool {
 	}
 }
 
+// Defines values for PolicyVersionMode.
+const (
+	POLICYVERSIONMODEACTIVE      PolicyVersionMode = "POLICY_VERSION_MODE_ACTIVE"
+	POLICYVERSIONMODEDRAFT       PolicyVersionMode = "POLICY_VERSION_MODE_DRAFT"
+	POLICYVERSIONMODESHADOW      PolicyVersionMode = "POLICY_VERSION_MODE_SHADOW"
+	POLICYVERSIONMODEUNSPECIFIED PolicyVersionMode = "POLICY_VERSION_MODE_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the PolicyVersionMode enum.
+func (e PolicyVersionMode) Valid() bool {
+	switch e {
+	case POLICYVERSIONMODEACTIVE:
+		return true
+	case POLICYVERSIONMODEDRAFT:
+		return true
+	case POLICYVERSIONMODESHADOW:
+		return true
+	case POLICYVERSIONMODEUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PrecheckFailureType.
 const (
 	PRECHECKFAILURETYPEINVALIDIMAGE           PrecheckFailureType = "PRECHECK_FAILURE_TYPE_INVALID_IMAGE"
@@ -490,6 +541,12 @@ type CheckRulesResponse struct {
 	TokenCountsV2 *TokenCounts `json:"tokenCountsV2,omitempty"`
 }
 
+// CompareDatasetRunsResponse defines model for CompareDatasetRunsResponse.
+type CompareDatasetRunsResponse struct {
+	Changes       []DatasetRunChange `json:"changes"`
+	NextPageToken *string            `json:"nextPageToken,omitempty"`
+}
+
 // CompilationError defines model for CompilationError.
 type CompilationError struct {
 	// Column 1-based column of the rule text.
@@ -570,6 +627,22 @@ type CreateBatchJobResponse struct {
 	Error              *BatchJobError `json:"error,omitempty"`
 	InputFileUploadUrl *string        `json:"inputFileUploadUrl,omitempty"`
 	Name               string         `json:"name"`
+}
+
+// CreateDatasetExamplesRequest defines model for CreateDatasetExamplesRequest.
+type CreateDatasetExamplesRequest struct {
+	Examples []DatasetExampleInput `json:"examples"`
+}
+
+// CreateDatasetExamplesResponse defines model for CreateDatasetExamplesResponse.
+type CreateDatasetExamplesResponse struct {
+	Examples []DatasetExample `json:"examples"`
+}
+
+// CreateDatasetRunRequest defines model for CreateDatasetRunRequest.
+type CreateDatasetRunRequest struct {
+	// Threshold Unset or 0 takes the version's threshold, else 0.5.
+	Threshold *float64 `json:"threshold,omitempty"`
 }
 
 // CreateFeedbackRequest defines model for CreateFeedbackRequest.
@@ -678,12 +751,126 @@ type CreatePolicyResponse struct {
 
 // CreatePolicyVersionRequest defines model for CreatePolicyVersionRequest.
 type CreatePolicyVersionRequest struct {
-	Text string `json:"text"`
+	// Mode ACTIVE: jobs are evaluated with it. SHADOW: evaluated on a sample of the policy's
+	// live jobs after their result is recorded, for comparison only (at most one per
+	// policy). DRAFT: stored, used by nothing until activated (also a version no longer
+	// active nor shadow).
+	Mode *PolicyVersionMode `json:"mode,omitempty"`
+
+	// ShadowSampleRate The share of live jobs a SHADOW version evaluates (unset - 1); only with mode SHADOW.
+	ShadowSampleRate *float64 `json:"shadowSampleRate,omitempty"`
+	Text             string   `json:"text"`
 }
 
 // CreatePolicyVersionResponse defines model for CreatePolicyVersionResponse.
 type CreatePolicyVersionResponse struct {
 	PolicyVersion PolicyVersion `json:"policyVersion"`
+}
+
+// DatasetExample A label's test content and the outcome the label should give it. `contentData`
+// carries `text`, or `image` (bytes) for image examples, and the `metadata` given.
+type DatasetExample struct {
+	// ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
+	// `audioUrl`, `video`, `audio`. `captions` (WebVTT) is used as the transcript of
+	// video or audio when given. URLs must be http(s) and, unless the operator allows
+	// it, must not resolve to loopback, private, link-local or metadata addresses.
+	ContentData ContentData `json:"contentData"`
+
+	// ContentHash `sha256::<hex>` of the text (UTF-8) or image bytes.
+	ContentHash     string           `json:"contentHash"`
+	Created         time.Time        `json:"created"`
+	ExampleId       string           `json:"exampleId"`
+	ExpectedOutcome EvaluationResult `json:"expectedOutcome"`
+	LabelId         string           `json:"labelId"`
+	Note            string           `json:"note"`
+}
+
+// DatasetExampleInput defines model for DatasetExampleInput.
+type DatasetExampleInput struct {
+	// ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
+	// `audioUrl`, `video`, `audio`. `captions` (WebVTT) is used as the transcript of
+	// video or audio when given. URLs must be http(s) and, unless the operator allows
+	// it, must not resolve to loopback, private, link-local or metadata addresses.
+	ContentData     ContentData      `json:"contentData"`
+	ExpectedOutcome EvaluationResult `json:"expectedOutcome"`
+
+	// Note Free text kept with the example.
+	Note *string `json:"note,omitempty"`
+}
+
+// DatasetRun One evaluation of a label version over its label's examples. The counts grow as
+// the run proceeds: an example whose outcome is TRUE is a true positive when it is
+// expected TRUE and a false positive otherwise; FALSE gives true and false
+// negatives; an example that could not be evaluated (a signal failed, the precheck
+// refused it, it was deleted) counts as `failed` only. `precision` =
+// TP/(TP+FP), `recall` = TP/(TP+FN), `f1` = 2TP/(2TP+FP+FN), `accuracy` =
+// (TP+TN)/(TP+FP+TN+FN); each is omitted while its denominator is 0.
+type DatasetRun struct {
+	Accuracy       *float64   `json:"accuracy,omitempty"`
+	Completed      *time.Time `json:"completed,omitempty"`
+	Created        time.Time  `json:"created"`
+	DatasetRunId   string     `json:"datasetRunId"`
+	ExampleCount   int32      `json:"exampleCount"`
+	F1             *float64   `json:"f1,omitempty"`
+	Failed         int32      `json:"failed"`
+	FalseNegatives int32      `json:"falseNegatives"`
+	FalsePositives int32      `json:"falsePositives"`
+	LabelId        string     `json:"labelId"`
+	LabelVersionId string     `json:"labelVersionId"`
+	Precision      *float64   `json:"precision,omitempty"`
+	Recall         *float64   `json:"recall,omitempty"`
+
+	// State PENDING (queued) -> RUNNING (part of it evaluated) -> COMPLETED, or FAILED when
+	// part of it could not be evaluated at all (its examples count as `failed`).
+	State         DatasetRunState `json:"state"`
+	Threshold     float64         `json:"threshold"`
+	TrueNegatives int32           `json:"trueNegatives"`
+	TruePositives int32           `json:"truePositives"`
+}
+
+// DatasetRunChange defines model for DatasetRunChange.
+type DatasetRunChange struct {
+	// BaseOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	BaseOutcome     Outcome          `json:"baseOutcome"`
+	ExampleId       string           `json:"exampleId"`
+	ExpectedOutcome EvaluationResult `json:"expectedOutcome"`
+
+	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	Outcome Outcome `json:"outcome"`
+}
+
+// DatasetRunResponse defines model for DatasetRunResponse.
+type DatasetRunResponse struct {
+	// DatasetRun One evaluation of a label version over its label's examples. The counts grow as
+	// the run proceeds: an example whose outcome is TRUE is a true positive when it is
+	// expected TRUE and a false positive otherwise; FALSE gives true and false
+	// negatives; an example that could not be evaluated (a signal failed, the precheck
+	// refused it, it was deleted) counts as `failed` only. `precision` =
+	// TP/(TP+FP), `recall` = TP/(TP+FN), `f1` = 2TP/(2TP+FP+FN), `accuracy` =
+	// (TP+TN)/(TP+FP+TN+FN); each is omitted while its denominator is 0.
+	DatasetRun DatasetRun `json:"datasetRun"`
+}
+
+// DatasetRunResult One example's evaluation in a run: the label's outcome and score, and the report
+// (absent when the example could not be evaluated at all; `error` says why).
+type DatasetRunResult struct {
+	// ActualOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	ActualOutcome   Outcome           `json:"actualOutcome"`
+	Error           *string           `json:"error,omitempty"`
+	ExampleId       string            `json:"exampleId"`
+	ExpectedOutcome EvaluationResult  `json:"expectedOutcome"`
+	Report          *EvaluationReport `json:"report,omitempty"`
+	Score           float64           `json:"score"`
+}
+
+// DatasetRunState PENDING (queued) -> RUNNING (part of it evaluated) -> COMPLETED, or FAILED when
+// part of it could not be evaluated at all (its examples count as `failed`).
+type DatasetRunState string
+
+// DeleteDatasetExampleResponse defines model for DeleteDatasetExampleResponse.
+type DeleteDatasetExampleResponse struct {
+	Deleted   bool   `json:"deleted"`
+	ExampleId string `json:"exampleId"`
 }
 
 // DeleteLabelResponse defines model for DeleteLabelResponse.
@@ -1088,6 +1275,24 @@ type ListBatchJobsResponse struct {
 	BatchJobs []BatchJob `json:"batchJobs"`
 }
 
+// ListDatasetExamplesResponse defines model for ListDatasetExamplesResponse.
+type ListDatasetExamplesResponse struct {
+	Examples      []DatasetExample `json:"examples"`
+	NextPageToken *string          `json:"nextPageToken,omitempty"`
+}
+
+// ListDatasetRunResultsResponse defines model for ListDatasetRunResultsResponse.
+type ListDatasetRunResultsResponse struct {
+	NextPageToken *string            `json:"nextPageToken,omitempty"`
+	Results       []DatasetRunResult `json:"results"`
+}
+
+// ListDatasetRunsResponse defines model for ListDatasetRunsResponse.
+type ListDatasetRunsResponse struct {
+	DatasetRuns   []DatasetRun `json:"datasetRuns"`
+	NextPageToken *string      `json:"nextPageToken,omitempty"`
+}
+
 // ListFeedbackResponse defines model for ListFeedbackResponse.
 type ListFeedbackResponse struct {
 	Annotations   []FeedbackAnnotation `json:"annotations"`
@@ -1141,6 +1346,12 @@ type ListPolicyVersionsResponse struct {
 	PolicyVersions []PolicyVersion `json:"policyVersions"`
 }
 
+// ListShadowResultsResponse defines model for ListShadowResultsResponse.
+type ListShadowResultsResponse struct {
+	Disagreements []ShadowDisagreement `json:"disagreements"`
+	NextPageToken *string              `json:"nextPageToken,omitempty"`
+}
+
 // Modality defines model for Modality.
 type Modality string
 
@@ -1168,19 +1379,40 @@ type Policy struct {
 	Disabled        bool      `json:"disabled"`
 	PolicyId        string    `json:"policyId"`
 	PolicyKey       string    `json:"policyKey"`
+
+	// ShadowSampleRate The share of live jobs the shadow version evaluates (with shadowVersionId).
+	ShadowSampleRate *float64 `json:"shadowSampleRate,omitempty"`
+
+	// ShadowVersionId The shadow version (absent when there is none).
+	ShadowVersionId *string   `json:"shadowVersionId,omitempty"`
 	Updated         time.Time `json:"updated"`
 }
 
 // PolicyVersion defines model for PolicyVersion.
 type PolicyVersion struct {
-	ComplexityScore   float64     `json:"complexityScore"`
-	Created           time.Time   `json:"created"`
-	PolicyId          string      `json:"policyId"`
-	PolicyVersionId   string      `json:"policyVersionId"`
-	SequentialVersion float32     `json:"sequentialVersion"`
-	Text              string      `json:"text"`
-	TokenCountsV2     TokenCounts `json:"tokenCountsV2"`
+	ComplexityScore float64   `json:"complexityScore"`
+	Created         time.Time `json:"created"`
+
+	// Mode ACTIVE: jobs are evaluated with it. SHADOW: evaluated on a sample of the policy's
+	// live jobs after their result is recorded, for comparison only (at most one per
+	// policy). DRAFT: stored, used by nothing until activated (also a version no longer
+	// active nor shadow).
+	Mode              *PolicyVersionMode `json:"mode,omitempty"`
+	PolicyId          string             `json:"policyId"`
+	PolicyVersionId   string             `json:"policyVersionId"`
+	SequentialVersion float32            `json:"sequentialVersion"`
+
+	// ShadowSampleRate For the SHADOW version, the share of live jobs it evaluates.
+	ShadowSampleRate *float64    `json:"shadowSampleRate,omitempty"`
+	Text             string      `json:"text"`
+	TokenCountsV2    TokenCounts `json:"tokenCountsV2"`
 }
+
+// PolicyVersionMode ACTIVE: jobs are evaluated with it. SHADOW: evaluated on a sample of the policy's
+// live jobs after their result is recorded, for comparison only (at most one per
+// policy). DRAFT: stored, used by nothing until activated (also a version no longer
+// active nor shadow).
+type PolicyVersionMode string
 
 // PrecheckFailureDetail `type.googleapis.com/contenteval.PrecheckFailure`: why content failed the precheck.
 type PrecheckFailureDetail struct {
@@ -1249,6 +1481,43 @@ type SectionReport struct {
 // SetLabelTagsRequest defines model for SetLabelTagsRequest.
 type SetLabelTagsRequest struct {
 	LabelTagIds []string `json:"labelTagIds"`
+}
+
+// ShadowDisagreement defines model for ShadowDisagreement.
+type ShadowDisagreement struct {
+	// ActiveOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	ActiveOutcome Outcome `json:"activeOutcome"`
+	ContentHash   string  `json:"contentHash"`
+	JobResultId   string  `json:"jobResultId"`
+
+	// JobUuid The live job.
+	JobUuid string `json:"jobUuid"`
+	Label   string `json:"label"`
+
+	// ShadowOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	ShadowOutcome Outcome `json:"shadowOutcome"`
+}
+
+// ShadowLabelStats defines model for ShadowLabelStats.
+type ShadowLabelStats struct {
+	// ActiveTrue Evaluated results where the live outcome was TRUE.
+	ActiveTrue int32  `json:"activeTrue"`
+	BothTrue   int32  `json:"bothTrue"`
+	Label      string `json:"label"`
+
+	// ShadowTrue Evaluated results where the shadow's outcome was TRUE.
+	ShadowTrue int32 `json:"shadowTrue"`
+}
+
+// ShadowStats `evaluated` live job results, of which `agreements` had the same outcome for every
+// label and `disagreements` did not (`agreements + disagreements = evaluated`).
+type ShadowStats struct {
+	Agreements    int32 `json:"agreements"`
+	Disagreements int32 `json:"disagreements"`
+	Evaluated     int32 `json:"evaluated"`
+
+	// Labels One entry per label of either version, by name.
+	Labels []ShadowLabelStats `json:"labels"`
 }
 
 // Status The error body of every failed call (gRPC status).
@@ -1342,6 +1611,35 @@ type UploadBatchInputResponse struct {
 	BatchJob BatchJob `json:"batchJob"`
 }
 
+// VersionMetric One label of a version on live traffic. `evaluations` counts the job results the
+// version evaluated (each evaluates every label), `positives` those where the label
+// was TRUE. `annotations` counts the feedback annotations on the label of those
+// results that judge the whole content (`expectedOutcome` TRUE or FALSE; annotations
+// of an occurrence in video or audio are not counted). The confusion counts compare
+// each annotation's `expectedOutcome` with the version's outcome for the label (an
+// annotation of a FAILED outcome counts in `annotations` only). `precision` =
+// TP/(TP+FP), `recall` = TP/(TP+FN), `f1` = 2TP/(2TP+FP+FN), each omitted while its
+// denominator is 0.
+type VersionMetric struct {
+	Annotations    int32    `json:"annotations"`
+	Evaluations    int32    `json:"evaluations"`
+	F1             *float64 `json:"f1,omitempty"`
+	FalseNegatives int32    `json:"falseNegatives"`
+	FalsePositives int32    `json:"falsePositives"`
+	Label          string   `json:"label"`
+	Positives      int32    `json:"positives"`
+	Precision      *float64 `json:"precision,omitempty"`
+	Recall         *float64 `json:"recall,omitempty"`
+	TrueNegatives  int32    `json:"trueNegatives"`
+	TruePositives  int32    `json:"truePositives"`
+}
+
+// VersionMetricsResponse defines model for VersionMetricsResponse.
+type VersionMetricsResponse struct {
+	// Metrics One row per label name; the version's labels first, in their order.
+	Metrics []VersionMetric `json:"metrics"`
+}
+
 // Webhook A POST made when the job completes: `{"type":"job.completed"|"job.failed","job":Job}`,
 // signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`,
 // `webhook-signature: v1,<base64 HMAC-SHA256>`) with the account's webhook secret.
@@ -1374,11 +1672,26 @@ type CreatedInclusive = bool
 // CreatedStart defines model for CreatedStart.
 type CreatedStart = time.Time
 
+// DatasetRunId defines model for DatasetRunId.
+type DatasetRunId = string
+
+// ExampleId defines model for ExampleId.
+type ExampleId = string
+
 // JobUuid defines model for JobUuid.
 type JobUuid = string
 
 // LabelId defines model for LabelId.
 type LabelId = string
+
+// LabelVersionId defines model for LabelVersionId.
+type LabelVersionId = string
+
+// MetricsSince defines model for MetricsSince.
+type MetricsSince = time.Time
+
+// MetricsUntil defines model for MetricsUntil.
+type MetricsUntil = time.Time
 
 // PageSizeSnake100 defines model for PageSizeSnake100.
 type PageSizeSnake100 = int32
@@ -1394,6 +1707,18 @@ type PageTokenSnake = string
 
 // PolicyId defines model for PolicyId.
 type PolicyId = string
+
+// PolicyVersionId defines model for PolicyVersionId.
+type PolicyVersionId = string
+
+// QualityPageSize100 defines model for QualityPageSize100.
+type QualityPageSize100 = int32
+
+// QualityPageSize1000 defines model for QualityPageSize1000.
+type QualityPageSize1000 = int32
+
+// QualityPageSizeCamel100 defines model for QualityPageSizeCamel100.
+type QualityPageSizeCamel100 = int32
 
 // SignedExpires defines model for SignedExpires.
 type SignedExpires = int64
@@ -1527,6 +1852,45 @@ type ListLabelsParams struct {
 	TagIds *[]string `form:"tag_ids,omitempty" json:"tag_ids,omitempty"`
 }
 
+// ListDatasetRunsParams defines parameters for ListDatasetRuns.
+type ListDatasetRunsParams struct {
+	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
+	PageSize *QualityPageSize100 `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
+// CompareDatasetRunsParams defines parameters for CompareDatasetRuns.
+type CompareDatasetRunsParams struct {
+	// BaseDatasetRunId The run to compare with.
+	BaseDatasetRunId string `form:"baseDatasetRunId" json:"baseDatasetRunId"`
+
+	// PageSize Items per page. Unset or 0 gives 1000; above 1000 is treated as 1000; negative is rejected.
+	PageSize *QualityPageSize1000 `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
+// ListDatasetRunResultsParams defines parameters for ListDatasetRunResults.
+type ListDatasetRunResultsParams struct {
+	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
+	PageSize *QualityPageSize100 `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
+// ListDatasetExamplesParams defines parameters for ListDatasetExamples.
+type ListDatasetExamplesParams struct {
+	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
+	PageSize *QualityPageSize100 `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
 // ListLabelVersionsParams defines parameters for ListLabelVersions.
 type ListLabelVersionsParams struct {
 	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
@@ -1534,6 +1898,15 @@ type ListLabelVersionsParams struct {
 
 	// PageToken The `nextPageToken` of the previous response for the same request.
 	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
+// GetLabelVersionMetricsParams defines parameters for GetLabelVersionMetrics.
+type GetLabelVersionMetricsParams struct {
+	// Since Count jobs created at or after this time (unset - since the first).
+	Since *MetricsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Count jobs created before this time (unset - up to now); after `since`.
+	Until *MetricsUntil `form:"until,omitempty" json:"until,omitempty"`
 }
 
 // ListPoliciesParams defines parameters for ListPolicies.
@@ -1549,6 +1922,24 @@ type ListPoliciesParams struct {
 type ListPolicyVersionsParams struct {
 	// PageSize Versions per page. Unset or 0 gives 100; above 1000 is treated as 1000.
 	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenCamel `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// GetPolicyVersionMetricsParams defines parameters for GetPolicyVersionMetrics.
+type GetPolicyVersionMetricsParams struct {
+	// Since Count jobs created at or after this time (unset - since the first).
+	Since *MetricsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Count jobs created before this time (unset - up to now); after `since`.
+	Until *MetricsUntil `form:"until,omitempty" json:"until,omitempty"`
+}
+
+// ListShadowResultsParams defines parameters for ListShadowResults.
+type ListShadowResultsParams struct {
+	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
+	PageSize *QualityPageSizeCamel100 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 
 	// PageToken The `nextPageToken` of the previous response for the same request.
 	PageToken *PageTokenCamel `form:"pageToken,omitempty" json:"pageToken,omitempty"`
@@ -1581,11 +1972,17 @@ type EvaluateLabelsJSONRequestBody = EvaluateLabelsRequest
 // UpdateLabelJSONRequestBody defines body for UpdateLabel for application/json ContentType.
 type UpdateLabelJSONRequestBody = UpdateLabelRequest
 
+// CreateDatasetExamplesJSONRequestBody defines body for CreateDatasetExamples for application/json ContentType.
+type CreateDatasetExamplesJSONRequestBody = CreateDatasetExamplesRequest
+
 // SetLabelTagsJSONRequestBody defines body for SetLabelTags for application/json ContentType.
 type SetLabelTagsJSONRequestBody = SetLabelTagsRequest
 
 // CreateLabelVersionJSONRequestBody defines body for CreateLabelVersion for application/json ContentType.
 type CreateLabelVersionJSONRequestBody = CreateLabelVersionRequest
+
+// CreateDatasetRunJSONRequestBody defines body for CreateDatasetRun for application/json ContentType.
+type CreateDatasetRunJSONRequestBody = CreateDatasetRunRequest
 
 // CreatePolicyJSONRequestBody defines body for CreatePolicy for application/json ContentType.
 type CreatePolicyJSONRequestBody = CreatePolicyRequest
@@ -1864,6 +2261,27 @@ type ServerInterface interface {
 	// ArchiveLabel Archive a label
 	// (POST /v1/labels/{labelId}/archive)
 	ArchiveLabel(ctx echo.Context, labelId LabelId) error
+	// ListDatasetRuns List the dataset runs of a label
+	// (GET /v1/labels/{labelId}/dataset-runs)
+	ListDatasetRuns(ctx echo.Context, labelId LabelId, params ListDatasetRunsParams) error
+	// GetDatasetRun Get one dataset run
+	// (GET /v1/labels/{labelId}/dataset-runs/{datasetRunId})
+	GetDatasetRun(ctx echo.Context, labelId LabelId, datasetRunId DatasetRunId) error
+	// CompareDatasetRuns Compare two dataset runs
+	// (GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/compare)
+	CompareDatasetRuns(ctx echo.Context, labelId LabelId, datasetRunId DatasetRunId, params CompareDatasetRunsParams) error
+	// ListDatasetRunResults List the per-example results of a dataset run
+	// (GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/results)
+	ListDatasetRunResults(ctx echo.Context, labelId LabelId, datasetRunId DatasetRunId, params ListDatasetRunResultsParams) error
+	// ListDatasetExamples List the dataset examples of a label
+	// (GET /v1/labels/{labelId}/examples)
+	ListDatasetExamples(ctx echo.Context, labelId LabelId, params ListDatasetExamplesParams) error
+	// CreateDatasetExamples Add dataset examples to a label
+	// (POST /v1/labels/{labelId}/examples)
+	CreateDatasetExamples(ctx echo.Context, labelId LabelId) error
+	// DeleteDatasetExample Delete a dataset example
+	// (DELETE /v1/labels/{labelId}/examples/{exampleId})
+	DeleteDatasetExample(ctx echo.Context, labelId LabelId, exampleId ExampleId) error
 	// SetLabelTags Replace the tags of a label
 	// (PUT /v1/labels/{labelId}/tags)
 	SetLabelTags(ctx echo.Context, labelId LabelId) error
@@ -1879,6 +2297,12 @@ type ServerInterface interface {
 	// GetLabelVersion Get one label version
 	// (GET /v1/labels/{labelId}/versions/{labelVersionId})
 	GetLabelVersion(ctx echo.Context, labelId LabelId, labelVersionId string) error
+	// CreateDatasetRun Run a label version over the label's examples
+	// (POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs)
+	CreateDatasetRun(ctx echo.Context, labelId LabelId, labelVersionId LabelVersionId) error
+	// GetLabelVersionMetrics Live metrics of a label version
+	// (GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics)
+	GetLabelVersionMetrics(ctx echo.Context, labelId LabelId, labelVersionId LabelVersionId, params GetLabelVersionMetricsParams) error
 	// ListPolicies List policies
 	// (GET /v1/policies)
 	ListPolicies(ctx echo.Context, params ListPoliciesParams) error
@@ -1894,6 +2318,18 @@ type ServerInterface interface {
 	// CreatePolicyVersion Publish a new policy version
 	// (POST /v1/policies/{policyId}/versions)
 	CreatePolicyVersion(ctx echo.Context, policyId PolicyId) error
+	// ActivatePolicyVersion Activate a policy version
+	// (POST /v1/policies/{policyId}/versions/{policyVersionId}/activate)
+	ActivatePolicyVersion(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId) error
+	// GetPolicyVersionMetrics Live metrics of a policy version
+	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics)
+	GetPolicyVersionMetrics(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId, params GetPolicyVersionMetricsParams) error
+	// ListShadowResults List the disagreements of a shadow version
+	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results)
+	ListShadowResults(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId, params ListShadowResultsParams) error
+	// GetShadowStats Agreement of a shadow version with the active one
+	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats)
+	GetShadowStats(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId) error
 	// CheckRules Check rule text without publishing it
 	// (POST /v1/rules/check)
 	CheckRules(ctx echo.Context) error
@@ -2380,6 +2816,221 @@ func (w *ServerInterfaceWrapper) ArchiveLabel(ctx echo.Context) error {
 	return err
 }
 
+// ListDatasetRuns converts echo context to params.
+func (w *ServerInterfaceWrapper) ListDatasetRuns(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListDatasetRunsParams
+	// ------------- Optional query parameter "page_size" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_size", ctx.QueryParams(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_size: %s", err))
+	}
+
+	// ------------- Optional query parameter "page_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_token", ctx.QueryParams(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_token: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListDatasetRuns(ctx, labelId, params)
+	return err
+}
+
+// GetDatasetRun converts echo context to params.
+func (w *ServerInterfaceWrapper) GetDatasetRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// ------------- Path parameter "datasetRunId" -------------
+	var datasetRunId DatasetRunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "datasetRunId", ctx.Param("datasetRunId"), &datasetRunId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter datasetRunId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetDatasetRun(ctx, labelId, datasetRunId)
+	return err
+}
+
+// CompareDatasetRuns converts echo context to params.
+func (w *ServerInterfaceWrapper) CompareDatasetRuns(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// ------------- Path parameter "datasetRunId" -------------
+	var datasetRunId DatasetRunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "datasetRunId", ctx.Param("datasetRunId"), &datasetRunId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter datasetRunId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params CompareDatasetRunsParams
+	// ------------- Required query parameter "baseDatasetRunId" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, true, "baseDatasetRunId", ctx.QueryParams(), &params.BaseDatasetRunId, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter baseDatasetRunId: %s", err))
+	}
+
+	// ------------- Optional query parameter "page_size" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_size", ctx.QueryParams(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_size: %s", err))
+	}
+
+	// ------------- Optional query parameter "page_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_token", ctx.QueryParams(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_token: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CompareDatasetRuns(ctx, labelId, datasetRunId, params)
+	return err
+}
+
+// ListDatasetRunResults converts echo context to params.
+func (w *ServerInterfaceWrapper) ListDatasetRunResults(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// ------------- Path parameter "datasetRunId" -------------
+	var datasetRunId DatasetRunId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "datasetRunId", ctx.Param("datasetRunId"), &datasetRunId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter datasetRunId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListDatasetRunResultsParams
+	// ------------- Optional query parameter "page_size" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_size", ctx.QueryParams(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_size: %s", err))
+	}
+
+	// ------------- Optional query parameter "page_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_token", ctx.QueryParams(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_token: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListDatasetRunResults(ctx, labelId, datasetRunId, params)
+	return err
+}
+
+// ListDatasetExamples converts echo context to params.
+func (w *ServerInterfaceWrapper) ListDatasetExamples(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListDatasetExamplesParams
+	// ------------- Optional query parameter "page_size" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_size", ctx.QueryParams(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_size: %s", err))
+	}
+
+	// ------------- Optional query parameter "page_token" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "page_token", ctx.QueryParams(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter page_token: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListDatasetExamples(ctx, labelId, params)
+	return err
+}
+
+// CreateDatasetExamples converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateDatasetExamples(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateDatasetExamples(ctx, labelId)
+	return err
+}
+
+// DeleteDatasetExample converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteDatasetExample(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// ------------- Path parameter "exampleId" -------------
+	var exampleId ExampleId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "exampleId", ctx.Param("exampleId"), &exampleId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter exampleId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteDatasetExample(ctx, labelId, exampleId)
+	return err
+}
+
 // SetLabelTags converts echo context to params.
 func (w *ServerInterfaceWrapper) SetLabelTags(ctx echo.Context) error {
 	var err error
@@ -2484,6 +3135,70 @@ func (w *ServerInterfaceWrapper) GetLabelVersion(ctx echo.Context) error {
 	return err
 }
 
+// CreateDatasetRun converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateDatasetRun(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// ------------- Path parameter "labelVersionId" -------------
+	var labelVersionId LabelVersionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelVersionId", ctx.Param("labelVersionId"), &labelVersionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelVersionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateDatasetRun(ctx, labelId, labelVersionId)
+	return err
+}
+
+// GetLabelVersionMetrics converts echo context to params.
+func (w *ServerInterfaceWrapper) GetLabelVersionMetrics(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "labelId" -------------
+	var labelId LabelId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelId", ctx.Param("labelId"), &labelId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelId: %s", err))
+	}
+
+	// ------------- Path parameter "labelVersionId" -------------
+	var labelVersionId LabelVersionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "labelVersionId", ctx.Param("labelVersionId"), &labelVersionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter labelVersionId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetLabelVersionMetricsParams
+	// ------------- Optional query parameter "since" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "since", ctx.QueryParams(), &params.Since, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter since: %s", err))
+	}
+
+	// ------------- Optional query parameter "until" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "until", ctx.QueryParams(), &params.Until, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter until: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetLabelVersionMetrics(ctx, labelId, labelVersionId, params)
+	return err
+}
+
 // ListPolicies converts echo context to params.
 func (w *ServerInterfaceWrapper) ListPolicies(ctx echo.Context) error {
 	var err error
@@ -2582,6 +3297,134 @@ func (w *ServerInterfaceWrapper) CreatePolicyVersion(ctx echo.Context) error {
 	return err
 }
 
+// ActivatePolicyVersion converts echo context to params.
+func (w *ServerInterfaceWrapper) ActivatePolicyVersion(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "policyId" -------------
+	var policyId PolicyId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyId", ctx.Param("policyId"), &policyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyId: %s", err))
+	}
+
+	// ------------- Path parameter "policyVersionId" -------------
+	var policyVersionId PolicyVersionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyVersionId", ctx.Param("policyVersionId"), &policyVersionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyVersionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ActivatePolicyVersion(ctx, policyId, policyVersionId)
+	return err
+}
+
+// GetPolicyVersionMetrics converts echo context to params.
+func (w *ServerInterfaceWrapper) GetPolicyVersionMetrics(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "policyId" -------------
+	var policyId PolicyId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyId", ctx.Param("policyId"), &policyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyId: %s", err))
+	}
+
+	// ------------- Path parameter "policyVersionId" -------------
+	var policyVersionId PolicyVersionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyVersionId", ctx.Param("policyVersionId"), &policyVersionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyVersionId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetPolicyVersionMetricsParams
+	// ------------- Optional query parameter "since" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "since", ctx.QueryParams(), &params.Since, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter since: %s", err))
+	}
+
+	// ------------- Optional query parameter "until" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "until", ctx.QueryParams(), &params.Until, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter until: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetPolicyVersionMetrics(ctx, policyId, policyVersionId, params)
+	return err
+}
+
+// ListShadowResults converts echo context to params.
+func (w *ServerInterfaceWrapper) ListShadowResults(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "policyId" -------------
+	var policyId PolicyId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyId", ctx.Param("policyId"), &policyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyId: %s", err))
+	}
+
+	// ------------- Path parameter "policyVersionId" -------------
+	var policyVersionId PolicyVersionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyVersionId", ctx.Param("policyVersionId"), &policyVersionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyVersionId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListShadowResultsParams
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", ctx.QueryParams(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter pageSize: %s", err))
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", ctx.QueryParams(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter pageToken: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListShadowResults(ctx, policyId, policyVersionId, params)
+	return err
+}
+
+// GetShadowStats converts echo context to params.
+func (w *ServerInterfaceWrapper) GetShadowStats(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "policyId" -------------
+	var policyId PolicyId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyId", ctx.Param("policyId"), &policyId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyId: %s", err))
+	}
+
+	// ------------- Path parameter "policyVersionId" -------------
+	var policyVersionId PolicyVersionId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "policyVersionId", ctx.Param("policyVersionId"), &policyVersionId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter policyVersionId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetShadowStats(ctx, policyId, policyVersionId)
+	return err
+}
+
 // CheckRules converts echo context to params.
 func (w *ServerInterfaceWrapper) CheckRules(ctx echo.Context) error {
 	var err error
@@ -2657,6 +3500,15 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/v1/labels/:labelId/versions", wrapper.ListLabelVersions, options.OperationMiddlewares["listLabelVersions"]...)
 	router.POST(options.BaseURL+"/v1/labels/:labelId/versions", wrapper.CreateLabelVersion, options.OperationMiddlewares["createLabelVersion"]...)
 	router.GET(options.BaseURL+"/v1/labels/:labelId/versions/:labelVersionId", wrapper.GetLabelVersion, options.OperationMiddlewares["getLabelVersion"]...)
+	router.GET(options.BaseURL+"/v1/labels/:labelId/versions/:labelVersionId/metrics", wrapper.GetLabelVersionMetrics, options.OperationMiddlewares["getLabelVersionMetrics"]...)
+	router.GET(options.BaseURL+"/v1/labels/:labelId/examples", wrapper.ListDatasetExamples, options.OperationMiddlewares["listDatasetExamples"]...)
+	router.POST(options.BaseURL+"/v1/labels/:labelId/examples", wrapper.CreateDatasetExamples, options.OperationMiddlewares["createDatasetExamples"]...)
+	router.DELETE(options.BaseURL+"/v1/labels/:labelId/examples/:exampleId", wrapper.DeleteDatasetExample, options.OperationMiddlewares["deleteDatasetExample"]...)
+	router.POST(options.BaseURL+"/v1/labels/:labelId/versions/:labelVersionId/dataset-runs", wrapper.CreateDatasetRun, options.OperationMiddlewares["createDatasetRun"]...)
+	router.GET(options.BaseURL+"/v1/labels/:labelId/dataset-runs", wrapper.ListDatasetRuns, options.OperationMiddlewares["listDatasetRuns"]...)
+	router.GET(options.BaseURL+"/v1/labels/:labelId/dataset-runs/:datasetRunId", wrapper.GetDatasetRun, options.OperationMiddlewares["getDatasetRun"]...)
+	router.GET(options.BaseURL+"/v1/labels/:labelId/dataset-runs/:datasetRunId/results", wrapper.ListDatasetRunResults, options.OperationMiddlewares["listDatasetRunResults"]...)
+	router.GET(options.BaseURL+"/v1/labels/:labelId/dataset-runs/:datasetRunId/compare", wrapper.CompareDatasetRuns, options.OperationMiddlewares["compareDatasetRuns"]...)
 	router.GET(options.BaseURL+"/v1/label-tags", wrapper.ListLabelTags, options.OperationMiddlewares["listLabelTags"]...)
 	router.POST(options.BaseURL+"/v1/label-tags", wrapper.CreateLabelTag, options.OperationMiddlewares["createLabelTag"]...)
 	router.GET(options.BaseURL+"/v1/policies", wrapper.ListPolicies, options.OperationMiddlewares["listPolicies"]...)
@@ -2664,6 +3516,10 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/v1/policies/:policyId", wrapper.GetPolicy, options.OperationMiddlewares["getPolicy"]...)
 	router.GET(options.BaseURL+"/v1/policies/:policyId/versions", wrapper.ListPolicyVersions, options.OperationMiddlewares["listPolicyVersions"]...)
 	router.POST(options.BaseURL+"/v1/policies/:policyId/versions", wrapper.CreatePolicyVersion, options.OperationMiddlewares["createPolicyVersion"]...)
+	router.POST(options.BaseURL+"/v1/policies/:policyId/versions/:policyVersionId/activate", wrapper.ActivatePolicyVersion, options.OperationMiddlewares["activatePolicyVersion"]...)
+	router.GET(options.BaseURL+"/v1/policies/:policyId/versions/:policyVersionId/shadow-stats", wrapper.GetShadowStats, options.OperationMiddlewares["getShadowStats"]...)
+	router.GET(options.BaseURL+"/v1/policies/:policyId/versions/:policyVersionId/shadow-results", wrapper.ListShadowResults, options.OperationMiddlewares["listShadowResults"]...)
+	router.GET(options.BaseURL+"/v1/policies/:policyId/versions/:policyVersionId/metrics", wrapper.GetPolicyVersionMetrics, options.OperationMiddlewares["getPolicyVersionMetrics"]...)
 	router.GET(options.BaseURL+"/v1/batch-jobs", wrapper.ListBatchJobs, options.OperationMiddlewares["listBatchJobs"]...)
 	router.POST(options.BaseURL+"/v1/batch-jobs", wrapper.CreateBatchJob, options.OperationMiddlewares["createBatchJob"]...)
 	router.POST(options.BaseURL+"/v1/batch-jobs/:batchJobId/cancel", wrapper.CancelBatchJob, options.OperationMiddlewares["cancelBatchJob"]...)
@@ -4000,6 +4856,421 @@ func (response ArchiveLabeldefaultJSONResponse) VisitArchiveLabelResponse(w http
 	return err
 }
 
+type ListDatasetRunsRequestObject struct {
+	LabelId LabelId `json:"labelId"`
+	Params  ListDatasetRunsParams
+}
+
+type ListDatasetRunsResponseObject interface {
+	VisitListDatasetRunsResponse(w http.ResponseWriter) error
+}
+
+type ListDatasetRuns200JSONResponse ListDatasetRunsResponse
+
+func (response ListDatasetRuns200JSONResponse) VisitListDatasetRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetRuns429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListDatasetRuns429JSONResponse) VisitListDatasetRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetRunsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ListDatasetRunsdefaultJSONResponse) VisitListDatasetRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDatasetRunRequestObject struct {
+	LabelId      LabelId      `json:"labelId"`
+	DatasetRunId DatasetRunId `json:"datasetRunId"`
+}
+
+type GetDatasetRunResponseObject interface {
+	VisitGetDatasetRunResponse(w http.ResponseWriter) error
+}
+
+type GetDatasetRun200JSONResponse DatasetRunResponse
+
+func (response GetDatasetRun200JSONResponse) VisitGetDatasetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDatasetRun429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetDatasetRun429JSONResponse) VisitGetDatasetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDatasetRundefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response GetDatasetRundefaultJSONResponse) VisitGetDatasetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompareDatasetRunsRequestObject struct {
+	LabelId      LabelId      `json:"labelId"`
+	DatasetRunId DatasetRunId `json:"datasetRunId"`
+	Params       CompareDatasetRunsParams
+}
+
+type CompareDatasetRunsResponseObject interface {
+	VisitCompareDatasetRunsResponse(w http.ResponseWriter) error
+}
+
+type CompareDatasetRuns200JSONResponse CompareDatasetRunsResponse
+
+func (response CompareDatasetRuns200JSONResponse) VisitCompareDatasetRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompareDatasetRuns429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CompareDatasetRuns429JSONResponse) VisitCompareDatasetRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CompareDatasetRunsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response CompareDatasetRunsdefaultJSONResponse) VisitCompareDatasetRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetRunResultsRequestObject struct {
+	LabelId      LabelId      `json:"labelId"`
+	DatasetRunId DatasetRunId `json:"datasetRunId"`
+	Params       ListDatasetRunResultsParams
+}
+
+type ListDatasetRunResultsResponseObject interface {
+	VisitListDatasetRunResultsResponse(w http.ResponseWriter) error
+}
+
+type ListDatasetRunResults200JSONResponse ListDatasetRunResultsResponse
+
+func (response ListDatasetRunResults200JSONResponse) VisitListDatasetRunResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetRunResults429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListDatasetRunResults429JSONResponse) VisitListDatasetRunResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetRunResultsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ListDatasetRunResultsdefaultJSONResponse) VisitListDatasetRunResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetExamplesRequestObject struct {
+	LabelId LabelId `json:"labelId"`
+	Params  ListDatasetExamplesParams
+}
+
+type ListDatasetExamplesResponseObject interface {
+	VisitListDatasetExamplesResponse(w http.ResponseWriter) error
+}
+
+type ListDatasetExamples200JSONResponse ListDatasetExamplesResponse
+
+func (response ListDatasetExamples200JSONResponse) VisitListDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetExamples429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListDatasetExamples429JSONResponse) VisitListDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetExamplesdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ListDatasetExamplesdefaultJSONResponse) VisitListDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetExamplesRequestObject struct {
+	LabelId LabelId `json:"labelId"`
+	Body    *CreateDatasetExamplesJSONRequestBody
+}
+
+type CreateDatasetExamplesResponseObject interface {
+	VisitCreateDatasetExamplesResponse(w http.ResponseWriter) error
+}
+
+type CreateDatasetExamples200JSONResponse CreateDatasetExamplesResponse
+
+func (response CreateDatasetExamples200JSONResponse) VisitCreateDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetExamples429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateDatasetExamples429JSONResponse) VisitCreateDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetExamples499JSONResponse struct{ PrecheckFailedJSONResponse }
+
+func (response CreateDatasetExamples499JSONResponse) VisitCreateDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(499)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetExamplesdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response CreateDatasetExamplesdefaultJSONResponse) VisitCreateDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDatasetExampleRequestObject struct {
+	LabelId   LabelId   `json:"labelId"`
+	ExampleId ExampleId `json:"exampleId"`
+}
+
+type DeleteDatasetExampleResponseObject interface {
+	VisitDeleteDatasetExampleResponse(w http.ResponseWriter) error
+}
+
+type DeleteDatasetExample200JSONResponse DeleteDatasetExampleResponse
+
+func (response DeleteDatasetExample200JSONResponse) VisitDeleteDatasetExampleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDatasetExample429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteDatasetExample429JSONResponse) VisitDeleteDatasetExampleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteDatasetExampledefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response DeleteDatasetExampledefaultJSONResponse) VisitDeleteDatasetExampleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SetLabelTagsRequestObject struct {
 	LabelId LabelId `json:"labelId"`
 	Body    *SetLabelTagsJSONRequestBody
@@ -4273,6 +5544,122 @@ type GetLabelVersiondefaultJSONResponse struct {
 }
 
 func (response GetLabelVersiondefaultJSONResponse) VisitGetLabelVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetRunRequestObject struct {
+	LabelId        LabelId        `json:"labelId"`
+	LabelVersionId LabelVersionId `json:"labelVersionId"`
+	Body           *CreateDatasetRunJSONRequestBody
+}
+
+type CreateDatasetRunResponseObject interface {
+	VisitCreateDatasetRunResponse(w http.ResponseWriter) error
+}
+
+type CreateDatasetRun200JSONResponse DatasetRunResponse
+
+func (response CreateDatasetRun200JSONResponse) VisitCreateDatasetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetRun429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateDatasetRun429JSONResponse) VisitCreateDatasetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetRundefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response CreateDatasetRundefaultJSONResponse) VisitCreateDatasetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLabelVersionMetricsRequestObject struct {
+	LabelId        LabelId        `json:"labelId"`
+	LabelVersionId LabelVersionId `json:"labelVersionId"`
+	Params         GetLabelVersionMetricsParams
+}
+
+type GetLabelVersionMetricsResponseObject interface {
+	VisitGetLabelVersionMetricsResponse(w http.ResponseWriter) error
+}
+
+type GetLabelVersionMetrics200JSONResponse VersionMetricsResponse
+
+func (response GetLabelVersionMetrics200JSONResponse) VisitGetLabelVersionMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLabelVersionMetrics429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetLabelVersionMetrics429JSONResponse) VisitGetLabelVersionMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLabelVersionMetricsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response GetLabelVersionMetricsdefaultJSONResponse) VisitGetLabelVersionMetricsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -4566,6 +5953,236 @@ func (response CreatePolicyVersiondefaultJSONResponse) VisitCreatePolicyVersionR
 	return err
 }
 
+type ActivatePolicyVersionRequestObject struct {
+	PolicyId        PolicyId        `json:"policyId"`
+	PolicyVersionId PolicyVersionId `json:"policyVersionId"`
+}
+
+type ActivatePolicyVersionResponseObject interface {
+	VisitActivatePolicyVersionResponse(w http.ResponseWriter) error
+}
+
+type ActivatePolicyVersion200JSONResponse GetPolicyResponse
+
+func (response ActivatePolicyVersion200JSONResponse) VisitActivatePolicyVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ActivatePolicyVersion429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ActivatePolicyVersion429JSONResponse) VisitActivatePolicyVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ActivatePolicyVersiondefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ActivatePolicyVersiondefaultJSONResponse) VisitActivatePolicyVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPolicyVersionMetricsRequestObject struct {
+	PolicyId        PolicyId        `json:"policyId"`
+	PolicyVersionId PolicyVersionId `json:"policyVersionId"`
+	Params          GetPolicyVersionMetricsParams
+}
+
+type GetPolicyVersionMetricsResponseObject interface {
+	VisitGetPolicyVersionMetricsResponse(w http.ResponseWriter) error
+}
+
+type GetPolicyVersionMetrics200JSONResponse VersionMetricsResponse
+
+func (response GetPolicyVersionMetrics200JSONResponse) VisitGetPolicyVersionMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPolicyVersionMetrics429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetPolicyVersionMetrics429JSONResponse) VisitGetPolicyVersionMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPolicyVersionMetricsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response GetPolicyVersionMetricsdefaultJSONResponse) VisitGetPolicyVersionMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListShadowResultsRequestObject struct {
+	PolicyId        PolicyId        `json:"policyId"`
+	PolicyVersionId PolicyVersionId `json:"policyVersionId"`
+	Params          ListShadowResultsParams
+}
+
+type ListShadowResultsResponseObject interface {
+	VisitListShadowResultsResponse(w http.ResponseWriter) error
+}
+
+type ListShadowResults200JSONResponse ListShadowResultsResponse
+
+func (response ListShadowResults200JSONResponse) VisitListShadowResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListShadowResults429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListShadowResults429JSONResponse) VisitListShadowResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListShadowResultsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ListShadowResultsdefaultJSONResponse) VisitListShadowResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetShadowStatsRequestObject struct {
+	PolicyId        PolicyId        `json:"policyId"`
+	PolicyVersionId PolicyVersionId `json:"policyVersionId"`
+}
+
+type GetShadowStatsResponseObject interface {
+	VisitGetShadowStatsResponse(w http.ResponseWriter) error
+}
+
+type GetShadowStats200JSONResponse ShadowStats
+
+func (response GetShadowStats200JSONResponse) VisitGetShadowStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetShadowStats429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetShadowStats429JSONResponse) VisitGetShadowStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetShadowStatsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response GetShadowStatsdefaultJSONResponse) VisitGetShadowStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CheckRulesRequestObject struct {
 	Body *CheckRulesJSONRequestBody
 }
@@ -4701,6 +6318,27 @@ type StrictServerInterface interface {
 	// ArchiveLabel Archive a label
 	// (POST /v1/labels/{labelId}/archive)
 	ArchiveLabel(ctx context.Context, request ArchiveLabelRequestObject) (ArchiveLabelResponseObject, error)
+	// ListDatasetRuns List the dataset runs of a label
+	// (GET /v1/labels/{labelId}/dataset-runs)
+	ListDatasetRuns(ctx context.Context, request ListDatasetRunsRequestObject) (ListDatasetRunsResponseObject, error)
+	// GetDatasetRun Get one dataset run
+	// (GET /v1/labels/{labelId}/dataset-runs/{datasetRunId})
+	GetDatasetRun(ctx context.Context, request GetDatasetRunRequestObject) (GetDatasetRunResponseObject, error)
+	// CompareDatasetRuns Compare two dataset runs
+	// (GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/compare)
+	CompareDatasetRuns(ctx context.Context, request CompareDatasetRunsRequestObject) (CompareDatasetRunsResponseObject, error)
+	// ListDatasetRunResults List the per-example results of a dataset run
+	// (GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/results)
+	ListDatasetRunResults(ctx context.Context, request ListDatasetRunResultsRequestObject) (ListDatasetRunResultsResponseObject, error)
+	// ListDatasetExamples List the dataset examples of a label
+	// (GET /v1/labels/{labelId}/examples)
+	ListDatasetExamples(ctx context.Context, request ListDatasetExamplesRequestObject) (ListDatasetExamplesResponseObject, error)
+	// CreateDatasetExamples Add dataset examples to a label
+	// (POST /v1/labels/{labelId}/examples)
+	CreateDatasetExamples(ctx context.Context, request CreateDatasetExamplesRequestObject) (CreateDatasetExamplesResponseObject, error)
+	// DeleteDatasetExample Delete a dataset example
+	// (DELETE /v1/labels/{labelId}/examples/{exampleId})
+	DeleteDatasetExample(ctx context.Context, request DeleteDatasetExampleRequestObject) (DeleteDatasetExampleResponseObject, error)
 	// SetLabelTags Replace the tags of a label
 	// (PUT /v1/labels/{labelId}/tags)
 	SetLabelTags(ctx context.Context, request SetLabelTagsRequestObject) (SetLabelTagsResponseObject, error)
@@ -4716,6 +6354,12 @@ type StrictServerInterface interface {
 	// GetLabelVersion Get one label version
 	// (GET /v1/labels/{labelId}/versions/{labelVersionId})
 	GetLabelVersion(ctx context.Context, request GetLabelVersionRequestObject) (GetLabelVersionResponseObject, error)
+	// CreateDatasetRun Run a label version over the label's examples
+	// (POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs)
+	CreateDatasetRun(ctx context.Context, request CreateDatasetRunRequestObject) (CreateDatasetRunResponseObject, error)
+	// GetLabelVersionMetrics Live metrics of a label version
+	// (GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics)
+	GetLabelVersionMetrics(ctx context.Context, request GetLabelVersionMetricsRequestObject) (GetLabelVersionMetricsResponseObject, error)
 	// ListPolicies List policies
 	// (GET /v1/policies)
 	ListPolicies(ctx context.Context, request ListPoliciesRequestObject) (ListPoliciesResponseObject, error)
@@ -4731,6 +6375,18 @@ type StrictServerInterface interface {
 	// CreatePolicyVersion Publish a new policy version
 	// (POST /v1/policies/{policyId}/versions)
 	CreatePolicyVersion(ctx context.Context, request CreatePolicyVersionRequestObject) (CreatePolicyVersionResponseObject, error)
+	// ActivatePolicyVersion Activate a policy version
+	// (POST /v1/policies/{policyId}/versions/{policyVersionId}/activate)
+	ActivatePolicyVersion(ctx context.Context, request ActivatePolicyVersionRequestObject) (ActivatePolicyVersionResponseObject, error)
+	// GetPolicyVersionMetrics Live metrics of a policy version
+	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics)
+	GetPolicyVersionMetrics(ctx context.Context, request GetPolicyVersionMetricsRequestObject) (GetPolicyVersionMetricsResponseObject, error)
+	// ListShadowResults List the disagreements of a shadow version
+	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results)
+	ListShadowResults(ctx context.Context, request ListShadowResultsRequestObject) (ListShadowResultsResponseObject, error)
+	// GetShadowStats Agreement of a shadow version with the active one
+	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats)
+	GetShadowStats(ctx context.Context, request GetShadowStatsRequestObject) (GetShadowStatsResponseObject, error)
 	// CheckRules Check rule text without publishing it
 	// (POST /v1/rules/check)
 	CheckRules(ctx context.Context, request CheckRulesRequestObject) (CheckRulesResponseObject, error)
@@ -5476,6 +7132,212 @@ func (sh *strictHandler) ArchiveLabel(ctx echo.Context, labelId LabelId) error {
 	return nil
 }
 
+// ListDatasetRuns operation middleware
+func (sh *strictHandler) ListDatasetRuns(ctx echo.Context, labelId LabelId, params ListDatasetRunsParams) error {
+	var request ListDatasetRunsRequestObject
+
+	request.LabelId = labelId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListDatasetRuns(ctx.Request().Context(), request.(ListDatasetRunsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListDatasetRuns")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListDatasetRunsResponseObject); ok {
+		return validResponse.VisitListDatasetRunsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetDatasetRun operation middleware
+func (sh *strictHandler) GetDatasetRun(ctx echo.Context, labelId LabelId, datasetRunId DatasetRunId) error {
+	var request GetDatasetRunRequestObject
+
+	request.LabelId = labelId
+	request.DatasetRunId = datasetRunId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetDatasetRun(ctx.Request().Context(), request.(GetDatasetRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetDatasetRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetDatasetRunResponseObject); ok {
+		return validResponse.VisitGetDatasetRunResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CompareDatasetRuns operation middleware
+func (sh *strictHandler) CompareDatasetRuns(ctx echo.Context, labelId LabelId, datasetRunId DatasetRunId, params CompareDatasetRunsParams) error {
+	var request CompareDatasetRunsRequestObject
+
+	request.LabelId = labelId
+	request.DatasetRunId = datasetRunId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CompareDatasetRuns(ctx.Request().Context(), request.(CompareDatasetRunsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CompareDatasetRuns")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CompareDatasetRunsResponseObject); ok {
+		return validResponse.VisitCompareDatasetRunsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListDatasetRunResults operation middleware
+func (sh *strictHandler) ListDatasetRunResults(ctx echo.Context, labelId LabelId, datasetRunId DatasetRunId, params ListDatasetRunResultsParams) error {
+	var request ListDatasetRunResultsRequestObject
+
+	request.LabelId = labelId
+	request.DatasetRunId = datasetRunId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListDatasetRunResults(ctx.Request().Context(), request.(ListDatasetRunResultsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListDatasetRunResults")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListDatasetRunResultsResponseObject); ok {
+		return validResponse.VisitListDatasetRunResultsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListDatasetExamples operation middleware
+func (sh *strictHandler) ListDatasetExamples(ctx echo.Context, labelId LabelId, params ListDatasetExamplesParams) error {
+	var request ListDatasetExamplesRequestObject
+
+	request.LabelId = labelId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListDatasetExamples(ctx.Request().Context(), request.(ListDatasetExamplesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListDatasetExamples")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListDatasetExamplesResponseObject); ok {
+		return validResponse.VisitListDatasetExamplesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateDatasetExamples operation middleware
+func (sh *strictHandler) CreateDatasetExamples(ctx echo.Context, labelId LabelId) error {
+	var request CreateDatasetExamplesRequestObject
+
+	request.LabelId = labelId
+
+	var body CreateDatasetExamplesJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateDatasetExamples(ctx.Request().Context(), request.(CreateDatasetExamplesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateDatasetExamples")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateDatasetExamplesResponseObject); ok {
+		return validResponse.VisitCreateDatasetExamplesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteDatasetExample operation middleware
+func (sh *strictHandler) DeleteDatasetExample(ctx echo.Context, labelId LabelId, exampleId ExampleId) error {
+	var request DeleteDatasetExampleRequestObject
+
+	request.LabelId = labelId
+	request.ExampleId = exampleId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteDatasetExample(ctx.Request().Context(), request.(DeleteDatasetExampleRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteDatasetExample")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteDatasetExampleResponseObject); ok {
+		return validResponse.VisitDeleteDatasetExampleResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // SetLabelTags operation middleware
 func (sh *strictHandler) SetLabelTags(ctx echo.Context, labelId LabelId) error {
 	var request SetLabelTagsRequestObject
@@ -5643,6 +7505,85 @@ func (sh *strictHandler) GetLabelVersion(ctx echo.Context, labelId LabelId, labe
 		return err
 	} else if validResponse, ok := response.(GetLabelVersionResponseObject); ok {
 		return validResponse.VisitGetLabelVersionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateDatasetRun operation middleware
+func (sh *strictHandler) CreateDatasetRun(ctx echo.Context, labelId LabelId, labelVersionId LabelVersionId) error {
+	var request CreateDatasetRunRequestObject
+
+	request.LabelId = labelId
+	request.LabelVersionId = labelVersionId
+
+	var body CreateDatasetRunJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			return err
+		}
+	} else {
+		request.Body = &body
+	}
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateDatasetRun(ctx.Request().Context(), request.(CreateDatasetRunRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateDatasetRun")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateDatasetRunResponseObject); ok {
+		return validResponse.VisitCreateDatasetRunResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetLabelVersionMetrics operation middleware
+func (sh *strictHandler) GetLabelVersionMetrics(ctx echo.Context, labelId LabelId, labelVersionId LabelVersionId, params GetLabelVersionMetricsParams) error {
+	var request GetLabelVersionMetricsRequestObject
+
+	request.LabelId = labelId
+	request.LabelVersionId = labelVersionId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetLabelVersionMetrics(ctx.Request().Context(), request.(GetLabelVersionMetricsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetLabelVersionMetrics")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetLabelVersionMetricsResponseObject); ok {
+		return validResponse.VisitGetLabelVersionMetricsResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -5819,6 +7760,112 @@ func (sh *strictHandler) CreatePolicyVersion(ctx echo.Context, policyId PolicyId
 	return nil
 }
 
+// ActivatePolicyVersion operation middleware
+func (sh *strictHandler) ActivatePolicyVersion(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId) error {
+	var request ActivatePolicyVersionRequestObject
+
+	request.PolicyId = policyId
+	request.PolicyVersionId = policyVersionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ActivatePolicyVersion(ctx.Request().Context(), request.(ActivatePolicyVersionRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ActivatePolicyVersion")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ActivatePolicyVersionResponseObject); ok {
+		return validResponse.VisitActivatePolicyVersionResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetPolicyVersionMetrics operation middleware
+func (sh *strictHandler) GetPolicyVersionMetrics(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId, params GetPolicyVersionMetricsParams) error {
+	var request GetPolicyVersionMetricsRequestObject
+
+	request.PolicyId = policyId
+	request.PolicyVersionId = policyVersionId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetPolicyVersionMetrics(ctx.Request().Context(), request.(GetPolicyVersionMetricsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetPolicyVersionMetrics")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetPolicyVersionMetricsResponseObject); ok {
+		return validResponse.VisitGetPolicyVersionMetricsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListShadowResults operation middleware
+func (sh *strictHandler) ListShadowResults(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId, params ListShadowResultsParams) error {
+	var request ListShadowResultsRequestObject
+
+	request.PolicyId = policyId
+	request.PolicyVersionId = policyVersionId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListShadowResults(ctx.Request().Context(), request.(ListShadowResultsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListShadowResults")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListShadowResultsResponseObject); ok {
+		return validResponse.VisitListShadowResultsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetShadowStats operation middleware
+func (sh *strictHandler) GetShadowStats(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId) error {
+	var request GetShadowStatsRequestObject
+
+	request.PolicyId = policyId
+	request.PolicyVersionId = policyVersionId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetShadowStats(ctx.Request().Context(), request.(GetShadowStatsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetShadowStats")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetShadowStatsResponseObject); ok {
+		return validResponse.VisitGetShadowStatsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // CheckRules operation middleware
 func (sh *strictHandler) CheckRules(ctx echo.Context) error {
 	var request CheckRulesRequestObject
@@ -5870,277 +7917,347 @@ func (sh *strictHandler) CheckRules(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17d9u28ij6VbB0z1qRfouW5TTJ3ZXXb92r2Eqi1q8jyW33qXJNiIQtxBTIEqRttdvf/S7MAHyTetiO",
-	"u8/Z/7SxiMcAGAzmPX+1HH8Z+IKJSLb6f7UWjLoshH+OWRSuBtcRC9VfLpNOyIOI+6LVb/268D1GJHN8",
-	"4UoS+eSe8ojM2bUfMhKqjlzckDaNiMeojMhBp9uyWtJZsCVVo1374ZJGrX6Li+iHty2rteSCL+Nlq39g",
-	"taJVwPATu2Fh6/Hx0WoFNKRLFmnQPtLIWfzkz0duGbTpgpG5+k6++XPCXTUxVx8CGi1aVkvQpRp9ng5h",
-	"tUL2R8xD5rb6URizLKBL+nDCxE20aPUP3v4jgU1GIRc3LQXZkb8MPBYxdygqoLkMAhaSuR8Ll/jXJFow",
-	"BdYbSWzH9LNJxJcsAfOPmIWrFE74s5s0nvIlG1Nxw7pMuNVb6tKI7akhW43gjoTjxZLfsTLQ8MllAC2A",
-	"LknbZdc09iLCHnS3ztYQ82TGLNwaxLnve4yKPIyTiIZRGb4T//6FNlXChLtsa8joDjiAvTYCFps+/fxx",
-	"nJc+/SK0m5899tz+5J+wlTuf+k/+/DLmNUSokfx80z2fRntO6Jx5dUTQUx/rIfB036dBcEFv2IT/ySaC",
-	"3rKDXq8CnSK2lETdgIDesC65FJJFxA9Jj9zwOybJQa93SOjcv2Pqnz3CJYnwhAiFr71DItgNjfgdUx9D",
-	"9o05EXPrDllNcyX5n2zNi0Mf9IvT6/UyD1Cv4gEqr3PHhf6brHTq3zJxRJfMq0YtW7CHKGlom6sYhOyO",
-	"+7ECXAa+kIxc+yF8kXSp+II/YiajptXAeK06FOy9fVeHg9ARDuc7Q3wV7QSy73FnVXdzA/haf3UD0/tp",
-	"d3fCbwRzhw8BD5mseLYEfwBqStqa0esQqthBcr/gzgJ3CYYgl+MTxNfrWNajK9MzNUGdRd4P71qVGIpw",
-	"q//SKA5rDvxyfPJGki+ngyMAElrWAZY02HRD377/ULWhl4G7AxMQY69NXi7d9MlMgAb0hZmAErQbMwEa",
-	"vq2ZgKds5Y5MwKNCGaQdWjRxx0g11F+OLyIm4J80CDzuULWG/W9SLeSvzFz/I2TXrX7r/9pPxbF9/Cr3",
-	"JxGNYolzFU7p7JfByej4ajD+fHk6PJta5NNgdDI8vroYD4/Oz45H09H5mXqCzi+nV+efrsaDs8/DbuvR",
-	"ag3D0A+/A4QDsSJMzdUnlGAzMvfdFbnnEZKQm/HFEXF8lx3Cn1+m0wsiseG173n+vYTflzQIuLiZCS7g",
-	"78HFiGSm6s6EWtZFyJwFc24/Ue4x99nWlx02Dln9chXl0TOSa4DBPDN77I56MUxOYCzSXlC52PO4jMhS",
-	"CaMWiYXLHN+lc48RP5yJWMg4CPxQMQh8SW9Y5xB2ihwNzo6GJ8Nj0j7o6JVPff+UipXGPfkdjlatlTqO",
-	"H4vojTRPJQlpBLwLe3AYc5mbOXc4coB/PJycX46PhlfD374MLidTtZJ/dGaCCpcIn7gsotyTXdIeRcAk",
-	"LZgZA8GyiPRJtKARocTxOAMIAM2Iup/wiFMxE37AQtxyLokvGJELGjAExNaz2Ba5X9CI3TH98MNE3c5M",
-	"PepFdcheog+p2jPdej+jOXmEjdObqfoNpGShAmnM1Mmqn4JQwRlxJCBLJiW9qXnVwthjbySRfhw6jETs",
-	"IbL0LWEuma9gJYQ9BB7lQhIeqQ3zQ2YRRp0F4YIENGQiWjDJZH8m9ojd9tgDd6iHONix1Xk5vnBYEGFf",
-	"GBeegZh70R4XJNeDhYc4ztJ3mUfOBqdDi3j+TRD6846taE/hkxI71DR6EosA3qgzUqcPOPsQzQTBZ9uT",
-	"BShwrDl1bplw30iSHfs69Jf6vvlzOucej1bqheCRVANe81BGhAqpng9g2xR40EntlMulE7KI6RalZekL",
-	"3Sfj4WByfqbWANuCoBDHjz2FvckM7ViEatvVdbYIVRCoN8SPI4tQkSV0FqFkST313ihRALpbMLjDQyfm",
-	"EZmHjN6ykPgBEx0glOkO4QZJsncAOxhpNFEof345PTo/HV7hq2ARAVhOieSeolCfBieToV4nnC4X5Jp6",
-	"nlpSnzSunCbrVpdJAWP7QpPHPtGD2YYGGrgSFNLE0A+lXq6icEJGjLoaHnnLg0DNiWIs9UJG3RVxmcNd",
-	"5prNRxjvqcSNl7cKUZhDY5lOlsWlBXWLQ8E4OEmbCqBbcOMUujDXIkBK/GjBQthWNdqSuozwiEzHl8NO",
-	"lwyIBjbZd9xn3PW+annLWID30Y8jx18ycr9gIjlH3d1AmaKSs1C8CeGAMm72SC/PJhfDo9Gn0fAY6Rlg",
-	"Aemp8QDaey5ZF4hYgWUBhiX2onWU/xwhbQH98pHPTlkiP557GX5IxMu5IndWSwZUVEgTw4eICaleavLr",
-	"goUswVNFzvS6kaDgiSBtAwlaeKtku8wWz4TZCHUIjQjm+Q6I2EAb9RR9wh6oo4hn/OefK9V9JsbDz8Pf",
-	"dANpGSrnrRKwNMWSlqIvD3ypqIumV5K08e0IWeQsgKbMBDw4XDHRPgAHx9IBWCfDs+lIcWy6H1MvtcM6",
-	"XTLRe6F4gZCcnU8VAp6dnw1ngoYMkOLaozc3zIWuPCR0LlVfxMpkixT2diwi/JB8GUy+mD2GX2bC7DjN",
-	"01NDa9s8IiGL4lCoi0UCX3J1jLLTJSMBR0P80GXhIaHRTCx9GZGDD6D6gLlhTYyGHlccgWbYVC9c/Nv3",
-	"ui28gJY5vJmwVRuQzan+qJBD4RNRR6em+fCO/Mw/ksi/YXAlYSok7GpqqQWCmcD+cPEI7JPs9PVYAZUR",
-	"gTfQiDZqZz12HanbSe4XviLYeIedOMJLxCO2lOuuzCc8mUlAgSdb0ocRdjtI5UUahnTVQrnBiJq/mytp",
-	"Jc+/uXRfk47+/BtzIjVuKmMcAw9Tvm226tO98f0bj9GAy67jL/fxz24YON10BE1IDft2zZnnwnaDrKdk",
-	"qDx78v8iNMUJN56vRI+s1sPejb+nhbNBNFVfH60WQPIL9z1g4GDuzc4g10+N1LjxuJ7ydNX7jjajMtM2",
-	"zxmkSgRXa5wH0aZipdViRkBrWqsBCKU5tWnw3h4pnrxSFVjUpiBeb9Mez6lijX4cBXH0iXvsMqzASFTa",
-	"kM/DKWiLtNyOnSyiKKvmphLLnXoH0UDTrdqgIKNCq/n4CwvVi1PXJvQdJuV226UYNrbpsUyg8aPV0sqG",
-	"zc+/gKQ5YyWcgIEki1vZeayskrC4G9lTL+1DHomarkGiQ8jfBcDcI99lW2EvdDB4f5rKQM0bk85V6LkW",
-	"bgOgVmq1+q2Pg+nRl6ufzj9eDcfj83GWw1Kji3ipZmxuVfxqFDSjs4vL6dWn0cmwodHF+cno6J9rG1z9",
-	"MhxPRudnTQ3Ho/PxaPrPzDakeJ/HzpotmEwH02FhcUXd02g6GpyM/pcS3jUSWuAHwMVNokbnIojVq+Kx",
-	"Dtmbxb3eD4z8z8vhpeqkfiVx4PlUcfTm80xcjIcX4/Oj4WQyOvtM2gENpRpSsQl31OMuVTOkw6XNh8fJ",
-	"j5PLj6ejKSgW4NWYCSb+iFmcmYgMfxmcXA6mapJkrPPJNDv3fYjLSWlVp6ptOvFMHJ2fXpwMp8PjLoFD",
-	"IW1UNwB62sgBof7mZHgMnEfEwiVXgpz6lIiMKJhSsZoJ4Yu9pBHce+RJyjhZdWzFrwBVxe+ZA634iodW",
-	"8SF3Wo3fK7snB1XVNXcazQ0qB0jOouqbOYOqLUowo/IGHVHhMM/co4y6t6j7JGwZRCuCJCjziqU0qTgU",
-	"apK3ZjB24xZ2ecyaXiYcr4r0Hi2YcztWDHpmt/IrvOVoNmmCBUb4WTVUbB17iOq1ZCilRL5RtuYFCItQ",
-	"JfwE8dzjUsl2d/g4gkVjyUViOVv3MgMQFgK/buF1Z4tszgOPVhMjZ5fXpAF8Y7gi1RzFtS6Z5KRkpDTS",
-	"Bi2swj+1pg0Ed+xWIbnfsXAFsyp6Da0sJdRpJSQIgqSNmJ6I6bD7uo8SGwe4/TNx0OuhuMUlPBiR6gGS",
-	"Ml0hpYWTChm5ZyEj10pA20ICU1sNe54geUYI6x0UhQELbX9ewgKWmVYQkyVRL0HExHabXc9HgvoRZpW/",
-	"vF23qGnauJoDqhZXjmD7QZ6pYdUc34uXorzug705laDxUN8Ns55cqw3X6HHB6sdWX3cdebkpf5hK0wCM",
-	"ZVa8yXbJrYRrbWxhd9Trlkay+4SVb5FafW7lO0vajZNvLHGnBGCjq1ZCr01F7UaUhYUc04iWV34uUuOa",
-	"glAr8bwV0A//mqD+yCI2GMuSf1yGnvr3HXeZD/+eCZvGLvezH9Q/4Ee7S2yHwpzSJu1f2fyX6bSj7ncs",
-	"0VEH6FtIBcJG/OuZgCFAVayGQNJww+8Uvbgcn0iyjGVE5owsoihoS2ACLRILj0kcDg1Vqj9YPGeCRxZ2",
-	"En5EQiZ97w70iJ7vB3Pq3FokCPkdjZilLtLtnuc71FMALFlEXRpRQl03VGKdROqZxy0As4JjAejnq4jJ",
-	"3E1Uv1TJ4GYX60dSy++iD5J5U9/1fvxQMZbZ8wpnYzgCYhqAbKEPbT891X19fPvp2R4CYjgxM+a/zKk5",
-	"i1jcVioWAGcqPCLUz7g3pP3TxfCzRS7OPlvk8+iTRX5l8wuLfDy9UEcwHX361Nlo/wx61s+2+f6Zg19v",
-	"0FU9TmnQwEPh4403LeGc3r7/gKyTZOEdC4lkEQhilZsIx1Ie+Re4J5sjmDnd+pFAm9SmnvTJl5MJCTy6",
-	"UqyF7Gyya4/1JGgSL5c0XFW5voPZ+Zs/11Yd/xrRLEOZysRcf/1C5aLiQZEL+vb9h34fZEhnwR5QmEzc",
-	"1MzYycY9x+lXLh7k+ArJJr8aowTMukT1ehVg+emdboJqmPhGnOsOBQVf0ZmtkUW3WvdsvvD9W404G2BB",
-	"9plK5v26wQZ9V3kNlCmgYQWliV5eafAaFe1anWL9ej8x5qpXpxYhHH+51K4mOe/HXiVWsIcA/FqNhXFj",
-	"7BijleTRan2DzY+9qBo/SlOCgbfJT7otmaN+7BC1F4dEK8WkMd5hKzBNwT+z/jzf/HmB2lTfBi91194M",
-	"4JwCe22XiIY3bK1Z15zlFFuX5InC2WyCFHWXgArhR2iG2RCoQdqjCFhmsHqYmoiWk+ctN+Rx0z6PQHaM",
-	"LFmWJNXOuTxiVc6fEq0b11RGLCSgiCQeFYy059zzGHpREEoW/GbBQrKMvYgHHmdh9nVNPCRfja5Gi5DJ",
-	"he9VLTH1dl8yKiTpdd9XKx5Sd/RKX/RUIXFPefTJD3U0kMaiwmNMeZTomtWTHPnkmgsuF6QdB+buIsPy",
-	"RmKUmkODjvHOR1CvqQe+Em2NO+nlpyE6hIF7StbfEAzpkZIGbN0Y/Mi4s5iJGyaQm5dExs5CNfIDJmjA",
-	"99QaNQMaxaEgXEQ+MViuja/a9ax86PpVW3fov+pmxQuUxX9rk1eu8YH7hmbQJkB+8uclIFS3+hkhnqX2",
-	"AueOfqOHpo5PWYPmTTekgurejNy81Ly2T1Yn1VsjNa95mmHLpvSmgex5yGpkoPrh7XNt1q7A1qGVp1us",
-	"wy0zUgmCZIA1UOintXbb5h4ieEEFEdA/YiMF3rIgSv2YtYI2lZcOyCn/uJkcuD1m33j+nHpH6H1U6PPh",
-	"/fsfPtSxFOpJON/s9Tgptsc4XCaikx2Yk1ptPYD1Rmr/nYKifjeFfP3ZY+BN7anjzf+ZrdY/jgGNIhaq",
-	"Rfx/vw/2/hfd+7O39+PX9J/dq72v//U/WltthQ78cX0nXuZk7x03I12OtenG1F1MHGqtozy2KnpgbNbN",
-	"NK5eRdGPYe1a1t3w5OY8N3YlEzfv5TPuTdOWHDOPJS9rHUQuNHKrwnFyYkvz7qQhpWa8KoA0U4ogyU3Z",
-	"9S249NeijXmR7QkswRpBI8eF78xfN3KHxaVsco715s2c6qvGG3lzu0Oy9UWdwAYOlo0ryYhJFUbQRNqf",
-	"swW9436caEClRVj3pkvsv2ZGMJu1+uoPJ5y1+rNWFMZs1rJmLRlR5xZ+An39rPX4aHdnwobfbdA8yHKU",
-	"A2lrNWAix+gPUjvWgM1URwGA82tjbIVxBT4kMchAsdSTJsObQD89jTUTduLRX+Nl3SUDAD8zEHF9hn75",
-	"C3qHPtvFeDXSftfrgcaFixti683rmv/rbUmMykrA88Ocj+BMaNejQwhJ0B/eKIkLjQU3vpECv/lzUNZS",
-	"zwNPfEC2KuPIhsL1GlVqFkOrI33WXQz9/XQXxX4SxlAFRqPKwHTUzRvpv/52ij7zoPJxXXAVp95Fbq0b",
-	"+B8UgjxB3wYoZRyudCiTEvfB6V9r7CSY4yu9a8pKtF3cSDU7uJOT6dahFiG74+x+vFG3cbbto9XSG1I8",
-	"8s1J6wQHSI9+y6endKbg5nBpbPVrfRywZa1C3soxtGWv1sSJvnYjsisoIG8O2K9rLrQ5ndR10riMnZ9d",
-	"jYeTy5Npjf/ounbl7wrXKz9A+Falg1rxEpc1syYKcXdcKQYyVmDLd0T+unCKhoVWnXGFHrq8d04UU+8J",
-	"touMseRZIgWebk3h1cSrYGSp+m7S39QbXJqsIBtYPZ7JyvF0H3xI1pOm7cnuTQKUWXb5UKwC2qRYUOfB",
-	"34Se02QPGjmKNRkrrJbvOHEYMuGsxZrztGUlt1OIulmnuy1BAqrvaqUIfEJ/TdePIuaSgEYL0rYzIsvv",
-	"va9dcP7pYMAmSfLFAQvRXXu6OH+eCak8gUyEV1OM40BBEBn7veaTmau9UtGFQIfvJiGJ9u+Qg8IiTLgd",
-	"m3AxE5eCQ8A8/CfwuYgkaSuWGjSQaIO4nH7aO/hAYsEj9CxK/KBgHoCDR5J519ZMSF9/JdS7pytJ2B8x",
-	"9aT2MkgnsQEUW/HONhOuXb2S7kxMy8vTEftpNF/WhUG9LWixYQ/RoY7Ux+wG1kwkrqPnR2MSMuqa8Gxc",
-	"NcYkKmZfD+7QMORGZoIAdhwS/EYwnwB4A1mpU6p21yi6AlmAKBBmbqffIAPJqbQxQjTzYShc9XObpm5J",
-	"TszeSBLQledTdG+U5JvPBQ5KiWD34PNoNMYz4cQK6vA2DkjIlv6dDjfGeDzHvxFcMpfc+6GbHUkG1GGy",
-	"083BkwWUlOEEOxaLMg5zOhZSnU7SeAbyYT+b9MWcntoi1Qs2mrmcQiy7Wg+4UvsCRCo0ki94VClXsaq8",
-	"OOeCJQGZxFP/SNHQzA4nW+ka2pQ2EvzRw6iOqIT1U1kEslowjX295ql7lf69tTreJMgZApzNgVAljxIa",
-	"BIyG0oTMFi5bpS45f9LryPhIRB/eTSp6a/zZqn+BhJoEOpiTqFZT+plF39Ow+JlFz6varlZOV00NPnzo",
-	"RHzC7oz7iREYRqeDz8Or4+F0MDq5Ohn+MjypkRjWNqxocHL+a/WHL6PPXypFhtFSccUXoX/HBNUMQX6b",
-	"+BJT0WzDm3p8HtJwddLE8mGTs7q4Uv29iSmsYkiymFr2TiUf3u3NeUT0jdXcBXP4EiKsVK8ucHF0GXhq",
-	"4IP3vV4rZ/TZ+39+7+39+PWvA+vgx8dKO89PVRbEAbopqJd5odNWoMMCc5PXDMIL5lRyx8Rjt4VPbK3C",
-	"tDtV7oU6lenmR/MEdxjjG1kh8mledgswYhn5SxY+xVEu6yOX88Ip2zK++fOpdqtfM6Lxil8r5Owuyjw5",
-	"hHlb1flPRmipOjrMRbPBECYl1PbqIC3d7CiBpcJXBmkSuK2CCcNgYjprXvljMCGLMlVUPBvoXLzKSVDm",
-	"NWa+6RJbR5xAQBAl1/xBMXWSXjNMyyRAPjok85AKZ6H4JjtkVPrCLl/q+igXtS9UrrcdGtjH2LqsJYGf",
-	"03iapvWPkxnTNyyNPMbMQI0Bw2fsniiGhkmypCsyZ4S6ruLlMYOXDpJYUOF6zDSMFmxFXB/I5K3w77uZ",
-	"d3HN5KXP6gdMyVP19ZfR8fD8CswTqGRTTS/Hw/q2k6Ph2fDqaDg6GZ19vhr+djQcHleP/eVkcjUenl7+",
-	"djUdnQ7PL6dp3rOq5sPfhkeXAMPxcHB8MjobNo4+OD4dTSaqOcTomjmam9ZvxHQ8OJscjUcX06ujL5dn",
-	"P18NxtPRp8HR1ESXV3X6n5fn00EjlEfnZ9Ph2fTq48n50c/NTS7Gw6Mvw6Of156WTiJ3eTYeDo6+DD6e",
-	"VGtDU6q3vQlm2+ds6/eqoGMryws8k6FqT4lW5Jp7keJZhEuutUKIhOwakppVCglNT1i4mVWoaEWqp815",
-	"xZjZwBrKMknenDxRmUwH08tJIzm5GJ4dQ4x+Max/fHl2Bh8cj/Klkb7v/fCWhWmrJDSc/Esn6iL/SvIq",
-	"dmdC/6a1JIYz01H8+fD7WoAzHzS0+R81pPkfszHrmZ9zd8E01eDWYf00CSDM7u30nxfNmR0m08HZ8WB8",
-	"DJqUb/5cWpDYii4l4BwK+an7uzwkED8PzdEEi6bVwhZVzJv8bKbM/gaDZn/4NB4Os39Ph5Np5dJPjO65",
-	"oLgPnQW/206AeW5+dp0e1OWSzr067pU9BLG4qfvKK0S4RmG+2H4NR1ub+ieozWY9hKhwhRhcuCxgwmUi",
-	"QgyqjmOK6M2WniDgBFrmZp/GaqaeTDrbTo7jzBgkk/OqZjiTA8ufvF5nFVE8qXBEKhA+Fu4V76BxdzhE",
-	"jmnJMRdqqkPKtCH+NToacowlK/i9xor/mvA/2dpc8ut0YPNVQKU8os6C1aJzk6zGK/QnzfhcaI9CjXNb",
-	"o4h7io+N8Vr9t/W1KTq8lZxtjD9zxseGlHHKoZ7HdIKGtfFPz+a4Vn9r4hr7k7+ZcTRni96NMdouW+Z2",
-	"EnRR4woTWcnissN9Xb9LdUxxwsOWudvcDm/hpPeiipQq2p22r92IL7xq7Tto0ZmANPLOBinPknaPVus6",
-	"pEu2i9bedNx50l2U/dmuu0y8Vs5BXZa2WYa+Gzs6E+yCV5s+akI6U8ex6kBp36Uej9aq+09Nu2dPf/sJ",
-	"DNQLjjYn9UhAElPF8byR2ixkTKJvJFhC9Y85Ux2Y5Dpo2ExtefAigPPTmzRXMHjL6fAKydhM2AXnnS4M",
-	"YHcs4rI9N8Zc8cyFND9ptlcrk4X1OZKifnhXqYTcATXlrlj5XOazHW/j0+xvpf7bg1BFOksyfHJlrOTF",
-	"McdU3PpaYrsm4muj56QG3No5dRhZTTjci4t6zcKaiVPbVtZ6BrkGZy3INEbOge1ZI8zU7ngmpKU6mm5t",
-	"JFxFLrQNiO72R4cdPq52FNObz7YUgPJy4SZPMD7VRPKVGkr2R8xExGn2eMvvXj6PWpnRrduK3TOhqb4R",
-	"9TBJG3yRFVM3c4dWRtTXufzygnp2XVUTZq9KRtrPIljVFpYxvQIpiphU3Kx193AN0d0wAC13s5u2sxoe",
-	"LiOTyESuz5eyufInSca9LvInHboOvm0yWWyRiLwip0WZ4cnVpVsv3GQBqVvOT/7cCDgNO761pQK1dtsp",
-	"55SMtcOidzBGl52R1M8NWyQbXZC2sqk/w7l+a8JPw83I9XHzz6E8reEZ1sCniYDcjOhsCWdCfp680Xkg",
-	"Gle0bilbruG5gK+H+kJrdevhXn/xjGZ447WlId+NWJSM2wj8aj0WbbiE1daIVgi03mQ9q0ZEOs2oGlIT",
-	"3On58eBkNP1njbdfzefkZ7B8Z38YXB6Pcj+A11/2h+nwt2o72XnO/f/pirCddCu7OZ6WNjsT/ZLudUWx",
-	"pJK1Uxt6MRNQ4pSflmCaZ/1w21hlae+gU11MK2vzrJ48Lcl1Mhlm/tZRXvmKXZWndpG4q5bikvgda+bl",
-	"txaUmu2RTwiefJocWxMSWNyCNfa5qkt7UczNsDZX90vIp0/2DNxMaHsBoayJTBaNp1qoqZSOksPKg1KW",
-	"myoPMV+vc+dEzoVx7D65X6xqCnxCw2fL4lyYeeMczrqoZX0oNlY1zgNzDJZ5aeI71EyHRc+XTAzPG0kW",
-	"VC7WJjltvsLZxlVnCHESR7645u4mAWpmw04L3RqzhZtpt6r+iltdk9ta/y/NO24OZAM0zTpDFa0jUDMX",
-	"sk+++/HHBN0Sv9OKo3DZhiWNMiizGZ9UebkqmNuNs7Q7WMBnp00r+zjl3Acvx8MqxyPzRm/StrrN2dHp",
-	"8Kj26+XZ5PLi4nw8HR4jP3b16Xx8OpjWdkgKBQHzVvns1yB49dpPoaLJ0fnZp9Hx8Oxo7frXtK9vN/xt",
-	"cDRtbAEhJ00NTofHo8vTxiYn579Wbsq4EDD+VKP/5pa+AgqnJvj6sn2F2hQ7VmMAo5yzoCF1IhZK0s6E",
-	"bXaMDdDjgu0QMLe+YsMOg75IsYa0Ekxdgu60CAyXfUKLudV0nDA6UqW5+6AuiSnMIE1q0ZmAdtAnW3Pg",
-	"ZPBxeLI/GR5BnfW55zu3nbxv6PjyZDi5+nl0linvlfkNBqjE7HwqjldK4PCcWWSaXuFaa9frZZDQ9rCK",
-	"upxbppSYsKz+ribZWWqXe8FMotlJKiFt4D+wYInhQrCYieZ/Hep5pA1l/FHr2qlnR8oDZ/pBOO6GFWAy",
-	"TEthzFXAXFNB3iKR77mEQgz8fEVsYNOgfHVakZS0i65yfbzzhVqoHYuUaquQdqbWlKI7iR+ervTSATIz",
-	"EwWuBUtNw55m6+CgmzVQHSNkwKippDEThvfrdMlgLlUT47IXMoIlggXbwj0DT30jLq4Y/qQ/YXhT5BO5",
-	"8O8PYfVLRgUmZtbV+9ZnYCgwgfUIWifNnQsUXczpI7uMfQ7N0esca1AZf0ED1iVHOvpILkDlI295oA5M",
-	"j3G/8CVLOpfCkWCboXA8X3JBI5NpNwh03On21Xo2rLZjtsHaWpTciq23tqjsW2uoK1Qrfkyog4761dLT",
-	"o9XyBTu/bvV/X2f6K424XakiuWG/GlHnK+Ciuqo/+XN5WndBFEKWb/dhqWoRvjE6dYMOMCknT9jEXJdG",
-	"Zm72cOIiMi9gxZUzy/x75NX/e6bCf5kknI0p2nNHt3Vc21MyOyFYW3OEO0eQrdETpWkPG9IPNjv4tI6o",
-	"57FwT8ZB4HHm6gwA5Jat9iEQlQSUh7IyxWDW5y4/6Jcv/dPT/mTSXS6XuVwCvV6/d9Dvve2WcgpgRoG3",
-	"1mP/997e+6/wZ+afs1kXW/xQnXAgq4itQ4lJwBze4C5jtVzppQNVtsh5pTSMhLaU9TPKrTx48vBVQ1MY",
-	"sxoUq3pPqpBsmstjWNAiQ1ke7GwTGS9lpvIxaK8rcrpKgvEFzCVtO4aI8U4qbSqWWnXiMhtrsaQuMI7y",
-	"Xsn9EPihM9Rg5XQMZHGoA6paqB0nWOdwJu55tPBjJRTnYEDf4Y8XQ0x3Y54pYGbvgZ3UaXC6M2FjnRKz",
-	"yv8mmUWTh0zBkqrEP9m+lQiQGazyezr8LrqZ7OhWHpjc0FUHfwmmomJdisI7v+SQlkzLC7eMBWojeaij",
-	"2A+Jr7hz813x6PxG+CFzy8/89pUAmi10uxZ1qNgIz6cuOF2N1H6ud+Xa3IGrxmGr8kB+TYugFMWRi/PJ",
-	"FC9JLmOwyY0i+5ChWY0IKZi/+fNukjdl1voX/oKiFmRr/ubPZ63+T/780bZmQlEQ5pKAhUqmEC4NXaKB",
-	"kaRt6+Ise9y1LZL8FfElkxFdBlB00vwKxCiKQ9YndwcWFn2bU8k+vCNfTgdHe5Mvg7fvP+gacJ20xAR1",
-	"4EK+kUSPRCRzQhap+8keopB+YdRlYZLvS2CBmt/2NJwY++woplsP3oWKlDrjTFM9Sl1tEqpZHpKQRSE3",
-	"VYvYA54sp0hZ/OtroGRv35GFH4fVqcAy0G6V1zjeqaSb6lVGJsyYG4dgSlywpUZfRkMWDuJokf71yVCc",
-	"n36dlhwIBoIMLkaKWdDIB+XeMxKY+iQJWjTJ3p4+RTI6ti1zSDNhqxn9kP8JtL5PPsLEBE8MXpHkyAZk",
-	"yaUSqi2ypJ6ihsy11DFAESE/JCG782+ZCyBxOROXZ4PL6Zfh2XR0NJhCdDvoqdWSFbWAmVIqqjCi9fgI",
-	"ZPm6oobjhHnXewtfRlCl3ugpMu9UW70yIcVqaoOLUZdceDRScKpXS5jUZxDgIi1TPDXJ1XdIsntnfC8A",
-	"L5eE3lAuMFscD4l/L0xci/EvIn6otbVJzWaTTi07LKhtPCpuYnrDOrryfhSHQhKtypeWDve0CJ2JgIV7",
-	"0AefbSzgCu81pBiAlHg6ySBfMhJSccOkfkUNNOrfC65u60wc+eJO3RlfyP5M7BHIn6mVE+ryOnTJvCMq",
-	"FR9BQk1rZZfoR0gSqHhJHYcFmDpPCnrLrhwq2UwQIgPmeYqFTZR1oLrTqTSFS/6I1Y9plsy2jWz9FdKv",
-	"gN6wK8n/ZLZFut1ux1KDqn6wjwls2WnADG7Gk8RljkdDrJuVwqbmoTcQXmyrIaGUazpZ55Aw6iw0+cEg",
-	"pgzygXIeCRT1OJUMk+bBJigyQ8iluBUKKdLV5t9btdVYzzwAxRX/kxlIUSlka8ENrplHwxumX3HCpa7F",
-	"+w0Su/Yz0bdqZiWORQiPSUcJA3XJGbuhEb9LctooeMwoAFA+F5l6TGQ2myPac24VloaskKRMHkIm0OxS",
-	"8SHJrBTVjJCOyEYFgY37Y/+lBBfLqPEsozV9xLyaUI6dooIWGqplLmkQMJdEPvkynV6otd6EgbN3QyN2",
-	"T1eg/uyToj61/UPH0kk2ILnL+dnxaDo6P2v/2DF4dX45vTr/dDUenH0etg8O0jwd73o9ixQIWPvgQ7bB",
-	"gUUuhmOT2eZ4eDYaHrf/72yLHwD2s/Pp1afzy7Pj9vvsx3cWGZyMh4Pjf14NfxtNppP2ByQIg49gwG0f",
-	"9LLNf4SxxkOdfCbJ5NP+R6bV2x9Ju2qPH20SeLEk9phF4WpvcB2x0MbbZZJ5tLOL//FH0i4a++HwOmpT",
-	"RqcXJ0O1warX27Tb+94BDDk6mw7HZ4OT9sEP2Y+4ob8MRieDjyfD9sG77McfLFLKOtTOtUDcGghkalOe",
-	"BJ9VYuSTZLeNp1zpjGCcC3UPtZSk0NeHClsW0eyWOgdIRWqqOIRaaV+KE10eKjpNcCys1Q0vMYKZoUxc",
-	"lhAUb4uIl5rsYIYq9dQkLHwuSZWmu3VJquB99bjDNH9svHQCJZrtve0qqR8YGXhrZX9///7+vkvhc9cP",
-	"b/Z1X7l/Mjoank2Gqk93ES1RQc8jUCNknrOW1bozbl6tg26v20PNGBQdbPVbP3R73R9Q1bAAJmff9R31",
-	"j0ertb9g1IsWf+q/loq1S77pIboruvT0TyGj7sq0vjvYB259z7jM67TUhZDclGwn2JLU6pAKP+7VkWJO",
-	"VnzJV3v4l+6AHKq6KKjuox7oT70ViUBBn7DIUHSdcBdS1exD3pHM71DKUZJ2yAJGgX+ZiRQzDgkVqz3/",
-	"GkbjAp4ii8z9aKFTk/me2+mSganv1uv1NDHHrMTwsA/Sdxn8RdOnD9JCJE+nfsA6fWLDVlx98+dX3JU2",
-	"volpdV6psw0lb+LI1VuahNXAyZpVgPa8qIiGjWKSZbYd81sGHuiu0CuMq8bAGZiAwH6mTLA0TCN9gomy",
-	"VxXyuwJ8VgwiaOQrgE/B1gcqdV3OTZeBjatXsImQqh5OVljN23Vr+Qp6eGTd1ERve72MJg70lQHGWnNf",
-	"7H/T6fVSCBtDCirjqoBtr/Aey5z6o9V69/bHuuETePenvn9KhSmVJ1Fpqv2M1vXVMUNqQ0wZdcDYDCAm",
-	"B46R9/dMBMyDEZD29OZm6QHqn6uUMFiATWarAGWFBYKuwYmnh39NbKNft/M0ZybyRCcnHNjlGty2pd3G",
-	"mQvF6O+ox124xakAjI0zesFr7hlJ8eJyauPrRiM1wKF61hwGEh4BTlCS+UqncO/OxJjtxTCc+j5n137I",
-	"KnqELPCoox031WxAnUB10ydHk19SkrkAMZzYIbu+4q6ldt3SKGqTtvqzn5XYruLQs5KE7SC74U8gvKl/",
-	"gs37p8n5GTmBJOhqr/+atUJ2PXJnLYvMsnaOWevRPkwSC7x9b/V6vZmAu0naOrmNrrPVOTRA2iQW/I+Y",
-	"dcl5HMGK0ukssKuB3S1gIeab52ImcN91IgP7L4DGItrqYJGMmcHS/giWzklhaaHPQlYaSnYNBIm1rKEd",
-	"i9QLYxLEdeG/R77LbMyNdpVmMDS8B7oDdVO1kEIlEjKH4UBZVVXyQhQUVunvRm31r5nINafCYZ5RaBla",
-	"Pmv1Del4tMHr1+QxRTKZcl9SbdBM3Bs9Fw0Rjz5m5CvFKoE0Otc6p5LEl5Us9VAKT9TFES6RPqSPFzMh",
-	"mIQsQ8BIys5hnbR5z4VEHR88zkbZVfVO5uv1t1AtxGSkFvBstDg/idETP+a1UOptenzBB6EIxIYvAvi0",
-	"KckXEffVngcEP0u+d30hSnzp/l8pE/O4j1cC875XPSSTyA8kuY5DlBtSwgruJOnj0sSnZp8MLGqBlETT",
-	"54j1M2RhMh1MhzqX48nwOCkBkb+UoFnwgPmeiQV1SVvfbZTSk8YpgM4ClVBKUFPUs/J6wBiZ61HgI6vO",
-	"MW2ScEcjVzM7L3C3chBm7taL3qXCpM13qXC2r3iHAOzvcIfgLYUrFNdUucCCSPD0V3BMXTKIowUTEeYZ",
-	"UuyNwvjL8ckbSRLrCJa3ma+UXI9KahTulZyWVXdTL2KhZr64rNAzkIGRx2IRcW8mSuzSoWLhmOMLlyBv",
-	"VeSfQhl1yUCsiK1dV/am4BHGZSLsKeE0BJsradtOHHpkb6ozoTryTkFnd6BYShAy/b7iS7cnI8XDXY5P",
-	"zGBKEE2cED32BhyRlxRL6/ieq/nBRPneThg6atg5LM2SY8QqKUDRrvckGmCtbT2BhQ/h8OTmHSYGJ9bQ",
-	"mf/a/6/8LU8TznBBQSAsWoq+6yNda0WtIS0oJlBJAEXcRB+cUnnMfvzdaY62m7X6v3/NUiAt5xgKlJF1",
-	"2qmE1MlQJWbyosnW13VUxwdev1bLVCA72BroTujZTRICAKnlBJIRExSbvwGZ2pocVdzCY/9eJJiBMs2/",
-	"x0Xc+J487Am3fFc2up7lY8azRbH2b4L55gQT3M/AuA3yb61IrVKhzldobuZKtuNLBpZJQbjb6ZKPIDJp",
-	"G7TabQkS3R6ZpobLPrFBf9bVYbjq01h9URIcftEx1OkXLJFGkp5GUM200InrtWPGG0lsPb4aVg+o3WCT",
-	"7mAmTNwoZJcMqbNAMNXtYg+OF0t+B5606knUdcu0L4PNhf7+34q029pGoO3n2rLgMXoHDz2NiOQueD8I",
-	"MAnotUhtNQPI8KdUd6QXpZ16sVti4+zrvL9+SHpaQ3DQO0wsgXP/jqV65Ehn2aUSfjskQlsOFch1xkOY",
-	"C7yZbDRJ2rkEGUn9vSBkd9yPJRg+rVT7I+mS6TVIGPBI7zxqW8EQqK3tutoM8DCfh1Ni0HX/L61FedRL",
-	"RGuM+gSHB/FYEJgQJc44emAscsQF0gFQzAlvBeWO9GydXbXqOQS+Uhh0BVjTxcqGMwF69mo0122shlGg",
-	"KOK1H85E3RiqRdMICWquGSdtV7x85VXlRipe0eKqKkYprao0Rm5VFSPUrKo0TsWqkju/Zl1l0lI6r6qR",
-	"yidWHid/ZlWj1J1aeayKFaaaMJLBvoSWWDORcYZInSMm6IiB3yK81slHvOZ1NqJq89Capx51MS7kFN2E",
-	"NdDth8LdovXIbM8mfdANc3OIdPsNIdKtt4LIkMktdsn02HSfTPs8XBXWsdQuxqXWXXdb1Xaw7IOWs4Zt",
-	"nGatHgKTJT41u3CptePN4GRSgqQArbErlgE5RYcbhCUAm/8N65LLqgc48/IqkTr/8NYBa65iDszGCglr",
-	"SiRsgATJQ36k3riXNymusyYO0HHKv/47WBPhpDV/oznaDHeNqq61BkMlCyYlGVNvQ/Say9aYtgkTUbhq",
-	"sCrORINZMa8i1j7hkihxtcI1qqOZcuB2q6AweVmywWRJzOgqYDk/BejDGbBjZaMaOPynFrgP5Gf+ES4Q",
-	"zGQcNcnbHjnlH8k+ed8jS3ZDA/7APAmORujB+ZZ8hu/vyAJZ0yRGys6ywZhpq9d93yUDk6xc3ULIUg5W",
-	"HYjOhERb6HT03yQZCQb+Vccz2PeUR5/8UFNK7uuaGeo4uUz8MtTafOEwi9jlikxohFKLUMQK9YL5mlGH",
-	"ioZ5dRyvH5JYssSuZXcBOhCEaqCDeGljT855qitSZPT4fkjotZaWwKPTFAxRoxKHBqT9Q4+AZVhfpI5F",
-	"7hfcWYCzFXiwar2l2jIMqJLwO+CKOt8KvLLQ3xR9rLSxVO1dFkbD68DAk5VwFqEvlGiBYSsYMgtIAy5r",
-	"KLAuqFykeWvQSQz82xJJxHwEv9CMq9shoTIzCVz6a4jNVT3XFZrTzmqJtTZzPXnGSa1LpgvYlMQ926Xc",
-	"W2Xdmv+I/Qh9fMFp0QUhUgvYChvbBz2y5KKTKOnYA3Ni6Ooy6oK+qX3wHtvAAsye3muMQTErX3Bxe3Or",
-	"PtQrV52qRbLm15kApLy69sMrJ0XLvB2WbGOGnYlt7LAvbYJ9bevrBsYiMB0mUjBsnjoSBh4jFr4K91wq",
-	"XBQumO2e8sa++3GDftkoZ+Y++WnWkZ7pc2QeTJODpfRGb2qOAtKLUdQN9lu6TL1EqcSoINOb3CdPh6bX",
-	"qNQpk+qZaDLwIrkw+6AoiV2l7LQtrJzP3L4iujORKJ2TsAlkKSSRvi90Ffg06k+X4EivqlZMI1sAg3E5",
-	"A5OTXQpIt1Hlrd1yr33P8+/xZbNnM2H3ZwK9ctTDMGv1/5qZEFwT/GSCcOHvjH8M/F0dBTxrPT7aFsRg",
-	"qMHBpwDHdnyXQUftCQ3/1g7n0AskWir0jmTTXrRp5m0wLwOXJJ9CA14DyIV0kFDgkuu0nlCfH6LSTEA8",
-	"JlxF5PoQBC6J6wvFSKUMhaP23wV3fELFCq/rIXE8H/SJGLzpC6G5GjTRS+24vKRcAN30w9sExOLQVOpe",
-	"oN8zKUrApwyfIYaJR8BXOnRBba63IbmWlnELy+QUQTsnvCZjhr5jPEKNITiqQwX0+4XvJZEOCqsAg9KU",
-	"SdI3fs4BDSX6JMiZUK26RA2r4x8oRiXg1BaRgafQOoJyxwr38MHBMSDgQ/hij0GtQHWWM0F1tEIJpdsm",
-	"uxVBygt4oF5DJaMlFhoIxwE2+I2cCfthj0dsCTFe6kU8D5gYXIzID923bySxM986yL0R7fa8d80iZ2GR",
-	"gEoJqplQsoHsk1lLY07L1p4e1IU0DrD9XbWf9mHK2Hz2tfe4pVjFmcisyyZttZuZX9T85g2xkZegxJ7H",
-	"19zvThwqBAtt4t9pNbqa6lk5hJQTmIktWYENPbLSpb4QK1BOWfFkXqDaeFW0zWhfR3UbLETrGhyWjJE8",
-	"UnZyaY/qjGHqnUw7bb4PJkNJBUtyxu7VbdpzmceXwIYo8OG1qoQ9SFwLrr1YLpBgwVqBaCrqp6NtkcQC",
-	"bYHYI02H/GvoL608jQHzhkKXf3tmR7hmqdqCoQPCVonc9DT+JxE9a62EYy1bUnhc8voR0p6X7H8dbQ7i",
-	"4DaMMMNdzgh6AzMWzcf9YBq9VLziimPJylUVFOAzi3ZxNvtJJwh5UR0YwrYBE/96qq/PLDJKq7K2qxJT",
-	"9k2Z8LUoA85OpqZ4ptYIOj9uik4z4Xtuao6er1I1RzL4PdXqCSLjOSZQ0Fbq+YpwSDmRmkIqzai9npWL",
-	"0JRVRlQrY0StMqHmjSoQ5gMqEkirQRM5QmfmQGupOv0djZKJNacY+WpMP9OCdUdDVmfeMTVmdr9Mm6mg",
-	"FcwTtT61p61t9NbQ6+X11qUSPo266wxmv7IKO1PA3wgAibRcecHr1Nlj6C8BZ+84uwdd4bfYvWGKdSdg",
-	"WU+KbG50m2cCrzM85ChxqSHSvQNmoG0ePj/UamA/qSphYeh7p08UzFzczASsLn+dtM9WWlo+cb202UMA",
-	"11Qn+Ex9Q5YQnAKK21vGAu0Tk0D2RsJDZNxLBjq5WuBLjtpmJEYgTHNxo4hNRt61jUZVmqBT9FYB1wS9",
-	"gzm97YLC1qhhqBPF1Evg5VA+2kslE618T7L24MiJepu5iUZcC+bC7BXuTTv9pzY6vDGPNuxqqTh/Z3vx",
-	"4Js/v8IhdcwGDGoUiPiHnlw3MOd0pXMnbKdRnIndIzueTgC/vqRCMiVLr6iV3IQ2ojpE+5iaa/R6tBGp",
-	"WUodfaEJVpKPdyO+Jy3TtJbrwYuzUDzwNrwO3K6DLjlXpISg+X3usX7CSGdJDYoBkAfEkHu8KDrgmCaX",
-	"nhBT+rg8QtYmkbwakBylTaWDWmNU9wBFAKKs4HzbLfmGKXiBm/Q0i7b0Qz0rqqtSGxRa02fihy75tWCz",
-	"yvl1RVm9qCJpOq+G9qFTYp8mKDJxGYTf8qB1Z+Jd12TDNHAmRFfnC+aSZAx6aEWFA8lT85ApAdqJJK4s",
-	"8jNPYXeds16vZ83EFmwmqecypymTCXJyicvMO+XZGo31q5ddUsZOUC70vytvmif7yILmJn0R76SkUuGT",
-	"WNjivcYDrzhvc6dBgqt288inn3yCQ4paVbMjSu8/riiNrijlMpaNbL067iR8TtMI4PYJT/RSqeyO4Da/",
-	"TZnsxv9miimQLmoettrnE9ruRbqM5MYu6DiF6qbYXIWipI1DVXq+0GwCDegVpAol0ISWKUWSQr/1wlhX",
-	"rrVZgXKYWCmiNwUW4ZWFyfQcaoIMKhSNmXPaJLmCWnP92Xa65CxJYYYh+tmzJe18oqWKs8aZktqkL8mb",
-	"m0lelTdPgWjmzQW7V3v/N4jPTpBsRxzLkpodyEwp1qUJGSf+dbTnMkyYYLICQigCOEl5XImlh4SGzoLf",
-	"KQEVTDjADUNqDnDhdtmVaYBBJErOj+gNZuvJ5BLqJF5deqYFvYPobLEydALTEKlt20TBaW0WKPJMOs66",
-	"kJDvqui0kk0f6D3XbYpHoVpGUMvEOOKbI6ljNrGm79ZsZlH9uYv2s8QajnA1KeYhxtSxe8XF59i+YtLf",
-	"GhftOpyUDPFxszxKepOfIxXUa2dPKtR4buQszfG8/vOefdrTctBPfdaRqBvnKK3ck83EdZDppS511q9S",
-	"v/3zFWknhkKFQRYxzTqHyJe7UHuSCcO9zFczke/T6RNK3BiPGtTQeS6imxICoG1zROgia/a0tDWGuHy3",
-	"lDVYMvzF+Z9XYn703Ot5HkCKvwvXs8PVy3E7+8atr957cZgEIGQd+iE43RiG4oBEPjno5c0ANZd1JvRt",
-	"PU9VIIoj12jFXLTYF3y+dRpe3T5TAhZVa6iVSjUpSeQP2ipolBbUCxl1IU90tAj9+GaRdGHC1TULMZsW",
-	"d7GnA+rnQtVt7V1gFb0P3khtYiImCz64HppnskNuWAR+gkaRiE8R3lIcieu0uTLiXpptGnM5To1ZBhwJ",
-	"GdTb7Cc7lQ1v0MlRUbGpzlAXmemW28AuprabTbpArISdq3OBPmAhd825JCN2E19/zCPtLND6lBjqFpDi",
-	"TLe3UtuTRXQpnc6hMfNkwZqvAirlkRrPhipZuiYwJC0l6gTB4z9x3Ezd/tOaZUly2ErH/5zX/9O92oqG",
-	"KpkxX6lzvtLLVW1xb68cvbnfwXxlLnrClb4Eoc9P8kq0vghEPdGvpVE5Sve/j0N8noA/+XX5C/4/Qs8w",
-	"lHor3ONTkThl/ODSLqgkwk9J9+a8nxImEnoiMzJ3+jhpCca1NG2Ay18R99ZPqDd4wgsZMepWZkyBGQyX",
-	"tJ1Id4L79LIiRgbAdYyO3ksqid6312N4EOomxNhNAGm0v0I6HpivaHGtx0GroLUxCNatcjf8G6PJ5gjy",
-	"+h6HRSZ4S9UyjZxFGQkw+F4SW8l66i02rJy2e2Za2zo7SANlmon11ZiMr6pukZZwxYoeulAblFuYCVM5",
-	"gvxiSFmqP9Rsr6VTLUL2J0P5wN+HY0xkdd41lz4P/Xp+tqGi6NXfUT7UOUVe+3bgbmkCtmQRdbF84zM9",
-	"5vuazjVEvCkhxzbkcBDZa95uaIhKwIICkqTOdNg34ktWpqhaNfvvTlXza389BNLbWaFl2NmukkEfY82t",
-	"TNU5zma5hC5vJGrP0ACSKRluk3bGcGtV6dgOSSNl3lKeQ0mtWvGmRbKZeNbIJJYzM/+9aHJVGfm/I1FO",
-	"5QLw+9J2S/maroSA4phSWePsy9y0WKwl1Uceo+EWxLrMNpg5/sPSPu3RTsTMl8GFRFhqNnDThOgmkvJ8",
-	"RWyplgkVFTXXaZPEtVNHyRgxnbszsbGonjPuoJmZCmICbyFVyN/MKJ2LFECc+ZuE3gCW/5LKxDteROu7",
-	"GKC/iy3VbMZmJlWDh69sVFXIlVyJyqfhqVbWi3jucbkAdZt6DvlyGWPtzEwxmiz/BfJos5Brow1AJ+Ph",
-	"HnP75l9JggBMsVP0DtZpwmfiCJrDgQ+xByZHAEKgOCeWqR6YvOcQeg93zPfipVCgVBArLgmVOuetoTs3",
-	"NJAgIBtLrrSQ/4uFiwkxMGwomgmTuxaIhPopi17g/gwMnWSRlZh8aXE3cxRjbET8xPnwwzvyM/+4K1e6",
-	"zn6A2QKYiK4qwmW+U7Kd7Kb97djZMoivydQmIKw3SD+HEeI5HfHukgN+Ln2DoYb6p+TarQ8490WOptGt",
-	"lbr1ytsn47FVlS4+ZaISz6uARovU3Sm/A60iYm4THvD1b4LEr47AOW1yBf7uwH6b4s9buZOaTlvUnzT8",
-	"8eTJ7PFTuNjqABzDum8XgXNhdm5NCUnTbk08y3/CWWpZZLODm3HHBjlfmTsOUvTY8HpuW61RV89TCK/4",
-	"S7x1hi6DMJiYZ9ZfTfj8M1tlfRAb4w/IURXTXI6pM8V16pjmLnk+DlP7Hd6y1fdQeuJJXJjEfC/H6+EU",
-	"rxpsYUBofiCbMPJvwPaVcihudSELD+b+X8YfdzPuTu9NkaNrupdVLF2Cblu64ps84S+dAmgbRHl9Ruql",
-	"MGJzJSZ22UaL+X8im7XaWVuYIn5JjEncEv7DmD2FMVv9b6K8fBotqGXXkEuSxOgdReTXaTN1FnIyZ5iD",
-	"PEoo5Rup8+Un3srNVKCaOavWaM5EA3O2hu3ZVbdQeI5elnF6XS1ZJSRrlWUWEf69PnPr9VkorYjXiKtZ",
-	"ma31D5Wvp5JR5D44DdcbfweJit4NVySMMQ8Wc3mkcLUqu0yi1E9uHk2f25kwiXlJe3x5Mpxc/Tw6M3XF",
-	"oQZ7QUeYa3Yy+Dg86STlI6iciQD3B1MDk3s/9lwLkwIlRYRRIDFe/G97PRSM0FSQM0BgbpcKk8FhksYl",
-	"ZLosmMACdVhS0SM69gszNjzwaKWLQcCI8O4STScy9A/hJQt6p2QoaHUEjX55281FTsDTIkFC7PWJ8GcC",
-	"PxOtvAejijpI5iYkiJoaFVAwDp9NWEW6ZVgjH6IysOKzgQt+huSqpI0i4SGcu2G4MmnBjFJqlelkzQT2",
-	"ylZ6UKCUyKCgS3V0to5g0CmgMZ+4sRIdYrAIjKzILAjXut47xdhqNP6o8xoPPw9/I46SZSGUJEeNK4mq",
-	"2jYlCL9UPEM6wWvRwQwAzeQPdynJRnLNb+KQ6UcaThejnfT1/t4ZSZ4mikKwTqqWMRa+HP2oLXOZr6H5",
-	"VwsrOw/iaNHq//5VPaV4Gaq0kNM0gx441yYEEBJEhXfMRZVR217SW6ZIrI1B/iC+kv4/ev/ogUQah16r",
-	"39qHl1uDWeZ5dIb+NNsWltosFEPM5FdRl8akLOvmEgrJCs79RKcjwETwPCyzUjUxfZ1uwUBRNfrH2LvN",
-	"wo5+FUKXt2ZurjZvJReWnSZTPLw81dCE8pE5W/k6r/19yKOICSID5vBrfdv6GaW7yfVIXdwDs2ZLJ2pA",
-	"Zy14bozDqpVkzde2Zay0CmuIQirkNRTtTcHOYF5FeiZGvWhhAQhcMCktsmRRyB2c1eCWtkSf+YSmxYCB",
-	"j0mmSaigbD1+ffz/AwAA//8=",
+	"7L37d9s21ij6r2DpnrUifR+t2GmbO5XXrHsVW0nc+jWS3M6csteESMhCTIEqQdrR9Mv/fhf2BkjwJVF+",
+	"xJk580sbi3hsABsb+73/7PjRchUJJhLZGfzZWTAasBj+OWZJvB7OExarvwIm/ZivEh6JzqDz6yIKGZHM",
+	"j0QgSRKRe8oTMmPzKGYkVh25uCFdmpCQUZmQg16/43Skv2BLqkabR/GSJp1Bh4vkuzcdp7Pkgi/TZWdw",
+	"4HSS9YrhJ3bD4s6XL1+czorGdMkSDdo7mviLn6LZSVAFbbpgZKa+k0/RjPBATczVhxVNFh2nI+hSjT7L",
+	"h3A6Mfsj5TELOoMkTpkN6JJ+PmXiJll0Bgdv/pLBJpOYi5uOguwoWq5ClrBgJGqguVqtWExmUSoCEs1J",
+	"smAKrFeSeL7p55GEL1kG5h8pi9c5nPBnP2s85Us2puKG9ZkI6rc0oAnbU0N2NoJ7IvwwlfyOVYGGTwED",
+	"aAF0SboBm9M0TAj7rLv1doaYZzPacGsQZ1EUMiqKME4SGidV+E6j+2faVAkTPmRbY0YfgAPYqxWw2PTx",
+	"54/jPPfpl6Ftf/bYc/eTf8RWPvjUj2lCJUvGqWiiRAG2IHEqmmlRYA/zOGo0+kwVUm8Dh2GzZpBYNs7j",
+	"4Pkpml2lvAGajQT6k+75uPlP6YyFTbsRqo/NEIS67xNA8AuLJY/EZkDusNEWgPKhHgfXGUti7ssJF34N",
+	"ETiKUpGoA5JEXxdCExLFhCqGgCQLLuGmkW4qFELtEakGghs557FMGgkEtHvIZdMAX4mEh60A1uxIDazp",
+	"SvEsIrrvHeoFeQCW1wR0CpM+AOhLesMm/J9sIugtO9jfryG3CVtKol6IFb1hfXIFMEYx2Sc3/I5JcrC/",
+	"f0joLLpj6p/7RK3GHAl83T8kgt3QhN8x9TFmn5ifsKBpLWqaa8n/ybZwZPSz5sj29/ctBm2/hkGrrvOB",
+	"C/0XWek0umXiiC5ZWH+fPcE+J1lDzzxVq5jd8ShVgMtVJCQj8yiGL5IuFd/8R8pksmk1MF6n6aLvv/m+",
+	"CQehIxzOV4b4OnkQyFHI/XUTuVzB12Y6uTK9H0chEYgtpFvDspV2r0qDPQ60v6U05Mna3Lp/Y8JSXem/",
+	"L2kprRUIzLdztJMnXu2E3wgWjD6veMxkjdQk+Gf9bGs9Q0+/1fcL7i+QCMEQ5Gp8iouYp7J5DUzPtOnm",
+	"2Ut6+31nA9zqvzRJ4wZ6ejU+fSXJx7PhEQAJLZs5IjNUS6Lw5oe3dUThahU8QAZNsVcbwUk3fbQMqgF9",
+	"Zhm0Am1rGVTDt7MM+pitfKAM+kWhDD7NWjMWjPFRVn/5kUiYgH/S1SrkPlVreP1JqoX8ac31v2I27ww6",
+	"/9frXBv4Gr/K15OEJqnEuUqndP7L8PTk+Ho4/nB1NjqfOuT98OR0dHx9OR4dXZwfn0xPLs4VWbq4ml5f",
+	"vL8eD88/jPodJabGcRR/BQiHYk2YmmtAKMFmZBYFa3LPEyQhN+PLI+JHATuEPz9Op5dEYsN5FIbRvYTf",
+	"l3S14uLGFVzA38PLE2JN1XeFWtZlzPwF82/fUx6y4MnWZw+bxqx5uYry6BnJHGAwXNweu6NhCpMTGIt0",
+	"F1Qu9kIuE7Kkib9wSCoC5kcBnYWMRLErUiHT1SqK1avBl/SG9Q5hp8jR8PxodDo6Jt2Dnl75NIrOqFhr",
+	"3JNf4WjVWqnvK7HvlTScKIlpAg8a++wzFrDAOnc4coB/PJpcXI2PRtejv38cXk2maiV/6bmCioCIiAQs",
+	"oTyUfdI9SeDlXDAzBoLlEBmRZEETQokfcgYQAJoRdT+BR6bCFdGKxbjlXJJIMCIXdMUQEE/P4jnkfkET",
+	"dsc0Xw0T9Xuu4pnL2vi9TB1ft2e69WtLcf8FNk5vpuo3lJLFCqQxUyerflrFCs6EIwFZMinpTcOrFqch",
+	"eyWJjNJYyfrsc+LoW6LE7TWshLDPq5ByIQlP1IZFMXMIo/6CcEFWNGYiWTDJ5MAVe8Trhuwz92mIONjz",
+	"1Hn5kfDZKsG+MC48AykPkz0uSKEHiw9xnGUUsJCcD89GDgmjm1UczXqeoj2lT3TGQjWNnsQhgDfqjNTp",
+	"A85+TlxB8NkOZQkKHGtG/VsmgleS2GPP42ip71s0ozOueDn1QvBEqgFBLUKokOr5AKlIgQed1E4FXPox",
+	"S5huUVmWvtADMh4NJxfnag2wLQgK8aM0VNibzdBNRay2XV1nh1AFgXpDojRxCBU2oXMIJUsaqvdG8YfQ",
+	"3YHBfR77KU/ILGb0lsUkWjHRA0KZ7xBukCR7B7CDiUYThfIXV9Oji7PRNb4KDhGA5ZRIHioK9X54Ohnp",
+	"dcLpckHmNAzVkgZk48pptm51mRQwXiQ0eRwQPZhnaKCBK0MhTQyjWOrlKgonZMJooOGRt3y1UnOiao6G",
+	"MaPBmgTM5wELzOYjjPdU4sbLW9A6+TSV+WQ2Li1oUB4KxsFJulQA3YIbp9CFBQ6o3ESULFgM26pGW9KA",
+	"EZ6Q6fhq1OuTIdHAZvuO+4y7PlAtbxlb4X2M0sSPlozcL5jIzlF3N1DmqOQvFG9COKBMYB/p1fnkcnR0",
+	"8v5kdIz0DLCA7KvxANp7LlkfiFiJZQGGJQ2TbZT/AiHtAP2KkM/OWaIonYUWPyTS5UyRO6cjV1TUSBOj",
+	"zwkTSvTuk18XLGYZnipypteNBAVPBGkbSFUiXGfbZbbYFWYj1CFsRLAw8kHuAtqopxgQ9pn6inim//zn",
+	"WnV3xXj0YfR33UA6hsqF6wwsTbGko+jLZ75U1EXTK0m6+HbELPEXQFNcAQ8OV0x0BMDBsfQA1snofHqi",
+	"ODbdj6mX2me9PpnovVC8QEzOL6YKAc8vzkeuoDEDpJiH9OaGBdCVx4TOpOqLWJltkcLenkNEFJOPw8lH",
+	"s8fwiyvMjtMiPTW0tssTErMkjYW6WGQVSa6OUfb65ETA0ZAoDlh8SGjiimUkE3LwFsRhmBvWxGgccsUR",
+	"aIZN9cLFv/lBt4UX0DGH5wpPtQHVF9UfFXIofCLq6NQ0b78nP/N3JIluGFzJbqbvhqmlFghcgf3h4hHY",
+	"J9kb6LFWVCYE3kAj2qidDdk8UbeT3C8iRbDxDvtpgpeIK4l/25V5jyczWVHgyZb08wl2O8jlRRrHdN1B",
+	"ucGImr+ZK+lkz7+5dL9nHaPZJ+YnatxcxjgGHqZ62zzVp38TRTchoysu+360fI1/9uOV389H0ITUsG9z",
+	"zsIAthtkPSVDFdmT/xehKU/Yer4KPXI6n/duoj0tnA2Tqfr6xekAJL/wKAQGDuZudwaFfmqkjRuP66lO",
+	"V7/v6LJQZdpmBX+ICsHVBpFh0lasdDrMCGib1moAQmlObRq8t2CKqVUQlbUpiNe7tMdzqlljlCarNHnP",
+	"Q3YV12AkKm3Ih9EUtEVabsdODomM6cpyHFHvIPoH9Os2aGVpqBs+FjTH1TZx5DMpd9suxbCxtscygcZf",
+	"nI5WNrQ//xKSFnxl4AQMJDZu2fM4tg6+qvrOT72yD0Uk2nQNMh1C8S4A5h5FAdsJe6GDwfuzXAbavDH5",
+	"XKWeW+E2AGqlVmfQeTecHn28/uni3fVoPL4Y2xyWGl2kSzXj5lblr0ZBc3J+eTW9fn9yOtrQ6PLi9OTo",
+	"H1sbXP8yGk9OLs43NRyfXIxPpv+wtiHH+yJ2NmzBZDqcjkqLK+ueTqYnw9OT/62Ed42EDrihcXGTWam4",
+	"WKXqVQlZj+y56f7+d4z87Wp0pTqpX0m6CiOqOHrz2RWX49Hl+OJoNJmcnH8g3RWNpRpSsQl3NOQBVTPk",
+	"w+XNR8fZj5Ord2cnU1AswKvhCib+SFlqTURGvwxPr4ZTNUk21sVkas99H+NyclrVq2ubT+yKo4uzy9PR",
+	"dHTcJ3AopIvqBkBPDzkg1N+cjo6B80hYvORKkFOfMpERBVMq1q4QkdjLGsG9R56kipN1x1b+ClDV/G4d",
+	"aM1XPLSaD4XT2vi9tnt2UHVdC6exuUHtANlZ1H0zZ1C3RRlm1N6gIyp8Fpp7ZKl7y7pPwparZE2QBFmv",
+	"WE6TykOhJnlnBuNh3MJDHrNNLxOOV0d6jxbMvx0rBt3areIKbzmaTTbBAiP8rBoqto59Tpq1ZCilJJFR",
+	"thYFCIdQJfys0lnIpZLttPkYLBpLLjLr77aXGYBwEPhtC286W2RzPvNkPTFydnVNGsBXhitSzVFc65NJ",
+	"QUpGSiM90MIq/FNraiG4Y7cayf2OxWuYVdFraOUooU4rIUEQJF3E9ExMh93XfZTYOMTtd8XB/j6KW1zC",
+	"g5GoHiAp0zVSWjipmJF7FjMyVwLaDhKY2mrY8wzJLSFs/6AsDDho+wszFrDKtIKYLIl6CRImdtvsZj4S",
+	"1I8wq/zlzbZFTfPG9RxQvbhyFC1XNGa5j+QmHARFU3spKx/0CHpW5SynU/Bo2c7LGRCalsJRNGvgOv0o",
+	"TJeieoQHezMqQXmjvhu5I6MQLY8r5II1j62+PnTkZVtWN1cMADCOWXGb7ZI76Qm03Yjd0bBfGckbEFYl",
+	"CGr1hZU/WGmwcfLWyoOclrXC5gp6tdUabLx9sBB1UaorvxC5nVBBqPWR4RpIYTQnqApziAd2v+wfV3Go",
+	"/n3HAxbBv13h0TTgkf1B/QN+9PrE8ynMKT3S/ZXNfplOe4pUpRIdUYBUx1QgbCSauwKGAK23GgKp3A2/",
+	"U6TvanwqyTKVCZkxskiSVVcCP+uQVIRM4nBoc1P9wXjrCp442ElECYmZjMI7UImGUbSaUf/WIauY39GE",
+	"Oeoi3e6FkU9DBcCSJTSgCSU0CGIloUp8CIq4BWDWMF8A/WydMFm4ieqXOnWC2cXmkdTy++hkY9iD7/d/",
+	"fFszltnzmrAdOAJiGoCYpA/tdX6qr/Xxvc7P9hAQw0+ZsWRap+YvUnFbqyMBnKlx7lA/496Q7k+Xow8O",
+	"uTz/4JAPJ+8d8iubXTrk3dmlOoLpyfv3vVb7Z9Czebb2+2cOfrttWvU4o6sN7CDyIXjTMibwzQ9vkQuU",
+	"LL5jMZEsAZmydhPhWKoj/wL3pD2CmdNtHgkUY10ayoh8PJ2QVUjXikuSvTa79qWZBE3S5ZLG67ogMrCg",
+	"f4pm2kAVzRHNLMpUJeb660cqFzUPilzQNz+8HQxAHPYX7DPKxZlDqxk727inOP3axYNKokZIK67G6DNt",
+	"7679/RqwovxOb4JqlLl5XOgOJV1l2bd0o7ThdO7ZbBFFtxpxWmCB/Uxl8/7eYoO+qugJeiFQFoP+Ry+v",
+	"MniDtnmrerR5vZpx1WE6zeKojr/ZmSM28T9qfWXxQ/tkmr+38BgZBDsspukMH7marfxQe1jHqWjc82QR",
+	"M7mIwjr3ydzBNqG3DFmNXCbOejqEhZKR/f4P9VJv7iFb6x5rpOFmgvKesUBxLY2L8KPlUntdFfzs92up",
+	"Cvu8Ar9fY2xvTV3GaDD84nQ+weVNw6SevlSmBF+HTWFQXcl89WOPqLt0SLR+WBo7NrYCKy3803Zt+xTN",
+	"Sq9VPTUN87CwdgAXbDlbuyQ0vmFbPRzMWU6xdRWpi2fzewukaLqAVIgoQYtkS6CGeY8yYNZgzTBtevT8",
+	"omzSUkbK+3zZSMcQqwOesLqLLHWMGpUJiwno5ElIBSPdGQ9Dhg5FhJIFv1mwmCzTMOGrkLPY5s4yZ+EX",
+	"e5fb0aolo0I+mho5nXvKk/dRrOOyNRaVmDnKk8zsoli6JCJzLrhckC6G26GniWJ4X0nMF+DTVc8ELyCo",
+	"cxqC21BX405++WmMvpHgqWW73oJPSaKkSU83BpdK7i9cccMESoOSyNRfqEbRigm64ntqjVqASdJYEC6S",
+	"iBgs134I2guzeuiaK9p26L/qZhVVk4XLThsuaSOD9Ak9AjYB8lM0qwChujXPCFGrjRe4cPStHpomPncL",
+	"mm+6ITVU9+YkKPIYW/sU+KMtXMYW1g62bEpvNpC9EFlVC6rv3jzVZj0U2Ca0CnWLbbhlRqpAkA2wBQr9",
+	"tDZu2yxEBC+psFb0j9RoEW7ZKsld+k0sXiZvH5Az/q6dHmF3zL4JoxkNj9ARr9Tn7Q8/fPe2iaVQT8JF",
+	"u9fjtNweM6IwkZw+gDlpNFwBWK+kdmUr2aweZptqPnuMrmw8dbz5P7P19sdxRZOExWoR/99vw73/Tff+",
+	"ub/34+/5P/vXe7//1//q7LQVOqwziPx0WdDdPHAz8uU4bTem6WLiUFtjRrBV2RmpXTfTuH4VZZeerWvZ",
+	"dsOXLbx1CiOdaW8duaBBdD8B4W+cuZOUz1IuFPMQzUnI7ximCKBk8nF4fPFrRiu0DKHQ3iQJOOgdakub",
+	"IiwKRt3pkcxURiee+i5l27wZc54QEzYhQEmEr+q1M3KTKEbPKOaMK7VxVM8lPrkAv/QbCFlN+sSz2CjP",
+	"FT6NY85kZrqIYmO9IF14JXrAnsJPJv+JzLx/iWf0fp42N9To+ktyyw7iyuOUlmDN7l5N3+/9pUeyNTSr",
+	"MLU71A7ennbWmOdQEljydpXbiZI2rnZWQpo8MUuRk7Z3uQq2ninfnu1Yi2q0bfLrDnjwBFtptquIQ+9j",
+	"pvGkyAvpbSspRep5mY1SShttRK5jqzc5WoqaXH2TkeDojsUQo2LogrmkfYJxjalIJLmJo3tCpSvQ2i0I",
+	"+I+yQA4IhM9gXqP7RSRzGsIlxMqo/1OSxCnTIQV3Og6GJxDSYZZIspgOigJp3jwLbTnE6CUdbg9jqg7Q",
+	"3BUmtF4e2kCBb0keXDPLNoQFpEtNOBW6vzomcBP8h1yhY9shFIcnEHIUMEhe1jM7oyRg7OzBu9UnnurP",
+	"1eZ65K+umF6+7k4v//v9Zc8hXsx8GoYe+SsxP5+rn+cH6qc36rc30Fb/Tn0/jam/hoFU8+l5T4/239Nz",
+	"1ehQB/lJEi15ghEvPGQY28ZEtOQC7LJckv1aQ6qeoWWcT5a8rT2V25ksBqX0Xk10cxcP7vlBywXOsxji",
+	"NqMqvDs3WLdLp0uN2m07baLkVU1pjde7xsiWu4Bo2jb2q41DYU6kMv/4gjKtxTzquu+62arPbntdIsel",
+	"JHH5G1jJCmZc8/NllTC1DE0FFcpLrCBYhp6tXtPcTavGuidZy8cwf8erLH5G6YUO45DwOPS/CnMTPTH8",
+	"XGrYN7BAVebG3skcps2n0iwqBIWnvN192oCy2+HQEaE1TAOuWvEDOfvABaFqkwa5fPAqD26lJpQwZ+8x",
+	"Hs8VXQhXTHJPUfM4N7zLNCE0DA+N/zyRdC3J/WLdq3/CkpSGO6KzbcP++ox5nKUBaNsT2u8UlLsTGhf3",
+	"cFMYYpmQF0JJjofT4WQ0vR5fnbcIJrkcnR9DwEU5RmN8dX5uokASjOXPkSNvljn6g9iJgdeAYq6wOm5E",
+	"MdJVjJJheZGns1m6XjHmYtv6qt/1Gmu/6WXWfrODGKpfca21YQrHwJ8WBaoNBIdl3FzV3rLpGmzALjNm",
+	"LfbAN23meBBQzZxQnSJ8K0D6jiFIsq3tdAfZ86UU1UX+5BH2mS1W3y1cXHvXi2YhuLyUNufYHHZRUAk1",
+	"ZElo7zKTbX2ZxLcI/N64EstmXROckT3JM7agdzxKM3dG6RDWv+kT70/XWMndzkD94cduZ+ACj+l2HFcx",
+	"rP4t/ATOt27nyxev7woPfvfADURWs6+QrlaPZUZl/UHqgD+Qt3V2EgjK35jzxaQoOCSoAE6lnjQb3iQg",
+	"09M4rvCyTCMN2R/6ZAjgWwORIGKYL2RB7zCXRDmPFul+v78P7i9c3BBPb17f/F9vS8bCfIpm6tmxY5dd",
+	"odnyQ0iVoj8oFkl7/t5ExiQP+vBoDm+QeoIA2eq4m5aeDlv8IiusxM4XQ38/e4iXbpZepQ6MjRyQ6Zgz",
+	"QFsl4TPM5QGcYRBACgsaXhbW2kLYLCWfA5UZoJRhPjSnO49iVFxp9ymJSqC6qL82cvr28HZtm3tQ8PvO",
+	"KWBidsfZ/bhVt7HdVnGquCHlI29PWic4QH70Oz49VQVCdMvElQm82Rp7hS0bvWudgnWxLtGsTu7RuBFF",
+	"XUEBeQvA/r7lQudSnOHDTSjrxfn1eDS5Op02xLVva1f9rnC99gMoZms50vIlrrrJmexoD8eVcoK1Gmz5",
+	"isjflOZlw0LrzrjGKbC6d7sIv3V8iuW5+iQZTB4vHPN64lXyeK37bmoeNHu/bnJJfYhi9WEup4/PDQIV",
+	"GvJaDfbeZECZZbeR9w0WNGUW2YSe02wPNnIUWzLpOp3I99M4ZrowwsZLmres5XZK2YC2OdJVIAE/xHqv",
+	"BviEceRBBPaWFU0WpGubxX/b/70P5vAeJpIjWRklYCH6W08X5y8yIbUnYGWe2pR7bUiMPgR0b5kOBKPl",
+	"MR5I28GyVGneb5Ab1yFMBD2PcOGKK8EhkSf8ZxVxkUjSBcXKOmHaIfRq+n7v4C1JBU8wTDDzDIB5AA6e",
+	"SBbOHVfISH8lNLyna0nYHykNpQ4ZyifxABRP8c4eE4FXv5K+K6bV5elMonmWMTseSb0t6D7LPieHOoMo",
+	"GvodtHXCGBdHYxIzGpi0kbhqzJWmmH09uPGFwMy1ib/o4ZAQBIZ5TiG0z8ndC3TsVTmuzwFEgfSXXv4N",
+	"MiOfSQ8z11kfRiJQP3dpHmPop+yVJCu6DiOKscqSfIq4wEEpEeweApiNydoVfqqgjm/TFYnZMrrTaRBR",
+	"jetHN4JLFpD7KA7skeSK+kz2+gV4bEBJFU5wKsZyODr6VedoU6eTNXZBPhzYyajN6aktUr1go1nAKeTY",
+	"VOuBFA+RyA3aZMGTWrmK1eXrvhAsSxRHQgoOMgYNzexwsrVx3puqqYF9KE6aiErcPJWDWkmmsW9/89T7",
+	"tVawRoe7LPkiJF40B0KVPEroasVoLI11p3TZah37iie9jYyfiOTt95Oa3hp/dupfIqEmsTfmSm905PrA",
+	"kq/p5f2BJU/rZ1jvKVg3NQTkYkaAU3ZnYoGMwHByNvwwuj4eTYcnp9eno19Gpw0Sw9aGNQ1OL36t//Dx",
+	"5MPHWpHhZKm44ss4umOCaoaguE18iSmyd+FNQz6Labw+3cTyYZPzpnx3+vsmprCOIbExtcYl7+33ezOe",
+	"EH1jNXfBfL6EzE+qVz83JncGnYMf9vc7BQ/cvf/nt/29H3//88A5+PFLrdPtT3Xu3EOMGVEv80Kn08Xo",
+	"ERZkrxk4Y86o5L7JE9kVEfG0CtPr1cUK7+4k8vDYJBPoXCPy7ex64qcyiZYsfkzUqx3wWgiJqtoyPkWz",
+	"qc6RsWVEk+Jiq5DzCB+Rx6ZW3FV1/pMRWuqODnNktxjCpKrfXR2kpZsHSmC58GUhTQZ3xUdSY2I+a1H5",
+	"YzDBRpk6Km4nYCxf5SxZ3BwzcveJp9PHeOiDN+efFVMn6ZxhungB8tEhmcVU+AvFN3kxozISXvVSN6es",
+	"UftC5XbXZgP7GFtXtSTwc54cZ9P6x9mM+RuWZ0TEjOUbbc/n7J4ohoZJsqRrMmOEBoHi5bGygM54sqAi",
+	"CJlpmCzYmgQRkMlbEd33rXdxy+SVz+oHbcWt+frLyfHo4hrME6hkU02vxqPmtpOj0fno+mh0cnpy/uF6",
+	"9Pej0ei4fuyPp5Pr8ejs6u/X05Oz0cXVNK/HUNd89PfR0RXAcDwaHp+enI82jj48PjuZTFRzyB1o5tjc",
+	"tHkjpuPh+eRofHI5vT76eHX+8/VwPD15PzyamqyXdZ3+dnUxHW6E8ujifDo6n16/O704+nlzk8vx6Ojj",
+	"6Ojnraeli1tcnY9Hw6OPw3en9drQnOrtboLZ2cF81/eqpGOrygvcypy/p0QrMudhongWEZC5VgiRmM2h",
+	"2EKtkLDpCXuoX0wjbS4qxjY5zeVPSYWoTKbD6dXkka4sfkj50kjf91F8y+IaTxbyP8aP5X+yei99V+jf",
+	"tJYki7lA76iii0ojwNaH3CnF+jH3RrF+tN1QrJ8Ld8E01eA2Yf00ywZm7+30H5ebnYQm0+H58XB8DJqU",
+	"T9FMOpBwny4l4BwK+bmPmjwkkNcTmqMJFk2rpS2qmTf72Uxp/waD2j+8H49G9t/T0WRau/RTo3suKe5j",
+	"f8HvdhNgnpqf3aYHDbiks7DZPWiVipumr7xGhNsozJfbb4tfaRLRVo1FLEeQrRLCkUTAVkwETCSIQfUR",
+	"PQm92dETBCJyq9zs41jN3JNJZwEvcJyWQTI7r3qGMzuw4snrddYRxdMaR6QS4WPxXvkOGneHQ+SYlhxr",
+	"NC1YTRsSzTHqk2NUVclPOVX8F5RA3Fb5cJsObLZeUSmPqL9gjei8SVbjNfqTzfhcao9CjX/boIh7jI+N",
+	"ccX9l/W1KTu8VZxtskKvuY8NqeKUT8OQ6cSxW5PRPJnjWvOtSRvsT9HOvspfw2F4Vwm6rHGFiXIfeHu4",
+	"37fvUhNTvMFLu7DDOzjpPasipY525+0bN+Ijr1v7A7ToTEB5S79FcHfW7ovTmcd0yR6itTcdHzzpQ5T9",
+	"dteHTLxVzkFdlrZZxlGQ+rpC1YLXmz4a8mvljmP1WQ+jAGoPb4P9zLR78rJc78FAveBoc4KIZ6jgkLAl",
+	"xIh/xrp18Pq9kmAJ1T8WTHVgkuuhYTO35cGLAM5Pr/IaZuAtp3NdSMZc4ZWcd/owgNdzSMD2ghRrWLIA",
+	"0o/nVagcqzrUUxRrevt9rRLyAagpH4qVT2U+e+BtfJz9rdJ/dxDqSGdFhs+ujJO9OOaYylvfSGy3pN9p",
+	"9Zw0gNs4p87p05Cb6NlFvc3CmkkatKus9QRyDc5akmmMnAPbs0WYadxxK+NGfWqjrWmJamo0tImR3vno",
+	"sMO79QPF9M1nWwlAeb5wk0cYnxrSKlUaSvZHykTCqX281XevWN+hMRlMVSh4cIUG1TehIRaPgC+yZurN",
+	"3KEdX6xrjBQFdXtddRPaV8WS9m0Eq9vCKqbXIEUZk8qbte0ebiG6LfPjFG72pu2sh4fLxGQlltuTH7dX",
+	"/mRFArdF/uRDN8H3cul9dy7esTEBsLWWLNZ4w2q2Tb27fbkS6PyYqKziamSbEO6HQPoEh2ID0LSSXVLX",
+	"7lCEsyaJ7aOXYwPStJyfopkRojfdl12tYagZ3k0BrOT4Byz6AQ4PVYc39fOGLZIb3dx28tt4gnP9tIkG",
+	"Go5Zbk+U+RQK+ga+dAt8+qGR7R62HeHMnrhHb3QRiI0r2raUHdfwVMA3Q32pLQePeVaM9aH12vIcjxux",
+	"KBt3I/Dr7VjUcgnrnRGtlGuwzXrWWxFpAskhtz73AZf0JmZsqSBqHxIIgx9bfZ/iwSyAUreuM0tNl5uv",
+	"zy6Oh6cn0380eMo2fM5+Bq8R+4fh1fFJ4QfwmLV/mI7+Xm9jviiEzjxeifwgveTDnLYrm21FjuV7bZSH",
+	"mzwFtJMEpjTPAlqaMr+B8ojsHfRM0XfVI2QiwRRztr9A/eTmVwx8zP/WEZL558ZUHZeZq3clpo/fsc1y",
+	"8O5Z1Tba8h8RePzgbLAJ/hxE93X5YCEwBT9nO9FrWdSy1K0RInvqcoqiGBIYikiw+gJRj1N9NUQRl09+",
+	"i0m/jlZdlrPNbi07+hwqrQfnFn60F3JLBdFWpH2vzcvFjMWOwdoyMlsZimRLLH0GJdSmJ7vsLKKVOLXa",
+	"oAzTiqBU9URbMfCsUnG9WM/8+uzieDNZHx5NT34ZDXQG6dgm4kAjeNLXhzSwPkVCEXRMMqZNUbj2V9IV",
+	"VkbqecLgnHlsbH5cQrxbHLAA0zv4UFGVy0hgLESWlDwSjKxY7Aocudcnx+Ph++mAyCSKVW/IHTpbq9dn",
+	"wcUNSUXCQwKXXKcfDWVEaEaDRETCSNyoIZESEBHFmlCVMlFt38W6FriXDR9xExs+wsrqXzGdLfU9ep0/",
+	"uOhoaRxvQO4X6yxSE/NxFdKzPlnF0dLMreuNBrDUDZlGkjhlZXQ+BsczacIX1UyHZcdOK0T1lSQLKhdb",
+	"C/K1SioMjeuuLIQBHkVizoM28ddmw85K3TZWtjXTthtanwVudUMdVv2/vEauOZBaqlQc2Pb1LXMGsyhY",
+	"Y6rk73/8MUO3LKyi5igC1jIfqYUy7US02stVI/O0rigMwD5w06ouvAXv+KvxqM6vNiNZLdrWtzk/Ohsd",
+	"NX69Op9cXV5ejKejYxSZrt9fjM+G08YOxhkN5atNNO2sei9q1n42nB59vD66OH9/cjw6P9q6/i3tm9uN",
+	"/j48mm5sARGVmxqcjY5Prs42Njm9+LV2U8alfCiP9Wl7cCrLqEWaylJJ+AdWDgefE39BY+onLJaka2Ul",
+	"6Bm+IuSCPSAefHt18QcM+iyFxdVeyp95XcC8LiabVQEnXA4ILddx0Wkwionnu5SEXCamiLg0ZcxcAe2g",
+	"j10f+3T4bnT6ejI6mp5cnJNZGPm3JZ5ofHU6mlz/fHJ+fI0sTMexf4MBajG7mGnqhfITPWWStE2vcKMz",
+	"x8slSNLuHlmepBw5d8yYNGG26aAhl2fudvKMVcvsSWohrWoyG/RAuyc23hZHtkMmpZpqVVp22uwF2aAl",
+	"2nUtbeO6ChVIjN9YcfvKIDQfCmCQ4g9l05FM45Q1ZuVkgZYkJbkHNVJids0kyr6nWBmjlr7XRC5EycLM",
+	"2LZUwIYz2B147Gdl+t5pAQ1efdZOFiCz1tt8RNnplGTMTP73Mjw163HUQwMFKomXq/s9sqAoVUq6zE9I",
+	"PUXsjsVr/RhhIpuCocAjAUe9ctcaj/w3KbQif811El599vKCFaSNCFG2nLTok8GwCw7JhszwIonXZMXi",
+	"vCQw48mCxbmObLbOXJ53MOtY925r5elsPY69geXNcTbZDzdJgOAqkMmBgAlGA+FD1vCb8eURQZN7r1kg",
+	"rA5s9YN8Py1JgCU2lsZcr1hA9GeHJFEYEApJtmZr4oGg7CmG7B0NTG3XbjkWZ4Bcl07uQRMCAk7PIUfR",
+	"csUxhxpw0ZJ0c0YPXOOzQB8fmjKok0VdUZIbSZcKvaeQdMr4hkMcp9axoZoHRs11Pa4w0nevT4YVBT2N",
+	"GWjod/D/xlNvJUeX8yvoT5g/IYmIXET3h7D6JaMCy/CuaCx1upadxPBmBG3Sp6mrmFinjwoL7HNojl4n",
+	"ceaJVER8xfrkSKc30GXd5C1fqQPTY2ABJ9O5ku8AtjngCgxdVwj5ptVKJ7bZpmmrYFRzbpdSQ70Nzs7K",
+	"vJ0UK/XD45/9eOX383vU7AloWuRIpqmDTiuk9VdfnE4k2MW8M/htm29hZcRtiXHqN29bvwZl0++Ai+qq",
+	"/hTN5FnTBVEIWb3dhwUZLpqbxEE6N5yOYK9mZ2vjq5WnfmknuuAiLBmk5sqZZX4bVdS/zcLnz5Plf2NB",
+	"7sLR7Zw44zGpYxGsnWXyB6eo2KKpz/Oqb8hvvjmCoHNEw5DFezJdrULOAp1ijNyy9WvIdENWlMeyNoe5",
+	"HdRTHPTjx8HZ2WAy6S+Xy0Kysv39wf7BYP9Nv5K0DFOWvXG+DH7b3/vhd/jT+qfr9rHFd/UZzWzLZxNK",
+	"TFbM5xv88Z1OIMN8oNoWBbf3DSOhw8n2GeVOIQJF+OqhKY1ZD4pTvyd1SDYtJEovyVhcrFI9sUdkukRz",
+	"FfxKwFxcUzRC6kpQLCBdL4WUVL1c36dYaokVuKxg7iUNgHGU9yyWGFmuU2BirTGMlPepD8YymaCvxqEr",
+	"7nmyiNKE0CIMaLp/dznSVX7sKq8o6+o8m31XeDMehiwwq/wrsRZNPpNlGiZc3Z24TqKz+9YigDVY7fd8",
+	"+Idox+3RnSIwhaHrDv4KHEt0jFz2AJbeeV1nUssLt4yttAEd02QdYrlO813x6PxGRDELqs/87nXfN7sx",
+	"PbSEf81GhBENIKoDqtFujxVpHyHSEBFSeyDGi4IlMfcbeC4jhed+BJFA9UcS0/mc+33iWQlyPFO51BQx",
+	"MQofuItlT6yAdKHAaO6ZhdIwzNpziGeKtEolLyjpwVJ6qTauyLRFxLOc+QtgZJmjrAbGQp6tD4Z3RQ4u",
+	"TcinNLjBye4XUZgndu56pZznHlbpgDphp5PRoT2TK9TuCZInICdcYNZmkGfTgEda1kwMkeiZ8rhinsKG",
+	"6dWgswhzBexaPskrSaogZfWC9a5bKjZNHPXqu1S4Ih8MT1v7O5oeGgAuStsciXDde8qqtLCySrVZJUO2",
+	"KDdbDCtpr7raoccOtV6/avnWBvZyt5GetZLri1RYzYoUWAdt74tTQJrHF1HdSmY3eK0vsUE9IY6je0st",
+	"qp6iw9LlRm0kpvt2dF5tHmM+g9bK0uKTsE1TaiCuW/WvbLaIots6XdflxWSKHFih3pXJ7CsHUF9MjQgF",
+	"xD5Fs36W9dft/A/+gno8qDX2KZq5ncFP0eyL57hCsacsgM2aJFQENA6IBkaSrneP/9zjgeeQ7K+EL5lM",
+	"6HKlRsh+BU43SWM2IHcHDpbyn1HJ3n5PPp4Nj/YmH4dvfnirK/v3copLfaCXryTRIxHJ/Jglivljn5OY",
+	"fmQ0YHGWrV6Xhfz7noYTM/f553TJ9OB9skiSlc6XnIqQSXzbFP4ATaRhGN1LV6xicP8jV+NTeUhidUDG",
+	"l5F9xtPmFNnWaD6Hl+DN92QRpXF9InsL2p2qcqVxWOKVvt//8e02xaXqVUUmrPeUxuAYumBLzRsxGrN4",
+	"mCaL/K/3hjz89Ou06uspyPDyREmiGvnUpniWek99kgT9U8nenj5FcnLsOeaQXOGpGaOY/xNoxoC8g4kJ",
+	"nhiIKNmRDcmSS8nFjUOWNFSkiwWOOga1XPX4x+wuumUBgMSlK67Oh1fTj6Pz6cnRcAq5GcENRS1ZsaIw",
+	"U07zFEZ0vnwBnn8eVS/ahIXzvUUkE8XTZsyLJQR1lQgTw797amv65DKkiYJTiUTCJO6H9CzScQUyLVml",
+	"iUNi713OwyULtiT0hnKBtQ4UEboXJiuLiVwiUaztX5Lcx+q9F6YYgD0s2ARCKm5SesOw5geWxsi4Geno",
+	"ZGUOoa5YsXgP+qBMqDqgo20CCTKhoIMukcGXjMRU3DBjjjTQqH8vuLqtrjiKxJ26M5GQA1fsEaj+ojXf",
+	"6vL6dMnCIyqBq4s1bZd9oiUcSdAL1/fZCgs/SEFv2bVPFbdJiFyxMOTiJrcEgV1IF4IRAfkjVT/mNV66",
+	"HuqMrpF+regNu5b8n8xzSL/f7zlqUFMgOYfNnga8XM14kgTMD6nCRy4s2NQ89AaS43lqSLWD1mS9Q82o",
+	"rTT+QHq3DPnA9wYJFA05lQxLPsAmKDJDyJW4FQop8tUWhTm11aM7XPoNI2pSAylaHDytFYRrFtL4hmkR",
+	"EQMrEhKzT8APD6zccWrmRF1vhMcUU4GB+sS84iYjs4LHjAIAFTPpq8dE2rVI0BR/q7A0ZqUU+/IQ6tjY",
+	"S8WHxFop2rAgmbaH2mcP98f7048C5hgbkWNMcl+wKsxaHSxF6x80VMtc0tWKBSSJyMfp9FKt9SZe+Xs3",
+	"NGH3dA22tQEpG+u63/UczflDauKL8+OT6cnFeffHnsGri6vp9cX76/Hw/MOoe3CQZ5n9fn/fISUC1j14",
+	"azc4cMjlaGzyMh+Pzk9Gx93/227xHcB+fjG9fn9xdX7c/cH++L1Dhqfj0fD4H9ejv59MppPuWyQIw3fg",
+	"n9k92Leb/whjjUc6dXKWh7r7F6vVmx9Jt26Pv3hkFaaSeGOWxOu94TxhsYe3y6Si7dqL//FH0i378sLh",
+	"9dSmnJxdno7UBqteb/JuP+wfwJAn59PR+Hx42j34zv6IG/rL8OR0+O501D343v74nUMqObO7hRaIW0OB",
+	"GpOcJ8FnlRjlV7bbJlatckYwzqW6h1oFBwEqK/pHyhyi2S11DlBIx9QgjbVFuJLlbHmo6DTBsTCKAV5i",
+	"BNOiTFxWEBRvi0iXmuxgfnX11GT6oUKKdU13m1Ksw/sacp9pftw44a+ov2B7b/r7Hc3IwFsrB69f39/f",
+	"9yl87kfxzWvdV74+PTkanU9Gqk9/kSzR+ssT0FFbz1nH6dyZwKHOQX+/v49mFyboincGne/6+/3vUI+9",
+	"ACbndRCBRPDF6bxeMBomi3/qv3JpQf2lh+iv6TLUP8WMBmvT+u7gNaiC9kwwvi6qVkool5PtDFuySrNS",
+	"4ce9OlKsKIQv+XoP/9IdkENVFwVtSTQE41y4NvobwyLf8Dv14AeQaPk1ZM21fpcJxunFbMUo8C9QdV1j",
+	"xiGhYr0XzWE0LuApcsgsShY6sX4UBr0+GepImoP9/X1NzLGmFjzsw/xdhojN/OmDpKbZ06kfsN6AeLAV",
+	"15+i2TUPpIdvolGwnQRS58rO3sSTQG9plhQGTtasAkyzZUEPNopJZm07VmdZhWAYwaAPrhoDZ2DSWQ06",
+	"FiCGaaSP8EDcr0tYtwZ8VgwimHtrgM/B1geqmI/ExK21WAY2rl9BGw2oejhZaTVvtq3ldzDyIuumJnqz",
+	"v2+ZeUC1tMJMgTwSrz/p4hA5hBuTFdRmBQK2vSY4xDr1L07n+zc/Ng2fwft6GkVnVKwNw4kWOR1GsK2v",
+	"zkaiNkQXukGMtQAxGZyNMnnP5Nb4bASkPb25Nj3Q2qcaGnME4pW0a1jbwgLRsWmZtnlOPGO89Yo0xxVF",
+	"olMQDtCS9J6HDLXtV3HoOTpwmwVKPFavAg/gFucCMDa2jE5zHhpJ8fJq6uHrRhM1wKF61nwGEh4BTlCS",
+	"2VoXIOy7Ysz2UhhOfZ+xeRSzmh4xW4XU13FZajagTmAXGJCjyS85yVyAGE68mM2veeCoXXc0inqkq/4c",
+	"2BLbdRqHTlZuEGQ3/AmEN/VPcKj6aXJxTk6hhJ/a6z/dTszmJ4HbcYhrG9HdzhfvMEuL+eYHZ39/3xVw",
+	"N0lXp2bWVeJ7hwZIj6SC/5GyPrlIE1hRPp0DThvg1LFiMVZL5MIVuO86Daf3J0DjEG3Sdohlw3a0s5uj",
+	"rQyOFvocZKWh4PxQkFTLGjpuQL0wprxBH/57FAXMw8z+13n9DcN7oLd/P1cLKVQiMfMZDmSrqrIXoqSw",
+	"yn83aqv/cUWhORU+C41Cy9BytzMwpOOLByYLU4UHyWTOfUm1Qa64N3ouGiMevbPkK8UqgTQ60zqnisRn",
+	"S5Z6KIUn6uKIgMgIih8KVwgmIQwWGEnZO2ySNu+5kKjjg8fZKLvq3kkkC5kdC9VCTCZqAU9Gi4uTGCPk",
+	"l6IWSr1NX57xQSgD0fJFgJAVJfki4r7Y84Dg2+T7oS9EhS99/WfOxHx5jVcCqxbWPSSTJFpJMk9jlBty",
+	"wgr2q/xx2cSn2k8GlmRFSqLpc8IGFlmYTIfTka5Ecjo6zgqYFi8laBZCYL5dsaAB6eq7jVJ61jgH0F+g",
+	"EkoHcvdqrweMYV2PEh9Zd455k4w7Ogk0s/MMd6sAoXW3nvUulSbdfJdKZ/uCdwjA/gp3CN5SuEJpQ41W",
+	"LOcNT38Nx9QnwzRZMJFglmzF3iiMvxqfvpIks45gcebZWsn1qKRG4V7Jaba6m4YJizXzxWWNnoEMjTwG",
+	"yQxcUWGXDhULx/xIBAR5qzL/FMukT4ZiTTztF7k3BXdjLjNhTwmnMTj0kK7np3FI9qa6jo8v7xR0Xg9K",
+	"/a5ipt9XfOn2IPUCmFaMZoGKdebhHrJXEGe4pFgYOgoDzQ/mngMZQ0cNO4eFhQuMWC0FKDuNPIoGOFtb",
+	"T2DhIzg82b7DxODEFjrzX6//q3jL83TJXFAQCMuWoq/6SDe66DSQFhQTqNTZOTJ9cE7lsXbXV6c52m7W",
+	"Gfz2u02BtJxjKJAl63RzCalnUSVmsvrLzu/bqE4EvH6jlqlEdrA10J049DZJCACklhOIJSYoNr8FmdqZ",
+	"HNXcwuPoXmSYgTLNv8ZFbH1PPu+JoHpXWl3P6jHj2aJY+41gvjnBDPctGHdB/p0VqXUq1Nkazc1cyXZ8",
+	"ycAyKQgPen3yDkQmbYNWuy1Botsj09xwOSAe6M/6OqmS+jRWX5QEh190Oq/8Cxb4J1lPI6haLXTZRe2Y",
+	"8UoST4+vhtUD6hiLrDuYCTM3CtknI+ovEEx1u9hnP0wlBKrO4UnUVfe1L4PHhf7+V0XaPW0j0PZzbVkI",
+	"Gb1j2jdP8gC8HwSYBPRapLaaAWT4U6470ovSESPYLbNxDnTVqigm+1pDcLB/mFkCZ9Edy/XIia4RRSX8",
+	"dkiEthwqkJuMhzAXuMp6aJL0Cpkkvcw0G7M7HqUSDJ9Orv2BEFJcg4QBj/TOo7YVDIGFXFMSeJgPoykx",
+	"6Pr6T61F+aKXiNYY9QkOD9ItZJ6IenQcGEt0c4F0gGfZqkRkZus9VKteQOBrhUHXgDV94Pg8V4CevR7N",
+	"dRtnwyhMBKCqd0XTGKrFphEy1NwyTt6ufPmqqyqMVL6i5VXVjFJZVWWMwqpqRmhYVWWcmlVld37Luqqk",
+	"pXJedSNVT6w6TvHM6kZpOrXqWDUrzDVhxMK+jJY4rrCcIXLniAk6YuC3BK919hGveZONqN48tOWpR11M",
+	"ABVx2rAGuv1IBDu0PjHb06YP+vi3h0i3bwmRbr0TRIZM7rBLpkfbfTLti3DVWMdyuxiXWncNnpk1djD7",
+	"QStYw1oncG+GwNQ4zM0uXGrt+GZwrASPOUBb7IpVQM7Q4QZhWYHN/4b1yVXdA2y9vEqkLj68TcCaq1gA",
+	"c2N9zy0FPlsgQfaQH6k37vlNitusiUN0nIrm34I1EU5a8zeao7W4a1R1bTUYKllQCdLAppQjRjzLUuXp",
+	"LBLNVkWIyWgyKxZVxDrgSBIlrta4RvU0Uw7cbh0UJu2iHamcJSRYr1jBTwH6cAbsWNWoBtFkuQXuLfmZ",
+	"v4MLBDMZR03yZp+c8XfkNflhnyzZDV3xzyyU4GiEHpxvyAf4/j1ZIGuaBeB6NhuMua73+z/0ydCU2lO3",
+	"EGJdwKoDof+Q6hqdjv5KspFg4F91sJx3T3nyPoo1pYQwEeP1DRlR0S9DrS0SPnOIV60njkYotQhFrFAv",
+	"WKx4fqhoWNjE8UYxSSXL7FpeH6ADQagBOkjGYezJBU91RYqMHj+K8zyv4NFpyt2qUYlPV6T73T4By7C+",
+	"SD0HU8WAsxV4sGq9pdoyndsefjc5YOvwykF/U/Sx0sZStXc2jIbXgYEna+Ev4kgo0QJjIjEfAyANuKyh",
+	"wLqgcpGnpUQnMfBvyyQR8xH8Qi1Xt0NCpTUJXPo5JH5QPXPD6ng0nFycXx9dnE9H59Prd6cXRz9rJzPL",
+	"WmtdT245qWFk1IrFmXt2QHm4tt2a/0ijBH18wWkxACFSC9gKG7sH+2TJRS9T0rHPzE+ha8BoAPqm7sEP",
+	"2AYWYPb0XmMMilmmmsuYURmJ3c2t+lCvA3WqDrHNr64ApLyeR/G1n6Nl0Q5LdjHDumIXO+xzm2Bf2vra",
+	"wlgEpsNMCobNU0fCwGPEwVfhnkuFiyIAs91j3tjvf2zRz06hwYJHP80mK1f2HJkH06RYrLzRbc1RQHox",
+	"RccG+y1d5l6iVGJUkOlN7rOnQ9NrVOpUSbUrNhl4kVyYfVCUxKtTdnoOgSKzLBgoouuKTOmchU0gSyGJ",
+	"jCKh/s/ByJNFsmIyzwwsrZhGtgAG49IFk5NXyXbiocpbu+XOozCM7vFl81xXeANXoFeOehjczuBP1+R3",
+	"MMFPJsMD/G35x8Df9Skm3M6XL54DMRhqcPApwLH9KGDQUXtCw7+1wzn0AomWCr0jdk6lLrXeBvMycEmK",
+	"+ZngNYBUpwcZBa64TusJ9fkhKrkCgv3hKiLXhyBwSYJIKEYqZygwxTq44xMq1nhdD4kfRqBPxMwAkRCa",
+	"q0ETvdSOy0vKBdDNKL7NQCwPTaXuBfo9k/8KfMrwGWKY1Qp8peMA1OZ6G7Jr6Ri3MCthFdo54TUZM/Qd",
+	"4wlqDMFRnUrF8EA8so50UFgFGJRnRJWR8XNe0ViiT4J0hWrVJ2pYHf9AMSoBp3aIXIUKrdWQiHv44OAY",
+	"EPAhIrHHlqtkDWfpCqqjFSoo3TXJawlSXsAD9RoqGS2z0EA4DrDBr6QrvM97PGFLiPFSL+LFionh5Qn5",
+	"rv/mlSSe9a2H3BvRbs97c5b4C4esqJSgmoklG8oBcTsaczqe9vSgAeQIgu3vq/30DnPG5kOkvcchub4r",
+	"rHV5pKt20/pFzW/eEA95CUq8WTrnUX/iUyFY7JHoTqvR1VRPyiHknIArdmQFWnpk5Ut9Jlagmg/p0bxA",
+	"vfGqbJvRvo7qNuiA8wYcloyRIlIWi8Q0GcPUO5l3ar8PJv1VDUtyzu7VbdoLWMiXwIYo8OG1qoV9lbkW",
+	"zMNULpBgYbIFRTQV9dPRtkhigbZA7JGmQ1CABIywBRoD5g2FLv/yzI4IzFJN0geqQ0TM1jyO/8lEz0Yr",
+	"4VjLlhQel6J+hHRnFftfzzFFSaSdSFXYgt7QjEWLcT+YJTsXr7jiWGy5qoYCfGDJQ5zNftLZp55VB4aw",
+	"tWDiX0719YElRmlV1XbVYsprk6pkK8o05zWZ74BOrojCIDdHz9a5miMb/J5q9QSR6Qzzcmgr9WxNOOQz",
+	"yk0htWbU/X2nEKEp64yojmVErTOhFo0qEOaDqUziaEloJkeYzCZgLVWn/0CjZGbNKUe+GtPPtGTd0ZA1",
+	"mXdM9dqHX6Z2KmgF80StT+1pZxe9NfR6fr11pTjwRt21hdkvrMLO7kMuAGTScu0Fb1Jnj6G/BJy94+we",
+	"dIWQaUix7gQs68ZVtd1tdgVeZ3jIUeJSQ1gZfRQz0DUPXxSb7ENZRiJHZ1waEAUzFzeugNUVr5P22VJ3",
+	"BrOQZK6X1eRDxjdkCcEpoLi9ZWylfWLsxEXqITLuJUOduRPzs0RZQgAQprm4UcTGknc9o1GVJugUvVXA",
+	"NUHvYEFvu6CwNWoY6icpDTN4uSJyYZhLJlr5nqWEw5Ez9TYLMo24FsxFKalS/s88RYuGSbXET1Zamt7u",
+	"4sGnaHaNQ+qYDRjUKBDxDz25bmDO6VrnTthNo+iKh0d2PJ4A/v6cCsmcLL2gVrINbUR1iPYxNdfo5Wgj",
+	"UrOcOkJlvDzvW1u+J08Jv5XrwYuzUDzwLrwO3K6DPrlQpISg+X0WskHGSNukBsUAyAOSV+tTF0UHHNPs",
+	"0hOCRhNeM4Jtk8heDUiO0qXSR60xqnuAIgBRVnC+6Vd8wxS8wE2GmkVbRrGeFdVVuQ0Kremu+K5Pfi3Z",
+	"rAp+XYmtF1UkTefV0D50SuzTBEVmLoPwWxG0viu+75tUywbOjOjqZPRcEsugh1ZUOJAiNY+ZEqD9ROLK",
+	"ksh6CvvbnPX29x1X7MBmkmYuc5ozmSAnV7jMolOep9FYv3r2kiw7gStqkhk8iDctkn1kQQuTPot3EuTt",
+	"/MgT+SgWtnyv8cBrztvcaV0Mps7No5jb+BEOKWpVmx1R9v/jirLRFSVDjnZsvTruLHxO0wjMkskzvVQu",
+	"uyO4m98mK3X+v5hiCqSLhoet8fmEtnv4bQcXdJxCdTNVVEgXh6r1fKF2Ag3otcoVSqAJrVKKrEJW55mx",
+	"zirF1YxymFgpoTclFuGFhcn8HBqCDGoUjdY5tUmuoNbcfLa9PjnPUphhiL59tqRbTLRUc9Y4kzmEZ3UW",
+	"MJO8KG+eA7GZNxfsXu39NxCfnSHZA3HMJjUPIDOVWJdNyDiJ5slewDBhgskKCKEI4CQVciWWHhIa+wt+",
+	"BwW4mRbzMTUHuHAH7No0wCASJecn9Aaz9Vi5hHqZV5eeaUHvIDpbrA2dwDREatvaKDiddoEiT6TjbAoJ",
+	"+aqKTifb9KHec92mfBSqZQKlCo0jvjmSJmbzFDFuVzazrP58iPazwhqe4GpyzEOMaWL3yosvsH3ljPIN",
+	"LtpNOCkZ4mO7PEp6k58iFdRLZ09CfGjHWZrjefnn3X7a80Jxj33Wkagb5yit3JObievQ6qUute1Xqd/+",
+	"2Zp0M0OhwiCHmGa9Q+TLAygtz4ThXmZrVxT79AaEkiDFowY1dJGL6OeEAGjbDBG6zJo9Lm2NIS5fLWXN",
+	"qc4w/sz8zwsxP3ru7TwPIMW3wvU84OoVuJ3Xxq2v2XtxlAUg2A79EJxuDEPpiiQROdgvmgEaLqsr9G29",
+	"yFUgiiPXaMUCtNiXfL51Gl7d3oQagHdbrpXKNSlZ5A/aKmiS18uOGQ0gT3SyiKP0ZpF1YSLQJckxmxYP",
+	"sKcP6md1Ka1qHtq7wCl7H7yS2sRETIkVcD00z2SP3LAE/ASNIhGfIrylOBLXaXNlwsM82zTmcpwasww4",
+	"EjIopz/IdsoOb9DJUVGxqc5QVzDrV9vYFUteyVZdIFbCKxRRQh+wmAdMlkbsZ77+mEfaX6D1KTPULSDF",
+	"WVb3NJvOIbpOW+/QmHlssGbrFZXySI3nQQlGqWmdv2B9ok4QPP4zx83c7T8viJklh611/C94/T/eq61s",
+	"qJKW+Uqd87VermqLe3vt6839CuYrc9EzrvQ5CH1xkhei9WUgmol+I40qULp/H4f4IgF/9OvyJ/z/BD3D",
+	"UOqtcY/PReKc8YNLu6CSiCgn3e15PyVMZPREWjJ3/jhpCSZwNG2Ay18T9zbIqDd4wguZMBrUZkyBGQyX",
+	"tJtId4r79LwihgXgNkZH7yWVRO/byzE8CPUmxHiYALLR/hqJQsUsy+LajINOSWtjEKxf5274DaNJewR5",
+	"eY/DMhO8o2qZJv6iigQYfC+Jp2Q99RYbVk7bPa3Wns4OsoEyuWJ7qT/jq6pb5PXBsaKHrgIK5RZcYSpH",
+	"kF8MKcv1h5rtdXSqRcj+ZCgf+PtwjImsz7sW0KehX0/PNtRUVPwW5UOdU+SlbwfuliZgS5bQAGsDP9Fj",
+	"/lrTuQ0Rb0rI8Qw5HCbelrcbGqISsKSAJLkzHfZN+JJVKapWzf6rU9Xi2l8OgfR21mgZHmxXsdBHYaNk",
+	"yV6cijbmFuj3ShLVfAdTS9E3pFvwDenVWze2uT40qPGPcT3jVMiH4952Ff7fUhryZG20/wffptuztRnt",
+	"FNnqWF9Yja2wTCMlgINuCc+N+q//DLK9OmkRPAMuQ6kwHGku7ujEq4D7MiJzGm+9GFkR07xsqa5UChwO",
+	"9f00pv4ay/YVi5Qi51JfpbTC5ubY8Jw349jax2cWobKZtqZgTsXLs8cWUn89RH6ti/e2IO2asTUZOkwN",
+	"XpM4SmF7wOdzFsvMP53HxWaw067wZlQyGw80yVc/X2vwruMU3MOVpLaMMDg6BwH0Y2o5rijGuhtQXknT",
+	"WHu+buRp3pnhtHfljGWkJb+96rLNueAQttitUT7kXpUPetAe8qId4el9pUeteHWdP+tvEkkiUxIaKF6T",
+	"VbqMBJ2yhLDJe3JLdfMHvM/f3ANdPdt2bzRol7VEaS7MC5rANCYk91Hh2f6KJE770rcgcUg4jO+93suM",
+	"6OQWJXy4HYuolemNK7p231d5Ql34bEqKZxxBwSkfSoTaBKtcU6hPvj67rM1CX5W+/Jsx2XoLW7La2Pgb",
+	"4LZXLN4zyG3dDfqMHIu5NztInAYY09UhdhRxnrKY59lzvvoV06eLcS1zds/inLokCyoIlbcsIDEF2zL8",
+	"ssRELFSQg7eQQC+aG/gPXVGOyEkw7l4kXIAfH4TfKPoSUpltTcmjrwvub7lTXa9lHDOqPTbTjZE5x/+I",
+	"2sUNaUcDXv75rojcGb4+WuxucisbBoEkB+iksr9vXZAov+8OoSEkOcR6Kc28PWRs1zEMcOvy6AFHjd4t",
+	"hz8RQZdc3BDPzOuRGVtHIujptFlcumDl15kr0G2h68H/PUhchEEk+AsW+INEQCwgIrq36vEb0QgcMBBG",
+	"uYjSMACSQniCOVAyLx5TxmOgs3wV3ZsTdUHVKfXJCWTcdMWK6nr8lgNFoN1VMFZTIsA2cfSsVF3eYb5E",
+	"gDIbKGbzVCoK09ojA+bWxaTytfRdYa6E9vrXdkK1zMz8C9uk+t9ETo4QMqFrLMmTGT4b/eGejB49a7xv",
+	"hUi8YGjBDgTLeNvlT2/ZI+xfzuliGARVkpdEz6RpNDO8/lP/a4sXxrF2wFDELxM7bF3FRm3He6PEAB3H",
+	"LWMrKDKXl2jAYhiH6uFX4nxuxE8sGYgnZM0So8rExG2Yca/Z36KIU8/JFIzMPn4NL43isrbdFHNg35bD",
+	"RgnZnxjBTUxgbcG3sV0rzbDz4IONYTShDnICH+2uFf7n1HlqH5KN6vQdvQLR36/efVs79rniSfPbsUKw",
+	"4rf1StnAfcum/ZK5RUe/yZdMSAEojoU5Nc4+z1OSiq0G/6OQ0XgHk3/V+cTM8R/HqMe5fmTOis+DC5nL",
+	"3WYtCs2IbsZwz9bEk2qZIuE01L5LHskShOhca8bZkweuaO3wWQgRQuUJFcSkb4WE899YaGOt2uObSOAG",
+	"WP5L7ln5bPzUU4QxfpWIPLMZ7RQsBg+/AQVLdiVqn4bHxupdprNQMf3qtqvnkC+XKUQdZ3fYlh/AgSdk",
+	"2zwTMJJEl3RQnP/A/CtLM42FGipKFiw264ojaA4HPsIemGIbCIHinHRGbUhQnb3nkMAZ7lgUpkuhQKkh",
+	"VlwSKnXlREN3buhKgpuliQeUDvJ/qQgwrTomn0tcYQw2QCTUTzZ6QRIdYOgkS5wscJCWd7NAMcbGUTRT",
+	"Qr39nvzM3z2UK90WhYI5p5lIrmuSrn2lkg32pn2jShcbxJdkajMQtitaniKU5SnTOdxlB/xUXquGGuqf",
+	"smvXzvPKuoV059CA5hCAR+NxrctEzkRlnhIrmixyR4niDuzkJlF2jPj9G0HiF0fgQkxCDf4+JftdweGK",
+	"U239m/23lKVaK2K5B2hEzlDc5PI3D3emrTR5w7F26v1GDl3XIcjzGcapILrElal/pYuWpAJMIJYiUOia",
+	"4v7tTQwVcbP0pEEaA4+RVRp3iFzQmAVkTnls8qSA25QroK5FlydEpvEdMPoxM+X1MUW8Vpxx7UAJsTs+",
+	"6zlkfHV+riCFUlMrGieowXSFLsKhxZWji7PL09F0dAz2XPTgwlc876OGDsFQUQwipgmhYYhsT21dsoTe",
+	"6sNqF53rEBZKDM51hSm29kPZpRV4gVlWzkdNFacC6oB0a+u+kbEaIIhcgXkVUytgsGgwqq9QBZigq3TI",
+	"RXSvve94Il0BNfu2mVie2X20yIV9HXsMuG5kjMGXb8JlFQv3v6zn6jgVZRagmR59NeK6ZEnMfbmx0H9+",
+	"Rf9A7wHFCIf8jpEkpvM59zfHDmYEDhplxBDEtyUNmBFVnCy1ARfkN09y4UOMGhgtwbVVl/GxM9UmC7Yc",
+	"YFWmOLp3SCGDc59MGCOeXu4ZLNVr8Oe2r8qZ3pSveDO399BATdS27ND+Su3e86oTiru27S5qjHtJJcJd",
+	"BoX9eDwJXwOJbDjbLdma6VSOAdpUFE2rwCaPVvs9RjtXn57WqCR3y097aXaucutKyhndbku21/8ke21U",
+	"/ZkdbKf1M8j5wlq/VY4eLa9nsazP9rxc2B4QniemYIp5qeERy4KXt19N+PwzW9sZujZm5yRHdcrAasZp",
+	"rQ0kTcpAxdM+leZMZ+W6ZeuvYczFk7g0ZSufj1HFKV7UX8iAsPmp3ISR34A6q1JhdKcLWXowX/9pstW1",
+	"01rpvSlrqjbdyzq2L0O3HRNVmir6z10gaxdEeXkF0XNhRHvjLHbZxTr7fyKbtX6wFTRH/Ip6Nkva8R/G",
+	"7DGM2frfxCj7OFrQyK4hlySJsacK8DOtt9Juriqth3JFK/PrBobLW0YB84ika6y/EkchG7hieDQ9+WWE",
+	"VaT0BvfIEhSf3KgXsYqJSedFJaHhPV3LQzL5ODy++LXQ3BUZcZMLGkT3uTFEEPSYggIMulKyY+ljI13K",
+	"ZQFpdjzsPkEHTJowj3Q1gOSgZ57UbDLQ9EBB70yTA/q0vF4Nj12hc8lZ5ZXB854GASS0CmnChOZldEIf",
+	"iLqUpOBM6+jiCbErdNFwiSVcEeQ9mVDVSP+VddLSfO/Q7IytY0L9rCuq6t2dlLo6mabsk+Px8P0UsMgV",
+	"4JgvIfxgqE4TOSNzMOiS2e/3X1P90dvG+T7UbFbiSJ6Xd35ZA3AtJK3twOBvr5BM3dqXo5rax0TTLs3N",
+	"7qyC2pmBMr9ZKmCDms22tbOytaZIIIpkbCPVHcAVckVWhxRpiojuoexYbBuRtFo4u1i66HuZ+DERSHDJ",
+	"1x+ApcvhMxn1dC+gWb1DQotjFpfgCkOcdAhO3aU11/2prq3Tsm3ZnPNtyB5F/+Hidr5gtqecJL/kDXsi",
+	"I8uGe+UQbQFRzLeJj1Oc86BQ/lJWr5fOfaP+QbOrTI1dWh0o3pyi3QYqi2u2YLvdxnpyLduNurSRNI/q",
+	"sPp0K2YCqqoGTUOgqUcD8koaLmSAr3tM58CQLBmVaYxsUGFHZ2wexbB2KBUqd7EXFS7jQw1Gj7r9/zEZ",
+	"vaDJ6CXJSZH7bRv1X7i0du35mNlPuy02KIKgr6VDbugdc4VJCp+H41LrFkJ88UYyNVtb05MuZh1wBTTu",
+	"5XWJcyd420MtpP5tlg+MSvJ+eDoZgeKDY01jkD5WUQy66Yur6dHF2ej66nxyOTo6eX8yOrYrUOZpClC9",
+	"8rSpQCawaw9NA/LMdKGUBAC0G7u6qX8llUhhH9tpRAIu6U3MoBb3N5EMwIYHqUeRhX0R6gGSdCPtmMAy",
+	"uKw4adXI15v5fSVAL6lYu6JCe7gVIQtSmWmrHdl1JjG1d0EeLx9CgIqmP2iWWjFTjFuNEM0TJtAJLrPe",
+	"gacdT8h0fDXqk0llEa6IU9Go30DiVtVwOERimgW95CSmPLSA1HyGImYGEtR94C6yQAsnimr+k8UR1Oeo",
+	"YzYQ4Akc2b+NhGEvqqlKNt6mFxQgzMWtu7c5Tmq2ORLskXc5TkMmX0NsfrM4PswCR4J4DT6mkEo74EkU",
+	"y9rK2VmoSaY3pbmxxBVB5KewyO746nQ0uf755Pz4+vLi9OToHz3I3FFyW7ObnQ7fjU57hH2mfhKuCZWu",
+	"WKFqA1JXJOQ+SkN1U1BRpgVqvLcmH8ab/X3cS7z3hbAYrFtdE8hymJWojpl229W+q0TyG0FDoutaYTXa",
+	"z0qkkr7i92FEsJpkF9dSbQC8ZEHvGOl60OoIGv3ypl+oCgOvoAT7/v6AiMgV+JnokBLwvFUHyYJM2ZyJ",
+	"NTNFkJCLQJfabMsGaLqP7pQcV1C5qJ9DvuQJ6aJB/xDO3ZB/XLmSY2LjUrS2OjmuwF6KBcvU0VySxpwu",
+	"ujpLLiRZsUuHOg+LGlmRenCNkI7eeXBkwpAkdV7j0YfR34kfqdchZqWop1p9qNq2cYp+kM+iy8wmeCkV",
+	"pgXAlgQIsEtZpeU5v0ljk1AIThcrOenr/bWrLT/OkQCT42TuKiburEA/Gggq7JZkfhrzZA3P4IzRmMXD",
+	"NFl0Br/9rl4uvAx1PmTT7KpgDtSMAELx+/jO6CW73pLeghu/hwVMwfmADP6y/5d98CdI47Az6LyGh1KD",
+	"WbVYYUYiS6+BWpOS4cOqHQ3qF63l6BeKpcsau+upLrWK3rE8rhrCGuqV9fqlsJm60d+l4a0NO0b7CpKu",
+	"wogGoPRZpQmZqxtdzwna08xo4i/2GhYyMmXKdBIpQPj7mCeKn5Mr5vO5vm0Dy2US9y1mNMA9MGt2jBoM",
+	"UghgLiedjD93JdYRjwAWriGJqZBzFiNd0mBbmFdTep7RMFk4AAIXTOb2KG1JQtzS8ZHnEaFpsmAi0Wux",
+	"diejgrLz5fcv/38AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -39,9 +39,14 @@ func (s *Server) ListPolicies(ctx context.Context, req gen.ListPoliciesRequestOb
 	return gen.ListPolicies200JSONResponse{Policies: out, NextPageToken: jnonEmpty(next)}, nil
 }
 
-// CreatePolicyVersion publishes a new version, which becomes active.
+// CreatePolicyVersion publishes a new version in its mode (active unless
+// asked otherwise).
 func (s *Server) CreatePolicyVersion(ctx context.Context, req gen.CreatePolicyVersionRequestObject) (gen.CreatePolicyVersionResponseObject, error) {
-	v, err := s.deps.Policies.AddVersion(ctx, AccountFrom(ctx), req.PolicyId, req.Body.Text)
+	var mode domain.PolicyVersionMode
+	if m := req.Body.Mode; m != nil && *m != gen.POLICYVERSIONMODEUNSPECIFIED {
+		mode = domain.PolicyVersionMode(*m)
+	}
+	v, err := s.deps.Policies.AddVersionAs(ctx, AccountFrom(ctx), req.PolicyId, req.Body.Text, mode, req.Body.ShadowSampleRate)
 	if err != nil {
 		return nil, err
 	}
@@ -62,19 +67,30 @@ func (s *Server) ListPolicyVersions(ctx context.Context, req gen.ListPolicyVersi
 }
 
 func toAPIPolicy(p *domain.Policy) gen.Policy {
-	return gen.Policy{
+	out := gen.Policy{
 		PolicyId: p.ID, PolicyKey: p.Key, ActiveVersionId: p.ActiveVersionID,
 		Disabled: p.Disabled, Created: p.Created, Updated: p.Updated,
 	}
+	if p.ShadowVersionID != "" {
+		out.ShadowVersionId, out.ShadowSampleRate = &p.ShadowVersionID, &p.ShadowSampleRate
+	}
+	return out
 }
 
 func toAPIPolicyVersion(v *domain.PolicyVersion) gen.PolicyVersion {
 	tc := v.TokenCounts
-	return gen.PolicyVersion{
+	out := gen.PolicyVersion{
 		PolicyVersionId: v.ID, PolicyId: v.PolicyID, Text: v.Text, SequentialVersion: float32(v.Seq),
 		Created: v.Created, ComplexityScore: v.ComplexityScore,
 		TokenCountsV2: toAPITokenCounts(tc),
 	}
+	if v.Mode != "" {
+		out.Mode = jptr(gen.PolicyVersionMode(v.Mode))
+	}
+	if v.Mode == domain.PolicyVersionShadow {
+		out.ShadowSampleRate = &v.ShadowSampleRate
+	}
+	return out
 }
 
 func toAPITokenCounts(tc rules.TokenCounts) gen.TokenCounts {

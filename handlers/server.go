@@ -12,6 +12,7 @@ import (
 	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/domain/policies"
+	"github.com/contenteval/contenteval/domain/quality"
 	"github.com/contenteval/contenteval/gen"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
@@ -45,6 +46,9 @@ type Deps struct {
 	Jobs *jobs.Service
 	// Batches creates, lists and cancels batch jobs and moves their files.
 	Batches *batches.Service
+	// Quality serves dataset examples and runs, live metrics and shadow
+	// versions (DESIGN §12).
+	Quality *quality.Service
 	// PublicURL is the server's external base URL (http://host:port), the
 	// prefix of the signed URLs of the batch file endpoints.
 	PublicURL func() string

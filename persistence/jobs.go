@@ -235,7 +235,7 @@ func rangeSQL(col string, r domain.TimeRange, where *[]string, args *[]any) {
 // leaves out jobs that have not completed. Codes: UNAVAILABLE, CANCELED,
 // DEADLINE_EXCEEDED.
 func (s *Jobs) ListJobs(ctx context.Context, accountID string, f domain.JobFilter, after *domain.JobCursor, limit int) ([]*domain.Job, error) {
-	where := []string{"account_id = ?"}
+	where := []string{"account_id = ?", internalJobTypesExcluded}
 	args := []any{accountID}
 	if f.Status != "" {
 		where = append(where, "status = ?")

@@ -28,13 +28,16 @@ type policyRow struct {
 	Disabled        bool      `db:"disabled"`
 	Created         time.Time `db:"created"`
 	Updated         time.Time `db:"updated"`
+	ShadowVersionID string    `db:"shadow_version_id"`
+	ShadowRate      float64   `db:"shadow_sample_rate"`
 }
 
-const policyColumns = `id, account_id, policy_key, active_version_id, disabled, created, updated`
+const policyColumns = `id, account_id, policy_key, active_version_id, disabled, created, updated, shadow_version_id, shadow_sample_rate`
 
 func (r *policyRow) toDomain() *domain.Policy {
 	return &domain.Policy{
 		ID: r.ID, AccountID: r.AccountID, Key: r.Key, ActiveVersionID: r.ActiveVersionID,
+		ShadowVersionID: r.ShadowVersionID, ShadowSampleRate: r.ShadowRate,
 		Disabled: r.Disabled, Created: r.Created.UTC(), Updated: r.Updated.UTC(),
 	}
 }
@@ -82,8 +85,8 @@ func (s *Policies) CreatePolicy(ctx context.Context, p *domain.Policy, v *domain
 	p.Created, p.Updated, v.Created = StoredTime(p.Created), StoredTime(p.Updated), StoredTime(v.Created)
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		if _, err := tx.ExecContext(ctx, tx.Rebind(`
-			INSERT INTO policies (`+policyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?)`),
-			p.ID, p.AccountID, p.Key, p.ActiveVersionID, p.Disabled, p.Created, p.Updated); err != nil {
+			INSERT INTO policies (`+policyColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			p.ID, p.AccountID, p.Key, p.ActiveVersionID, p.Disabled, p.Created, p.Updated, p.ShadowVersionID, max(p.ShadowSampleRate, 0)); err != nil {
 			return err
 		}
 		return insertPolicyVersion(ctx, tx, v)
@@ -127,10 +130,11 @@ func (s *Policies) ListPolicies(ctx context.Context, accountID string, after *do
 	return out, nil
 }
 
-// AddPolicyVersion appends v with the next sequential number and makes it
-// active. The policy row is locked (PostgreSQL) or the database write lock
-// held (SQLite), so concurrent additions get distinct numbers. Codes:
-// NOT_FOUND; ABORTED, UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+// AddPolicyVersion appends v with the next sequential number and gives it
+// the role v.Mode (domain.PolicyStore). The policy row is locked
+// (PostgreSQL) or the database write lock held (SQLite), so concurrent
+// additions get distinct numbers. Codes: NOT_FOUND; ABORTED, UNAVAILABLE,
+// CANCELED, DEADLINE_EXCEEDED.
 func (s *Policies) AddPolicyVersion(ctx context.Context, accountID string, v *domain.PolicyVersion) error {
 	v.Created = StoredTime(v.Created)
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
@@ -144,10 +148,45 @@ func (s *Policies) AddPolicyVersion(ctx context.Context, accountID string, v *do
 		if err := insertPolicyVersion(ctx, tx, v); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE policies SET active_version_id = ?, updated = ? WHERE id = ?`), v.ID, v.Created, v.PolicyID)
+		var err error
+		switch v.Mode {
+		case domain.PolicyVersionShadow:
+			_, err = tx.ExecContext(ctx, tx.Rebind(`UPDATE policies SET shadow_version_id = ?, shadow_sample_rate = ?, updated = ? WHERE id = ?`),
+				v.ID, v.ShadowSampleRate, v.Created, v.PolicyID)
+		case domain.PolicyVersionDraft:
+			_, err = tx.ExecContext(ctx, tx.Rebind(`UPDATE policies SET updated = ? WHERE id = ?`), v.Created, v.PolicyID)
+		default:
+			_, err = tx.ExecContext(ctx, tx.Rebind(`UPDATE policies SET active_version_id = ?, updated = ? WHERE id = ?`), v.ID, v.Created, v.PolicyID)
+		}
 		return err
 	})
 	return err
+}
+
+// ActivatePolicyVersion makes a version active, ending its shadowing if it
+// was the shadow (domain.PolicyStore). Codes: NOT_FOUND; UNAVAILABLE,
+// CANCELED, DEADLINE_EXCEEDED.
+func (s *Policies) ActivatePolicyVersion(ctx context.Context, accountID, policyID, versionID string, now time.Time) (*domain.Policy, error) {
+	var r policyRow
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if err := tx.GetContext(ctx, &r, tx.Rebind(`SELECT `+policyColumns+` FROM policies WHERE id = ? AND account_id = ?`+s.db.forUpdate()), policyID, accountID); err != nil {
+			return describe(TranslateError(err), domain.NotFound, "policy %q not found", policyID)
+		}
+		var id string
+		if err := tx.GetContext(ctx, &id, tx.Rebind(`SELECT id FROM policy_versions WHERE id = ? AND policy_id = ?`), versionID, policyID); err != nil {
+			return describe(TranslateError(err), domain.NotFound, "policy version %q of policy %q not found", versionID, policyID)
+		}
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE policies SET active_version_id = ?,
+			shadow_version_id = CASE WHEN shadow_version_id = ? THEN '' ELSE shadow_version_id END, updated = ?
+			WHERE id = ?`), versionID, versionID, StoredTime(now), policyID); err != nil {
+			return err
+		}
+		return tx.GetContext(ctx, &r, tx.Rebind(`SELECT `+policyColumns+` FROM policies WHERE id = ?`), policyID)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r.toDomain(), nil
 }
 
 // GetPolicyVersion returns one version. Codes: NOT_FOUND; UNAVAILABLE,

@@ -24,6 +24,7 @@ import (
 	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/labels"
 	"github.com/contenteval/contenteval/domain/policies"
+	"github.com/contenteval/contenteval/domain/quality"
 	"github.com/contenteval/contenteval/domain/webhooks"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/modelbackend"
@@ -53,7 +54,10 @@ type Main struct {
 	Policies        *policies.Service
 	Jobs            *jobs.Service
 	Batches         *batches.Service
-	Blobs           domain.BlobStore
+	// Quality serves dataset examples and runs, live metrics and shadow
+	// versions, and runs their queued work (DESIGN §12).
+	Quality *quality.Service
+	Blobs   domain.BlobStore
 	// URLs fetches customer URLs (images, media) and posts webhooks under
 	// the address rules of DESIGN §5.
 	URLs     *safehttp.Client
@@ -180,6 +184,12 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 			Media: mediaAnalyzer, MediaPrecheck: framePrecheckFor(m.Precheck),
 			Backends: backends,
 		}, m.Log)
+	m.Quality = quality.NewService(quality.Deps{
+		Datasets: persistence.NewDatasets(db), Metrics: persistence.NewQualityMetrics(db), Policies: m.Policies,
+		Shadows: persistence.NewShadows(db), JobStore: persistence.NewJobs(db), Labels: persistence.NewLabels(db), Versions: persistence.NewLabelVersions(db),
+		Jobs: m.Jobs, Images: images, FetchImage: images.Fetch, Clock: m.Clock, Log: m.Log, Backends: backends,
+		Tokens: domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/quality")),
+	}, quality.Config{MaxTextBytes: m.Config.JobMaxTextBytes})
 	m.Webhooks = &webhooks.Deliverer{
 		Store: persistence.NewWebhooks(db), Payloads: &handlers.WebhookPayloads{Jobs: m.Jobs},
 		Poster: m.URLs, Accounts: m.Accounts, Clock: m.Clock, Log: m.Log,
@@ -209,7 +219,7 @@ func (m *Main) Listen() error {
 		Log: m.Log, Keys: m.Keys, Limiter: m.Limiter, Ready: m.DB.Ready,
 		Labels:          m.Labels,
 		LabelEvaluation: m.LabelEvaluation,
-		Policies:        m.Policies, Jobs: m.Jobs, Batches: m.Batches, PublicURL: m.publicURL,
+		Policies:        m.Policies, Jobs: m.Jobs, Batches: m.Batches, Quality: m.Quality, PublicURL: m.publicURL,
 		Registry: registry,
 	})
 	if err != nil {

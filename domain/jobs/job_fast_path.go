@@ -70,6 +70,8 @@ func (s *Service) runFast(ctx context.Context, j *domain.Job, plan *rules.Plan) 
 	j.Status, j.Error, j.Completed, j.Updated = domain.JobCompleted, jobErr, &now, now
 	if jobErr != nil {
 		j.Status = domain.JobFailed
+	} else {
+		j.Then = withActive(j.Then, results)
 	}
 	if err := s.jobs.CreateFinishedJob(context.WithoutCancel(ctx), j, results, hits); err != nil {
 		return nil, err

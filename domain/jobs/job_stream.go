@@ -63,6 +63,8 @@ func (s *Service) StartStream(ctx context.Context, account *domain.Account, req 
 // JOB_ERROR_REASON_JOB_FAILED after the other entries are streamed.
 func (st *Stream) Run(ctx context.Context, emit func(StreamItem) error) error {
 	s, j := st.s, st.Job
+	s.live.begin()
+	defer s.live.end()
 	ectx, cancel := context.WithTimeout(ctx, st.left)
 	defer cancel()
 	stopShutdown := context.AfterFunc(s.bgCtx, cancel)

@@ -58,7 +58,7 @@ func (s *Service) RunWorkers(ctx context.Context) {
 					default:
 					}
 				}()
-				s.execute(ctx, j, nil, nil)
+				s.run(ctx, j)
 			}()
 		}
 		// A full claim may have left more behind, and no slot is free to

@@ -85,6 +85,11 @@ type Service struct {
 	runner   *ItemRunner
 	owner    string // this process's lease owner id
 	log      *slog.Logger
+	// tasks run the internal job types (tasks.go); background ones yield
+	// to live, the evaluations waiting clients wait for.
+	tasks      map[domain.JobType]Task
+	background map[domain.JobType]bool
+	live       *liveWork
 
 	wake chan struct{}
 	// bgCtx bounds the jobs this process runs outside a worker (synchronous
@@ -110,6 +115,7 @@ func NewService(jobs domain.JobStore, policies *policies.Service, accounts domai
 		jobs: jobs, policies: policies, accounts: accounts, clock: clock, tokens: tokens,
 		cfg: cfg, runner: runner, owner: domain.NewID(), log: log,
 		wake: make(chan struct{}, 1), bgCtx: ctx, bgCancel: cancel,
+		tasks: map[domain.JobType]Task{}, background: map[domain.JobType]bool{}, live: newLiveWork(),
 	}
 }
 
@@ -164,6 +170,9 @@ func (s *Service) prepare(ctx context.Context, account *domain.Account, req Requ
 		Expedited: req.Expedited, Options: req.Options, Input: items, Contents: sums,
 		Webhook: req.Webhook, Created: now, Updated: now,
 	}
+	if sj := shadowJob(p.ShadowVersionID, p.ShadowSampleRate, j, s); sj != nil {
+		j.Then = []*domain.Job{sj}
+	}
 	return j, plan, nil
 }
 
@@ -194,6 +203,10 @@ func (s *Service) own(j *domain.Job) {
 // job keeps running when the cap (or the client) gives up. Codes:
 // INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION.
 func (s *Service) Submit(ctx context.Context, account *domain.Account, req Request) (*domain.Job, error) {
+	if req.Wait {
+		s.live.begin()
+		defer s.live.end()
+	}
 	j, plan, err := s.prepare(ctx, account, req)
 	if err != nil {
 		return nil, err
@@ -243,6 +256,9 @@ func (s *Service) Submit(ctx context.Context, account *domain.Account, req Reque
 // Codes: NOT_FOUND.
 func (s *Service) Get(ctx context.Context, account *domain.Account, id string) (*domain.Job, error) {
 	j, err := s.jobs.GetJob(ctx, account.ID, id)
+	if err == nil && j.Type.Internal() {
+		err = domain.Errorf(domain.NotFound, "not found") // not a client's job
+	}
 	if err != nil {
 		return nil, domain.DescribeNotFound(err, "job %q not found", id)
 	}
@@ -360,6 +376,7 @@ func (s *Service) execute(ctx context.Context, j *domain.Job, account *domain.Ac
 			s.endOnError(ctx, ectx, j, err)
 			return nil
 		}
+		s.queuedShadow(ectx, j)
 	}
 	eval := PlanEvaluator(plan, j, s.cfg.Backends)
 	var results []*domain.JobResult
@@ -423,7 +440,11 @@ func (s *Service) finish(j *domain.Job, to domain.JobStatus, jobErr *domain.JobE
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	now := s.clock.Now().UTC().Truncate(time.Microsecond) // as the store keeps it
-	err := s.jobs.FinishJob(ctx, j.ID, j.LeaseOwner, to, now, jobErr, results, hits)
+	var then []*domain.Job
+	if to == domain.JobCompleted {
+		then = withActive(j.Then, results)
+	}
+	err := s.jobs.FinishJob(ctx, j.ID, j.LeaseOwner, to, now, jobErr, results, hits, then...)
 	switch {
 	case err == nil:
 		// j now says what the store says, so a waiting request can answer

@@ -54,6 +54,18 @@ func (m *memPolicies) AddPolicyVersion(_ context.Context, accountID string, v *d
 	return nil
 }
 
+func (m *memPolicies) ActivatePolicyVersion(_ context.Context, accountID, policyID, versionID string, _ time.Time) (*domain.Policy, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.policies[policyID]
+	if v, found := m.versions[versionID]; !ok || p.AccountID != accountID || !found || v.PolicyID != policyID {
+		return nil, domain.Errorf(domain.NotFound, "policy %q not found", policyID)
+	}
+	p.ActiveVersionID = versionID
+	m.policies[policyID] = p
+	return &p, nil
+}
+
 func (m *memPolicies) GetPolicyVersion(_ context.Context, policyID, versionID string) (*domain.PolicyVersion, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

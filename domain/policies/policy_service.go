@@ -116,7 +116,7 @@ func (s *Service) Create(ctx context.Context, account *domain.Account, key, text
 	now := s.clock.Now()
 	p := &domain.Policy{ID: domain.NewID(), AccountID: account.ID, Key: key, Created: now, Updated: now}
 	v := newVersion(p.ID, text, plan, now)
-	v.Seq = 1
+	v.Seq, v.Mode = 1, domain.PolicyVersionActive
 	p.ActiveVersionID = v.ID
 	if err := s.store.CreatePolicy(ctx, p, v); err != nil {
 		return nil, nil, err
@@ -143,20 +143,7 @@ func (s *Service) List(ctx context.Context, account *domain.Account, pageSize *i
 // AddVersion compiles text into a new version of the policy and makes it
 // active. Codes: NOT_FOUND, INVALID_ARGUMENT (compile errors).
 func (s *Service) AddVersion(ctx context.Context, account *domain.Account, policyID, text string) (*domain.PolicyVersion, error) {
-	if _, err := s.store.GetPolicy(ctx, account.ID, policyID); err != nil {
-		return nil, err
-	}
-	plan, err := s.compile(text)
-	if err != nil {
-		return nil, err
-	}
-	v := newVersion(policyID, text, plan, s.clock.Now())
-	err = s.store.AddPolicyVersion(ctx, account.ID, v)
-	s.forget(account.ID, policyID) // also on error: the write may have landed
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
+	return s.AddVersionAs(ctx, account, policyID, text, "", nil)
 }
 
 // ListVersions returns a page of a policy's versions, oldest first. Codes:
@@ -164,17 +151,23 @@ func (s *Service) AddVersion(ctx context.Context, account *domain.Account, polic
 func (s *Service) ListVersions(ctx context.Context, account *domain.Account, policyID string, pageSize *int32, pageToken string) ([]*domain.PolicyVersion, string, error) {
 	q := domain.PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
 		Default: 100, Max: 1000, Scope: "policyVersions|" + account.ID + "|" + policyID}
+	var p *domain.Policy
 	check := func() error {
-		_, err := s.store.GetPolicy(ctx, account.ID, policyID)
+		var err error
+		p, err = s.store.GetPolicy(ctx, account.ID, policyID)
 		return err
 	}
-	return domain.KeysetPage(s.tokens, q, check, func(after *policyVersionCursor, limit int) ([]*domain.PolicyVersion, error) {
+	vs, next, err := domain.KeysetPage(s.tokens, q, check, func(after *policyVersionCursor, limit int) ([]*domain.PolicyVersion, error) {
 		seq := 0
 		if after != nil {
 			seq = after.Seq
 		}
 		return s.store.ListPolicyVersions(ctx, policyID, seq, limit)
 	}, func(v *domain.PolicyVersion) policyVersionCursor { return policyVersionCursor{Seq: v.Seq} })
+	for _, v := range vs {
+		withMode(p, v)
+	}
+	return vs, next, err
 }
 
 // policyVersionCursor is the position in a policy's versions.

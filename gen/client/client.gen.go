@@ -93,6 +93,33 @@ func (e BatchJobState) Valid() bool {
 	}
 }
 
+// Defines values for DatasetRunState.
+const (
+	DATASETRUNSTATECOMPLETED   DatasetRunState = "DATASET_RUN_STATE_COMPLETED"
+	DATASETRUNSTATEFAILED      DatasetRunState = "DATASET_RUN_STATE_FAILED"
+	DATASETRUNSTATEPENDING     DatasetRunState = "DATASET_RUN_STATE_PENDING"
+	DATASETRUNSTATERUNNING     DatasetRunState = "DATASET_RUN_STATE_RUNNING"
+	DATASETRUNSTATEUNSPECIFIED DatasetRunState = "DATASET_RUN_STATE_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the DatasetRunState enum.
+func (e DatasetRunState) Valid() bool {
+	switch e {
+	case DATASETRUNSTATECOMPLETED:
+		return true
+	case DATASETRUNSTATEFAILED:
+		return true
+	case DATASETRUNSTATEPENDING:
+		return true
+	case DATASETRUNSTATERUNNING:
+		return true
+	case DATASETRUNSTATEUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for EvaluationResult.
 const (
 	EVALUATIONRESULTFALSE       EvaluationResult = "EVALUATION_RESULT_FALSE"
@@ -294,6 +321,30 @@ func (e Outcome) Valid() bool {
 	}
 }
 
+// Defines values for PolicyVersionMode.
+const (
+	POLICYVERSIONMODEACTIVE      PolicyVersionMode = "POLICY_VERSION_MODE_ACTIVE"
+	POLICYVERSIONMODEDRAFT       PolicyVersionMode = "POLICY_VERSION_MODE_DRAFT"
+	POLICYVERSIONMODESHADOW      PolicyVersionMode = "POLICY_VERSION_MODE_SHADOW"
+	POLICYVERSIONMODEUNSPECIFIED PolicyVersionMode = "POLICY_VERSION_MODE_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the PolicyVersionMode enum.
+func (e PolicyVersionMode) Valid() bool {
+	switch e {
+	case POLICYVERSIONMODEACTIVE:
+		return true
+	case POLICYVERSIONMODEDRAFT:
+		return true
+	case POLICYVERSIONMODESHADOW:
+		return true
+	case POLICYVERSIONMODEUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for PrecheckFailureType.
 const (
 	PRECHECKFAILURETYPEINVALIDIMAGE           PrecheckFailureType = "PRECHECK_FAILURE_TYPE_INVALID_IMAGE"
@@ -485,6 +536,12 @@ type CheckRulesResponse struct {
 	TokenCountsV2 *TokenCounts `json:"tokenCountsV2,omitempty"`
 }
 
+// CompareDatasetRunsResponse defines model for CompareDatasetRunsResponse.
+type CompareDatasetRunsResponse struct {
+	Changes       []DatasetRunChange `json:"changes"`
+	NextPageToken *string            `json:"nextPageToken,omitempty"`
+}
+
 // CompilationError defines model for CompilationError.
 type CompilationError struct {
 	// Column 1-based column of the rule text.
@@ -565,6 +622,22 @@ type CreateBatchJobResponse struct {
 	Error              *BatchJobError `json:"error,omitempty"`
 	InputFileUploadUrl *string        `json:"inputFileUploadUrl,omitempty"`
 	Name               string         `json:"name"`
+}
+
+// CreateDatasetExamplesRequest defines model for CreateDatasetExamplesRequest.
+type CreateDatasetExamplesRequest struct {
+	Examples []DatasetExampleInput `json:"examples"`
+}
+
+// CreateDatasetExamplesResponse defines model for CreateDatasetExamplesResponse.
+type CreateDatasetExamplesResponse struct {
+	Examples []DatasetExample `json:"examples"`
+}
+
+// CreateDatasetRunRequest defines model for CreateDatasetRunRequest.
+type CreateDatasetRunRequest struct {
+	// Threshold Unset or 0 takes the version's threshold, else 0.5.
+	Threshold *float64 `json:"threshold,omitempty"`
 }
 
 // CreateFeedbackRequest defines model for CreateFeedbackRequest.
@@ -673,12 +746,126 @@ type CreatePolicyResponse struct {
 
 // CreatePolicyVersionRequest defines model for CreatePolicyVersionRequest.
 type CreatePolicyVersionRequest struct {
-	Text string `json:"text"`
+	// Mode ACTIVE: jobs are evaluated with it. SHADOW: evaluated on a sample of the policy's
+	// live jobs after their result is recorded, for comparison only (at most one per
+	// policy). DRAFT: stored, used by nothing until activated (also a version no longer
+	// active nor shadow).
+	Mode *PolicyVersionMode `json:"mode,omitempty"`
+
+	// ShadowSampleRate The share of live jobs a SHADOW version evaluates (unset - 1); only with mode SHADOW.
+	ShadowSampleRate *float64 `json:"shadowSampleRate,omitempty"`
+	Text             string   `json:"text"`
 }
 
 // CreatePolicyVersionResponse defines model for CreatePolicyVersionResponse.
 type CreatePolicyVersionResponse struct {
 	PolicyVersion PolicyVersion `json:"policyVersion"`
+}
+
+// DatasetExample A label's test content and the outcome the label should give it. `contentData`
+// carries `text`, or `image` (bytes) for image examples, and the `metadata` given.
+type DatasetExample struct {
+	// ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
+	// `audioUrl`, `video`, `audio`. `captions` (WebVTT) is used as the transcript of
+	// video or audio when given. URLs must be http(s) and, unless the operator allows
+	// it, must not resolve to loopback, private, link-local or metadata addresses.
+	ContentData ContentData `json:"contentData"`
+
+	// ContentHash `sha256::<hex>` of the text (UTF-8) or image bytes.
+	ContentHash     string           `json:"contentHash"`
+	Created         time.Time        `json:"created"`
+	ExampleId       string           `json:"exampleId"`
+	ExpectedOutcome EvaluationResult `json:"expectedOutcome"`
+	LabelId         string           `json:"labelId"`
+	Note            string           `json:"note"`
+}
+
+// DatasetExampleInput defines model for DatasetExampleInput.
+type DatasetExampleInput struct {
+	// ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
+	// `audioUrl`, `video`, `audio`. `captions` (WebVTT) is used as the transcript of
+	// video or audio when given. URLs must be http(s) and, unless the operator allows
+	// it, must not resolve to loopback, private, link-local or metadata addresses.
+	ContentData     ContentData      `json:"contentData"`
+	ExpectedOutcome EvaluationResult `json:"expectedOutcome"`
+
+	// Note Free text kept with the example.
+	Note *string `json:"note,omitempty"`
+}
+
+// DatasetRun One evaluation of a label version over its label's examples. The counts grow as
+// the run proceeds: an example whose outcome is TRUE is a true positive when it is
+// expected TRUE and a false positive otherwise; FALSE gives true and false
+// negatives; an example that could not be evaluated (a signal failed, the precheck
+// refused it, it was deleted) counts as `failed` only. `precision` =
+// TP/(TP+FP), `recall` = TP/(TP+FN), `f1` = 2TP/(2TP+FP+FN), `accuracy` =
+// (TP+TN)/(TP+FP+TN+FN); each is omitted while its denominator is 0.
+type DatasetRun struct {
+	Accuracy       *float64   `json:"accuracy,omitempty"`
+	Completed      *time.Time `json:"completed,omitempty"`
+	Created        time.Time  `json:"created"`
+	DatasetRunId   string     `json:"datasetRunId"`
+	ExampleCount   int32      `json:"exampleCount"`
+	F1             *float64   `json:"f1,omitempty"`
+	Failed         int32      `json:"failed"`
+	FalseNegatives int32      `json:"falseNegatives"`
+	FalsePositives int32      `json:"falsePositives"`
+	LabelId        string     `json:"labelId"`
+	LabelVersionId string     `json:"labelVersionId"`
+	Precision      *float64   `json:"precision,omitempty"`
+	Recall         *float64   `json:"recall,omitempty"`
+
+	// State PENDING (queued) -> RUNNING (part of it evaluated) -> COMPLETED, or FAILED when
+	// part of it could not be evaluated at all (its examples count as `failed`).
+	State         DatasetRunState `json:"state"`
+	Threshold     float64         `json:"threshold"`
+	TrueNegatives int32           `json:"trueNegatives"`
+	TruePositives int32           `json:"truePositives"`
+}
+
+// DatasetRunChange defines model for DatasetRunChange.
+type DatasetRunChange struct {
+	// BaseOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	BaseOutcome     Outcome          `json:"baseOutcome"`
+	ExampleId       string           `json:"exampleId"`
+	ExpectedOutcome EvaluationResult `json:"expectedOutcome"`
+
+	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	Outcome Outcome `json:"outcome"`
+}
+
+// DatasetRunResponse defines model for DatasetRunResponse.
+type DatasetRunResponse struct {
+	// DatasetRun One evaluation of a label version over its label's examples. The counts grow as
+	// the run proceeds: an example whose outcome is TRUE is a true positive when it is
+	// expected TRUE and a false positive otherwise; FALSE gives true and false
+	// negatives; an example that could not be evaluated (a signal failed, the precheck
+	// refused it, it was deleted) counts as `failed` only. `precision` =
+	// TP/(TP+FP), `recall` = TP/(TP+FN), `f1` = 2TP/(2TP+FP+FN), `accuracy` =
+	// (TP+TN)/(TP+FP+TN+FN); each is omitted while its denominator is 0.
+	DatasetRun DatasetRun `json:"datasetRun"`
+}
+
+// DatasetRunResult One example's evaluation in a run: the label's outcome and score, and the report
+// (absent when the example could not be evaluated at all; `error` says why).
+type DatasetRunResult struct {
+	// ActualOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	ActualOutcome   Outcome           `json:"actualOutcome"`
+	Error           *string           `json:"error,omitempty"`
+	ExampleId       string            `json:"exampleId"`
+	ExpectedOutcome EvaluationResult  `json:"expectedOutcome"`
+	Report          *EvaluationReport `json:"report,omitempty"`
+	Score           float64           `json:"score"`
+}
+
+// DatasetRunState PENDING (queued) -> RUNNING (part of it evaluated) -> COMPLETED, or FAILED when
+// part of it could not be evaluated at all (its examples count as `failed`).
+type DatasetRunState string
+
+// DeleteDatasetExampleResponse defines model for DeleteDatasetExampleResponse.
+type DeleteDatasetExampleResponse struct {
+	Deleted   bool   `json:"deleted"`
+	ExampleId string `json:"exampleId"`
 }
 
 // DeleteLabelResponse defines model for DeleteLabelResponse.
@@ -1083,6 +1270,24 @@ type ListBatchJobsResponse struct {
 	BatchJobs []BatchJob `json:"batchJobs"`
 }
 
+// ListDatasetExamplesResponse defines model for ListDatasetExamplesResponse.
+type ListDatasetExamplesResponse struct {
+	Examples      []DatasetExample `json:"examples"`
+	NextPageToken *string          `json:"nextPageToken,omitempty"`
+}
+
+// ListDatasetRunResultsResponse defines model for ListDatasetRunResultsResponse.
+type ListDatasetRunResultsResponse struct {
+	NextPageToken *string            `json:"nextPageToken,omitempty"`
+	Results       []DatasetRunResult `json:"results"`
+}
+
+// ListDatasetRunsResponse defines model for ListDatasetRunsResponse.
+type ListDatasetRunsResponse struct {
+	DatasetRuns   []DatasetRun `json:"datasetRuns"`
+	NextPageToken *string      `json:"nextPageToken,omitempty"`
+}
+
 // ListFeedbackResponse defines model for ListFeedbackResponse.
 type ListFeedbackResponse struct {
 	Annotations   []FeedbackAnnotation `json:"annotations"`
@@ -1136,6 +1341,12 @@ type ListPolicyVersionsResponse struct {
 	PolicyVersions []PolicyVersion `json:"policyVersions"`
 }
 
+// ListShadowResultsResponse defines model for ListShadowResultsResponse.
+type ListShadowResultsResponse struct {
+	Disagreements []ShadowDisagreement `json:"disagreements"`
+	NextPageToken *string              `json:"nextPageToken,omitempty"`
+}
+
 // Modality defines model for Modality.
 type Modality string
 
@@ -1163,19 +1374,40 @@ type Policy struct {
 	Disabled        bool      `json:"disabled"`
 	PolicyId        string    `json:"policyId"`
 	PolicyKey       string    `json:"policyKey"`
+
+	// ShadowSampleRate The share of live jobs the shadow version evaluates (with shadowVersionId).
+	ShadowSampleRate *float64 `json:"shadowSampleRate,omitempty"`
+
+	// ShadowVersionId The shadow version (absent when there is none).
+	ShadowVersionId *string   `json:"shadowVersionId,omitempty"`
 	Updated         time.Time `json:"updated"`
 }
 
 // PolicyVersion defines model for PolicyVersion.
 type PolicyVersion struct {
-	ComplexityScore   float64     `json:"complexityScore"`
-	Created           time.Time   `json:"created"`
-	PolicyId          string      `json:"policyId"`
-	PolicyVersionId   string      `json:"policyVersionId"`
-	SequentialVersion float32     `json:"sequentialVersion"`
-	Text              string      `json:"text"`
-	TokenCountsV2     TokenCounts `json:"tokenCountsV2"`
+	ComplexityScore float64   `json:"complexityScore"`
+	Created         time.Time `json:"created"`
+
+	// Mode ACTIVE: jobs are evaluated with it. SHADOW: evaluated on a sample of the policy's
+	// live jobs after their result is recorded, for comparison only (at most one per
+	// policy). DRAFT: stored, used by nothing until activated (also a version no longer
+	// active nor shadow).
+	Mode              *PolicyVersionMode `json:"mode,omitempty"`
+	PolicyId          string             `json:"policyId"`
+	PolicyVersionId   string             `json:"policyVersionId"`
+	SequentialVersion float32            `json:"sequentialVersion"`
+
+	// ShadowSampleRate For the SHADOW version, the share of live jobs it evaluates.
+	ShadowSampleRate *float64    `json:"shadowSampleRate,omitempty"`
+	Text             string      `json:"text"`
+	TokenCountsV2    TokenCounts `json:"tokenCountsV2"`
 }
+
+// PolicyVersionMode ACTIVE: jobs are evaluated with it. SHADOW: evaluated on a sample of the policy's
+// live jobs after their result is recorded, for comparison only (at most one per
+// policy). DRAFT: stored, used by nothing until activated (also a version no longer
+// active nor shadow).
+type PolicyVersionMode string
 
 // PrecheckFailureDetail `type.googleapis.com/contenteval.PrecheckFailure`: why content failed the precheck.
 type PrecheckFailureDetail struct {
@@ -1244,6 +1476,43 @@ type SectionReport struct {
 // SetLabelTagsRequest defines model for SetLabelTagsRequest.
 type SetLabelTagsRequest struct {
 	LabelTagIds []string `json:"labelTagIds"`
+}
+
+// ShadowDisagreement defines model for ShadowDisagreement.
+type ShadowDisagreement struct {
+	// ActiveOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	ActiveOutcome Outcome `json:"activeOutcome"`
+	ContentHash   string  `json:"contentHash"`
+	JobResultId   string  `json:"jobResultId"`
+
+	// JobUuid The live job.
+	JobUuid string `json:"jobUuid"`
+	Label   string `json:"label"`
+
+	// ShadowOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	ShadowOutcome Outcome `json:"shadowOutcome"`
+}
+
+// ShadowLabelStats defines model for ShadowLabelStats.
+type ShadowLabelStats struct {
+	// ActiveTrue Evaluated results where the live outcome was TRUE.
+	ActiveTrue int32  `json:"activeTrue"`
+	BothTrue   int32  `json:"bothTrue"`
+	Label      string `json:"label"`
+
+	// ShadowTrue Evaluated results where the shadow's outcome was TRUE.
+	ShadowTrue int32 `json:"shadowTrue"`
+}
+
+// ShadowStats `evaluated` live job results, of which `agreements` had the same outcome for every
+// label and `disagreements` did not (`agreements + disagreements = evaluated`).
+type ShadowStats struct {
+	Agreements    int32 `json:"agreements"`
+	Disagreements int32 `json:"disagreements"`
+	Evaluated     int32 `json:"evaluated"`
+
+	// Labels One entry per label of either version, by name.
+	Labels []ShadowLabelStats `json:"labels"`
 }
 
 // Status The error body of every failed call (gRPC status).
@@ -1337,6 +1606,35 @@ type UploadBatchInputResponse struct {
 	BatchJob BatchJob `json:"batchJob"`
 }
 
+// VersionMetric One label of a version on live traffic. `evaluations` counts the job results the
+// version evaluated (each evaluates every label), `positives` those where the label
+// was TRUE. `annotations` counts the feedback annotations on the label of those
+// results that judge the whole content (`expectedOutcome` TRUE or FALSE; annotations
+// of an occurrence in video or audio are not counted). The confusion counts compare
+// each annotation's `expectedOutcome` with the version's outcome for the label (an
+// annotation of a FAILED outcome counts in `annotations` only). `precision` =
+// TP/(TP+FP), `recall` = TP/(TP+FN), `f1` = 2TP/(2TP+FP+FN), each omitted while its
+// denominator is 0.
+type VersionMetric struct {
+	Annotations    int32    `json:"annotations"`
+	Evaluations    int32    `json:"evaluations"`
+	F1             *float64 `json:"f1,omitempty"`
+	FalseNegatives int32    `json:"falseNegatives"`
+	FalsePositives int32    `json:"falsePositives"`
+	Label          string   `json:"label"`
+	Positives      int32    `json:"positives"`
+	Precision      *float64 `json:"precision,omitempty"`
+	Recall         *float64 `json:"recall,omitempty"`
+	TrueNegatives  int32    `json:"trueNegatives"`
+	TruePositives  int32    `json:"truePositives"`
+}
+
+// VersionMetricsResponse defines model for VersionMetricsResponse.
+type VersionMetricsResponse struct {
+	// Metrics One row per label name; the version's labels first, in their order.
+	Metrics []VersionMetric `json:"metrics"`
+}
+
 // Webhook A POST made when the job completes: `{"type":"job.completed"|"job.failed","job":Job}`,
 // signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`,
 // `webhook-signature: v1,<base64 HMAC-SHA256>`) with the account's webhook secret.
@@ -1369,11 +1667,26 @@ type CreatedInclusive = bool
 // CreatedStart defines model for CreatedStart.
 type CreatedStart = time.Time
 
+// DatasetRunId defines model for DatasetRunId.
+type DatasetRunId = string
+
+// ExampleId defines model for ExampleId.
+type ExampleId = string
+
 // JobUuid defines model for JobUuid.
 type JobUuid = string
 
 // LabelId defines model for LabelId.
 type LabelId = string
+
+// LabelVersionId defines model for LabelVersionId.
+type LabelVersionId = string
+
+// MetricsSince defines model for MetricsSince.
+type MetricsSince = time.Time
+
+// MetricsUntil defines model for MetricsUntil.
+type MetricsUntil = time.Time
 
 // PageSizeSnake100 defines model for PageSizeSnake100.
 type PageSizeSnake100 = int32
@@ -1389,6 +1702,18 @@ type PageTokenSnake = string
 
 // PolicyId defines model for PolicyId.
 type PolicyId = string
+
+// PolicyVersionId defines model for PolicyVersionId.
+type PolicyVersionId = string
+
+// QualityPageSize100 defines model for QualityPageSize100.
+type QualityPageSize100 = int32
+
+// QualityPageSize1000 defines model for QualityPageSize1000.
+type QualityPageSize1000 = int32
+
+// QualityPageSizeCamel100 defines model for QualityPageSizeCamel100.
+type QualityPageSizeCamel100 = int32
 
 // SignedExpires defines model for SignedExpires.
 type SignedExpires = int64
@@ -1522,6 +1847,45 @@ type ListLabelsParams struct {
 	TagIds *[]string `form:"tag_ids,omitempty" json:"tag_ids,omitempty"`
 }
 
+// ListDatasetRunsParams defines parameters for ListDatasetRuns.
+type ListDatasetRunsParams struct {
+	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
+	PageSize *QualityPageSize100 `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
+// CompareDatasetRunsParams defines parameters for CompareDatasetRuns.
+type CompareDatasetRunsParams struct {
+	// BaseDatasetRunId The run to compare with.
+	BaseDatasetRunId string `form:"baseDatasetRunId" json:"baseDatasetRunId"`
+
+	// PageSize Items per page. Unset or 0 gives 1000; above 1000 is treated as 1000; negative is rejected.
+	PageSize *QualityPageSize1000 `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
+// ListDatasetRunResultsParams defines parameters for ListDatasetRunResults.
+type ListDatasetRunResultsParams struct {
+	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
+	PageSize *QualityPageSize100 `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
+// ListDatasetExamplesParams defines parameters for ListDatasetExamples.
+type ListDatasetExamplesParams struct {
+	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
+	PageSize *QualityPageSize100 `form:"page_size,omitempty" json:"page_size,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
 // ListLabelVersionsParams defines parameters for ListLabelVersions.
 type ListLabelVersionsParams struct {
 	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
@@ -1529,6 +1893,15 @@ type ListLabelVersionsParams struct {
 
 	// PageToken The `nextPageToken` of the previous response for the same request.
 	PageToken *PageTokenSnake `form:"page_token,omitempty" json:"page_token,omitempty"`
+}
+
+// GetLabelVersionMetricsParams defines parameters for GetLabelVersionMetrics.
+type GetLabelVersionMetricsParams struct {
+	// Since Count jobs created at or after this time (unset - since the first).
+	Since *MetricsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Count jobs created before this time (unset - up to now); after `since`.
+	Until *MetricsUntil `form:"until,omitempty" json:"until,omitempty"`
 }
 
 // ListPoliciesParams defines parameters for ListPolicies.
@@ -1544,6 +1917,24 @@ type ListPoliciesParams struct {
 type ListPolicyVersionsParams struct {
 	// PageSize Versions per page. Unset or 0 gives 100; above 1000 is treated as 1000.
 	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenCamel `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// GetPolicyVersionMetricsParams defines parameters for GetPolicyVersionMetrics.
+type GetPolicyVersionMetricsParams struct {
+	// Since Count jobs created at or after this time (unset - since the first).
+	Since *MetricsSince `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Count jobs created before this time (unset - up to now); after `since`.
+	Until *MetricsUntil `form:"until,omitempty" json:"until,omitempty"`
+}
+
+// ListShadowResultsParams defines parameters for ListShadowResults.
+type ListShadowResultsParams struct {
+	// PageSize Items per page. Unset or 0 gives 100; above 1000 is treated as 1000; negative is rejected.
+	PageSize *QualityPageSizeCamel100 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
 
 	// PageToken The `nextPageToken` of the previous response for the same request.
 	PageToken *PageTokenCamel `form:"pageToken,omitempty" json:"pageToken,omitempty"`
@@ -1576,11 +1967,17 @@ type EvaluateLabelsJSONRequestBody = EvaluateLabelsRequest
 // UpdateLabelJSONRequestBody defines body for UpdateLabel for application/json ContentType.
 type UpdateLabelJSONRequestBody = UpdateLabelRequest
 
+// CreateDatasetExamplesJSONRequestBody defines body for CreateDatasetExamples for application/json ContentType.
+type CreateDatasetExamplesJSONRequestBody = CreateDatasetExamplesRequest
+
 // SetLabelTagsJSONRequestBody defines body for SetLabelTags for application/json ContentType.
 type SetLabelTagsJSONRequestBody = SetLabelTagsRequest
 
 // CreateLabelVersionJSONRequestBody defines body for CreateLabelVersion for application/json ContentType.
 type CreateLabelVersionJSONRequestBody = CreateLabelVersionRequest
+
+// CreateDatasetRunJSONRequestBody defines body for CreateDatasetRun for application/json ContentType.
+type CreateDatasetRunJSONRequestBody = CreateDatasetRunRequest
 
 // CreatePolicyJSONRequestBody defines body for CreatePolicy for application/json ContentType.
 type CreatePolicyJSONRequestBody = CreatePolicyRequest
@@ -2354,6 +2751,91 @@ type ClientInterface interface {
 	// Corresponds with POST /v1/labels/{labelId}/archive (the `ArchiveLabel` operationId).
 	ArchiveLabel(ctx context.Context, labelId LabelId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListDatasetRuns List the dataset runs of a label
+	//
+	// Lists the label's runs, newest first (label-first accounts only).
+	// `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+	//
+	// Corresponds with GET /v1/labels/{labelId}/dataset-runs (the `ListDatasetRuns` operationId).
+	ListDatasetRuns(ctx context.Context, labelId LabelId, params *ListDatasetRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDatasetRun Get one dataset run
+	//
+	// Returns one run of the label with its counts so far (label-first accounts only).
+	// `precision`, `recall`, `f1` and `accuracy` are omitted while their denominator is 0.
+	//
+	// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId} (the `GetDatasetRun` operationId).
+	GetDatasetRun(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CompareDatasetRuns Compare two dataset runs
+	//
+	// Lists the examples whose outcome in this run differs from their outcome in the run
+	// `baseDatasetRunId` (or `base_dataset_run_id`), among the examples both runs
+	// evaluated, in this run's example order (label-first accounts only). Both runs must
+	// be runs of the label and finished (FAILED_PRECONDITION otherwise).
+	// `page_size` (or `pageSize`): unset or 0 gives 1000; above 1000 is treated as 1000.
+	//
+	// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/compare (the `CompareDatasetRuns` operationId).
+	CompareDatasetRuns(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *CompareDatasetRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDatasetRunResults List the per-example results of a dataset run
+	//
+	// Lists the run's results of the examples evaluated so far, in the run's example order
+	// (the examples' creation order), each with its evaluation report (label-first
+	// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+	//
+	// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/results (the `ListDatasetRunResults` operationId).
+	ListDatasetRunResults(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *ListDatasetRunResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDatasetExamples List the dataset examples of a label
+	//
+	// Lists the label's dataset examples, oldest first, with their content (label-first
+	// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+	// A page holds fewer examples than asked rather than more than 16 MiB of content;
+	// `nextPageToken` then continues after its last example. `page_token` (or
+	// `pageToken`) must come from a request for the same label.
+	//
+	// Corresponds with GET /v1/labels/{labelId}/examples (the `ListDatasetExamples` operationId).
+	ListDatasetExamples(ctx context.Context, labelId LabelId, params *ListDatasetExamplesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateDatasetExamplesWithBody Add dataset examples to a label
+	//
+	// Adds 1 to 1000 examples to the label, all or none (label-first accounts only); a
+	// label holds at most 10,000 (INVALID_ARGUMENT naming `examples` beyond). Each is
+	// text or an image (`image` bytes, or `imageUrl`, fetched now) with the outcome the
+	// label should give it. The content is stored: it is the account's test data. Images
+	// pass the precheck and are stored as bytes with their `contentHash`; an image the
+	// precheck refuses answers 499 with the precheck failure body and nothing is stored.
+	// Examples are unversioned: versions come and go, examples stay until deleted.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/labels/{labelId}/examples (the `CreateDatasetExamples` operationId).
+	CreateDatasetExamplesWithBody(ctx context.Context, labelId LabelId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateDatasetExamples Add dataset examples to a label
+	//
+	// Adds 1 to 1000 examples to the label, all or none (label-first accounts only); a
+	// label holds at most 10,000 (INVALID_ARGUMENT naming `examples` beyond). Each is
+	// text or an image (`image` bytes, or `imageUrl`, fetched now) with the outcome the
+	// label should give it. The content is stored: it is the account's test data. Images
+	// pass the precheck and are stored as bytes with their `contentHash`; an image the
+	// precheck refuses answers 499 with the precheck failure body and nothing is stored.
+	// Examples are unversioned: versions come and go, examples stay until deleted.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/labels/{labelId}/examples (the `CreateDatasetExamples` operationId).
+	CreateDatasetExamples(ctx context.Context, labelId LabelId, body CreateDatasetExamplesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteDatasetExample Delete a dataset example
+	//
+	// Deletes one example of the label (label-first accounts only). Finished runs keep
+	// their results of it; a run that has not evaluated it yet counts it as failed.
+	//
+	// Corresponds with DELETE /v1/labels/{labelId}/examples/{exampleId} (the `DeleteDatasetExample` operationId).
+	DeleteDatasetExample(ctx context.Context, labelId LabelId, exampleId ExampleId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SetLabelTagsWithBody Replace the tags of a label
 	//
 	// Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
@@ -2441,6 +2923,49 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/labels/{labelId}/versions/{labelVersionId} (the `GetLabelVersion` operationId).
 	GetLabelVersion(ctx context.Context, labelId LabelId, labelVersionId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CreateDatasetRunWithBody Run a label version over the label's examples
+	//
+	// Queues the evaluation of the version over the label's examples as they are now
+	// (label-first accounts only) and returns the run PENDING at once. The run is
+	// evaluated in the background from the durable job queue, shared fairly with other
+	// work (it survives restarts; each example is counted once), RUNNING once part of it
+	// is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
+	// `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
+	// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+	// not count against the account's daily evaluation quota and do not show among its
+	// jobs.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs (the `CreateDatasetRun` operationId).
+	CreateDatasetRunWithBody(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateDatasetRun Run a label version over the label's examples
+	//
+	// Queues the evaluation of the version over the label's examples as they are now
+	// (label-first accounts only) and returns the run PENDING at once. The run is
+	// evaluated in the background from the durable job queue, shared fairly with other
+	// work (it survives restarts; each example is counted once), RUNNING once part of it
+	// is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
+	// `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
+	// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+	// not count against the account's daily evaluation quota and do not show among its
+	// jobs.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs (the `CreateDatasetRun` operationId).
+	CreateDatasetRun(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, body CreateDatasetRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetLabelVersionMetrics Live metrics of a label version
+	//
+	// The version's quality on live traffic (label-first accounts only), from the label
+	// evaluations made with it, created in [`since`, `until`), and the feedback on them:
+	// one row, for the label. See `VersionMetric`.
+	//
+	// Corresponds with GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics (the `GetLabelVersionMetrics` operationId).
+	GetLabelVersionMetrics(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, params *GetLabelVersionMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPolicies List policies
 	//
 	// Lists the account's policies, newest first (policy-first accounts only).
@@ -2500,9 +3025,15 @@ type ClientInterface interface {
 
 	// CreatePolicyVersionWithBody Publish a new policy version
 	//
-	// Compiles `text` into a new immutable version, which becomes the policy's active
-	// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-	// a CompilationErrors detail.
+	// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+	// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+	// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+	// policy's shadow version in place of any other, evaluated on the share
+	// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+	// result is recorded: it adds no latency and never changes their results, hits or
+	// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+	// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+	// stores it. Activate a version with `.../activate`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2511,14 +3042,62 @@ type ClientInterface interface {
 
 	// CreatePolicyVersion Publish a new policy version
 	//
-	// Compiles `text` into a new immutable version, which becomes the policy's active
-	// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-	// a CompilationErrors detail.
+	// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+	// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+	// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+	// policy's shadow version in place of any other, evaluated on the share
+	// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+	// result is recorded: it adds no latency and never changes their results, hits or
+	// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+	// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+	// stores it. Activate a version with `.../activate`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v1/policies/{policyId}/versions (the `CreatePolicyVersion` operationId).
 	CreatePolicyVersion(ctx context.Context, policyId PolicyId, body CreatePolicyVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ActivatePolicyVersion Activate a policy version
+	//
+	// Makes the version the policy's active version (policy-first accounts only): jobs
+	// submitted from now on are evaluated with it. Activating the shadow version ends
+	// the shadowing (the policy has no shadow after); activating the active version
+	// changes nothing.
+	//
+	// Corresponds with POST /v1/policies/{policyId}/versions/{policyVersionId}/activate (the `ActivatePolicyVersion` operationId).
+	ActivatePolicyVersion(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPolicyVersionMetrics Live metrics of a policy version
+	//
+	// The version's quality on live traffic (policy-first accounts only), one row per
+	// label name: from the jobs evaluated with it while it was active and from its shadow
+	// evaluations of live jobs, created in [`since`, `until`), against the feedback on
+	// those jobs. A shadow evaluation is judged against the feedback on the live job's
+	// result: the draft is measured on live traffic before it serves. See `VersionMetric`.
+	//
+	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics (the `GetPolicyVersionMetrics` operationId).
+	GetPolicyVersionMetrics(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *GetPolicyVersionMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListShadowResults List the disagreements of a shadow version
+	//
+	// Lists the labels of live job results where the version, evaluated as a shadow, gave
+	// another outcome than the live one (policy-first accounts only), by job result (oldest
+	// first) and label. A label one version lacks counts as FALSE for it and is reported
+	// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100; above 1000 is treated as 1000.
+	//
+	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results (the `ListShadowResults` operationId).
+	ListShadowResults(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *ListShadowResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetShadowStats Agreement of a shadow version with the active one
+	//
+	// Summarises the version's shadow evaluations (policy-first accounts only): how many
+	// live job results it evaluated, in how many every label agreed with the live
+	// outcome, and per label how often each version found it TRUE. Shadow evaluations
+	// run from the queue after the live result is recorded, so the counts trail the live
+	// traffic. A version never shadowed has none (zeros).
+	//
+	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats (the `GetShadowStats` operationId).
+	GetShadowStats(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CheckRulesWithBody Check rule text without publishing it
 	//
@@ -3341,6 +3920,171 @@ func (c *Client) ArchiveLabel(ctx context.Context, labelId LabelId, reqEditors .
 	return c.Client.Do(req)
 }
 
+// ListDatasetRuns List the dataset runs of a label
+//
+// Lists the label's runs, newest first (label-first accounts only).
+// `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+//
+// Corresponds with GET /v1/labels/{labelId}/dataset-runs (the `ListDatasetRuns` operationId).
+func (c *Client) ListDatasetRuns(ctx context.Context, labelId LabelId, params *ListDatasetRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDatasetRunsRequest(c.Server, labelId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDatasetRun Get one dataset run
+//
+// Returns one run of the label with its counts so far (label-first accounts only).
+// `precision`, `recall`, `f1` and `accuracy` are omitted while their denominator is 0.
+//
+// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId} (the `GetDatasetRun` operationId).
+func (c *Client) GetDatasetRun(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDatasetRunRequest(c.Server, labelId, datasetRunId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CompareDatasetRuns Compare two dataset runs
+//
+// Lists the examples whose outcome in this run differs from their outcome in the run
+// `baseDatasetRunId` (or `base_dataset_run_id`), among the examples both runs
+// evaluated, in this run's example order (label-first accounts only). Both runs must
+// be runs of the label and finished (FAILED_PRECONDITION otherwise).
+// `page_size` (or `pageSize`): unset or 0 gives 1000; above 1000 is treated as 1000.
+//
+// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/compare (the `CompareDatasetRuns` operationId).
+func (c *Client) CompareDatasetRuns(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *CompareDatasetRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCompareDatasetRunsRequest(c.Server, labelId, datasetRunId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDatasetRunResults List the per-example results of a dataset run
+//
+// Lists the run's results of the examples evaluated so far, in the run's example order
+// (the examples' creation order), each with its evaluation report (label-first
+// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+//
+// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/results (the `ListDatasetRunResults` operationId).
+func (c *Client) ListDatasetRunResults(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *ListDatasetRunResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDatasetRunResultsRequest(c.Server, labelId, datasetRunId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDatasetExamples List the dataset examples of a label
+//
+// Lists the label's dataset examples, oldest first, with their content (label-first
+// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+// A page holds fewer examples than asked rather than more than 16 MiB of content;
+// `nextPageToken` then continues after its last example. `page_token` (or
+// `pageToken`) must come from a request for the same label.
+//
+// Corresponds with GET /v1/labels/{labelId}/examples (the `ListDatasetExamples` operationId).
+func (c *Client) ListDatasetExamples(ctx context.Context, labelId LabelId, params *ListDatasetExamplesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDatasetExamplesRequest(c.Server, labelId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateDatasetExamplesWithBody Add dataset examples to a label
+//
+// Adds 1 to 1000 examples to the label, all or none (label-first accounts only); a
+// label holds at most 10,000 (INVALID_ARGUMENT naming `examples` beyond). Each is
+// text or an image (`image` bytes, or `imageUrl`, fetched now) with the outcome the
+// label should give it. The content is stored: it is the account's test data. Images
+// pass the precheck and are stored as bytes with their `contentHash`; an image the
+// precheck refuses answers 499 with the precheck failure body and nothing is stored.
+// Examples are unversioned: versions come and go, examples stay until deleted.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/labels/{labelId}/examples (the `CreateDatasetExamples` operationId).
+func (c *Client) CreateDatasetExamplesWithBody(ctx context.Context, labelId LabelId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateDatasetExamplesRequestWithBody(c.Server, labelId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateDatasetExamples Add dataset examples to a label
+//
+// Adds 1 to 1000 examples to the label, all or none (label-first accounts only); a
+// label holds at most 10,000 (INVALID_ARGUMENT naming `examples` beyond). Each is
+// text or an image (`image` bytes, or `imageUrl`, fetched now) with the outcome the
+// label should give it. The content is stored: it is the account's test data. Images
+// pass the precheck and are stored as bytes with their `contentHash`; an image the
+// precheck refuses answers 499 with the precheck failure body and nothing is stored.
+// Examples are unversioned: versions come and go, examples stay until deleted.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/labels/{labelId}/examples (the `CreateDatasetExamples` operationId).
+func (c *Client) CreateDatasetExamples(ctx context.Context, labelId LabelId, body CreateDatasetExamplesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateDatasetExamplesRequest(c.Server, labelId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteDatasetExample Delete a dataset example
+//
+// Deletes one example of the label (label-first accounts only). Finished runs keep
+// their results of it; a run that has not evaluated it yet counts it as failed.
+//
+// Corresponds with DELETE /v1/labels/{labelId}/examples/{exampleId} (the `DeleteDatasetExample` operationId).
+func (c *Client) DeleteDatasetExample(ctx context.Context, labelId LabelId, exampleId ExampleId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteDatasetExampleRequest(c.Server, labelId, exampleId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SetLabelTagsWithBody Replace the tags of a label
 //
 // Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
@@ -3498,6 +4242,79 @@ func (c *Client) GetLabelVersion(ctx context.Context, labelId LabelId, labelVers
 	return c.Client.Do(req)
 }
 
+// CreateDatasetRunWithBody Run a label version over the label's examples
+//
+// Queues the evaluation of the version over the label's examples as they are now
+// (label-first accounts only) and returns the run PENDING at once. The run is
+// evaluated in the background from the durable job queue, shared fairly with other
+// work (it survives restarts; each example is counted once), RUNNING once part of it
+// is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
+// `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
+// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+// not count against the account's daily evaluation quota and do not show among its
+// jobs.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs (the `CreateDatasetRun` operationId).
+func (c *Client) CreateDatasetRunWithBody(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateDatasetRunRequestWithBody(c.Server, labelId, labelVersionId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateDatasetRun Run a label version over the label's examples
+//
+// Queues the evaluation of the version over the label's examples as they are now
+// (label-first accounts only) and returns the run PENDING at once. The run is
+// evaluated in the background from the durable job queue, shared fairly with other
+// work (it survives restarts; each example is counted once), RUNNING once part of it
+// is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
+// `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
+// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+// not count against the account's daily evaluation quota and do not show among its
+// jobs.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs (the `CreateDatasetRun` operationId).
+func (c *Client) CreateDatasetRun(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, body CreateDatasetRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateDatasetRunRequest(c.Server, labelId, labelVersionId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetLabelVersionMetrics Live metrics of a label version
+//
+// The version's quality on live traffic (label-first accounts only), from the label
+// evaluations made with it, created in [`since`, `until`), and the feedback on them:
+// one row, for the label. See `VersionMetric`.
+//
+// Corresponds with GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics (the `GetLabelVersionMetrics` operationId).
+func (c *Client) GetLabelVersionMetrics(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, params *GetLabelVersionMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetLabelVersionMetricsRequest(c.Server, labelId, labelVersionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListPolicies List policies
 //
 // Lists the account's policies, newest first (policy-first accounts only).
@@ -3607,9 +4424,15 @@ func (c *Client) ListPolicyVersions(ctx context.Context, policyId PolicyId, para
 
 // CreatePolicyVersionWithBody Publish a new policy version
 //
-// Compiles `text` into a new immutable version, which becomes the policy's active
-// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-// a CompilationErrors detail.
+// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+// policy's shadow version in place of any other, evaluated on the share
+// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+// result is recorded: it adds no latency and never changes their results, hits or
+// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+// stores it. Activate a version with `.../activate`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -3628,15 +4451,103 @@ func (c *Client) CreatePolicyVersionWithBody(ctx context.Context, policyId Polic
 
 // CreatePolicyVersion Publish a new policy version
 //
-// Compiles `text` into a new immutable version, which becomes the policy's active
-// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-// a CompilationErrors detail.
+// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+// policy's shadow version in place of any other, evaluated on the share
+// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+// result is recorded: it adds no latency and never changes their results, hits or
+// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+// stores it. Activate a version with `.../activate`.
 //
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v1/policies/{policyId}/versions (the `CreatePolicyVersion` operationId).
 func (c *Client) CreatePolicyVersion(ctx context.Context, policyId PolicyId, body CreatePolicyVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewCreatePolicyVersionRequest(c.Server, policyId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ActivatePolicyVersion Activate a policy version
+//
+// Makes the version the policy's active version (policy-first accounts only): jobs
+// submitted from now on are evaluated with it. Activating the shadow version ends
+// the shadowing (the policy has no shadow after); activating the active version
+// changes nothing.
+//
+// Corresponds with POST /v1/policies/{policyId}/versions/{policyVersionId}/activate (the `ActivatePolicyVersion` operationId).
+func (c *Client) ActivatePolicyVersion(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewActivatePolicyVersionRequest(c.Server, policyId, policyVersionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPolicyVersionMetrics Live metrics of a policy version
+//
+// The version's quality on live traffic (policy-first accounts only), one row per
+// label name: from the jobs evaluated with it while it was active and from its shadow
+// evaluations of live jobs, created in [`since`, `until`), against the feedback on
+// those jobs. A shadow evaluation is judged against the feedback on the live job's
+// result: the draft is measured on live traffic before it serves. See `VersionMetric`.
+//
+// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics (the `GetPolicyVersionMetrics` operationId).
+func (c *Client) GetPolicyVersionMetrics(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *GetPolicyVersionMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPolicyVersionMetricsRequest(c.Server, policyId, policyVersionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListShadowResults List the disagreements of a shadow version
+//
+// Lists the labels of live job results where the version, evaluated as a shadow, gave
+// another outcome than the live one (policy-first accounts only), by job result (oldest
+// first) and label. A label one version lacks counts as FALSE for it and is reported
+// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100; above 1000 is treated as 1000.
+//
+// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results (the `ListShadowResults` operationId).
+func (c *Client) ListShadowResults(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *ListShadowResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListShadowResultsRequest(c.Server, policyId, policyVersionId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetShadowStats Agreement of a shadow version with the active one
+//
+// Summarises the version's shadow evaluations (policy-first accounts only): how many
+// live job results it evaluated, in how many every label agreed with the live
+// outcome, and per label how often each version found it TRUE. Shadow evaluations
+// run from the queue after the live result is recorded, so the counts trail the live
+// traffic. A version never shadowed has none (zeros).
+//
+// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats (the `GetShadowStats` operationId).
+func (c *Client) GetShadowStats(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetShadowStatsRequest(c.Server, policyId, policyVersionId)
 	if err != nil {
 		return nil, err
 	}
@@ -4889,6 +5800,449 @@ func NewArchiveLabelRequest(server string, labelId LabelId) (*http.Request, erro
 	return req, nil
 }
 
+// NewListDatasetRunsRequest constructs an http.Request for the ListDatasetRuns method
+func NewListDatasetRunsRequest(server string, labelId LabelId, params *ListDatasetRunsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "labelId", labelId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/labels/%s/dataset-runs", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_token", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDatasetRunRequest constructs an http.Request for the GetDatasetRun method
+func NewGetDatasetRunRequest(server string, labelId LabelId, datasetRunId DatasetRunId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "labelId", labelId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "datasetRunId", datasetRunId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/labels/%s/dataset-runs/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCompareDatasetRunsRequest constructs an http.Request for the CompareDatasetRuns method
+func NewCompareDatasetRunsRequest(server string, labelId LabelId, datasetRunId DatasetRunId, params *CompareDatasetRunsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "labelId", labelId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "datasetRunId", datasetRunId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/labels/%s/dataset-runs/%s/compare", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "baseDatasetRunId", params.BaseDatasetRunId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_token", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListDatasetRunResultsRequest constructs an http.Request for the ListDatasetRunResults method
+func NewListDatasetRunResultsRequest(server string, labelId LabelId, datasetRunId DatasetRunId, params *ListDatasetRunResultsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "labelId", labelId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "datasetRunId", datasetRunId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/labels/%s/dataset-runs/%s/results", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_token", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListDatasetExamplesRequest constructs an http.Request for the ListDatasetExamples method
+func NewListDatasetExamplesRequest(server string, labelId LabelId, params *ListDatasetExamplesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "labelId", labelId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/labels/%s/examples", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_size", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page_token", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateDatasetExamplesRequest calls the generic CreateDatasetExamples builder with application/json body
+func NewCreateDatasetExamplesRequest(server string, labelId LabelId, body CreateDatasetExamplesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateDatasetExamplesRequestWithBody(server, labelId, "application/json", bodyReader)
+}
+
+// NewCreateDatasetExamplesRequestWithBody constructs an http.Request for the CreateDatasetExamples method, with any body, and a specified content type
+func NewCreateDatasetExamplesRequestWithBody(server string, labelId LabelId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "labelId", labelId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/labels/%s/examples", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteDatasetExampleRequest constructs an http.Request for the DeleteDatasetExample method
+func NewDeleteDatasetExampleRequest(server string, labelId LabelId, exampleId ExampleId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "labelId", labelId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "exampleId", exampleId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/labels/%s/examples/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewSetLabelTagsRequest calls the generic SetLabelTags builder with application/json body
 func NewSetLabelTagsRequest(server string, labelId LabelId, body SetLabelTagsJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -5121,6 +6475,140 @@ func NewGetLabelVersionRequest(server string, labelId LabelId, labelVersionId st
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateDatasetRunRequest calls the generic CreateDatasetRun builder with application/json body
+func NewCreateDatasetRunRequest(server string, labelId LabelId, labelVersionId LabelVersionId, body CreateDatasetRunJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateDatasetRunRequestWithBody(server, labelId, labelVersionId, "application/json", bodyReader)
+}
+
+// NewCreateDatasetRunRequestWithBody constructs an http.Request for the CreateDatasetRun method, with any body, and a specified content type
+func NewCreateDatasetRunRequestWithBody(server string, labelId LabelId, labelVersionId LabelVersionId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "labelId", labelId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "labelVersionId", labelVersionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/labels/%s/versions/%s/dataset-runs", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewGetLabelVersionMetricsRequest constructs an http.Request for the GetLabelVersionMetrics method
+func NewGetLabelVersionMetricsRequest(server string, labelId LabelId, labelVersionId LabelVersionId, params *GetLabelVersionMetricsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "labelId", labelId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "labelVersionId", labelVersionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/labels/%s/versions/%s/metrics", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -5387,6 +6875,248 @@ func NewCreatePolicyVersionRequestWithBody(server string, policyId PolicyId, con
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewActivatePolicyVersionRequest constructs an http.Request for the ActivatePolicyVersion method
+func NewActivatePolicyVersionRequest(server string, policyId PolicyId, policyVersionId PolicyVersionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "policyId", policyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "policyVersionId", policyVersionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/policies/%s/versions/%s/activate", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPolicyVersionMetricsRequest constructs an http.Request for the GetPolicyVersionMetrics method
+func NewGetPolicyVersionMetricsRequest(server string, policyId PolicyId, policyVersionId PolicyVersionId, params *GetPolicyVersionMetricsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "policyId", policyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "policyVersionId", policyVersionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/policies/%s/versions/%s/metrics", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListShadowResultsRequest constructs an http.Request for the ListShadowResults method
+func NewListShadowResultsRequest(server string, policyId PolicyId, policyVersionId PolicyVersionId, params *ListShadowResultsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "policyId", policyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "policyVersionId", policyVersionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/policies/%s/versions/%s/shadow-results", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageSize", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageToken", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetShadowStatsRequest constructs an http.Request for the GetShadowStats method
+func NewGetShadowStatsRequest(server string, policyId PolicyId, policyVersionId PolicyVersionId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "policyId", policyId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "policyVersionId", policyVersionId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/policies/%s/versions/%s/shadow-stats", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -5983,6 +7713,103 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /v1/labels/{labelId}/archive (the `ArchiveLabel` operationId).
 	ArchiveLabelWithResponse(ctx context.Context, labelId LabelId, reqEditors ...RequestEditorFn) (*ArchiveLabelHTTPResponse, error)
 
+	// ListDatasetRunsWithResponse List the dataset runs of a label
+	//
+	// Lists the label's runs, newest first (label-first accounts only).
+	// `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/labels/{labelId}/dataset-runs (the `ListDatasetRuns` operationId).
+	ListDatasetRunsWithResponse(ctx context.Context, labelId LabelId, params *ListDatasetRunsParams, reqEditors ...RequestEditorFn) (*ListDatasetRunsHTTPResponse, error)
+
+	// GetDatasetRunWithResponse Get one dataset run
+	//
+	// Returns one run of the label with its counts so far (label-first accounts only).
+	// `precision`, `recall`, `f1` and `accuracy` are omitted while their denominator is 0.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId} (the `GetDatasetRun` operationId).
+	GetDatasetRunWithResponse(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, reqEditors ...RequestEditorFn) (*GetDatasetRunHTTPResponse, error)
+
+	// CompareDatasetRunsWithResponse Compare two dataset runs
+	//
+	// Lists the examples whose outcome in this run differs from their outcome in the run
+	// `baseDatasetRunId` (or `base_dataset_run_id`), among the examples both runs
+	// evaluated, in this run's example order (label-first accounts only). Both runs must
+	// be runs of the label and finished (FAILED_PRECONDITION otherwise).
+	// `page_size` (or `pageSize`): unset or 0 gives 1000; above 1000 is treated as 1000.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/compare (the `CompareDatasetRuns` operationId).
+	CompareDatasetRunsWithResponse(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *CompareDatasetRunsParams, reqEditors ...RequestEditorFn) (*CompareDatasetRunsHTTPResponse, error)
+
+	// ListDatasetRunResultsWithResponse List the per-example results of a dataset run
+	//
+	// Lists the run's results of the examples evaluated so far, in the run's example order
+	// (the examples' creation order), each with its evaluation report (label-first
+	// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/results (the `ListDatasetRunResults` operationId).
+	ListDatasetRunResultsWithResponse(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *ListDatasetRunResultsParams, reqEditors ...RequestEditorFn) (*ListDatasetRunResultsHTTPResponse, error)
+
+	// ListDatasetExamplesWithResponse List the dataset examples of a label
+	//
+	// Lists the label's dataset examples, oldest first, with their content (label-first
+	// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+	// A page holds fewer examples than asked rather than more than 16 MiB of content;
+	// `nextPageToken` then continues after its last example. `page_token` (or
+	// `pageToken`) must come from a request for the same label.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/labels/{labelId}/examples (the `ListDatasetExamples` operationId).
+	ListDatasetExamplesWithResponse(ctx context.Context, labelId LabelId, params *ListDatasetExamplesParams, reqEditors ...RequestEditorFn) (*ListDatasetExamplesHTTPResponse, error)
+
+	// CreateDatasetExamplesWithBodyWithResponse Add dataset examples to a label
+	//
+	// Adds 1 to 1000 examples to the label, all or none (label-first accounts only); a
+	// label holds at most 10,000 (INVALID_ARGUMENT naming `examples` beyond). Each is
+	// text or an image (`image` bytes, or `imageUrl`, fetched now) with the outcome the
+	// label should give it. The content is stored: it is the account's test data. Images
+	// pass the precheck and are stored as bytes with their `contentHash`; an image the
+	// precheck refuses answers 499 with the precheck failure body and nothing is stored.
+	// Examples are unversioned: versions come and go, examples stay until deleted.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/labels/{labelId}/examples (the `CreateDatasetExamples` operationId).
+	CreateDatasetExamplesWithBodyWithResponse(ctx context.Context, labelId LabelId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateDatasetExamplesHTTPResponse, error)
+
+	// CreateDatasetExamplesWithResponse Add dataset examples to a label
+	//
+	// Adds 1 to 1000 examples to the label, all or none (label-first accounts only); a
+	// label holds at most 10,000 (INVALID_ARGUMENT naming `examples` beyond). Each is
+	// text or an image (`image` bytes, or `imageUrl`, fetched now) with the outcome the
+	// label should give it. The content is stored: it is the account's test data. Images
+	// pass the precheck and are stored as bytes with their `contentHash`; an image the
+	// precheck refuses answers 499 with the precheck failure body and nothing is stored.
+	// Examples are unversioned: versions come and go, examples stay until deleted.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/labels/{labelId}/examples (the `CreateDatasetExamples` operationId).
+	CreateDatasetExamplesWithResponse(ctx context.Context, labelId LabelId, body CreateDatasetExamplesJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateDatasetExamplesHTTPResponse, error)
+
+	// DeleteDatasetExampleWithResponse Delete a dataset example
+	//
+	// Deletes one example of the label (label-first accounts only). Finished runs keep
+	// their results of it; a run that has not evaluated it yet counts it as failed.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/labels/{labelId}/examples/{exampleId} (the `DeleteDatasetExample` operationId).
+	DeleteDatasetExampleWithResponse(ctx context.Context, labelId LabelId, exampleId ExampleId, reqEditors ...RequestEditorFn) (*DeleteDatasetExampleHTTPResponse, error)
+
 	// SetLabelTagsWithBodyWithResponse Replace the tags of a label
 	//
 	// Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
@@ -6076,6 +7903,51 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/labels/{labelId}/versions/{labelVersionId} (the `GetLabelVersion` operationId).
 	GetLabelVersionWithResponse(ctx context.Context, labelId LabelId, labelVersionId string, reqEditors ...RequestEditorFn) (*GetLabelVersionHTTPResponse, error)
 
+	// CreateDatasetRunWithBodyWithResponse Run a label version over the label's examples
+	//
+	// Queues the evaluation of the version over the label's examples as they are now
+	// (label-first accounts only) and returns the run PENDING at once. The run is
+	// evaluated in the background from the durable job queue, shared fairly with other
+	// work (it survives restarts; each example is counted once), RUNNING once part of it
+	// is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
+	// `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
+	// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+	// not count against the account's daily evaluation quota and do not show among its
+	// jobs.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs (the `CreateDatasetRun` operationId).
+	CreateDatasetRunWithBodyWithResponse(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateDatasetRunHTTPResponse, error)
+
+	// CreateDatasetRunWithResponse Run a label version over the label's examples
+	//
+	// Queues the evaluation of the version over the label's examples as they are now
+	// (label-first accounts only) and returns the run PENDING at once. The run is
+	// evaluated in the background from the durable job queue, shared fairly with other
+	// work (it survives restarts; each example is counted once), RUNNING once part of it
+	// is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
+	// `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
+	// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+	// not count against the account's daily evaluation quota and do not show among its
+	// jobs.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs (the `CreateDatasetRun` operationId).
+	CreateDatasetRunWithResponse(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, body CreateDatasetRunJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateDatasetRunHTTPResponse, error)
+
+	// GetLabelVersionMetricsWithResponse Live metrics of a label version
+	//
+	// The version's quality on live traffic (label-first accounts only), from the label
+	// evaluations made with it, created in [`since`, `until`), and the feedback on them:
+	// one row, for the label. See `VersionMetric`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics (the `GetLabelVersionMetrics` operationId).
+	GetLabelVersionMetricsWithResponse(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, params *GetLabelVersionMetricsParams, reqEditors ...RequestEditorFn) (*GetLabelVersionMetricsHTTPResponse, error)
+
 	// ListPoliciesWithResponse List policies
 	//
 	// Lists the account's policies, newest first (policy-first accounts only).
@@ -6141,9 +8013,15 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePolicyVersionWithBodyWithResponse Publish a new policy version
 	//
-	// Compiles `text` into a new immutable version, which becomes the policy's active
-	// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-	// a CompilationErrors detail.
+	// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+	// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+	// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+	// policy's shadow version in place of any other, evaluated on the share
+	// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+	// result is recorded: it adds no latency and never changes their results, hits or
+	// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+	// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+	// stores it. Activate a version with `.../activate`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -6152,14 +8030,70 @@ type ClientWithResponsesInterface interface {
 
 	// CreatePolicyVersionWithResponse Publish a new policy version
 	//
-	// Compiles `text` into a new immutable version, which becomes the policy's active
-	// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-	// a CompilationErrors detail.
+	// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+	// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+	// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+	// policy's shadow version in place of any other, evaluated on the share
+	// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+	// result is recorded: it adds no latency and never changes their results, hits or
+	// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+	// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+	// stores it. Activate a version with `.../activate`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v1/policies/{policyId}/versions (the `CreatePolicyVersion` operationId).
 	CreatePolicyVersionWithResponse(ctx context.Context, policyId PolicyId, body CreatePolicyVersionJSONRequestBody, reqEditors ...RequestEditorFn) (*CreatePolicyVersionHTTPResponse, error)
+
+	// ActivatePolicyVersionWithResponse Activate a policy version
+	//
+	// Makes the version the policy's active version (policy-first accounts only): jobs
+	// submitted from now on are evaluated with it. Activating the shadow version ends
+	// the shadowing (the policy has no shadow after); activating the active version
+	// changes nothing.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/policies/{policyId}/versions/{policyVersionId}/activate (the `ActivatePolicyVersion` operationId).
+	ActivatePolicyVersionWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*ActivatePolicyVersionHTTPResponse, error)
+
+	// GetPolicyVersionMetricsWithResponse Live metrics of a policy version
+	//
+	// The version's quality on live traffic (policy-first accounts only), one row per
+	// label name: from the jobs evaluated with it while it was active and from its shadow
+	// evaluations of live jobs, created in [`since`, `until`), against the feedback on
+	// those jobs. A shadow evaluation is judged against the feedback on the live job's
+	// result: the draft is measured on live traffic before it serves. See `VersionMetric`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics (the `GetPolicyVersionMetrics` operationId).
+	GetPolicyVersionMetricsWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *GetPolicyVersionMetricsParams, reqEditors ...RequestEditorFn) (*GetPolicyVersionMetricsHTTPResponse, error)
+
+	// ListShadowResultsWithResponse List the disagreements of a shadow version
+	//
+	// Lists the labels of live job results where the version, evaluated as a shadow, gave
+	// another outcome than the live one (policy-first accounts only), by job result (oldest
+	// first) and label. A label one version lacks counts as FALSE for it and is reported
+	// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100; above 1000 is treated as 1000.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results (the `ListShadowResults` operationId).
+	ListShadowResultsWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *ListShadowResultsParams, reqEditors ...RequestEditorFn) (*ListShadowResultsHTTPResponse, error)
+
+	// GetShadowStatsWithResponse Agreement of a shadow version with the active one
+	//
+	// Summarises the version's shadow evaluations (policy-first accounts only): how many
+	// live job results it evaluated, in how many every label agreed with the live
+	// outcome, and per label how often each version found it TRUE. Shadow evaluations
+	// run from the queue after the live result is recorded, so the counts trail the live
+	// traffic. A version never shadowed has none (zeros).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats (the `GetShadowStats` operationId).
+	GetShadowStatsWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*GetShadowStatsHTTPResponse, error)
 
 	// CheckRulesWithBodyWithResponse Check rule text without publishing it
 	//
@@ -7519,6 +9453,447 @@ func (r ArchiveLabelHTTPResponse) ContentType() string {
 	return ""
 }
 
+// ListDatasetRunsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListDatasetRuns
+type ListDatasetRunsHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ListDatasetRunsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListDatasetRunsResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListDatasetRunsHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDatasetRunsHTTPResponse) GetJSON200() *ListDatasetRunsResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListDatasetRunsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListDatasetRunsHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDatasetRunsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDatasetRunsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDatasetRunsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDatasetRunsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDatasetRunHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetDatasetRun
+type GetDatasetRunHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type GetDatasetRunHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DatasetRunResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetDatasetRunHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDatasetRunHTTPResponse) GetJSON200() *DatasetRunResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetDatasetRunHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetDatasetRunHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDatasetRunHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDatasetRunHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDatasetRunHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDatasetRunHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CompareDatasetRunsHTTPResponse429Headers the declared response headers of an HTTP 429 response for CompareDatasetRuns
+type CompareDatasetRunsHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type CompareDatasetRunsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CompareDatasetRunsResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CompareDatasetRunsHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CompareDatasetRunsHTTPResponse) GetJSON200() *CompareDatasetRunsResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CompareDatasetRunsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CompareDatasetRunsHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CompareDatasetRunsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CompareDatasetRunsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CompareDatasetRunsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CompareDatasetRunsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListDatasetRunResultsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListDatasetRunResults
+type ListDatasetRunResultsHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ListDatasetRunResultsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListDatasetRunResultsResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListDatasetRunResultsHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDatasetRunResultsHTTPResponse) GetJSON200() *ListDatasetRunResultsResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListDatasetRunResultsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListDatasetRunResultsHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDatasetRunResultsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDatasetRunResultsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDatasetRunResultsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDatasetRunResultsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListDatasetExamplesHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListDatasetExamples
+type ListDatasetExamplesHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ListDatasetExamplesHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListDatasetExamplesResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListDatasetExamplesHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDatasetExamplesHTTPResponse) GetJSON200() *ListDatasetExamplesResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListDatasetExamplesHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListDatasetExamplesHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDatasetExamplesHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDatasetExamplesHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDatasetExamplesHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDatasetExamplesHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateDatasetExamplesHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateDatasetExamples
+type CreateDatasetExamplesHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type CreateDatasetExamplesHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CreateDatasetExamplesResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON499 the response for an HTTP 499 `application/json` response
+	JSON499 *PrecheckFailed
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateDatasetExamplesHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateDatasetExamplesHTTPResponse) GetJSON200() *CreateDatasetExamplesResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateDatasetExamplesHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON499 returns the response for an HTTP 499 `application/json` response
+func (r CreateDatasetExamplesHTTPResponse) GetJSON499() *PrecheckFailed {
+	return r.JSON499
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateDatasetExamplesHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateDatasetExamplesHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateDatasetExamplesHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateDatasetExamplesHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateDatasetExamplesHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteDatasetExampleHTTPResponse429Headers the declared response headers of an HTTP 429 response for DeleteDatasetExample
+type DeleteDatasetExampleHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type DeleteDatasetExampleHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeleteDatasetExampleResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteDatasetExampleHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteDatasetExampleHTTPResponse) GetJSON200() *DeleteDatasetExampleResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteDatasetExampleHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteDatasetExampleHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteDatasetExampleHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteDatasetExampleHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteDatasetExampleHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteDatasetExampleHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // SetLabelTagsHTTPResponse429Headers the declared response headers of an HTTP 429 response for SetLabelTags
 type SetLabelTagsHTTPResponse429Headers struct {
 	RetryAfter *int32
@@ -7829,6 +10204,130 @@ func (r GetLabelVersionHTTPResponse) ContentType() string {
 	return ""
 }
 
+// CreateDatasetRunHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateDatasetRun
+type CreateDatasetRunHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type CreateDatasetRunHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DatasetRunResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateDatasetRunHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateDatasetRunHTTPResponse) GetJSON200() *DatasetRunResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateDatasetRunHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateDatasetRunHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateDatasetRunHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateDatasetRunHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateDatasetRunHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateDatasetRunHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetLabelVersionMetricsHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetLabelVersionMetrics
+type GetLabelVersionMetricsHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type GetLabelVersionMetricsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VersionMetricsResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetLabelVersionMetricsHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetLabelVersionMetricsHTTPResponse) GetJSON200() *VersionMetricsResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetLabelVersionMetricsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetLabelVersionMetricsHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetLabelVersionMetricsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetLabelVersionMetricsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetLabelVersionMetricsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetLabelVersionMetricsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListPoliciesHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListPolicies
 type ListPoliciesHTTPResponse429Headers struct {
 	RetryAfter *int32
@@ -8133,6 +10632,254 @@ func (r CreatePolicyVersionHTTPResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r CreatePolicyVersionHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ActivatePolicyVersionHTTPResponse429Headers the declared response headers of an HTTP 429 response for ActivatePolicyVersion
+type ActivatePolicyVersionHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ActivatePolicyVersionHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GetPolicyResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ActivatePolicyVersionHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ActivatePolicyVersionHTTPResponse) GetJSON200() *GetPolicyResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ActivatePolicyVersionHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ActivatePolicyVersionHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ActivatePolicyVersionHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ActivatePolicyVersionHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ActivatePolicyVersionHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ActivatePolicyVersionHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPolicyVersionMetricsHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetPolicyVersionMetrics
+type GetPolicyVersionMetricsHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type GetPolicyVersionMetricsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VersionMetricsResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPolicyVersionMetricsHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPolicyVersionMetricsHTTPResponse) GetJSON200() *VersionMetricsResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPolicyVersionMetricsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetPolicyVersionMetricsHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPolicyVersionMetricsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPolicyVersionMetricsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPolicyVersionMetricsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPolicyVersionMetricsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListShadowResultsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListShadowResults
+type ListShadowResultsHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ListShadowResultsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListShadowResultsResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListShadowResultsHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListShadowResultsHTTPResponse) GetJSON200() *ListShadowResultsResponse {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListShadowResultsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListShadowResultsHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListShadowResultsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListShadowResultsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListShadowResultsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListShadowResultsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetShadowStatsHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetShadowStats
+type GetShadowStatsHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type GetShadowStatsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ShadowStats
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetShadowStatsHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetShadowStatsHTTPResponse) GetJSON200() *ShadowStats {
+	return r.JSON200
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetShadowStatsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetShadowStatsHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetShadowStatsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetShadowStatsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetShadowStatsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetShadowStatsHTTPResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8896,6 +11643,151 @@ func (c *ClientWithResponses) ArchiveLabelWithResponse(ctx context.Context, labe
 	return ParseArchiveLabelHTTPResponse(rsp)
 }
 
+// ListDatasetRunsWithResponse List the dataset runs of a label
+//
+// Lists the label's runs, newest first (label-first accounts only).
+// `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/labels/{labelId}/dataset-runs (the `ListDatasetRuns` operationId).
+func (c *ClientWithResponses) ListDatasetRunsWithResponse(ctx context.Context, labelId LabelId, params *ListDatasetRunsParams, reqEditors ...RequestEditorFn) (*ListDatasetRunsHTTPResponse, error) {
+	rsp, err := c.ListDatasetRuns(ctx, labelId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDatasetRunsHTTPResponse(rsp)
+}
+
+// GetDatasetRunWithResponse Get one dataset run
+//
+// Returns one run of the label with its counts so far (label-first accounts only).
+// `precision`, `recall`, `f1` and `accuracy` are omitted while their denominator is 0.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId} (the `GetDatasetRun` operationId).
+func (c *ClientWithResponses) GetDatasetRunWithResponse(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, reqEditors ...RequestEditorFn) (*GetDatasetRunHTTPResponse, error) {
+	rsp, err := c.GetDatasetRun(ctx, labelId, datasetRunId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDatasetRunHTTPResponse(rsp)
+}
+
+// CompareDatasetRunsWithResponse Compare two dataset runs
+//
+// Lists the examples whose outcome in this run differs from their outcome in the run
+// `baseDatasetRunId` (or `base_dataset_run_id`), among the examples both runs
+// evaluated, in this run's example order (label-first accounts only). Both runs must
+// be runs of the label and finished (FAILED_PRECONDITION otherwise).
+// `page_size` (or `pageSize`): unset or 0 gives 1000; above 1000 is treated as 1000.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/compare (the `CompareDatasetRuns` operationId).
+func (c *ClientWithResponses) CompareDatasetRunsWithResponse(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *CompareDatasetRunsParams, reqEditors ...RequestEditorFn) (*CompareDatasetRunsHTTPResponse, error) {
+	rsp, err := c.CompareDatasetRuns(ctx, labelId, datasetRunId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCompareDatasetRunsHTTPResponse(rsp)
+}
+
+// ListDatasetRunResultsWithResponse List the per-example results of a dataset run
+//
+// Lists the run's results of the examples evaluated so far, in the run's example order
+// (the examples' creation order), each with its evaluation report (label-first
+// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/results (the `ListDatasetRunResults` operationId).
+func (c *ClientWithResponses) ListDatasetRunResultsWithResponse(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *ListDatasetRunResultsParams, reqEditors ...RequestEditorFn) (*ListDatasetRunResultsHTTPResponse, error) {
+	rsp, err := c.ListDatasetRunResults(ctx, labelId, datasetRunId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDatasetRunResultsHTTPResponse(rsp)
+}
+
+// ListDatasetExamplesWithResponse List the dataset examples of a label
+//
+// Lists the label's dataset examples, oldest first, with their content (label-first
+// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+// A page holds fewer examples than asked rather than more than 16 MiB of content;
+// `nextPageToken` then continues after its last example. `page_token` (or
+// `pageToken`) must come from a request for the same label.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/labels/{labelId}/examples (the `ListDatasetExamples` operationId).
+func (c *ClientWithResponses) ListDatasetExamplesWithResponse(ctx context.Context, labelId LabelId, params *ListDatasetExamplesParams, reqEditors ...RequestEditorFn) (*ListDatasetExamplesHTTPResponse, error) {
+	rsp, err := c.ListDatasetExamples(ctx, labelId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDatasetExamplesHTTPResponse(rsp)
+}
+
+// CreateDatasetExamplesWithBodyWithResponse Add dataset examples to a label
+//
+// Adds 1 to 1000 examples to the label, all or none (label-first accounts only); a
+// label holds at most 10,000 (INVALID_ARGUMENT naming `examples` beyond). Each is
+// text or an image (`image` bytes, or `imageUrl`, fetched now) with the outcome the
+// label should give it. The content is stored: it is the account's test data. Images
+// pass the precheck and are stored as bytes with their `contentHash`; an image the
+// precheck refuses answers 499 with the precheck failure body and nothing is stored.
+// Examples are unversioned: versions come and go, examples stay until deleted.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/labels/{labelId}/examples (the `CreateDatasetExamples` operationId).
+func (c *ClientWithResponses) CreateDatasetExamplesWithBodyWithResponse(ctx context.Context, labelId LabelId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateDatasetExamplesHTTPResponse, error) {
+	rsp, err := c.CreateDatasetExamplesWithBody(ctx, labelId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateDatasetExamplesHTTPResponse(rsp)
+}
+
+// CreateDatasetExamplesWithResponse Add dataset examples to a label
+//
+// Adds 1 to 1000 examples to the label, all or none (label-first accounts only); a
+// label holds at most 10,000 (INVALID_ARGUMENT naming `examples` beyond). Each is
+// text or an image (`image` bytes, or `imageUrl`, fetched now) with the outcome the
+// label should give it. The content is stored: it is the account's test data. Images
+// pass the precheck and are stored as bytes with their `contentHash`; an image the
+// precheck refuses answers 499 with the precheck failure body and nothing is stored.
+// Examples are unversioned: versions come and go, examples stay until deleted.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/labels/{labelId}/examples (the `CreateDatasetExamples` operationId).
+func (c *ClientWithResponses) CreateDatasetExamplesWithResponse(ctx context.Context, labelId LabelId, body CreateDatasetExamplesJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateDatasetExamplesHTTPResponse, error) {
+	rsp, err := c.CreateDatasetExamples(ctx, labelId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateDatasetExamplesHTTPResponse(rsp)
+}
+
+// DeleteDatasetExampleWithResponse Delete a dataset example
+//
+// Deletes one example of the label (label-first accounts only). Finished runs keep
+// their results of it; a run that has not evaluated it yet counts it as failed.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/labels/{labelId}/examples/{exampleId} (the `DeleteDatasetExample` operationId).
+func (c *ClientWithResponses) DeleteDatasetExampleWithResponse(ctx context.Context, labelId LabelId, exampleId ExampleId, reqEditors ...RequestEditorFn) (*DeleteDatasetExampleHTTPResponse, error) {
+	rsp, err := c.DeleteDatasetExample(ctx, labelId, exampleId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteDatasetExampleHTTPResponse(rsp)
+}
+
 // SetLabelTagsWithBodyWithResponse Replace the tags of a label
 //
 // Replaces the label's tags with `labelTagIds` (at most 100, tags of the account; label-first accounts only).
@@ -9031,6 +11923,69 @@ func (c *ClientWithResponses) GetLabelVersionWithResponse(ctx context.Context, l
 	return ParseGetLabelVersionHTTPResponse(rsp)
 }
 
+// CreateDatasetRunWithBodyWithResponse Run a label version over the label's examples
+//
+// Queues the evaluation of the version over the label's examples as they are now
+// (label-first accounts only) and returns the run PENDING at once. The run is
+// evaluated in the background from the durable job queue, shared fairly with other
+// work (it survives restarts; each example is counted once), RUNNING once part of it
+// is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
+// `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
+// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+// not count against the account's daily evaluation quota and do not show among its
+// jobs.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs (the `CreateDatasetRun` operationId).
+func (c *ClientWithResponses) CreateDatasetRunWithBodyWithResponse(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateDatasetRunHTTPResponse, error) {
+	rsp, err := c.CreateDatasetRunWithBody(ctx, labelId, labelVersionId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateDatasetRunHTTPResponse(rsp)
+}
+
+// CreateDatasetRunWithResponse Run a label version over the label's examples
+//
+// Queues the evaluation of the version over the label's examples as they are now
+// (label-first accounts only) and returns the run PENDING at once. The run is
+// evaluated in the background from the durable job queue, shared fairly with other
+// work (it survives restarts; each example is counted once), RUNNING once part of it
+// is done, then COMPLETED (or FAILED when part of it could not be evaluated at all).
+// `threshold` unset or 0 takes the version's `labelEvalOptions.threshold`, else 0.5.
+// At most 5 runs of a label may be pending or running (FAILED_PRECONDITION). Runs do
+// not count against the account's daily evaluation quota and do not show among its
+// jobs.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs (the `CreateDatasetRun` operationId).
+func (c *ClientWithResponses) CreateDatasetRunWithResponse(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, body CreateDatasetRunJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateDatasetRunHTTPResponse, error) {
+	rsp, err := c.CreateDatasetRun(ctx, labelId, labelVersionId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateDatasetRunHTTPResponse(rsp)
+}
+
+// GetLabelVersionMetricsWithResponse Live metrics of a label version
+//
+// The version's quality on live traffic (label-first accounts only), from the label
+// evaluations made with it, created in [`since`, `until`), and the feedback on them:
+// one row, for the label. See `VersionMetric`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics (the `GetLabelVersionMetrics` operationId).
+func (c *ClientWithResponses) GetLabelVersionMetricsWithResponse(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, params *GetLabelVersionMetricsParams, reqEditors ...RequestEditorFn) (*GetLabelVersionMetricsHTTPResponse, error) {
+	rsp, err := c.GetLabelVersionMetrics(ctx, labelId, labelVersionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetLabelVersionMetricsHTTPResponse(rsp)
+}
+
 // ListPoliciesWithResponse List policies
 //
 // Lists the account's policies, newest first (policy-first accounts only).
@@ -9126,9 +12081,15 @@ func (c *ClientWithResponses) ListPolicyVersionsWithResponse(ctx context.Context
 
 // CreatePolicyVersionWithBodyWithResponse Publish a new policy version
 //
-// Compiles `text` into a new immutable version, which becomes the policy's active
-// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-// a CompilationErrors detail.
+// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+// policy's shadow version in place of any other, evaluated on the share
+// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+// result is recorded: it adds no latency and never changes their results, hits or
+// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+// stores it. Activate a version with `.../activate`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9143,9 +12104,15 @@ func (c *ClientWithResponses) CreatePolicyVersionWithBodyWithResponse(ctx contex
 
 // CreatePolicyVersionWithResponse Publish a new policy version
 //
-// Compiles `text` into a new immutable version, which becomes the policy's active
-// version (policy-first accounts only). Compile errors answer INVALID_ARGUMENT with
-// a CompilationErrors detail.
+// Compiles `text` into a new immutable version (policy-first accounts only). Compile
+// errors answer INVALID_ARGUMENT with a CompilationErrors detail. `mode` says its role:
+// ACTIVE (the default) makes it the active version, as always; SHADOW makes it the
+// policy's shadow version in place of any other, evaluated on the share
+// `shadowSampleRate` (default 1) of the policy's live jobs from the queue after their
+// result is recorded: it adds no latency and never changes their results, hits or
+// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
+// count against the daily evaluation quota and do not show among the jobs. DRAFT only
+// stores it. Activate a version with `.../activate`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9156,6 +12123,80 @@ func (c *ClientWithResponses) CreatePolicyVersionWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseCreatePolicyVersionHTTPResponse(rsp)
+}
+
+// ActivatePolicyVersionWithResponse Activate a policy version
+//
+// Makes the version the policy's active version (policy-first accounts only): jobs
+// submitted from now on are evaluated with it. Activating the shadow version ends
+// the shadowing (the policy has no shadow after); activating the active version
+// changes nothing.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/policies/{policyId}/versions/{policyVersionId}/activate (the `ActivatePolicyVersion` operationId).
+func (c *ClientWithResponses) ActivatePolicyVersionWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*ActivatePolicyVersionHTTPResponse, error) {
+	rsp, err := c.ActivatePolicyVersion(ctx, policyId, policyVersionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseActivatePolicyVersionHTTPResponse(rsp)
+}
+
+// GetPolicyVersionMetricsWithResponse Live metrics of a policy version
+//
+// The version's quality on live traffic (policy-first accounts only), one row per
+// label name: from the jobs evaluated with it while it was active and from its shadow
+// evaluations of live jobs, created in [`since`, `until`), against the feedback on
+// those jobs. A shadow evaluation is judged against the feedback on the live job's
+// result: the draft is measured on live traffic before it serves. See `VersionMetric`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/metrics (the `GetPolicyVersionMetrics` operationId).
+func (c *ClientWithResponses) GetPolicyVersionMetricsWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *GetPolicyVersionMetricsParams, reqEditors ...RequestEditorFn) (*GetPolicyVersionMetricsHTTPResponse, error) {
+	rsp, err := c.GetPolicyVersionMetrics(ctx, policyId, policyVersionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPolicyVersionMetricsHTTPResponse(rsp)
+}
+
+// ListShadowResultsWithResponse List the disagreements of a shadow version
+//
+// Lists the labels of live job results where the version, evaluated as a shadow, gave
+// another outcome than the live one (policy-first accounts only), by job result (oldest
+// first) and label. A label one version lacks counts as FALSE for it and is reported
+// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100; above 1000 is treated as 1000.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results (the `ListShadowResults` operationId).
+func (c *ClientWithResponses) ListShadowResultsWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *ListShadowResultsParams, reqEditors ...RequestEditorFn) (*ListShadowResultsHTTPResponse, error) {
+	rsp, err := c.ListShadowResults(ctx, policyId, policyVersionId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListShadowResultsHTTPResponse(rsp)
+}
+
+// GetShadowStatsWithResponse Agreement of a shadow version with the active one
+//
+// Summarises the version's shadow evaluations (policy-first accounts only): how many
+// live job results it evaluated, in how many every label agreed with the live
+// outcome, and per label how often each version found it TRUE. Shadow evaluations
+// run from the queue after the live result is recorded, so the counts trail the live
+// traffic. A version never shadowed has none (zeros).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats (the `GetShadowStats` operationId).
+func (c *ClientWithResponses) GetShadowStatsWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*GetShadowStatsHTTPResponse, error) {
+	rsp, err := c.GetShadowStats(ctx, policyId, policyVersionId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetShadowStatsHTTPResponse(rsp)
 }
 
 // CheckRulesWithBodyWithResponse Check rule text without publishing it
@@ -10338,6 +13379,384 @@ func ParseArchiveLabelHTTPResponse(rsp *http.Response) (*ArchiveLabelHTTPRespons
 	return response, nil
 }
 
+// ParseListDatasetRunsHTTPResponse parses an HTTP response from a ListDatasetRunsWithResponse call
+func ParseListDatasetRunsHTTPResponse(rsp *http.Response) (*ListDatasetRunsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDatasetRunsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListDatasetRunsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListDatasetRunsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDatasetRunHTTPResponse parses an HTTP response from a GetDatasetRunWithResponse call
+func ParseGetDatasetRunHTTPResponse(rsp *http.Response) (*GetDatasetRunHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDatasetRunHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DatasetRunResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetDatasetRunHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCompareDatasetRunsHTTPResponse parses an HTTP response from a CompareDatasetRunsWithResponse call
+func ParseCompareDatasetRunsHTTPResponse(rsp *http.Response) (*CompareDatasetRunsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CompareDatasetRunsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CompareDatasetRunsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers CompareDatasetRunsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListDatasetRunResultsHTTPResponse parses an HTTP response from a ListDatasetRunResultsWithResponse call
+func ParseListDatasetRunResultsHTTPResponse(rsp *http.Response) (*ListDatasetRunResultsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDatasetRunResultsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListDatasetRunResultsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListDatasetRunResultsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListDatasetExamplesHTTPResponse parses an HTTP response from a ListDatasetExamplesWithResponse call
+func ParseListDatasetExamplesHTTPResponse(rsp *http.Response) (*ListDatasetExamplesHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDatasetExamplesHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListDatasetExamplesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListDatasetExamplesHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateDatasetExamplesHTTPResponse parses an HTTP response from a CreateDatasetExamplesWithResponse call
+func ParseCreateDatasetExamplesHTTPResponse(rsp *http.Response) (*CreateDatasetExamplesHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateDatasetExamplesHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CreateDatasetExamplesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 499:
+		var dest PrecheckFailed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON499 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers CreateDatasetExamplesHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteDatasetExampleHTTPResponse parses an HTTP response from a DeleteDatasetExampleWithResponse call
+func ParseDeleteDatasetExampleHTTPResponse(rsp *http.Response) (*DeleteDatasetExampleHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteDatasetExampleHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeleteDatasetExampleResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DeleteDatasetExampleHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseSetLabelTagsHTTPResponse parses an HTTP response from a SetLabelTagsWithResponse call
 func ParseSetLabelTagsHTTPResponse(rsp *http.Response) (*SetLabelTagsHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10603,6 +14022,112 @@ func ParseGetLabelVersionHTTPResponse(rsp *http.Response) (*GetLabelVersionHTTPR
 	return response, nil
 }
 
+// ParseCreateDatasetRunHTTPResponse parses an HTTP response from a CreateDatasetRunWithResponse call
+func ParseCreateDatasetRunHTTPResponse(rsp *http.Response) (*CreateDatasetRunHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateDatasetRunHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DatasetRunResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers CreateDatasetRunHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetLabelVersionMetricsHTTPResponse parses an HTTP response from a GetLabelVersionMetricsWithResponse call
+func ParseGetLabelVersionMetricsHTTPResponse(rsp *http.Response) (*GetLabelVersionMetricsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetLabelVersionMetricsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VersionMetricsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetLabelVersionMetricsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListPoliciesHTTPResponse parses an HTTP response from a ListPoliciesWithResponse call
 func ParseListPoliciesHTTPResponse(rsp *http.Response) (*ListPoliciesHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -10855,6 +14380,218 @@ func ParseCreatePolicyVersionHTTPResponse(rsp *http.Response) (*CreatePolicyVers
 	switch {
 	case rsp.StatusCode == 429:
 		var headers CreatePolicyVersionHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseActivatePolicyVersionHTTPResponse parses an HTTP response from a ActivatePolicyVersionWithResponse call
+func ParseActivatePolicyVersionHTTPResponse(rsp *http.Response) (*ActivatePolicyVersionHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ActivatePolicyVersionHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GetPolicyResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ActivatePolicyVersionHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPolicyVersionMetricsHTTPResponse parses an HTTP response from a GetPolicyVersionMetricsWithResponse call
+func ParseGetPolicyVersionMetricsHTTPResponse(rsp *http.Response) (*GetPolicyVersionMetricsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPolicyVersionMetricsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VersionMetricsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetPolicyVersionMetricsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListShadowResultsHTTPResponse parses an HTTP response from a ListShadowResultsWithResponse call
+func ParseListShadowResultsHTTPResponse(rsp *http.Response) (*ListShadowResultsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListShadowResultsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListShadowResultsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListShadowResultsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetShadowStatsHTTPResponse parses an HTTP response from a GetShadowStatsWithResponse call
+func ParseGetShadowStatsHTTPResponse(rsp *http.Response) (*GetShadowStatsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetShadowStatsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ShadowStats
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetShadowStatsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {

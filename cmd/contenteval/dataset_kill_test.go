@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/gen/client"
+	"github.com/contenteval/contenteval/persistence"
+	"github.com/contenteval/contenteval/persistence/persistencetest"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDatasetRunSurvivesSIGKILL runs the real binary on a 3,000-example
+// dataset run and kills it with SIGKILL while the run is being evaluated:
+// some chunks done, some running, some held by a claimer that dies with
+// it. A new process on the same database finishes the run; its counts must
+// be exact (each example counted once) and its results must hold each
+// example once.
+func TestDatasetRunSurvivesSIGKILL(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it twice per backend")
+	}
+	backends := persistencetest.Backends(t)
+	bin := buildBinary(t)
+	for _, b := range backends {
+		t.Run(b.Name, func(t *testing.T) {
+			t.Parallel()
+			datasetKillRun(t, bin, b.Name)
+		})
+	}
+}
+
+// killProc is a contenteval process of a kill test.
+type killProc struct {
+	cmd  *exec.Cmd
+	url  string
+	done chan struct{} // closed when the process has exited
+}
+
+// startKillProc starts `contenteval serve` on dbURL and waits for /readyz.
+func startKillProc(t *testing.T, bin, dbURL, dataDir, keyFile string, jobWorkers int) *killProc {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, "serve", "--role=all", "--addr="+addr, "--database-url="+dbURL,
+		"--data-dir="+dataDir, "--jwt-key-file="+keyFile, "--rate-rps=0", "--log-level=error",
+		"--job-lease=2s", "--job-workers="+strconv.Itoa(jobWorkers), "--job-poll-interval=50ms", "--no-migrate=true")
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	require.NoError(t, cmd.Start())
+	p := &killProc{cmd: cmd, url: "http://" + addr, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(p.url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		require.True(t, time.Now().Before(deadline), "the server did not become ready")
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *killProc) client(t *testing.T, token string) *client.ClientWithResponses {
+	t.Helper()
+	c, err := client.NewClientWithResponses(p.url, client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+		r.Header.Set("Authorization", "Bearer "+token)
+		return nil
+	}))
+	require.NoError(t, err)
+	return c
+}
+
+func (p *killProc) kill(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	<-p.done
+}
+
+func datasetKillRun(t *testing.T, bin, backend string) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	dbURL := "sqlite:" + filepath.Join(dir, "data", "contenteval.db")
+	if backend == "postgres" {
+		dbURL, _, _ = privateSchema(t, "ce_dkill_")
+	}
+	keyFile, dataDir := filepath.Join(dir, "jwt.pem"), filepath.Join(dir, "data")
+	cfg := testConfig(t)
+	cfg.DatabaseURL, cfg.JWTKeyFile, cfg.DataDir = dbURL, keyFile, dataDir
+	m := &Main{Config: cfg, Stdout: io.Discard, Stderr: io.Discard}
+	require.NoError(t, m.Open(ctx, true))
+	defer m.Close()
+	a, err := createAccount(ctx, m, "kill", domain.AccountLabelFirst)
+	require.NoError(t, err)
+	_, token, err := m.Keys.Issue(ctx, a.ID, "kill", 0)
+	require.NoError(t, err)
+
+	// Example i says "buy now" when i is even and is expected TRUE when i
+	// is a multiple of 3: the counts are known in advance.
+	const n = 3000
+	var want [4]int32 // TP FP TN FN
+	inputs := make([]client.DatasetExampleInput, n)
+	for i := range n {
+		text := fmt.Sprintf("example %d: the weather is nice", i)
+		if i%2 == 0 {
+			text = fmt.Sprintf("example %d: buy now", i)
+		}
+		expected := client.EVALUATIONRESULTFALSE
+		if i%3 == 0 {
+			expected = client.EVALUATIONRESULTTRUE
+		}
+		switch pos, exp := i%2 == 0, i%3 == 0; {
+		case pos && exp:
+			want[0]++
+		case pos:
+			want[1]++
+		case !exp:
+			want[2]++
+		default:
+			want[3]++
+		}
+		inputs[i] = client.DatasetExampleInput{ContentData: client.ContentData{Text: &text}, ExpectedOutcome: expected}
+	}
+
+	p := startKillProc(t, bin, dbURL, dataDir, keyFile, 2)
+	c := p.client(t, token)
+	lr, err := c.CreateLabelWithResponse(ctx, client.CreateLabelRequest{Name: "Spam"})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, lr.StatusCode(), "%s", lr.Body)
+	labelID := lr.JSON200.Label.LabelId
+	vr, err := c.CreateLabelVersionWithResponse(ctx, labelID, client.CreateLabelVersionRequest{Text: `=("buy now")`})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, vr.StatusCode(), "%s", vr.Body)
+	for from := 0; from < n; from += 1000 {
+		r, err := c.CreateDatasetExamplesWithResponse(ctx, labelID, client.CreateDatasetExamplesRequest{Examples: inputs[from : from+1000]})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
+	}
+	run := startRun(t, c, labelID, vr.JSON200.LabelVersion.LabelVersionId, nil)
+	chunks := (n + 249) / 250
+
+	type progress struct {
+		State      string `db:"state"`
+		ChunksLeft int    `db:"chunks_left"`
+		Results    int    `db:"results"`
+	}
+	progressNow := func() progress {
+		var s progress
+		require.NoError(t, m.DB.GetContext(ctx, &s, m.DB.Rebind(`SELECT state, chunks_left,
+			(SELECT COUNT(*) FROM dataset_run_results WHERE run_id = r.id) AS results
+			FROM dataset_runs r WHERE id = ?`), run.DatasetRunId))
+		return s
+	}
+	// Kill while the run is evaluated: some chunks done, and some held by
+	// the test as a worker that dies with the process would hold them
+	// (claimed, their lease far from expiring).
+	jobStore := persistence.NewJobs(m.DB)
+	const holder = "held-by-the-test"
+	held := 0
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if held < 2 {
+			now := time.Now()
+			got, err := jobStore.ClaimJobs(ctx, holder, now, now.Add(time.Hour), 2-held, 0)
+			require.NoError(t, err)
+			held += len(got)
+		}
+		s := progressNow()
+		if held > 0 && s.ChunksLeft < chunks {
+			break
+		}
+		require.NotEqual(t, string(domain.DatasetRunCompleted), s.State, "the run finished before the test could kill the process")
+		require.True(t, time.Now().Before(deadline), "waiting for the run to start")
+		time.Sleep(2 * time.Millisecond)
+	}
+	p.kill(t)
+	s := progressNow()
+	t.Logf("killed: run %s, %d of %d chunks left, %d results, %d chunks held", s.State, s.ChunksLeft, chunks, s.Results, held)
+	require.Equal(t, string(domain.DatasetRunRunning), s.State)
+	require.GreaterOrEqual(t, s.ChunksLeft, held, "the held chunks are not done")
+	_, err = m.DB.ExecContext(ctx, m.DB.Rebind(`UPDATE jobs SET lease_expires_at = ? WHERE lease_owner = ?`),
+		persistence.StoredTime(time.Now().Add(-time.Minute)), holder)
+	require.NoError(t, err)
+
+	p = startKillProc(t, bin, dbURL, dataDir, keyFile, 4)
+	c = p.client(t, token)
+	done := waitForRun(t, c, labelID, run.DatasetRunId)
+	require.Equal(t, client.DATASETRUNSTATECOMPLETED, done.State)
+	require.Equal(t, int32(n), done.ExampleCount)
+	require.Equal(t, want, [4]int32{done.TruePositives, done.FalsePositives, done.TrueNegatives, done.FalseNegatives}, "each example counted once")
+	require.Zero(t, done.Failed)
+
+	var rows, distinct int
+	require.NoError(t, m.DB.GetContext(ctx, &rows, m.DB.Rebind(`SELECT COUNT(*) FROM dataset_run_results WHERE run_id = ?`), run.DatasetRunId))
+	require.NoError(t, m.DB.GetContext(ctx, &distinct, m.DB.Rebind(`SELECT COUNT(DISTINCT example_id) FROM dataset_run_results WHERE run_id = ?`), run.DatasetRunId))
+	require.Equal(t, n, rows, "one result per example")
+	require.Equal(t, n, distinct)
+}
