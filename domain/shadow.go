@@ -142,12 +142,19 @@ type ShadowCursor struct {
 	Label       string `json:"l"`
 }
 
+// ShadowFinish is a shadow job's end: the job, its holder and its
+// evaluations (none when it was dropped).
+type ShadowFinish struct {
+	JobID, Owner string
+	Evaluations  []*ShadowEvaluation
+}
+
 // ShadowStore persists shadow evaluations.
 type ShadowStore interface {
-	// FinishShadowJob finishes the shadow job jobID held by owner and
-	// stores its evaluations, in one transaction. Codes: ABORTED when owner
-	// no longer holds the job (nothing is stored).
-	FinishShadowJob(ctx context.Context, jobID, owner string, evals []*ShadowEvaluation, now time.Time) error
+	// FinishShadowJobs finishes shadow jobs and stores their evaluations,
+	// in one transaction; a job its owner no longer holds is skipped with
+	// its evaluations. It returns how many jobs it finished.
+	FinishShadowJobs(ctx context.Context, finishes []ShadowFinish, now time.Time) (int, error)
 	// ShadowStats summarises the account's shadow evaluations by version
 	// versionID, with an entry for each of labels and each other label
 	// found, by name.

@@ -31,30 +31,41 @@ var (
 	shadowResultColumns = strings.Fields(`shadow_version_id job_result_id label active_outcome shadow_outcome disagrees`)
 )
 
-// FinishShadowJob completes the shadow job held by owner and stores its
-// evaluations, all or nothing. Codes: ABORTED; UNAVAILABLE, CANCELED,
-// DEADLINE_EXCEEDED.
-func (s *Shadows) FinishShadowJob(ctx context.Context, jobID, owner string, evals []*domain.ShadowEvaluation, now time.Time) error {
+// FinishShadowJobs completes the shadow jobs still held by their owners
+// and stores their evaluations, in one transaction: under a stream of live
+// jobs, the shadows of one claim share a commit. Codes: UNAVAILABLE,
+// CANCELED, DEADLINE_EXCEEDED.
+func (s *Shadows) FinishShadowJobs(ctx context.Context, finishes []domain.ShadowFinish, now time.Time) (int, error) {
 	now = StoredTime(now)
-	es := rowsInsert{table: "shadow_evaluations", columns: shadowEvaluationColumns, rows: make([][]any, 0, len(evals))}
-	ls := rowsInsert{table: "shadow_results", columns: shadowResultColumns}
-	for _, e := range evals {
-		e.JobCreated, e.Created = StoredTime(e.JobCreated), StoredTime(e.Created)
-		es.rows = append(es.rows, []any{e.ShadowVersionID, e.JobResultID, e.AccountID, e.PolicyID, e.ActiveVersionID,
-			e.JobID, e.JobCreated, e.ContentHash, e.Disagrees, e.Created})
-		for _, l := range e.Labels {
-			ls.rows = append(ls.rows, []any{e.ShadowVersionID, e.JobResultID, l.Label, string(l.Active), string(l.Shadow), l.Disagrees})
-		}
-	}
-	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		if err := guarded(ctx, tx, jobID, `
-			UPDATE jobs
-			SET status = 'completed', completed = ?, updated = ?, lease_owner = NULL, lease_expires_at = NULL
-			WHERE id = ? AND status = 'running' AND lease_owner = ?`, now, now, jobID, owner); err != nil {
-			return err
+	finished := 0
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		finished = 0
+		es := rowsInsert{table: "shadow_evaluations", columns: shadowEvaluationColumns}
+		ls := rowsInsert{table: "shadow_results", columns: shadowResultColumns}
+		for _, f := range finishes {
+			err := guarded(ctx, tx, f.JobID, `
+				UPDATE jobs
+				SET status = 'completed', completed = ?, updated = ?, lease_owner = NULL, lease_expires_at = NULL
+				WHERE id = ? AND status = 'running' AND lease_owner = ?`, now, now, f.JobID, f.Owner)
+			if domain.ErrorCode(err) == domain.Aborted {
+				continue // another holder has it: its evaluations are that one's to store
+			}
+			if err != nil {
+				return err
+			}
+			finished++
+			for _, e := range f.Evaluations {
+				e.JobCreated, e.Created = StoredTime(e.JobCreated), StoredTime(e.Created)
+				es.rows = append(es.rows, []any{e.ShadowVersionID, e.JobResultID, e.AccountID, e.PolicyID, e.ActiveVersionID,
+					e.JobID, e.JobCreated, e.ContentHash, e.Disagrees, e.Created})
+				for _, l := range e.Labels {
+					ls.rows = append(ls.rows, []any{e.ShadowVersionID, e.JobResultID, l.Label, string(l.Active), string(l.Shadow), l.Disagrees})
+				}
+			}
 		}
 		return execInserts(ctx, tx, []rowsInsert{es, ls})
 	})
+	return finished, err
 }
 
 // ShadowStats summarises a shadow version's evaluations. Codes:

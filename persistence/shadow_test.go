@@ -179,10 +179,18 @@ func TestShadows_FinishStatsDisagreements(t *testing.T) {
 			eval("r2", lo("Spam", F, T), lo("Scam", U, T)),   // disagree twice
 			eval("r3", lo("Spam", T, F), lo("Threat", X, X)), // disagree once; FAILED both agree
 		}
-		requireCode(t, store.FinishShadowJob(ctx, "s1", "someone-else", evals, t0), domain.Aborted)
-		require.NoError(t, store.FinishShadowJob(ctx, "s1", "w", evals, t0))
-		requireCode(t, store.FinishShadowJob(ctx, "s1", "w", evals, t0), domain.Aborted)
-		require.NoError(t, store.FinishShadowJob(ctx, "s2", "w", nil, t0), "a dropped evaluation stores nothing")
+		n, err := store.FinishShadowJobs(ctx, []domain.ShadowFinish{{JobID: "s1", Owner: "someone-else", Evaluations: evals}}, t0)
+		require.NoError(t, err)
+		require.Zero(t, n, "a job held by another is skipped, its evaluations with it")
+		n, err = store.FinishShadowJobs(ctx, []domain.ShadowFinish{
+			{JobID: "s1", Owner: "w", Evaluations: evals},
+			{JobID: "s2", Owner: "w"}, // a dropped evaluation stores nothing
+		}, t0)
+		require.NoError(t, err)
+		require.Equal(t, 2, n)
+		n, err = store.FinishShadowJobs(ctx, []domain.ShadowFinish{{JobID: "s1", Owner: "w", Evaluations: evals}}, t0)
+		require.NoError(t, err)
+		require.Zero(t, n, "finished once")
 
 		st, err := store.ShadowStats(ctx, "a1", "shadow-v", []string{"Threat", "Spam", "Scam", "Quiet"})
 		require.NoError(t, err)

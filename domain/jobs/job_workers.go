@@ -36,6 +36,26 @@ func (s *Service) RunWorkers(ctx context.Context) {
 	freed := make(chan struct{}, s.cfg.Concurrency)
 	var running sync.WaitGroup
 	defer running.Wait()
+	// start runs fn in n slots (there are n free).
+	start := func(n int, fn func()) {
+		for range n {
+			slots <- struct{}{}
+		}
+		running.Add(1)
+		go func() {
+			defer running.Done()
+			defer func() {
+				for range n {
+					<-slots
+				}
+				select {
+				case freed <- struct{}{}:
+				default:
+				}
+			}()
+			fn()
+		}()
+	}
 	PollLoop(ctx, s.cfg.PollInterval, s.wake, freed, func() bool {
 		free := s.cfg.Concurrency - len(slots)
 		if free == 0 {
@@ -46,20 +66,18 @@ func (s *Service) RunWorkers(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("claiming jobs", "error", err.Error())
 		}
+		// Each job runs in a slot of its own, but the jobs of a group type
+		// run together, in as many slots.
+		grouped := map[domain.JobType][]*domain.Job{}
 		for _, j := range jobs {
-			slots <- struct{}{}
-			running.Add(1)
-			go func() {
-				defer running.Done()
-				defer func() {
-					<-slots
-					select {
-					case freed <- struct{}{}:
-					default:
-					}
-				}()
-				s.run(ctx, j)
-			}()
+			if _, ok := s.groups[j.Type]; ok {
+				grouped[j.Type] = append(grouped[j.Type], j)
+				continue
+			}
+			start(1, func() { s.run(ctx, j) })
+		}
+		for t, js := range grouped {
+			start(len(js), func() { s.runGroup(ctx, js, s.groups[t]) })
 		}
 		// A full claim may have left more behind, and no slot is free to
 		// wait for anyway.

@@ -24,13 +24,19 @@ func (s *Service) HandleType(t domain.JobType, task Task) {
 	s.tasks[t] = task
 }
 
-// HandleBackgroundType is HandleType for work no client waits for and
-// that must not slow those who do (shadow evaluations): a claimed job of
-// type t starts when this process runs no evaluation for a waiting client,
-// or after backgroundPatience.
-func (s *Service) HandleBackgroundType(t domain.JobType, task Task) {
-	s.tasks[t] = task
-	s.background[t] = true
+// GroupTask runs claimed jobs of one internal type together, each of them
+// to its end as a Task does (the error leaves every job it did not end to
+// its lease's expiry): work whose per-job costs (a transaction to record
+// each) are worth sharing.
+type GroupTask func(ctx context.Context, js []*domain.Job, runner *ItemRunner) error
+
+// HandleBackgroundGroup makes the workers run jobs of type t with task, the
+// jobs of one claim together, as background work: work no client waits
+// for and that must not slow those who do (shadow evaluations). A group
+// starts when this process runs no evaluation for a waiting client, or
+// after backgroundPatience. It must be called before RunWorkers.
+func (s *Service) HandleBackgroundGroup(t domain.JobType, task GroupTask) {
+	s.groups[t] = task
 }
 
 // backgroundPatience bounds how long a background task waits for a gap in
@@ -55,9 +61,6 @@ func (s *Service) run(ctx context.Context, j *domain.Job) {
 	defer cancel()
 	stop := s.renewWhileRunning(tctx, cancel, j)
 	defer stop()
-	if s.background[j.Type] {
-		s.YieldToLive(tctx)
-	}
 	err := task(tctx, j, s.runner)
 	switch {
 	case err == nil:
@@ -68,5 +71,29 @@ func (s *Service) run(ctx context.Context, j *domain.Job) {
 	default:
 		s.log.Error("internal job failed; it will be retried after its lease expires", "job", j.ID,
 			"type", string(j.Type), "attempt", j.Attempts, "error", err.Error())
+	}
+}
+
+// runGroup runs the claimed jobs js of a group type with task.
+func (s *Service) runGroup(ctx context.Context, js []*domain.Job, task GroupTask) {
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, j := range js {
+		stop := s.renewWhileRunning(tctx, cancel, j)
+		defer stop()
+	}
+	s.YieldToLive(tctx)
+	err := task(tctx, js, s.runner)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		for _, j := range js {
+			s.abandon(ctx, j, err)
+		}
+	case tctx.Err() != nil || domain.ErrorCode(err) == domain.Aborted:
+		s.log.Warn("internal jobs' lease lost", "jobs", len(js), "type", string(js[0].Type))
+	default:
+		s.log.Error("internal jobs failed; they will be retried after their lease expires", "jobs", len(js),
+			"type", string(js[0].Type), "error", err.Error())
 	}
 }

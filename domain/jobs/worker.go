@@ -85,11 +85,12 @@ type Service struct {
 	runner   *ItemRunner
 	owner    string // this process's lease owner id
 	log      *slog.Logger
-	// tasks run the internal job types (tasks.go); background ones yield
-	// to live, the evaluations waiting clients wait for.
-	tasks      map[domain.JobType]Task
-	background map[domain.JobType]bool
-	live       *liveWork
+	// tasks and groups run the internal job types (tasks.go); groups
+	// are background work, yielding to live: the evaluations waiting
+	// clients wait for.
+	tasks  map[domain.JobType]Task
+	groups map[domain.JobType]GroupTask
+	live   *liveWork
 
 	wake chan struct{}
 	// bgCtx bounds the jobs this process runs outside a worker (synchronous
@@ -115,7 +116,7 @@ func NewService(jobs domain.JobStore, policies *policies.Service, accounts domai
 		jobs: jobs, policies: policies, accounts: accounts, clock: clock, tokens: tokens,
 		cfg: cfg, runner: runner, owner: domain.NewID(), log: log,
 		wake: make(chan struct{}, 1), bgCtx: ctx, bgCancel: cancel,
-		tasks: map[domain.JobType]Task{}, background: map[domain.JobType]bool{}, live: newLiveWork(),
+		tasks: map[domain.JobType]Task{}, groups: map[domain.JobType]GroupTask{}, live: newLiveWork(),
 	}
 }
 

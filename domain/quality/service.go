@@ -71,7 +71,7 @@ func NewService(d Deps, cfg Config) *Service {
 	s := &Service{d: d, cfg: cfg, plans: rules.NewCache(256)}
 	if d.Jobs != nil {
 		d.Jobs.HandleType(domain.JobTypeDatasetRun, s.runChunk)
-		d.Jobs.HandleBackgroundType(domain.JobTypeShadow, s.runShadow)
+		d.Jobs.HandleBackgroundGroup(domain.JobTypeShadow, s.runShadows)
 	}
 	return s
 }

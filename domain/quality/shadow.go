@@ -20,24 +20,38 @@ const (
 	maxShadowPage     = 1000
 )
 
-// runShadow is the task of a shadow job: it evaluates the live job's
-// content with the shadow version through the item runner, compares every
-// label with the live outcomes recorded with the shadow job, and stores
-// the comparison as it finishes the shadow job. The live job, its results,
-// hits and webhooks are only read.
-func (s *Service) runShadow(ctx context.Context, j *domain.Job, runner *jobs.ItemRunner) error {
-	evals, err := s.shadowEvaluations(ctx, j, runner)
-	if err != nil {
-		if ctx.Err() != nil || j.Attempts < maxShadowAttempts {
+// runShadows is the task of the shadow jobs of one claim: it evaluates
+// each live job's content with its shadow version through the item
+// runner, compares every label with the live outcomes recorded with the
+// shadow job, and stores the comparisons as it finishes the shadow jobs,
+// in one transaction. The live jobs, their results, hits and webhooks are
+// only read.
+func (s *Service) runShadows(ctx context.Context, js []*domain.Job, runner *jobs.ItemRunner) error {
+	finishes := make([]domain.ShadowFinish, 0, len(js))
+	for _, j := range js {
+		evals, err := s.shadowEvaluations(ctx, j, runner)
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
 			return err
+		case j.Attempts < maxShadowAttempts:
+			// Left to its lease's expiry and another attempt.
+			s.d.Log.Warn("shadow evaluation failed; it will be retried", "job", j.ID, "attempt", j.Attempts, "error", err.Error())
+			continue
+		default:
+			s.d.Log.Error("shadow evaluation dropped", "job", j.ID, "attempts", j.Attempts, "error", err.Error())
+			evals = nil
 		}
-		s.d.Log.Error("shadow evaluation dropped", "job", j.ID, "attempts", j.Attempts, "error", err.Error())
-		evals = nil
+		finishes = append(finishes, domain.ShadowFinish{JobID: j.ID, Owner: j.LeaseOwner, Evaluations: evals})
+	}
+	if len(finishes) == 0 {
+		return nil
 	}
 	// The write, too, waits for a gap: on SQLite it would hold the one
 	// write lock a synchronous job's write waits for.
 	s.d.Jobs.YieldToLive(ctx)
-	return s.d.Shadows.FinishShadowJob(ctx, j.ID, j.LeaseOwner, evals, s.d.Clock.Now())
+	_, err := s.d.Shadows.FinishShadowJobs(ctx, finishes, s.d.Clock.Now())
+	return err
 }
 
 func (s *Service) shadowEvaluations(ctx context.Context, j *domain.Job, runner *jobs.ItemRunner) ([]*domain.ShadowEvaluation, error) {
