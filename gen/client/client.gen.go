@@ -2755,6 +2755,7 @@ type ClientInterface interface {
 	//
 	// Lists the label's runs, newest first (label-first accounts only).
 	// `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `pageToken` for `page_token`.
 	//
 	// Corresponds with GET /v1/labels/{labelId}/dataset-runs (the `ListDatasetRuns` operationId).
 	ListDatasetRuns(ctx context.Context, labelId LabelId, params *ListDatasetRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2774,6 +2775,7 @@ type ClientInterface interface {
 	// evaluated, in this run's example order (label-first accounts only). Both runs must
 	// be runs of the label and finished (FAILED_PRECONDITION otherwise).
 	// `page_size` (or `pageSize`): unset or 0 gives 1000; above 1000 is treated as 1000.
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `base_dataset_run_id` for `baseDatasetRunId`, `pageToken` for `page_token`.
 	//
 	// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/compare (the `CompareDatasetRuns` operationId).
 	CompareDatasetRuns(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *CompareDatasetRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2783,6 +2785,7 @@ type ClientInterface interface {
 	// Lists the run's results of the examples evaluated so far, in the run's example order
 	// (the examples' creation order), each with its evaluation report (label-first
 	// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `pageToken` for `page_token`.
 	//
 	// Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/results (the `ListDatasetRunResults` operationId).
 	ListDatasetRunResults(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *ListDatasetRunResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -2794,6 +2797,7 @@ type ClientInterface interface {
 	// A page holds fewer examples than asked rather than more than 16 MiB of content;
 	// `nextPageToken` then continues after its last example. `page_token` (or
 	// `pageToken`) must come from a request for the same label.
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `pageToken` for `page_token`.
 	//
 	// Corresponds with GET /v1/labels/{labelId}/examples (the `ListDatasetExamples` operationId).
 	ListDatasetExamples(ctx context.Context, labelId LabelId, params *ListDatasetExamplesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3034,6 +3038,7 @@ type ClientInterface interface {
 	// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
 	// count against the daily evaluation quota and do not show among the jobs. DRAFT only
 	// stores it. Activate a version with `.../activate`.
+	// Body fields are also accepted in snake_case: `shadow_sample_rate`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3051,6 +3056,7 @@ type ClientInterface interface {
 	// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
 	// count against the daily evaluation quota and do not show among the jobs. DRAFT only
 	// stores it. Activate a version with `.../activate`.
+	// Body fields are also accepted in snake_case: `shadow_sample_rate`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -3084,6 +3090,7 @@ type ClientInterface interface {
 	// another outcome than the live one (policy-first accounts only), by job result (oldest
 	// first) and label. A label one version lacks counts as FALSE for it and is reported
 	// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100; above 1000 is treated as 1000.
+	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`, `page_token` for `pageToken`.
 	//
 	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results (the `ListShadowResults` operationId).
 	ListShadowResults(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *ListShadowResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3924,6 +3931,7 @@ func (c *Client) ArchiveLabel(ctx context.Context, labelId LabelId, reqEditors .
 //
 // Lists the label's runs, newest first (label-first accounts only).
 // `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `pageToken` for `page_token`.
 //
 // Corresponds with GET /v1/labels/{labelId}/dataset-runs (the `ListDatasetRuns` operationId).
 func (c *Client) ListDatasetRuns(ctx context.Context, labelId LabelId, params *ListDatasetRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3963,6 +3971,7 @@ func (c *Client) GetDatasetRun(ctx context.Context, labelId LabelId, datasetRunI
 // evaluated, in this run's example order (label-first accounts only). Both runs must
 // be runs of the label and finished (FAILED_PRECONDITION otherwise).
 // `page_size` (or `pageSize`): unset or 0 gives 1000; above 1000 is treated as 1000.
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `base_dataset_run_id` for `baseDatasetRunId`, `pageToken` for `page_token`.
 //
 // Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/compare (the `CompareDatasetRuns` operationId).
 func (c *Client) CompareDatasetRuns(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *CompareDatasetRunsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -3982,6 +3991,7 @@ func (c *Client) CompareDatasetRuns(ctx context.Context, labelId LabelId, datase
 // Lists the run's results of the examples evaluated so far, in the run's example order
 // (the examples' creation order), each with its evaluation report (label-first
 // accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `pageToken` for `page_token`.
 //
 // Corresponds with GET /v1/labels/{labelId}/dataset-runs/{datasetRunId}/results (the `ListDatasetRunResults` operationId).
 func (c *Client) ListDatasetRunResults(ctx context.Context, labelId LabelId, datasetRunId DatasetRunId, params *ListDatasetRunResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4003,6 +4013,7 @@ func (c *Client) ListDatasetRunResults(ctx context.Context, labelId LabelId, dat
 // A page holds fewer examples than asked rather than more than 16 MiB of content;
 // `nextPageToken` then continues after its last example. `page_token` (or
 // `pageToken`) must come from a request for the same label.
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `pageToken` for `page_token`.
 //
 // Corresponds with GET /v1/labels/{labelId}/examples (the `ListDatasetExamples` operationId).
 func (c *Client) ListDatasetExamples(ctx context.Context, labelId LabelId, params *ListDatasetExamplesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4433,6 +4444,7 @@ func (c *Client) ListPolicyVersions(ctx context.Context, policyId PolicyId, para
 // webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
 // count against the daily evaluation quota and do not show among the jobs. DRAFT only
 // stores it. Activate a version with `.../activate`.
+// Body fields are also accepted in snake_case: `shadow_sample_rate`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4460,6 +4472,7 @@ func (c *Client) CreatePolicyVersionWithBody(ctx context.Context, policyId Polic
 // webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
 // count against the daily evaluation quota and do not show among the jobs. DRAFT only
 // stores it. Activate a version with `.../activate`.
+// Body fields are also accepted in snake_case: `shadow_sample_rate`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4523,6 +4536,7 @@ func (c *Client) GetPolicyVersionMetrics(ctx context.Context, policyId PolicyId,
 // another outcome than the live one (policy-first accounts only), by job result (oldest
 // first) and label. A label one version lacks counts as FALSE for it and is reported
 // OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100; above 1000 is treated as 1000.
+// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`, `page_token` for `pageToken`.
 //
 // Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-results (the `ListShadowResults` operationId).
 func (c *Client) ListShadowResults(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, params *ListShadowResultsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -7717,6 +7731,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Lists the label's runs, newest first (label-first accounts only).
 	// `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `pageToken` for `page_token`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7740,6 +7755,7 @@ type ClientWithResponsesInterface interface {
 	// evaluated, in this run's example order (label-first accounts only). Both runs must
 	// be runs of the label and finished (FAILED_PRECONDITION otherwise).
 	// `page_size` (or `pageSize`): unset or 0 gives 1000; above 1000 is treated as 1000.
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `base_dataset_run_id` for `baseDatasetRunId`, `pageToken` for `page_token`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7751,6 +7767,7 @@ type ClientWithResponsesInterface interface {
 	// Lists the run's results of the examples evaluated so far, in the run's example order
 	// (the examples' creation order), each with its evaluation report (label-first
 	// accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `pageToken` for `page_token`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -7764,6 +7781,7 @@ type ClientWithResponsesInterface interface {
 	// A page holds fewer examples than asked rather than more than 16 MiB of content;
 	// `nextPageToken` then continues after its last example. `page_token` (or
 	// `pageToken`) must come from a request for the same label.
+	// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `pageToken` for `page_token`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -8022,6 +8040,7 @@ type ClientWithResponsesInterface interface {
 	// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
 	// count against the daily evaluation quota and do not show among the jobs. DRAFT only
 	// stores it. Activate a version with `.../activate`.
+	// Body fields are also accepted in snake_case: `shadow_sample_rate`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8039,6 +8058,7 @@ type ClientWithResponsesInterface interface {
 	// webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
 	// count against the daily evaluation quota and do not show among the jobs. DRAFT only
 	// stores it. Activate a version with `.../activate`.
+	// Body fields are also accepted in snake_case: `shadow_sample_rate`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -8076,6 +8096,7 @@ type ClientWithResponsesInterface interface {
 	// another outcome than the live one (policy-first accounts only), by job result (oldest
 	// first) and label. A label one version lacks counts as FALSE for it and is reported
 	// OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100; above 1000 is treated as 1000.
+	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`, `page_token` for `pageToken`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -11647,6 +11668,7 @@ func (c *ClientWithResponses) ArchiveLabelWithResponse(ctx context.Context, labe
 //
 // Lists the label's runs, newest first (label-first accounts only).
 // `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `pageToken` for `page_token`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11682,6 +11704,7 @@ func (c *ClientWithResponses) GetDatasetRunWithResponse(ctx context.Context, lab
 // evaluated, in this run's example order (label-first accounts only). Both runs must
 // be runs of the label and finished (FAILED_PRECONDITION otherwise).
 // `page_size` (or `pageSize`): unset or 0 gives 1000; above 1000 is treated as 1000.
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `base_dataset_run_id` for `baseDatasetRunId`, `pageToken` for `page_token`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11699,6 +11722,7 @@ func (c *ClientWithResponses) CompareDatasetRunsWithResponse(ctx context.Context
 // Lists the run's results of the examples evaluated so far, in the run's example order
 // (the examples' creation order), each with its evaluation report (label-first
 // accounts only). `page_size` (or `pageSize`): unset or 0 gives 100; above 1000 is treated as 1000.
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `pageToken` for `page_token`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -11718,6 +11742,7 @@ func (c *ClientWithResponses) ListDatasetRunResultsWithResponse(ctx context.Cont
 // A page holds fewer examples than asked rather than more than 16 MiB of content;
 // `nextPageToken` then continues after its last example. `page_token` (or
 // `pageToken`) must come from a request for the same label.
+// Also accepted (snake_case and camelCase aliases): `pageSize` for `page_size`, `pageToken` for `page_token`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -12090,6 +12115,7 @@ func (c *ClientWithResponses) ListPolicyVersionsWithResponse(ctx context.Context
 // webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
 // count against the daily evaluation quota and do not show among the jobs. DRAFT only
 // stores it. Activate a version with `.../activate`.
+// Body fields are also accepted in snake_case: `shadow_sample_rate`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12113,6 +12139,7 @@ func (c *ClientWithResponses) CreatePolicyVersionWithBodyWithResponse(ctx contex
 // webhooks (see shadow-stats, shadow-results, metrics); shadow evaluations do not
 // count against the daily evaluation quota and do not show among the jobs. DRAFT only
 // stores it. Activate a version with `.../activate`.
+// Body fields are also accepted in snake_case: `shadow_sample_rate`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -12168,6 +12195,7 @@ func (c *ClientWithResponses) GetPolicyVersionMetricsWithResponse(ctx context.Co
 // another outcome than the live one (policy-first accounts only), by job result (oldest
 // first) and label. A label one version lacks counts as FALSE for it and is reported
 // OUTCOME_UNSPECIFIED. `pageSize` (or `page_size`): unset or 0 gives 100; above 1000 is treated as 1000.
+// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`, `page_token` for `pageToken`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
