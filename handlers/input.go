@@ -17,9 +17,10 @@ import (
 )
 
 // Bounds of a JSON body by kind of operation (DESIGN §15). Operations that
-// carry content (a contentData field: jobs, streams, label evaluation) take
-// bodies up to Config.BodyLimit; their values are bounded by what a full job
-// needs: 1,000 per item at the default 100 items (metadata included). The
+// carry content (a contentData field: jobs, streams, label evaluation,
+// dataset examples) take bodies up to Config.BodyLimit; their values are
+// bounded by what a full job needs: 1,000 per item at the default 100 items
+// (metadata included). The
 // others hold names, ids and rule text and take far less. A decoded value
 // costs the validator some 100 to 300 bytes, so 100,000 of them stay within
 // the 64 MiB DESIGN §15 allows besides 8x the body.
@@ -49,10 +50,27 @@ func (s *Server) setInputRules() {
 	small := otherBodyAllowance + 8*int64(s.cfg.RuleTextMaxBytes)
 	for _, o := range s.ops {
 		o.input = inputRules{schema: jsonBodySchema(o.spec), bodyLimit: min(small, limit), maxValues: otherMaxValues}
-		if o.input.schema != nil && o.input.schema.Properties["contentData"] != nil {
+		if carriesContent(o.input.schema) {
 			o.input.bodyLimit, o.input.maxValues = limit, contentMaxValues
 		}
 	}
+}
+
+// carriesContent reports whether a body schema carries content: a
+// contentData field, or a list of items that have one (dataset examples).
+func carriesContent(schema *openapi3.Schema) bool {
+	if schema == nil {
+		return false
+	}
+	if schema.Properties["contentData"] != nil {
+		return true
+	}
+	for _, p := range schema.Properties {
+		if p.Value != nil && p.Value.Items != nil && p.Value.Items.Value != nil && p.Value.Items.Value.Properties["contentData"] != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // guardInput refuses, before anything decodes or stores them, path and query

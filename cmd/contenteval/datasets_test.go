@@ -438,3 +438,38 @@ func TestDatasetRuns_ShareTheQueueFairly(t *testing.T) {
 		require.Equal(t, client.DATASETRUNSTATECOMPLETED, waitForRun(t, c, id, run.DatasetRunId).State)
 	})
 }
+
+// TestDatasetExamples_LargeCallsAndTheLabelLimit: a call of 1,000 examples
+// of 4 KiB (a 4 MiB body) is content, not rule text, and is taken; a label
+// holds 10,000 examples and not one more.
+func TestDatasetExamples_LargeCallsAndTheLabelLimit(t *testing.T) {
+	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		c := env.labelClient()
+		label := env.createLabel(env.LabelFirst.Token, map[string]any{"name": "Big"})
+		id := *label.LabelId
+		call := func(n, size int) *client.CreateDatasetExamplesHTTPResponse {
+			in := make([]client.DatasetExampleInput, n)
+			for i := range in {
+				text := fmt.Sprintf("%d %s", i, strings.Repeat("x", size))
+				in[i] = client.DatasetExampleInput{ContentData: client.ContentData{Text: &text}, ExpectedOutcome: client.EVALUATIONRESULTFALSE}
+			}
+			r, err := c.CreateDatasetExamplesWithResponse(ctx, id, client.CreateDatasetExamplesRequest{Examples: in})
+			require.NoError(t, err)
+			return r
+		}
+		r := call(1000, 4096)
+		require.Equal(t, http.StatusOK, r.StatusCode(), "%.300s", r.Body)
+		for range 9 {
+			r = call(1000, 10)
+			require.Equal(t, http.StatusOK, r.StatusCode(), "%.300s", r.Body)
+		}
+		r = call(1, 10)
+		require.Equal(t, http.StatusBadRequest, r.StatusCode(), "%.300s", r.Body)
+		require.Contains(t, string(r.Body), `"field":"examples"`)
+		lr, err := c.ListDatasetExamplesWithResponse(ctx, id, &client.ListDatasetExamplesParams{PageSize: ptr[int32](1000)})
+		require.NoError(t, err)
+		require.Len(t, lr.JSON200.Examples, 1000)
+		require.NotNil(t, lr.JSON200.NextPageToken)
+	})
+}

@@ -93,8 +93,8 @@ func run(ctx context.Context, o options) error {
 	}
 	var report strings.Builder
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Fprintf(&report, "`go run ./bench/cmd/qualityload -examples %d -runs %d -rate %g -d %s -rounds %d` on %s, %s/%s, %d CPUs; load average at start: %s\n",
-		o.examples, o.runs, o.rate, o.duration, o.rounds, time.Now().UTC().Format("2006-01-02 15:04 MST"),
+	fmt.Fprintf(&report, "`go run ./bench/cmd/qualityload %s` on %s, %s/%s, %d CPUs; load average at start: %s\n",
+		strings.Join(os.Args[1:], " "), time.Now().UTC().Format("2006-01-02 15:04 MST"),
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), strings.TrimSpace(string(load)))
 	for _, b := range strings.Split(o.backends, ",") {
 		dbURL := "sqlite:" + filepath.Join(dir, b, "contenteval.db")
