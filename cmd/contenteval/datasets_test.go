@@ -447,7 +447,7 @@ func TestDatasetExamples_LargeCallsAndTheLabelLimit(t *testing.T) {
 		ctx := context.Background()
 		c := env.labelClient()
 		label := env.createLabel(env.LabelFirst.Token, map[string]any{"name": "Big"})
-		id := *label.LabelId
+		id := label.LabelId
 		call := func(n, size int) *client.CreateDatasetExamplesHTTPResponse {
 			in := make([]client.DatasetExampleInput, n)
 			for i := range in {
