@@ -823,7 +823,7 @@ type DatasetRun struct {
 	TruePositives int32           `json:"truePositives"`
 }
 
-// DatasetRunChange defines model for DatasetRunChange.
+// DatasetRunChange An example whose outcome differs between the runs; `baseOutcome` is its outcome in the base run, `outcome` in this run.
 type DatasetRunChange struct {
 	// BaseOutcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
 	BaseOutcome     Outcome          `json:"baseOutcome"`
