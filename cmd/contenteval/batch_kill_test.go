@@ -4,13 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -70,45 +66,8 @@ func batchKillRun(t *testing.T, bin, backend string) {
 	_, token, err := m.Keys.Issue(ctx, a.ID, "kill", 0)
 	require.NoError(t, err)
 
-	type proc struct {
-		cmd  *exec.Cmd
-		url  string
-		done chan struct{} // closed when the process has exited
-	}
-	start := func(jobWorkers int) *proc {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addr := ln.Addr().String()
-		ln.Close()
-		cmd := exec.Command(bin, "serve", "--role=all", "--addr="+addr, "--database-url="+dbURL,
-			"--data-dir="+dataDir, "--jwt-key-file="+keyFile, "--rate-rps=0", "--log-level=error",
-			"--job-lease=2s", "--job-workers="+strconv.Itoa(jobWorkers), "--job-poll-interval=50ms", "--no-migrate=true")
-		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-		require.NoError(t, cmd.Start())
-		p := &proc{cmd: cmd, url: "http://" + addr, done: make(chan struct{})}
-		go func() { _ = cmd.Wait(); close(p.done) }()
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-p.done:
-			case <-time.After(20 * time.Second):
-				_ = cmd.Process.Kill()
-			}
-		})
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			resp, err := http.Get(p.url + "/readyz")
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					return p
-				}
-			}
-			require.True(t, time.Now().Before(deadline), "the server did not become ready")
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	clientOf := func(p *proc) *client.ClientWithResponses {
+	start := func(jobWorkers int) *killProc { return startKillProc(t, bin, dbURL, dataDir, keyFile, jobWorkers) }
+	clientOf := func(p *killProc) *client.ClientWithResponses {
 		registerContractHost(p.url)
 		c, err := client.NewClientWithResponses(p.url, client.WithHTTPClient(specClient), client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 			r.Header.Set("Authorization", "Bearer "+token)
@@ -117,7 +76,7 @@ func batchKillRun(t *testing.T, bin, backend string) {
 		require.NoError(t, err)
 		return c
 	}
-	kill := func(p *proc) {
+	kill := func(p *killProc) {
 		require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
 		<-p.done
 	}
@@ -179,7 +138,7 @@ func batchKillRun(t *testing.T, bin, backend string) {
 	}
 	// killWhen kills p once ready holds, failing the test if the batch
 	// gets past the states in before it does.
-	killWhen := func(p *proc, what string, pause time.Duration, before []domain.BatchState, ready func(progress) bool) progress {
+	killWhen := func(p *killProc, what string, pause time.Duration, before []domain.BatchState, ready func(progress) bool) progress {
 		deadline := time.Now().Add(3 * time.Minute)
 		for {
 			s := progressNow()
