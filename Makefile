@@ -3,7 +3,7 @@ GO        ?= go
 PG_URL    ?= postgres://root@127.0.0.1:5432/test?sslmode=disable
 GOTESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: ocr-tools proto-tools generate-proto test-sdk-js test-client-ts run test test-postgres generate verify verify-mod lint lint-go lint-staticcheck lint-openapi bench fuzz docs-assets node_modules build
+.PHONY: ocr-tools proto-tools generate-proto test-sdk-js test-client-ts console verify-console browser-tools test-console run test test-postgres generate verify verify-mod lint lint-go lint-staticcheck lint-openapi bench fuzz docs-assets node_modules build
 
 ## run: start the server on :8080 with the embedded SQLite database (./data)
 run:
@@ -31,6 +31,24 @@ test-sdk-js: node_modules
 ## a real server, on SQLite and the local PostgreSQL (test/client-ts)
 test-client-ts: node_modules
 	CONTENTEVAL_TEST_DATABASE_URL='$(PG_URL)' $(GO) test $(GOTESTFLAGS) -run '^TestTypeScriptClient$$' ./cmd/contenteval/
+
+## console: build the review console (console/README.md) into console/dist, which is committed and
+## embedded: types generated from openapi.yaml (openapi-typescript), tsc --strict, then esbuild
+console: node_modules
+	npx --no-install openapi-typescript openapi.yaml -o console/src/generated/schema.d.ts
+	npx --no-install tsc -p console
+	node console/build.mjs
+
+## verify-console: fail when the committed console/dist is not what make console builds
+verify-console: console
+	git diff --exit-code -- console/dist || (echo "console/dist is stale: run make console and commit" >&2; exit 1)
+	@test -z "$$(git status --porcelain -- console/dist)" || (echo "console/dist has uncommitted files: run make console and commit" >&2; exit 1)
+
+## test-console: the review console in headless Chromium (playwright-core) against a real server, on SQLite
+## and the local PostgreSQL; screenshots of every page go to .artifacts/console/<backend>
+test-console: node_modules browser-tools media-tools
+	CONTENTEVAL_CONSOLE_ARTIFACTS='$(CURDIR)/.artifacts/console' CONTENTEVAL_TEST_DATABASE_URL='$(PG_URL)' \
+	  $(GO) test $(GOTESTFLAGS) -run '^TestConsoleBrowser$$' ./cmd/contenteval/
 
 ## generate: regenerate gen/ from openapi.yaml and proto/ (never edit gen/ by hand)
 generate: generate-proto
@@ -107,6 +125,12 @@ ocr-tools:
 	@command -v tesseract >/dev/null 2>&1 || { \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tesseract-ocr tesseract-ocr-eng; }
+
+## browser-tools: install Debian's chromium (the console's browser tests and bench drive it headless) when missing
+browser-tools:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium; }
 
 ## proto-tools: install protoc (protobuf-compiler, with the well-known .proto files) from Debian when missing
 proto-tools:

@@ -137,6 +137,7 @@ func TestLayers(t *testing.T) {
 		{"safehttp", true, only("domain"), "adapters implement the kernel's ports"},
 		{"media", true, only("domain", "safehttp"), "adapters implement the kernel's ports"},
 		{"modelbackend", true, only("domain"), "adapters implement the kernel's ports"},
+		{"console", true, func(string) bool { return true }, "the console's assets reach the server only through the public API"},
 		{"persistence", true, in("handlers", "grpcapi", "gen", "cmd", "precheck", "media", "ocr", "safehttp", "blobstore", "modelbackend"), "persistence implements the kernel's ports and knows no adapter nor API"},
 	}
 	for _, tc := range tests {

@@ -88,7 +88,15 @@ section_quality() {
   go run ./bench/cmd/qualityload ${QUALITYLOAD_FLAGS:--runs 3 -rate 100 -d 10s -rounds 12}
 }
 
-SECTIONS=(http jobs labelhits batch grpc joblist model quality)
+# section_console (issue 17): the review console in headless Chromium: the compressed JavaScript
+# of the first load of /console/ (target < 300 KB) and the page of a job with 1,000 label hits
+# (target < 1 s), against a 1-hit job. Needs chromium (make browser-tools), node_modules and
+# ffmpeg. Results: bench/results/console.md.
+section_console() {
+  CONTENTEVAL_BENCH_CONSOLE=1 go test -count=1 -run '^TestConsoleBench$' -v -timeout 20m ./cmd/contenteval/ | grep -vE '^(=== RUN|PASS$)'
+}
+
+SECTIONS=(http jobs labelhits batch grpc joblist model quality console)
 
 all=$(IFS=,; echo "${SECTIONS[*]}")
 IFS=, read -r -a wanted <<<"${BENCH:-$all}"

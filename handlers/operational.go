@@ -7,6 +7,7 @@ import (
 	"time"
 
 	contenteval "github.com/contenteval/contenteval"
+	"github.com/contenteval/contenteval/console"
 	"github.com/contenteval/contenteval/domain"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,6 +51,11 @@ func (s *Server) registerOperational(e *echo.Echo) {
 		c.Response().Header().Set("Cache-Control", "public, max-age=86400")
 		return c.Blob(http.StatusOK, "application/javascript", bundle)
 	})
+	// The review console: static files that call the API above like any
+	// client (DESIGN §13); they carry their own Content-Security-Policy.
+	ui := echo.WrapHandler(console.Handler())
+	e.Match([]string{http.MethodGet, http.MethodHead}, "/console", ui)
+	e.Match([]string{http.MethodGet, http.MethodHead}, console.Prefix+"*", ui)
 }
 
 type httpMetrics struct {
@@ -87,6 +93,8 @@ func (m *httpMetrics) middleware(s *Server) echo.MiddlewareFunc {
 				op = o.id
 			} else if p := c.Path(); p == "/healthz" || p == "/readyz" || p == "/metrics" || p == "/openapi.yaml" || p == "/docs" {
 				op = p[1:]
+			} else if p == "/console" || p == console.Prefix+"*" {
+				op = "console"
 			}
 			m.requests.WithLabelValues(op, httpCode(c.Response().Status)).Inc()
 			m.latency.WithLabelValues(op).Observe(time.Since(start).Seconds())

@@ -25,13 +25,12 @@ func requireFFmpeg(t *testing.T) {
 	}
 }
 
-// TestVideoJob drives a video with captions through POST /v1/jobs and reads
-// its timed hits: the worker's media path end to end.
-func TestVideoJob(t *testing.T) {
+// twoSceneVideo makes a 4 s video of two scenes of 2 s (red, then blue)
+// with a tone, and returns its path.
+func twoSceneVideo(t *testing.T) string {
+	t.Helper()
 	requireFFmpeg(t)
-	dir := t.TempDir()
-	video := filepath.Join(dir, "v.mp4")
-	// Two scenes of 2 s (red, then blue), with a tone.
+	video := filepath.Join(t.TempDir(), "v.mp4")
 	out, err := exec.Command("ffmpeg", "-nostdin", "-v", "error",
 		"-f", "lavfi", "-i", "color=c=red:s=160x120:d=2:r=10",
 		"-f", "lavfi", "-i", "color=c=blue:s=160x120:d=2:r=10",
@@ -39,7 +38,13 @@ func TestVideoJob(t *testing.T) {
 		"-filter_complex", "[0:v][1:v]concat=n=2:v=1:a=0[v]", "-map", "[v]", "-map", "2:a",
 		"-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac", "-shortest", video).CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	data, err := os.ReadFile(video)
+	return video
+}
+
+// TestVideoJob drives a video with captions through POST /v1/jobs and reads
+// its timed hits: the worker's media path end to end.
+func TestVideoJob(t *testing.T) {
+	data, err := os.ReadFile(twoSceneVideo(t))
 	require.NoError(t, err)
 	captions := "WEBVTT\n\n00:00:00.500 --> 00:00:01.500\nhello there\n\n00:00:02.500 --> 00:00:03.500\ni will kill you\n"
 

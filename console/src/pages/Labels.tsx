@@ -1,0 +1,144 @@
+// Labels of a label-first account: the list (with archived ones on
+// request) and a form to create one.
+import { useState } from "preact/hooks";
+import { api, must, type Schemas } from "../api";
+import { Empty, ErrorNote, Show } from "../components/States";
+import { formatTime } from "../format";
+import { useLoad } from "../hooks";
+import { href, navigate } from "../router";
+
+type Label = Schemas["Label"];
+
+export function Labels() {
+  const [archived, setArchived] = useState(false);
+  const [tokens, setTokens] = useState<string[]>([""]);
+  const token = tokens[tokens.length - 1] ?? "";
+  const labels = useLoad(
+    () =>
+      must(
+        api.GET("/v1/labels", {
+          params: { query: { page_size: 50, ...(archived ? { include_archived: true } : {}), ...(token ? { page_token: token } : {}) } },
+        }),
+      ),
+    [archived, token],
+  );
+
+  return (
+    <section aria-labelledby="labels-title">
+      <h1 id="labels-title">Labels</h1>
+      <NewLabel />
+      <label class="inline">
+        <input
+          type="checkbox"
+          checked={archived}
+          onChange={(e) => {
+            setArchived(e.currentTarget.checked);
+            setTokens([""]);
+          }}
+        />{" "}
+        Show archived labels
+      </label>
+      <Show value={labels} what="labels">
+        {(page) => (
+          <>
+            {page.labels.length === 0 ? <Empty>No labels yet. Create one above.</Empty> : <LabelTable labels={page.labels} />}
+            <nav class="pager" aria-label="Pages of labels">
+              <button type="button" disabled={tokens.length <= 1} onClick={() => setTokens(tokens.slice(0, -1))}>
+                Previous page
+              </button>
+              <span>Page {tokens.length}</span>
+              <button type="button" disabled={!page.nextPageToken} onClick={() => page.nextPageToken && setTokens([...tokens, page.nextPageToken])}>
+                Next page
+              </button>
+            </nav>
+          </>
+        )}
+      </Show>
+    </section>
+  );
+}
+
+function LabelTable({ labels }: { labels: readonly Label[] }) {
+  return (
+    <div class="table-wrap">
+      <table class="labels">
+        <caption class="visually-hidden">Labels, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Description</th>
+            <th scope="col">Tags</th>
+            <th scope="col">State</th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {labels.map((l) => (
+            <tr key={l.labelId} data-label-id={l.labelId}>
+              <td data-label="Name">
+                <a href={href(["labels", l.labelId])}>{l.name}</a>
+              </td>
+              <td data-label="Description">{l.description}</td>
+              <td data-label="Tags">
+                {l.tags.map((t) => (
+                  <span key={t.labelTagId} class="tag">
+                    {t.name}
+                  </span>
+                ))}
+              </td>
+              <td data-label="State">{l.archivedAt ? "archived" : l.disabled ? "disabled" : "active"}</td>
+              <td data-label="Created">{formatTime(l.created)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function NewLabel() {
+  const [open, setOpen] = useState(false);
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  if (!open) {
+    return (
+      <button type="button" onClick={() => setOpen(true)}>
+        New label
+      </button>
+    );
+  }
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await must(api.POST("/v1/labels", { body: { name, ...(description ? { description } : {}) } }));
+      navigate(href(["labels", r.label.labelId], { tab: "editor" }));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="card" onSubmit={submit} aria-label="New label">
+      <label>
+        Name
+        <input type="text" required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </label>
+      <label>
+        Description
+        <input type="text" maxLength={10000} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+      </label>
+      <button type="submit" disabled={busy}>
+        Create label
+      </button>
+      <button type="button" class="link" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+      <ErrorNote error={error} />
+    </form>
+  );
+}

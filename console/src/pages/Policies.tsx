@@ -1,0 +1,267 @@
+// Policies of a policy-first account and, for one policy, its versions
+// (the active one marked) and an editor that publishes a new version,
+// which becomes the active one.
+//
+// Issue 16 adds activating an older version and shadow versions (their
+// agreement stats and disagreements) here when its endpoints land
+// (console/README.md, "Pages to come").
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, api, must, type Schemas } from "../api";
+import { RuleEditor } from "../components/RuleEditor";
+import { Empty, ErrorNote, Show } from "../components/States";
+import { formatTime, shortId } from "../format";
+import { useLoad } from "../hooks";
+import { href, navigate, type Route } from "../router";
+
+type Policy = Schemas["Policy"];
+type Version = Schemas["PolicyVersion"];
+
+export function Policies() {
+  const [tokens, setTokens] = useState<string[]>([""]);
+  const token = tokens[tokens.length - 1] ?? "";
+  const policies = useLoad(() => must(api.GET("/v1/policies", { params: { query: { pageSize: 50, ...(token ? { pageToken: token } : {}) } } })), [token]);
+  return (
+    <section aria-labelledby="policies-title">
+      <h1 id="policies-title">Policies</h1>
+      <NewPolicy />
+      <Show value={policies} what="policies">
+        {(page) => (
+          <>
+            {page.policies.length === 0 ? (
+              <Empty>No policies yet.</Empty>
+            ) : (
+              <div class="table-wrap">
+                <table class="policies">
+                  <caption class="visually-hidden">Policies, newest first</caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Key</th>
+                      <th scope="col">Policy id</th>
+                      <th scope="col">Active version</th>
+                      <th scope="col">Updated</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {page.policies.map((p) => (
+                      <tr key={p.policyId} data-policy={p.policyId}>
+                        <td data-label="Key">
+                          <a href={href(["policies", p.policyId])}>{p.policyKey}</a>
+                          {p.disabled && <span class="badge">disabled</span>}
+                        </td>
+                        <td data-label="Policy id" class="mono">
+                          {p.policyId}
+                        </td>
+                        <td data-label="Active version" class="mono">
+                          {shortId(p.activeVersionId)}
+                        </td>
+                        <td data-label="Updated">{formatTime(p.updated)}</td>
+                      </tr>
+                    ))}
+                  </tbody>
+                </table>
+              </div>
+            )}
+            <nav class="pager" aria-label="Pages of policies">
+              <button type="button" disabled={tokens.length <= 1} onClick={() => setTokens(tokens.slice(0, -1))}>
+                Previous page
+              </button>
+              <span>Page {tokens.length}</span>
+              <button type="button" disabled={!page.nextPageToken} onClick={() => page.nextPageToken && setTokens([...tokens, page.nextPageToken])}>
+                Next page
+              </button>
+            </nav>
+          </>
+        )}
+      </Show>
+    </section>
+  );
+}
+
+const starter = `LABEL "Threat": "remove" {\n    =("i will kill you")\n}\n`;
+
+function NewPolicy() {
+  const [open, setOpen] = useState(false);
+  const [key, setKey] = useState("");
+  const [text, setText] = useState(starter);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  if (!open) {
+    return (
+      <button type="button" onClick={() => setOpen(true)}>
+        New policy
+      </button>
+    );
+  }
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await must(api.POST("/v1/policies", { body: { policyKey: key, text } }));
+      navigate(href(["policies", r.policy.policyId]));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const compileErrors = error instanceof ApiError ? error.compilationErrors() : [];
+  return (
+    <form class="card" onSubmit={submit} aria-label="New policy">
+      <label>
+        Policy key
+        <input type="text" required maxLength={128} pattern="[A-Za-z0-9][A-Za-z0-9._\-]*" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
+      </label>
+      <RuleEditor id="new-policy-rules" label="Policy" kind="RULES_KIND_POLICY" value={text} onChange={setText} extraErrors={compileErrors} />
+      <button type="submit" disabled={busy}>
+        Create policy
+      </button>
+      <button type="button" class="link" onClick={() => setOpen(false)}>
+        Cancel
+      </button>
+      {compileErrors.length === 0 && <ErrorNote error={error} />}
+    </form>
+  );
+}
+
+async function loadVersions(policyId: string): Promise<Version[]> {
+  const out: Version[] = [];
+  let pageToken: string | undefined;
+  do {
+    const page = await must(
+      api.GET("/v1/policies/{policyId}/versions", { params: { path: { policyId }, query: { pageSize: 1000, ...(pageToken ? { pageToken } : {}) } } }),
+    );
+    out.push(...page.policyVersions);
+    pageToken = page.nextPageToken;
+  } while (pageToken && out.length < 10_000);
+  return out;
+}
+
+export function PolicyDetail({ policyId, route }: { policyId: string; route: Route }) {
+  const policy = useLoad(() => must(api.GET("/v1/policies/{policyId}", { params: { path: { policyId } } })).then((r) => r.policy), [policyId]);
+  const versions = useLoad(() => loadVersions(policyId), [policyId]);
+  const selected = route.query.get("version") ?? "";
+  const reload = () => {
+    policy.reload();
+    versions.reload();
+  };
+  return (
+    <Show value={policy} what="policy">
+      {(p) => (
+        <article class="policy" data-policy={p.policyId}>
+          <p class="crumbs">
+            <a href={href(["policies"])}>Policies</a> /
+          </p>
+          <h1>
+            Policy <span class="policy-key">{p.policyKey}</span>
+          </h1>
+          <dl class="facts">
+            <div>
+              <dt>Policy id</dt>
+              <dd class="mono">{p.policyId}</dd>
+            </div>
+            <div>
+              <dt>Active version</dt>
+              <dd class="mono">{p.activeVersionId}</dd>
+            </div>
+            <div>
+              <dt>Created</dt>
+              <dd>{formatTime(p.created)}</dd>
+            </div>
+            <div>
+              <dt>Jobs</dt>
+              <dd>
+                <a href={href(["jobs"], { policy: p.policyId })}>Jobs of this policy</a>
+              </dd>
+            </div>
+          </dl>
+          <Show value={versions} what="versions">
+            {(vs) => <PolicyVersions policy={p} versions={vs} selected={selected} onCreated={reload} />}
+          </Show>
+        </article>
+      )}
+    </Show>
+  );
+}
+
+function PolicyVersions({ policy, versions, selected, onCreated }: { policy: Policy; versions: readonly Version[]; selected: string; onCreated: () => void }) {
+  const active = versions.find((v) => v.policyVersionId === policy.activeVersionId);
+  const shown = versions.find((v) => v.policyVersionId === selected) ?? active ?? versions[versions.length - 1];
+  const [text, setText] = useState(shown?.text ?? "");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => setText(shown?.text ?? ""), [shown?.policyVersionId]);
+  const compileErrors = error instanceof ApiError ? error.compilationErrors() : [];
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await must(api.POST("/v1/policies/{policyId}/versions", { params: { path: { policyId: policy.policyId } }, body: { text } }));
+      onCreated();
+      navigate(href(["policies", policy.policyId], { version: r.policyVersion.policyVersionId }));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <>
+      <section aria-labelledby="pv-title">
+        <h2 id="pv-title">Versions</h2>
+        <div class="table-wrap">
+          <table>
+            <caption class="visually-hidden">Versions of {policy.policyKey}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Version</th>
+                <th scope="col">Created</th>
+                <th scope="col">Complexity</th>
+                <th scope="col">Tokens</th>
+              </tr>
+            </thead>
+            <tbody>
+              {versions.map((v) => (
+                <tr key={v.policyVersionId} class={v === shown ? "selected" : undefined} data-version={v.policyVersionId}>
+                  <td data-label="Version">
+                    <a href={href(["policies", policy.policyId], { version: v.policyVersionId })} aria-current={v === shown ? "true" : undefined}>
+                      v{v.sequentialVersion}
+                    </a>
+                    {v.policyVersionId === policy.activeVersionId && <span class="badge active">active</span>}
+                  </td>
+                  <td data-label="Created">{formatTime(v.created)}</td>
+                  <td data-label="Complexity">{v.complexityScore.toFixed(2)}</td>
+                  <td data-label="Tokens">{v.tokenCountsV2.dslTokenCount}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        {shown && (
+          <>
+            <h3>
+              v{shown.sequentialVersion} <span class="mono meta">{shown.policyVersionId}</span>
+            </h3>
+            <pre class="rules" data-version-text={shown.policyVersionId}>
+              {shown.text}
+            </pre>
+          </>
+        )}
+      </section>
+      <section aria-labelledby="edit-title">
+        <h2 id="edit-title">New version</h2>
+        <form onSubmit={submit} aria-label={`New version of ${policy.policyKey}`}>
+          <p class="meta">A new version becomes the policy's active version at once.</p>
+          <RuleEditor id="policy-rules" label="Policy" kind="RULES_KIND_POLICY" value={text} onChange={setText} extraErrors={compileErrors} />
+          <button type="submit" disabled={busy || text.trim() === ""}>
+            Publish and activate
+          </button>
+          {compileErrors.length === 0 && <ErrorNote error={error} />}
+        </form>
+      </section>
+    </>
+  );
+}

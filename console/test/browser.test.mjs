@@ -1,0 +1,464 @@
+// The review console in a real headless Chromium against a real server
+// (cmd/contenteval/console_browser_test.go starts it and passes its URL,
+// two API keys and a captioned video in the environment). Each test is
+// what a moderator or a policy author does; every page is photographed
+// into CONTENTEVAL_CONSOLE_ARTIFACTS.
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { artifacts, baseUrl, call, env, launch, screenshot, watch } from "./harness.mjs";
+
+const policyKey = env("CONTENTEVAL_POLICY_KEY");
+const labelKey = env("CONTENTEVAL_LABEL_KEY");
+const videoFile = process.env.CONTENTEVAL_VIDEO_FILE ?? "";
+
+// Markup that would run or show as markup if the console ever parsed text
+// from the API as HTML. Each sets a different value, to tell which leaked.
+const xss = {
+  label: `<img src=x onerror="window.__xss='label'">`,
+  rule: `<script>window.__xss='rule'</script>`,
+  metaKey: `<b id="xss-meta-key">k</b>`,
+  metaValue: `<img src=x onerror="window.__xss='meta'">`,
+  labelName: `<img src=x onerror="window.__xss='labelname'">Threat`,
+  description: `<svg onload="window.__xss='description'">`,
+};
+
+const policyText = `LABEL "Threat": "remove" {
+    =("i will kill you")
+}
+SECTION "Spam": "review" {
+    =("buy now")
+}
+`;
+const xssPolicyText = `LABEL "${xss.label.replaceAll('"', "'")}": "remove" {
+    =("${xss.rule.replaceAll("'", "")}")
+}
+`;
+
+const seeded = {};
+let browser;
+
+before(async () => {
+  browser = await launch();
+  const p = await call(policyKey, "POST", "/v1/policies", { policyKey: "console", text: policyText });
+  seeded.policyId = p.policy.policyId;
+  const text = await call(policyKey, "POST", "/v1/jobs", {
+    policyId: seeded.policyId,
+    waitForCompletion: true,
+    contentData: [{ text: "Hello there. I will kill you, and then buy now!", metadata: { source: "forum", postId: "42" } }],
+  });
+  assert.equal(text.job.status, "JOB_STATUS_COMPLETED");
+  seeded.textJob = text.job.jobUuid;
+  const failed = await call(policyKey, "POST", "/v1/jobs", {
+    policyId: seeded.policyId,
+    waitForCompletion: true,
+    contentData: [{ videoUrl: "https://example.invalid/v.mp4" }],
+  });
+  assert.equal(failed.job.status, "JOB_STATUS_FAILED");
+  seeded.failedJob = failed.job.jobUuid;
+  if (videoFile) {
+    const captions = "WEBVTT\n\n00:00:00.500 --> 00:00:01.500\nhello there\n\n00:00:02.500 --> 00:00:03.500\ni will kill you\n";
+    const video = await call(policyKey, "POST", "/v1/jobs", {
+      policyId: seeded.policyId,
+      waitForCompletion: true,
+      contentData: [{ video: readFileSync(videoFile).toString("base64"), captions }],
+    });
+    assert.equal(video.job.status, "JOB_STATUS_COMPLETED", JSON.stringify(video.job.error));
+    seeded.videoJob = video.job.jobUuid;
+  }
+  const xp = await call(policyKey, "POST", "/v1/policies", { policyKey: "markup", text: xssPolicyText });
+  const xj = await call(policyKey, "POST", "/v1/jobs", {
+    policyId: xp.policy.policyId,
+    waitForCompletion: true,
+    contentData: [{ text: `look: ${xss.rule.replaceAll("'", "")} here`, metadata: { [xss.metaKey]: xss.metaValue } }],
+  });
+  assert.equal(xj.job.status, "JOB_STATUS_COMPLETED");
+  seeded.xssPolicy = xp.policy.policyId;
+  seeded.xssJob = xj.job.jobUuid;
+  console.log(`# screenshots: ${artifacts()}`);
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+async function newPage(width = 1280, height = 900) {
+  const context = await browser.newContext({ viewport: { width, height } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  const watcher = await watch(page);
+  return { context, page, watcher };
+}
+
+async function signIn(page, key) {
+  await page.goto(`${baseUrl()}/console/`);
+  await page.getByLabel("API key").fill(key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator("nav[aria-label=Main]").waitFor();
+}
+
+test("serving: the page and its files carry a strict CSP and no cookies", async () => {
+  const r = await fetch(`${baseUrl()}/console/`);
+  assert.equal(r.status, 200);
+  const csp = r.headers.get("content-security-policy") ?? "";
+  for (const d of ["default-src 'none'", "script-src 'self'", "style-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"]) {
+    assert.ok(csp.includes(d), `CSP lacks ${d}: ${csp}`);
+  }
+  assert.ok(!/unsafe-inline|unsafe-eval/.test(csp), csp);
+  assert.equal(r.headers.get("set-cookie"), null);
+  const html = await r.text();
+  assert.ok(!/<script(?![^>]*\bsrc=)[^>]*>/i.test(html), "index.html has an inline script");
+  assert.ok(!/\sstyle=/i.test(html), "index.html has an inline style");
+  const js = await fetch(`${baseUrl()}/console/app.js`, { headers: { "Accept-Encoding": "gzip" } });
+  assert.equal(js.status, 200);
+  assert.match(js.headers.get("content-type") ?? "", /javascript/);
+  assert.equal((await fetch(`${baseUrl()}/console/nope.js`)).status, 404);
+});
+
+test("sign in, find a job by its policy, read its highlighted span, give feedback and see it listed", async () => {
+  const { context, page, watcher } = await newPage();
+  await page.goto(`${baseUrl()}/console/`);
+  await page.getByRole("heading", { name: "Sign in" }).waitFor();
+  await screenshot(page, "sign-in");
+  // A wrong key is refused on the page.
+  await page.getByLabel("API key").fill("not-a-key");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator(".note.error").waitFor();
+  await signIn(page, policyKey);
+
+  // No cookie anywhere; the key is in this tab's sessionStorage.
+  assert.deepEqual(await context.cookies(), []);
+  assert.equal(await page.evaluate(() => document.cookie), "");
+  assert.equal(await page.evaluate(() => sessionStorage.getItem("contenteval.apiKey")), policyKey);
+
+  await page.locator("table.jobs").waitFor();
+  await screenshot(page, "jobs");
+  await page.getByLabel("Policy id").fill(seeded.policyId);
+  await page.getByLabel("Status").selectOption("JOB_STATUS_COMPLETED");
+  await page.getByRole("button", { name: "Apply" }).click();
+  // The filter keeps the completed jobs of the policy (not the failed one).
+  const want = seeded.videoJob ? 2 : 1;
+  await page.waitForFunction((n) => location.hash.includes("policy=") && document.querySelectorAll("tr[data-job]").length === n, want);
+  const row = page.locator(`tr[data-job="${seeded.textJob}"]`);
+  await row.getByRole("link").click();
+
+  await page.locator(`article.job[data-job="${seeded.textJob}"]`).waitFor();
+  const marks = await page.locator(".flagged mark").allTextContents();
+  assert.deepEqual(marks, ["I will kill you", "buy now"]);
+  assert.equal(await page.locator(".flagged mark").first().getAttribute("data-start"), "13");
+  // The report tree: the rule's text and score under its section.
+  const threat = page.locator('details.section[data-section="Threat"]');
+  assert.equal(await threat.getAttribute("open"), "");
+  assert.match(await threat.locator("code.rule-text").first().textContent(), /i will kill you/);
+  assert.match(await page.locator("table.metadata").first().textContent(), /postId\s*42/);
+
+  await threat.getByRole("button", { name: "Threat was right (TRUE)" }).click();
+  await threat.locator(".saved").waitFor();
+  const fb = page.locator("table.feedback-list tbody tr");
+  await fb.first().waitFor();
+  assert.match(await fb.first().textContent(), /Threat.*TRUE.*TRUE/);
+  await screenshot(page, "job-text");
+  await watcher.assertClean();
+  await context.close();
+});
+
+test("a video job: the timeline marker at the hit's time, its bounds, feedback on the occurrence", { skip: !videoFile && "no CONTENTEVAL_VIDEO_FILE" }, async () => {
+  const { context, page, watcher } = await newPage();
+  await signIn(page, policyKey);
+  await page.goto(`${baseUrl()}/console/#/jobs/${seeded.videoJob}`);
+  const marker = page.locator('svg rect.marker[data-start-ms="2500"]');
+  await marker.waitFor();
+  assert.equal(await marker.getAttribute("aria-label"), "Threat at 00:00:02.500–00:00:03.500");
+  const end = Number(await page.locator(".timeline svg").getAttribute("data-end-ms"));
+  assert.equal(await marker.getAttribute("x"), `${((2500 / end) * 100).toFixed(3)}%`);
+  // The marker's box sits where 2.5 s falls on the drawn axis.
+  const box = await marker.boundingBox();
+  const svg = await page.locator(".timeline svg").boundingBox();
+  assert.ok(Math.abs(box.x - (svg.x + (svg.width * 2500) / end)) < 2, `marker at ${box.x}, svg ${svg.x}+${svg.width}`);
+
+  await marker.click();
+  const detail = page.locator(".hit-detail");
+  await detail.waitFor();
+  assert.match(await detail.textContent(), /Frame segment\s*00:00:02\.000–00:00:04\.000/);
+  assert.match(await detail.textContent(), /Transcript chunk\s*00:00:02\.500–00:00:03\.500/);
+  assert.deepEqual(await detail.locator("mark").allTextContents(), ["i will kill you"]);
+  await detail.getByRole("button", { name: "Threat at 00:00:02.500 was wrong (should be FALSE)" }).click();
+  await detail.locator(".saved").waitFor();
+  await page.locator("table.feedback-list tbody tr", { hasText: "VIDEO 00:00:02.500–00:00:03.500" }).waitFor();
+  assert.match(await page.locator("table.feedback-list tbody tr").first().textContent(), /Threat.*VIDEO 00:00:02\.500–00:00:03\.500.*FALSE/);
+  await screenshot(page, "job-video");
+  // By keyboard: the hit's row button selects it and the panel takes the focus.
+  await detail.getByRole("button", { name: "Close" }).click();
+  await page.getByRole("button", { name: "Select Threat at 00:00:02.500–00:00:03.500" }).focus();
+  await page.keyboard.press("Enter");
+  await page.waitForFunction(() => document.activeElement?.classList.contains("hit-detail"));
+  await watcher.assertClean();
+  await context.close();
+});
+
+test("jobs: pages of 10 through the page tokens, and the error state of an unknown job", async () => {
+  for (let i = 0; i < 10; i++) {
+    await call(policyKey, "POST", "/v1/jobs", { policyId: seeded.policyId, contentData: [{ text: `filler ${i}` }] });
+  }
+  const { context, page, watcher } = await newPage();
+  await signIn(page, policyKey);
+  await page.getByLabel("Per page").selectOption("10");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await page.waitForFunction(() => location.hash.includes("size=10") && document.querySelectorAll("tr[data-job]").length === 10);
+  const first = await page.locator("tr[data-job]").first().getAttribute("data-job");
+  await page.getByRole("button", { name: "Next page" }).click();
+  await page.getByText("Page 2").waitFor();
+  await page.waitForFunction((f) => document.querySelectorAll("tr[data-job]").length > 0 && !document.querySelector(`tr[data-job="${f}"]`), first);
+  const second = await page.locator("tr[data-job]").allTextContents();
+  assert.ok(second.length >= 4, `page 2 has ${second.length} jobs`);
+  await page.getByRole("button", { name: "Previous page" }).click();
+  await page.locator(`tr[data-job="${first}"]`).waitFor();
+
+  await page.goto(`${baseUrl()}/console/#/jobs/no-such-job`);
+  await page.locator('[data-state="not-found"]').waitFor();
+  assert.match(await page.locator('[data-state="not-found"]').textContent(), /No such job/);
+  await screenshot(page, "job-not-found");
+  await watcher.assertClean();
+  await context.close();
+});
+
+test("states: loading, error with a retry, empty, and a refused key back to sign-in", async () => {
+  const { context, page, watcher } = await newPage();
+  await signIn(page, policyKey);
+  // Loading: the batch list is held until the page has shown its state.
+  let release;
+  const held = new Promise((r) => (release = r));
+  await page.route("**/v1/batch-jobs*", async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto(`${baseUrl()}/console/#/batches`);
+  await page.locator('[data-state="loading"]').waitFor();
+  await screenshot(page, "state-loading");
+  release();
+  await page.locator('[data-state="loading"]').waitFor({ state: "detached" });
+  await page.unroute("**/v1/batch-jobs*");
+
+  // Error: the server is unavailable once; Try again reads it again.
+  await page.route("**/v1/policies?*", (route) =>
+    route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ code: 14, message: "database is not reachable" }) }),
+  );
+  await page.goto(`${baseUrl()}/console/#/policies`);
+  const error = page.locator('[data-state="error"]');
+  await error.waitFor();
+  assert.match(await error.textContent(), /Could not load policies.*database is not reachable/);
+  await screenshot(page, "state-error");
+  await page.unroute("**/v1/policies?*");
+  await error.getByRole("button", { name: "Try again" }).click();
+  await page.locator("table.policies").waitFor();
+
+  // Empty: a filter nothing matches.
+  await page.goto(`${baseUrl()}/console/#/jobs?policy=no-such-policy`);
+  await page.locator('[data-state="empty"]', { hasText: "No jobs match these filters." }).waitFor();
+  await screenshot(page, "state-empty");
+
+  // A key the server stops accepting ends the session.
+  await page.route("**/v1/jobs?*", (route) =>
+    route.fulfill({ status: 401, contentType: "application/json", body: JSON.stringify({ code: 16, message: "the API key was revoked" }) }),
+  );
+  await page.getByLabel("Per page").selectOption("50");
+  await page.getByRole("button", { name: "Apply" }).click();
+  await page.getByRole("heading", { name: "Sign in" }).waitFor();
+  assert.match(await page.locator(".signin .note").textContent(), /refused the API key/);
+  assert.equal(await page.evaluate(() => sessionStorage.getItem("contenteval.apiKey")), null);
+  await watcher.assertClean();
+  await context.close();
+});
+
+test("a failed job shows its JobError", async () => {
+  const { context, page, watcher } = await newPage();
+  await signIn(page, policyKey);
+  await page.goto(`${baseUrl()}/console/#/jobs/${seeded.failedJob}`);
+  const box = page.locator('.job-error[data-reason="JOB_ERROR_REASON_VIDEO_SOURCE_UNREACHABLE"]');
+  await box.waitFor();
+  assert.match(await box.textContent(), /The job failed/);
+  await screenshot(page, "job-failed");
+  await watcher.assertClean();
+  await context.close();
+});
+
+test("policies: versions, the editor's live check, a new active version; batch jobs; other pages are forbidden", async () => {
+  const { context, page, watcher } = await newPage();
+  await signIn(page, policyKey);
+  await page.getByRole("link", { name: "Policies" }).click();
+  await page.locator("table.policies").waitFor();
+  await screenshot(page, "policies");
+  await page.getByRole("link", { name: "console", exact: true }).click();
+  await page.locator("pre.rules").waitFor();
+  const editor = page.getByLabel("Policy", { exact: true });
+  await editor.fill(`LABEL "Threat": "remove" {\n    =("i will kill you"\n}\n`);
+  await page.locator('.check-errors li[data-line="3"]').waitFor();
+  assert.equal(await page.locator('.gutter .ln.err[data-line="3"]').count(), 1);
+  await screenshot(page, "policy-error");
+  await editor.fill(policyText + `SECTION "Scam": "review" {\n    =("wire the money")\n}\n`);
+  await page.locator('.check-status[data-check="ok"]').waitFor();
+  await page.getByRole("button", { name: "Publish and activate" }).click();
+  await page.locator("tr", { hasText: "v2" }).locator(".badge.active").waitFor();
+  await screenshot(page, "policy");
+
+  // A batch: state, progress and the output link once complete.
+  const b = await call(policyKey, "POST", "/v1/batch-jobs", { policyId: seeded.policyId, name: "console batch" });
+  const up = await fetch(b.inputFileUploadUrl, { method: "PUT", headers: { "Content-Type": "text/csv" }, body: "ref_id,type,content\na,text,buy now\nb,text,hello\n" });
+  assert.equal(up.status, 200);
+  await page.getByRole("link", { name: "Batch jobs" }).click();
+  const batchRow = page.locator(`tr[data-batch="${b.batchJobId}"][data-state="BATCH_JOB_STATE_COMPLETED"]`);
+  await batchRow.waitFor({ timeout: 60_000 });
+  assert.match(await batchRow.textContent(), /2 done, 0 failed, of 2/);
+  const link = batchRow.getByRole("link", { name: "Download output" });
+  const out = await fetch(await link.getAttribute("href"));
+  assert.equal(out.status, 200);
+  assert.equal((await out.text()).trim().split("\n").length, 2);
+  await screenshot(page, "batches");
+
+  // A label-first page with a policy-first key: the forbidden state.
+  await page.goto(`${baseUrl()}/console/#/labels`);
+  await page.locator('[data-state="forbidden"]').waitFor();
+  await screenshot(page, "forbidden");
+  await watcher.assertClean();
+  await context.close();
+});
+
+test("labels: a version with an error shown at its line, fixed, published and tried", async () => {
+  const { context, page, watcher } = await newPage();
+  await signIn(page, labelKey);
+  await page.getByRole("link", { name: "Labels" }).click();
+  await page.locator('[data-state="empty"]').waitFor();
+  await page.getByRole("button", { name: "New label" }).click();
+  await page.getByLabel("Name").fill(xss.labelName);
+  await page.getByLabel("Description").fill(xss.description);
+  await page.getByRole("button", { name: "Create label" }).click();
+
+  const editor = page.getByLabel("Rules");
+  await editor.waitFor();
+  await editor.fill(`=("i will kill you")\nFOO("buy now")\n`);
+  const err = page.locator(".check-errors li").first();
+  await err.waitFor();
+  assert.equal(await err.getAttribute("data-line"), "2");
+  assert.equal(await page.locator('.gutter .ln.err[data-line="2"]').count(), 1);
+  await screenshot(page, "label-editor-error");
+  // The error's button puts the caret on its line.
+  await err.getByRole("button").click();
+  const caret = await editor.evaluate((t) => t.value.slice(0, t.selectionStart).split("\n").length);
+  assert.equal(caret, 2);
+
+  await editor.fill(`=("i will kill you")\n=("${xss.rule.replaceAll("'", "")}")\n`);
+  await page.locator('.check-status[data-check="ok"]').waitFor();
+  await page.getByRole("button", { name: "Publish version" }).click();
+  await page.locator("[data-created-version]").waitFor();
+  await screenshot(page, "label-editor-ok");
+
+  await page.getByRole("link", { name: "try it", exact: true }).click();
+  await page.getByLabel("Text").fill("well, i will kill you");
+  await page.getByRole("button", { name: "Evaluate" }).click();
+  await page.locator(".try-result mark").waitFor();
+  assert.deepEqual(await page.locator(".try-result mark").allTextContents(), ["i will kill you"]);
+  await screenshot(page, "label-try");
+
+  await page.getByRole("link", { name: "Versions" }).click();
+  await page.locator("pre.rules").waitFor();
+  assert.match(await page.locator("pre.rules").textContent(), /<script>/);
+  await screenshot(page, "label-versions");
+  await watcher.assertClean();
+  await context.close();
+});
+
+test("markup in content, label names, metadata and rule texts is shown as text everywhere", async () => {
+  const { context, page, watcher } = await newPage();
+  const leaked = async (where) => {
+    assert.equal(await page.evaluate(() => window.__xss), undefined, `script ran on ${where}`);
+    assert.equal(await page.locator("main img, main script, main svg[onload], #xss-meta-key").count(), 0, `markup became elements on ${where}`);
+  };
+  await signIn(page, policyKey);
+  await page.goto(`${baseUrl()}/console/#/jobs/${seeded.xssJob}`);
+  await page.locator("article.job details.section").first().waitFor();
+  const body = await page.locator("main").textContent();
+  for (const s of [xss.label.replaceAll('"', "'"), xss.rule.replaceAll("'", ""), xss.metaKey, xss.metaValue]) {
+    assert.ok(body.includes(s), `${s} is not shown as text`);
+  }
+  // The mark is the span the server flagged (its matcher leaves out the
+  // outer "<" and ">"), as text.
+  const marked = await page.locator(".flagged mark").allTextContents();
+  assert.equal(marked.length, 1);
+  assert.ok(xss.rule.replaceAll("'", "").includes(marked[0]) && marked[0].includes("</script"), marked[0]);
+  await leaked("the job page");
+  await screenshot(page, "xss-job");
+  await page.goto(`${baseUrl()}/console/#/policies/${seeded.xssPolicy}`);
+  await page.locator("pre.rules").waitFor();
+  assert.ok((await page.locator("pre.rules").textContent()).includes(xss.rule.replaceAll("'", "")));
+  await leaked("the policy page");
+
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await signIn(page, labelKey);
+  await page.getByRole("link", { name: "Labels" }).click();
+  await page.locator("table.labels").waitFor();
+  await screenshot(page, "labels");
+  assert.ok((await page.locator("table.labels").textContent()).includes(xss.labelName));
+  await leaked("the labels page");
+  await page.locator("table.labels a").first().click();
+  await page.locator(".label-name").waitFor();
+  assert.equal(await page.locator(".label-name").textContent(), xss.labelName);
+  assert.ok((await page.locator("main").textContent()).includes(xss.description));
+  await leaked("the label page");
+  await screenshot(page, "xss-label");
+  // The label-first account's evaluation job: its report names the label.
+  await page.getByRole("link", { name: "Jobs" }).click();
+  await page.locator("table.jobs a").first().click();
+  await page.locator("article.job details.section").first().waitFor();
+  await leaked("the label job page");
+  await watcher.assertClean();
+  await context.close();
+});
+
+test("keyboard: skip link, then tab to a job and open it with Enter", async () => {
+  const { context, page, watcher } = await newPage();
+  await signIn(page, policyKey);
+  await page.goto(`${baseUrl()}/console/#/jobs`);
+  await page.reload();
+  await page.locator("table.jobs").waitFor();
+  await page.keyboard.press("Tab");
+  assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Skip to content");
+  let found = false;
+  for (let i = 0; i < 40 && !found; i++) {
+    await page.keyboard.press("Tab");
+    found = await page.evaluate(() => document.activeElement?.matches('table.jobs a[href^="#/jobs/"]') ?? false);
+  }
+  assert.ok(found, "no job link within 40 tab stops");
+  const target = await page.evaluate(() => document.activeElement.getAttribute("href"));
+  await page.keyboard.press("Enter");
+  await page.locator("article.job").waitFor();
+  assert.equal(await page.evaluate(() => location.hash), target);
+  // The new page's content has the focus.
+  assert.equal(await page.evaluate(() => document.activeElement?.id), "main");
+  // The report folds with the keyboard.
+  await page.locator("details.section summary").first().focus();
+  const wasOpen = await page.locator("details.section").first().evaluate((d) => d.open);
+  await page.keyboard.press("Enter");
+  assert.equal(await page.locator("details.section").first().evaluate((d) => d.open), !wasOpen);
+  await watcher.assertClean();
+  await context.close();
+});
+
+test("390 px: the pages fit the width of a phone", async () => {
+  const { context, page, watcher } = await newPage(390, 844);
+  await signIn(page, policyKey);
+  for (const [name, hash, ready] of [
+    ["jobs", "#/jobs", "table.jobs"],
+    ["job-text", `#/jobs/${seeded.textJob}`, "details.section"],
+    ...(seeded.videoJob ? [["job-video", `#/jobs/${seeded.videoJob}`, "svg rect.marker"]] : []),
+    ["policies", "#/policies", "table.policies"],
+    ["batches", "#/batches", "main h1"],
+  ]) {
+    await page.goto(`${baseUrl()}/console/${hash}`);
+    await page.locator(ready).first().waitFor();
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    assert.ok(overflow <= 0, `${name} is ${overflow}px wider than the screen`);
+    await screenshot(page, `390-${name}`);
+  }
+  await watcher.assertClean();
+  await context.close();
+});
