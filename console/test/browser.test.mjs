@@ -90,6 +90,21 @@ async function newPage(width = 1280, height = 900) {
   return { context, page, watcher };
 }
 
+// until polls a condition of the server (through its API) until it holds:
+// the console shows what the server has, so a test first waits for the
+// server, then reads the page.
+async function until(what, cond, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await cond()) return;
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// ratio is the console's rendering of a precision, recall or F1.
+const ratio = (v) => (v === undefined ? "–" : `${(v * 100).toFixed(1)}%`);
+
 async function signIn(page, key) {
   await page.goto(`${baseUrl()}/console/`);
   await page.getByLabel("API key").fill(key);
@@ -295,11 +310,26 @@ test("policies: versions, the editor's live check, a new active version; batch j
   await page.locator('.check-errors li[data-line="3"]').waitFor();
   assert.equal(await page.locator('.gutter .ln.err[data-line="3"]').count(), 1);
   await screenshot(page, "policy-error");
-  await editor.fill(policyText + `SECTION "Scam": "review" {\n    =("wire the money")\n}\n`);
+  const v2Text = policyText + `SECTION "Scam": "review" {\n    =("wire the money")\n}\n`;
+  await editor.fill(v2Text);
   await page.locator('.check-status[data-check="ok"]').waitFor();
   await page.getByRole("button", { name: "Publish and activate" }).click();
   await page.locator("tr", { hasText: "v2" }).locator(".badge.active").waitFor();
   await screenshot(page, "policy");
+
+  // The first version's live metrics, as the API gives them (the text job was evaluated with it).
+  const versions = (await call(policyKey, "GET", `/v1/policies/${seeded.policyId}/versions`)).policyVersions;
+  const v1 = versions.find((v) => v.sequentialVersion === 1).policyVersionId;
+  const apiMetrics = (await call(policyKey, "GET", `/v1/policies/${seeded.policyId}/versions/${v1}/metrics`)).metrics;
+  const threatMetrics = apiMetrics.find((m) => m.label === "Threat");
+  assert.ok(threatMetrics.evaluations >= 1, JSON.stringify(apiMetrics));
+  await page.locator("tr", { hasText: "v1" }).getByRole("link", { name: "v1" }).click();
+  const metricsRow = page.locator('table.metrics tr[data-metric-label="Threat"]');
+  await metricsRow.waitFor();
+  assert.equal(await metricsRow.locator('td[data-label="Evaluations"]').textContent(), String(threatMetrics.evaluations));
+  assert.equal(await metricsRow.locator('td[data-label="Annotations"]').textContent(), String(threatMetrics.annotations));
+  assert.equal(await metricsRow.locator('[data-metric="precision"]').textContent(), ratio(threatMetrics.precision));
+  await screenshot(page, "policy-metrics");
 
   // A batch: state, progress and the output link once complete.
   const b = await call(policyKey, "POST", "/v1/batch-jobs", { policyId: seeded.policyId, name: "console batch" });
@@ -315,6 +345,42 @@ test("policies: versions, the editor's live check, a new active version; batch j
   assert.equal((await out.text()).trim().split("\n").length, 2);
   await screenshot(page, "batches");
 
+  // A shadow version: published from the editor, it evaluates a live job after its result;
+  // its stats and the disagreement show, and Activate makes it the active version.
+  await page.goto(`${baseUrl()}/console/#/policies/${seeded.policyId}`);
+  await page.locator("pre.rules").waitFor();
+  await editor.fill(v2Text.replace(`=("i will kill you")\n`, `=("i will kill you")\n    =("i will end you")\n`));
+  await page.locator('.check-status[data-check="ok"]').waitFor();
+  await page.getByLabel(/shadow: evaluated on live jobs/).check();
+  await page.getByLabel("Share of live jobs (0 to 1)").fill("1");
+  await page.getByRole("button", { name: "Publish as shadow" }).click();
+  const v3Row = page.locator("tr", { hasText: "v3" });
+  await v3Row.locator(".badge.shadow").waitFor();
+  const live = await call(policyKey, "POST", "/v1/jobs", { policyId: seeded.policyId, waitForCompletion: true, contentData: [{ text: "i will end you" }] });
+  const v3 = (await call(policyKey, "GET", `/v1/policies/${seeded.policyId}`)).policy.shadowVersionId;
+  assert.ok(v3);
+  await until("the shadow evaluation", async () => (await call(policyKey, "GET", `/v1/policies/${seeded.policyId}/versions/${v3}/shadow-stats`)).evaluated === 1);
+  await page.locator(".shadow").getByRole("button", { name: "Refresh" }).click();
+  await page.locator('.shadow-summary[data-evaluated="1"]').waitFor();
+  assert.match(await page.locator(".shadow-summary").textContent(), /1 live results evaluated: 0 agreed on every label, 1 did not/);
+  assert.match(await page.locator('table.shadow-labels tr[data-shadow-label="Threat"]').textContent(), /Threat\s*0\s*1\s*0/);
+  const disagreement = page.locator(`table.disagreements tr[data-job="${live.job.jobUuid}"]`);
+  assert.match(await disagreement.textContent(), /Threat\s*FALSE\s*TRUE/);
+  // The shadow's live metrics count its evaluation of the live job.
+  const v3Metrics = (await call(policyKey, "GET", `/v1/policies/${seeded.policyId}/versions/${v3}/metrics`)).metrics.find((m) => m.label === "Threat");
+  assert.equal(v3Metrics.evaluations, 1);
+  await page.locator(".live-metrics").getByRole("button", { name: "Refresh" }).click();
+  await page.locator('table.metrics tr[data-metric-label="Threat"] td[data-label="Evaluations"]', { hasText: "1" }).waitFor();
+  await screenshot(page, "policy-shadow");
+  await disagreement.getByRole("link").click();
+  await page.locator(`article.job[data-job="${live.job.jobUuid}"]`).waitFor();
+  await page.goBack();
+  await page.getByRole("button", { name: "Activate v3" }).click();
+  await v3Row.locator(".badge.active").waitFor();
+  const activated = (await call(policyKey, "GET", `/v1/policies/${seeded.policyId}`)).policy;
+  assert.equal(activated.activeVersionId, v3);
+  assert.equal(activated.shadowVersionId, undefined);
+
   // A label-first page with a policy-first key: the forbidden state.
   await page.goto(`${baseUrl()}/console/#/labels`);
   await page.locator('[data-state="forbidden"]').waitFor();
@@ -323,7 +389,7 @@ test("policies: versions, the editor's live check, a new active version; batch j
   await context.close();
 });
 
-test("labels: a version with an error shown at its line, fixed, published and tried", async () => {
+test("labels: a version with an error shown at its line, fixed, published and tried; examples, dataset runs, compare, metrics", async () => {
   const { context, page, watcher } = await newPage();
   await signIn(page, labelKey);
   await page.getByRole("link", { name: "Labels" }).click();
@@ -363,6 +429,74 @@ test("labels: a version with an error shown at its line, fixed, published and tr
   await page.locator("pre.rules").waitFor();
   assert.match(await page.locator("pre.rules").textContent(), /<script>/);
   await screenshot(page, "label-versions");
+
+  // Examples with known outcomes under v1: 2 TP, 1 FP, 2 FN, 1 TN.
+  const tabs = page.locator("nav.tabs");
+  await tabs.getByRole("link", { name: "Examples" }).click();
+  const lines = [
+    "TRUE well, i will kill you",
+    "TRUE i will kill you now",
+    "TRUE you are dead to me",
+    "TRUE i shall end you",
+    "FALSE i will kill you at chess",
+    "FALSE have a nice day",
+  ];
+  await page.getByLabel(/^Examples, one per line/).fill(["not an example", ...lines].join("\n"));
+  await page.locator(".parse-errors", { hasText: "line 1: start with TRUE or FALSE" }).waitFor();
+  await page.getByLabel(/^Examples, one per line/).fill(lines.join("\n"));
+  await page.getByRole("button", { name: "Add 6 examples" }).click();
+  await page.locator('[data-added="6"]').waitFor();
+  await page.locator("table.examples tbody tr").nth(5).waitFor();
+  await screenshot(page, "label-examples");
+
+  await tabs.getByRole("link", { name: "Dataset runs" }).click();
+  await page.getByRole("button", { name: "Run on the dataset" }).click();
+  const done = page.locator('table.runs tbody tr[data-state="DATASET_RUN_STATE_COMPLETED"]');
+  await done.first().waitFor({ timeout: 60_000 });
+  // precision 2/3, recall 2/4, F1 4/7, accuracy 3/6
+  assert.equal(await done.first().locator('[data-metric="precision"]').textContent(), "66.7%");
+  assert.equal(await done.first().locator('[data-metric="recall"]').textContent(), "50.0%");
+  assert.equal(await done.first().locator('[data-metric="f1"]').textContent(), "57.1%");
+  assert.equal(await done.first().locator('[data-metric="accuracy"]').textContent(), "50.0%");
+  await screenshot(page, "label-dataset-runs");
+  await done.first().getByRole("link").first().click();
+  await page.locator(".result").first().waitFor();
+  assert.deepEqual((await page.locator(".result").evaluateAll((els) => els.map((e) => e.dataset.kind))).sort(), ["fn", "fn", "fp"]);
+  assert.deepEqual(await page.locator('.result[data-kind="fp"] > .flagged-text mark').allTextContents(), ["i will kill you"]);
+  await screenshot(page, "label-run-results");
+
+  // A second version catches "you are dead": its run, compared with the first, lists
+  // exactly that example, fixed.
+  const labelId = await page.locator("article.label").getAttribute("data-label-id");
+  await call(labelKey, "POST", `/v1/labels/${labelId}/versions`, { text: `=("i will kill you")\n=("you are dead")\n` });
+  await page.goto(`${baseUrl()}/console/#/labels/${labelId}?tab=runs`);
+  await page.reload();
+  await page.getByRole("button", { name: "Run on the dataset" }).click();
+  await page.locator('table.runs tbody tr[data-state="DATASET_RUN_STATE_COMPLETED"]').nth(1).waitFor({ timeout: 60_000 });
+  const newest = page.locator("table.runs tbody tr").first();
+  assert.match(await newest.locator('td[data-label="Version"]').textContent(), /^v2$/);
+  assert.equal(await newest.locator('[data-metric="recall"]').textContent(), "75.0%");
+  await newest.locator('td[data-label="Compare"] a').click();
+  await page.locator("table.changes").waitFor();
+  const changes = page.locator("table.changes tbody tr");
+  assert.equal(await changes.count(), 1);
+  assert.equal(await changes.first().getAttribute("data-effect"), "fixed");
+  assert.match(await changes.first().textContent(), /you are dead to me/);
+  assert.match(await page.locator('table.compare-figures tr[data-figure="recall"]').textContent(), /50\.0%\s*75\.0%\s*\+25\.0 pt/);
+  await screenshot(page, "label-compare");
+
+  // Live metrics of v1: the evaluation made in "Try it" above.
+  const lv = (await call(labelKey, "GET", `/v1/labels/${labelId}/versions`)).labelVersions;
+  const lv1 = lv.find((v) => v.sequentialVersion === 1).labelVersionId;
+  const lm = (await call(labelKey, "GET", `/v1/labels/${labelId}/versions/${lv1}/metrics`)).metrics[0];
+  assert.equal(lm.evaluations, 1);
+  await tabs.getByRole("link", { name: "Live metrics" }).click();
+  await page.getByLabel("Version").selectOption(lv1);
+  // (the label's name carries markup and quotes: the row is found by position)
+  const lrow = page.locator("table.metrics tbody tr").first();
+  await lrow.waitFor();
+  assert.equal(await lrow.locator('td[data-label="Evaluations"]').textContent(), "1");
+  await screenshot(page, "label-metrics");
   await watcher.assertClean();
   await context.close();
 });
@@ -443,6 +577,17 @@ test("keyboard: skip link, then tab to a job and open it with Enter", async () =
   await context.close();
 });
 
+async function fits(page, name, hash, ready) {
+  await page.goto(`${baseUrl()}/console/${hash}`);
+  await page.locator(ready).first().waitFor();
+  await screenshot(page, `390-${name}`);
+  const overflow = await page.evaluate(() => {
+    const wide = [...document.querySelectorAll("main *")].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5);
+    return { by: document.documentElement.scrollWidth - document.documentElement.clientWidth, what: wide.slice(0, 3).map((e) => e.tagName + "." + e.className) };
+  });
+  assert.ok(overflow.by <= 0, `${name} is ${overflow.by}px wider than the screen: ${overflow.what.join(", ")}`);
+}
+
 test("390 px: the pages fit the width of a phone", async () => {
   const { context, page, watcher } = await newPage(390, 844);
   await signIn(page, policyKey);
@@ -452,12 +597,29 @@ test("390 px: the pages fit the width of a phone", async () => {
     ...(seeded.videoJob ? [["job-video", `#/jobs/${seeded.videoJob}`, "svg rect.marker"]] : []),
     ["policies", "#/policies", "table.policies"],
     ["batches", "#/batches", "main h1"],
+    ["policy", `#/policies/${seeded.policyId}`, "table.metrics"],
   ]) {
-    await page.goto(`${baseUrl()}/console/${hash}`);
-    await page.locator(ready).first().waitFor();
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
-    assert.ok(overflow <= 0, `${name} is ${overflow}px wider than the screen`);
-    await screenshot(page, `390-${name}`);
+    await fits(page, name, hash, ready);
+  }
+  // The label-first pages, with the label, runs and comparison the labels test made.
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await signIn(page, labelKey);
+  const labels = (await call(labelKey, "GET", "/v1/labels")).labels;
+  const withRuns = [];
+  for (const l of labels) {
+    const runs = (await call(labelKey, "GET", `/v1/labels/${l.labelId}/dataset-runs`)).datasetRuns;
+    if (runs.length >= 2) withRuns.push([l.labelId, runs]);
+  }
+  assert.equal(withRuns.length, 1, "the labels test made one label with two runs");
+  const [labelId, [newer, older]] = withRuns[0];
+  for (const [name, hash, ready] of [
+    ["labels", "#/labels", "table.labels"],
+    ["label-examples", `#/labels/${labelId}?tab=examples`, "table.examples"],
+    ["label-runs", `#/labels/${labelId}?tab=runs`, "table.runs"],
+    ["label-run", `#/labels/${labelId}?tab=runs&run=${older.datasetRunId}`, ".result"],
+    ["label-compare", `#/labels/${labelId}?tab=runs&run=${newer.datasetRunId}&base=${older.datasetRunId}`, "table.changes"],
+  ]) {
+    await fits(page, name, hash, ready);
   }
   await watcher.assertClean();
   await context.close();

@@ -1,20 +1,21 @@
 // One label: its versions (each one's text), an editor that checks rules
 // as they are typed and publishes a new version, and a panel to try a
-// version on a text. The tab is in the fragment (#/labels/ID?tab=editor).
-//
-// Issue 16's quality endpoints add three tabs here when they land: the
-// label's dataset examples, its dataset runs (precision, recall, F1, and
-// the compare view of two runs) and the live metrics of a version
-// (console/README.md, "Pages to come").
+// version on a text, the label's dataset examples, its dataset runs
+// (precision, recall, F1, and the compare view of two runs) and a
+// version's live metrics from feedback. The tab is in the fragment
+// (#/labels/ID?tab=editor).
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, api, must, type Schemas } from "../api";
 import { HighlightedText } from "../components/Highlight";
 import { OutcomeBadge, reportSpans } from "../components/ReportTree";
+import { LiveMetrics } from "../components/Metrics";
 import { RuleEditor } from "../components/RuleEditor";
 import { Empty, ErrorNote, Show } from "../components/States";
 import { formatScore, formatTime, shortId } from "../format";
 import { useLoad } from "../hooks";
 import { href, type Route } from "../router";
+import { DatasetRuns } from "./DatasetRuns";
+import { Examples } from "./LabelExamples";
 
 type Label = Schemas["Label"];
 type Version = Schemas["LabelVersion"];
@@ -36,6 +37,9 @@ const tabs = [
   ["versions", "Versions"],
   ["editor", "New version"],
   ["try", "Try it"],
+  ["examples", "Examples"],
+  ["runs", "Dataset runs"],
+  ["metrics", "Live metrics"],
 ] as const;
 type Tab = (typeof tabs)[number][0];
 
@@ -73,6 +77,12 @@ export function LabelDetail({ labelId, route }: { labelId: string; route: Route 
                   return <NewVersion label={l} versions={vs} from={versionParam} onCreated={versions.reload} />;
                 case "try":
                   return <TryIt versions={vs} />;
+                case "examples":
+                  return <Examples labelId={labelId} />;
+                case "runs":
+                  return <DatasetRuns labelId={labelId} versions={vs} route={route} />;
+                case "metrics":
+                  return <VersionLiveMetrics labelId={labelId} versions={vs} />;
               }
             }}
           </Show>
@@ -291,5 +301,32 @@ function TryIt({ versions }: { versions: readonly Version[] }) {
         </div>
       )}
     </form>
+  );
+}
+
+function VersionLiveMetrics({ labelId, versions }: { labelId: string; versions: readonly Version[] }) {
+  const [versionId, setVersionId] = useState(versions[versions.length - 1]?.labelVersionId ?? "");
+  if (versions.length === 0) return <Empty>Publish a version first.</Empty>;
+  const v = versions.find((x) => x.labelVersionId === versionId);
+  return (
+    <>
+      <label>
+        Version
+        <select value={versionId} onChange={(e) => setVersionId(e.currentTarget.value)}>
+          {versions.map((x) => (
+            <option key={x.labelVersionId} value={x.labelVersionId}>
+              v{x.sequentialVersion} ({shortId(x.labelVersionId)})
+            </option>
+          ))}
+        </select>
+      </label>
+      <LiveMetrics
+        versionId={versionId}
+        what={v ? `v${v.sequentialVersion}` : "this version"}
+        load={(w) =>
+          must(api.GET("/v1/labels/{labelId}/versions/{labelVersionId}/metrics", { params: { path: { labelId, labelVersionId: versionId }, query: w } }))
+        }
+      />
+    </>
   );
 }

@@ -1,10 +1,8 @@
 // Policies of a policy-first account and, for one policy, its versions
-// (the active one marked) and an editor that publishes a new version,
-// which becomes the active one.
-//
-// Issue 16 adds activating an older version and shadow versions (their
-// agreement stats and disagreements) here when its endpoints land
-// (console/README.md, "Pages to come").
+// (active, shadow and draft marked, any other one activated with a button),
+// an editor that publishes a new version as active, shadow or draft, the
+// shadow version's agreement with the live one and its disagreements, and
+// the shown version's live metrics.
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, api, must, type Schemas } from "../api";
 import { RuleEditor } from "../components/RuleEditor";
@@ -12,9 +10,25 @@ import { Empty, ErrorNote, Show } from "../components/States";
 import { formatTime, shortId } from "../format";
 import { useLoad } from "../hooks";
 import { href, navigate, type Route } from "../router";
+import { ActivateButton, PolicyVersionMetrics, ShadowPanel } from "./PolicyQuality";
 
 type Policy = Schemas["Policy"];
 type Version = Schemas["PolicyVersion"];
+type Mode = "POLICY_VERSION_MODE_ACTIVE" | "POLICY_VERSION_MODE_SHADOW" | "POLICY_VERSION_MODE_DRAFT";
+
+const publishLabel: Record<Mode, string> = {
+  POLICY_VERSION_MODE_ACTIVE: "Publish and activate",
+  POLICY_VERSION_MODE_SHADOW: "Publish as shadow",
+  POLICY_VERSION_MODE_DRAFT: "Publish as draft",
+};
+
+// The policy's own fields say which versions are active and shadow now
+// (a version's mode is what it was published as).
+function ModeBadge({ policy, version }: { policy: Policy; version: Version }) {
+  if (version.policyVersionId === policy.activeVersionId) return <span class="badge active">active</span>;
+  if (version.policyVersionId === policy.shadowVersionId) return <span class="badge shadow">shadow</span>;
+  return <span class="badge draft">draft</span>;
+}
 
 export function Policies() {
   const [tokens, setTokens] = useState<string[]>([""]);
@@ -164,6 +178,14 @@ export function PolicyDetail({ policyId, route }: { policyId: string; route: Rou
               <dt>Active version</dt>
               <dd class="mono">{p.activeVersionId}</dd>
             </div>
+            {p.shadowVersionId && (
+              <div>
+                <dt>Shadow version</dt>
+                <dd class="mono">
+                  {p.shadowVersionId} at {((p.shadowSampleRate ?? 1) * 100).toFixed(0)}%
+                </dd>
+              </div>
+            )}
             <div>
               <dt>Created</dt>
               <dd>{formatTime(p.created)}</dd>
@@ -187,7 +209,11 @@ export function PolicyDetail({ policyId, route }: { policyId: string; route: Rou
 function PolicyVersions({ policy, versions, selected, onCreated }: { policy: Policy; versions: readonly Version[]; selected: string; onCreated: () => void }) {
   const active = versions.find((v) => v.policyVersionId === policy.activeVersionId);
   const shown = versions.find((v) => v.policyVersionId === selected) ?? active ?? versions[versions.length - 1];
+  // The shadow panel follows the policy's shadow, or a shown version that was one.
+  const shadow = versions.find((v) => v.policyVersionId === policy.shadowVersionId) ?? (shown?.mode === "POLICY_VERSION_MODE_SHADOW" ? shown : undefined);
   const [text, setText] = useState(shown?.text ?? "");
+  const [mode, setMode] = useState<Mode>("POLICY_VERSION_MODE_ACTIVE");
+  const [rate, setRate] = useState("1");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => setText(shown?.text ?? ""), [shown?.policyVersionId]);
@@ -198,7 +224,9 @@ function PolicyVersions({ policy, versions, selected, onCreated }: { policy: Pol
     setBusy(true);
     setError(null);
     try {
-      const r = await must(api.POST("/v1/policies/{policyId}/versions", { params: { path: { policyId: policy.policyId } }, body: { text } }));
+      const body =
+        mode === "POLICY_VERSION_MODE_SHADOW" ? { text, mode, shadowSampleRate: Number(rate) } : { text, ...(mode === "POLICY_VERSION_MODE_ACTIVE" ? {} : { mode }) };
+      const r = await must(api.POST("/v1/policies/{policyId}/versions", { params: { path: { policyId: policy.policyId } }, body }));
       onCreated();
       navigate(href(["policies", policy.policyId], { version: r.policyVersion.policyVersionId }));
     } catch (err) {
@@ -221,6 +249,9 @@ function PolicyVersions({ policy, versions, selected, onCreated }: { policy: Pol
                 <th scope="col">Created</th>
                 <th scope="col">Complexity</th>
                 <th scope="col">Tokens</th>
+                <th scope="col">
+                  <span class="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
@@ -230,11 +261,12 @@ function PolicyVersions({ policy, versions, selected, onCreated }: { policy: Pol
                     <a href={href(["policies", policy.policyId], { version: v.policyVersionId })} aria-current={v === shown ? "true" : undefined}>
                       v{v.sequentialVersion}
                     </a>
-                    {v.policyVersionId === policy.activeVersionId && <span class="badge active">active</span>}
+                    <ModeBadge policy={policy} version={v} />
                   </td>
                   <td data-label="Created">{formatTime(v.created)}</td>
                   <td data-label="Complexity">{v.complexityScore.toFixed(2)}</td>
                   <td data-label="Tokens">{v.tokenCountsV2.dslTokenCount}</td>
+                  <td data-label="Actions">{v.policyVersionId !== policy.activeVersionId && <ActivateButton policy={policy} version={v} onActivated={onCreated} />}</td>
                 </tr>
               ))}
             </tbody>
@@ -251,17 +283,44 @@ function PolicyVersions({ policy, versions, selected, onCreated }: { policy: Pol
           </>
         )}
       </section>
+      {shown && <PolicyVersionMetrics key={`m-${shown.policyVersionId}`} policy={policy} version={shown} />}
+      {shadow && <ShadowPanel key={`s-${shadow.policyVersionId}`} policy={policy} version={shadow} />}
       <section aria-labelledby="edit-title">
         <h2 id="edit-title">New version</h2>
         <form onSubmit={submit} aria-label={`New version of ${policy.policyKey}`}>
-          <p class="meta">A new version becomes the policy's active version at once.</p>
           <RuleEditor id="policy-rules" label="Policy" kind="RULES_KIND_POLICY" value={text} onChange={setText} extraErrors={compileErrors} />
-          <button type="submit" disabled={busy || text.trim() === ""}>
-            Publish and activate
+          <fieldset class="mode">
+            <legend>Publish as</legend>
+            <label class="inline">
+              <input type="radio" name="mode" checked={mode === "POLICY_VERSION_MODE_ACTIVE"} onChange={() => setMode("POLICY_VERSION_MODE_ACTIVE")} /> active: jobs
+              are evaluated with it from now on
+            </label>
+            <label class="inline">
+              <input type="radio" name="mode" checked={mode === "POLICY_VERSION_MODE_SHADOW"} onChange={() => setMode("POLICY_VERSION_MODE_SHADOW")} /> shadow:
+              evaluated on live jobs after their result, for comparison only
+            </label>
+            {mode === "POLICY_VERSION_MODE_SHADOW" && (
+              <label>
+                Share of live jobs (0 to 1)
+                <input type="text" inputMode="decimal" size={6} value={rate} onInput={(e) => setRate(e.currentTarget.value)} aria-invalid={!badRate(rate) ? undefined : true} />
+              </label>
+            )}
+            <label class="inline">
+              <input type="radio" name="mode" checked={mode === "POLICY_VERSION_MODE_DRAFT"} onChange={() => setMode("POLICY_VERSION_MODE_DRAFT")} /> draft: stored,
+              used by nothing until activated
+            </label>
+          </fieldset>
+          <button type="submit" disabled={busy || text.trim() === "" || (mode === "POLICY_VERSION_MODE_SHADOW" && badRate(rate))}>
+            {publishLabel[mode]}
           </button>
           {compileErrors.length === 0 && <ErrorNote error={error} />}
         </form>
       </section>
     </>
   );
+}
+
+function badRate(v: string): boolean {
+  const n = Number(v);
+  return v.trim() === "" || !(n >= 0 && n <= 1);
 }
