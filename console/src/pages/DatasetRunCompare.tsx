@@ -1,10 +1,10 @@
 // Two dataset runs of a label side by side: their figures with the change
 // in percentage points, and exactly the examples whose outcome changed,
 // each marked fixed (now as expected), broken (was as expected) or changed.
-import { useState } from "preact/hooks";
 import { api, must, type Schemas } from "../api";
 import { delta, ratio } from "../components/Metrics";
 import { OutcomeBadge } from "../components/ReportTree";
+import { Pager, usePages } from "../components/Pager";
 import { Empty, Show } from "../components/States";
 import { formatTime, shortId } from "../format";
 import { useLoad } from "../hooks";
@@ -18,8 +18,8 @@ type Version = Schemas["LabelVersion"];
 export function Compare({ labelId, runId, baseId, versions }: { labelId: string; runId: string; baseId: string; versions: readonly Version[] }) {
   const pair = useLoad(() => Promise.all([loadRun(labelId, baseId), loadRun(labelId, runId)]), [labelId, runId, baseId]);
   const examples = useLoad(() => loadExamples(labelId), [labelId]);
-  const [tokens, setTokens] = useState<string[]>([""]);
-  const token = tokens[tokens.length - 1] ?? "";
+  const pages = usePages();
+  const token = pages.token;
   const changes = useLoad(
     () =>
       must(
@@ -127,15 +127,7 @@ export function Compare({ labelId, runId, baseId, versions }: { labelId: string;
                   </tbody>
                 </table>
               </div>
-              <nav class="pager" aria-label="Pages of changes">
-                <button type="button" disabled={tokens.length <= 1} onClick={() => setTokens(tokens.slice(0, -1))}>
-                  Previous page
-                </button>
-                <span>Page {tokens.length}</span>
-                <button type="button" disabled={!page.nextPageToken} onClick={() => page.nextPageToken && setTokens([...tokens, page.nextPageToken])}>
-                  Next page
-                </button>
-              </nav>
+              <Pager what="changes" pages={pages} nextPageToken={page.nextPageToken} />
             </>
           );
         }}

@@ -9,6 +9,7 @@ import { api, must, type Schemas } from "../api";
 import { ratio } from "../components/Metrics";
 import { OutcomeBadge, ReportTree, reportSpans } from "../components/ReportTree";
 import { HighlightedText } from "../components/Highlight";
+import { Pager, usePages } from "../components/Pager";
 import { Empty, ErrorNote, Show } from "../components/States";
 import { enumName, formatScore, formatTime, shortId } from "../format";
 import { useLoad, type Loaded } from "../hooks";
@@ -245,8 +246,8 @@ function RunDetail({ labelId, runId, versions, runs }: { labelId: string; runId:
   usePoll(run, runActive);
   const examples = useLoad(() => loadExamples(labelId), [labelId]);
   const [errorsOnly, setErrorsOnly] = useState(true);
-  const [tokens, setTokens] = useState<string[]>([""]);
-  const token = tokens[tokens.length - 1] ?? "";
+  const pages = usePages();
+  const token = pages.token;
   const finished = run.state === "ok" && !runActive(run.data);
   const results = useLoad(
     () =>
@@ -309,15 +310,7 @@ function RunDetail({ labelId, runId, versions, runs }: { labelId: string; runId:
                   ))}
                 </ul>
               )}
-              <nav class="pager" aria-label="Pages of results">
-                <button type="button" disabled={tokens.length <= 1} onClick={() => setTokens(tokens.slice(0, -1))}>
-                  Previous page
-                </button>
-                <span>Page {tokens.length} (1,000 results a page)</span>
-                <button type="button" disabled={!page.nextPageToken} onClick={() => page.nextPageToken && setTokens([...tokens, page.nextPageToken])}>
-                  Next page
-                </button>
-              </nav>
+              <Pager what="results" pages={pages} nextPageToken={page.nextPageToken} note="1,000 results a page" />
             </>
           );
         }}

@@ -6,6 +6,7 @@ import type { JSX } from "preact";
 import { useState } from "preact/hooks";
 import { api, must, type Schemas } from "../api";
 import { OutcomeBadge } from "../components/ReportTree";
+import { Pager, usePages } from "../components/Pager";
 import { Empty, ErrorNote, Show } from "../components/States";
 import { formatTime, shortId } from "../format";
 import { useLoad } from "../hooks";
@@ -48,8 +49,8 @@ export function exampleContent(e: Example): string {
 }
 
 export function Examples({ labelId }: { labelId: string }) {
-  const [tokens, setTokens] = useState<string[]>([""]);
-  const token = tokens[tokens.length - 1] ?? "";
+  const pages = usePages();
+  const token = pages.token;
   const [tick, setTick] = useState(0);
   const page = useLoad(
     () =>
@@ -61,7 +62,7 @@ export function Examples({ labelId }: { labelId: string }) {
     [labelId, token, tick],
   );
   const added = () => {
-    setTokens([""]);
+    pages.reset();
     setTick((t) => t + 1);
   };
   return (
@@ -105,15 +106,7 @@ export function Examples({ labelId }: { labelId: string }) {
                 </table>
               </div>
             )}
-            <nav class="pager" aria-label="Pages of examples">
-              <button type="button" disabled={tokens.length <= 1} onClick={() => setTokens(tokens.slice(0, -1))}>
-                Previous page
-              </button>
-              <span>Page {tokens.length}</span>
-              <button type="button" disabled={!p.nextPageToken} onClick={() => p.nextPageToken && setTokens([...tokens, p.nextPageToken])}>
-                Next page
-              </button>
-            </nav>
+            <Pager what="examples" pages={pages} nextPageToken={p.nextPageToken} />
           </>
         )}
       </Show>

@@ -2,6 +2,7 @@
 // request) and a form to create one.
 import { useState } from "preact/hooks";
 import { api, must, type Schemas } from "../api";
+import { Pager, usePages } from "../components/Pager";
 import { Empty, ErrorNote, Show } from "../components/States";
 import { formatTime } from "../format";
 import { useLoad } from "../hooks";
@@ -11,8 +12,8 @@ type Label = Schemas["Label"];
 
 export function Labels() {
   const [archived, setArchived] = useState(false);
-  const [tokens, setTokens] = useState<string[]>([""]);
-  const token = tokens[tokens.length - 1] ?? "";
+  const pages = usePages();
+  const token = pages.token;
   const labels = useLoad(
     () =>
       must(
@@ -33,7 +34,7 @@ export function Labels() {
           checked={archived}
           onChange={(e) => {
             setArchived(e.currentTarget.checked);
-            setTokens([""]);
+            pages.reset();
           }}
         />{" "}
         Show archived labels
@@ -42,15 +43,7 @@ export function Labels() {
         {(page) => (
           <>
             {page.labels.length === 0 ? <Empty>No labels yet. Create one above.</Empty> : <LabelTable labels={page.labels} />}
-            <nav class="pager" aria-label="Pages of labels">
-              <button type="button" disabled={tokens.length <= 1} onClick={() => setTokens(tokens.slice(0, -1))}>
-                Previous page
-              </button>
-              <span>Page {tokens.length}</span>
-              <button type="button" disabled={!page.nextPageToken} onClick={() => page.nextPageToken && setTokens([...tokens, page.nextPageToken])}>
-                Next page
-              </button>
-            </nav>
+            <Pager what="labels" pages={pages} nextPageToken={page.nextPageToken} />
           </>
         )}
       </Show>

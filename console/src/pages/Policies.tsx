@@ -6,6 +6,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, api, must, type Schemas } from "../api";
 import { RuleEditor } from "../components/RuleEditor";
+import { Pager, usePages } from "../components/Pager";
 import { Empty, ErrorNote, Show } from "../components/States";
 import { formatTime, shortId } from "../format";
 import { useLoad } from "../hooks";
@@ -31,8 +32,8 @@ function ModeBadge({ policy, version }: { policy: Policy; version: Version }) {
 }
 
 export function Policies() {
-  const [tokens, setTokens] = useState<string[]>([""]);
-  const token = tokens[tokens.length - 1] ?? "";
+  const pages = usePages();
+  const token = pages.token;
   const policies = useLoad(() => must(api.GET("/v1/policies", { params: { query: { pageSize: 50, ...(token ? { pageToken: token } : {}) } } })), [token]);
   return (
     <section aria-labelledby="policies-title">
@@ -75,15 +76,7 @@ export function Policies() {
                 </table>
               </div>
             )}
-            <nav class="pager" aria-label="Pages of policies">
-              <button type="button" disabled={tokens.length <= 1} onClick={() => setTokens(tokens.slice(0, -1))}>
-                Previous page
-              </button>
-              <span>Page {tokens.length}</span>
-              <button type="button" disabled={!page.nextPageToken} onClick={() => page.nextPageToken && setTokens([...tokens, page.nextPageToken])}>
-                Next page
-              </button>
-            </nav>
+            <Pager what="policies" pages={pages} nextPageToken={page.nextPageToken} />
           </>
         )}
       </Show>

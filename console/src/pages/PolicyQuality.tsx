@@ -6,6 +6,7 @@ import { useState } from "preact/hooks";
 import { api, must, type Schemas } from "../api";
 import { LiveMetrics } from "../components/Metrics";
 import { OutcomeBadge } from "../components/ReportTree";
+import { Pager, usePages } from "../components/Pager";
 import { Empty, ErrorNote, Show } from "../components/States";
 import { shortId } from "../format";
 import { useLoad } from "../hooks";
@@ -51,8 +52,8 @@ export function ShadowPanel({ policy, version }: { policy: Policy; version: Vers
     () => must(api.GET("/v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats", { params: { path: { policyId, policyVersionId } } })),
     [policyId, policyVersionId, tick],
   );
-  const [tokens, setTokens] = useState<string[]>([""]);
-  const token = tokens[tokens.length - 1] ?? "";
+  const pages = usePages();
+  const token = pages.token;
   const results = useLoad(
     () =>
       must(
@@ -147,15 +148,7 @@ export function ShadowPanel({ policy, version }: { policy: Policy; version: Vers
                   </tbody>
                 </table>
               </div>
-              <nav class="pager" aria-label="Pages of disagreements">
-                <button type="button" disabled={tokens.length <= 1} onClick={() => setTokens(tokens.slice(0, -1))}>
-                  Previous page
-                </button>
-                <span>Page {tokens.length}</span>
-                <button type="button" disabled={!page.nextPageToken} onClick={() => page.nextPageToken && setTokens([...tokens, page.nextPageToken])}>
-                  Next page
-                </button>
-              </nav>
+              <Pager what="disagreements" pages={pages} nextPageToken={page.nextPageToken} />
             </>
           )
         }
