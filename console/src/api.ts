@@ -130,6 +130,20 @@ export async function must<T>(call: Promise<{ data?: T; error?: unknown; respons
   throw toApiError(r.response, r.error);
 }
 
+// loadAll reads every page of a list (at most limit items), for the views
+// that need a whole list: a label's or a policy's versions, a label's
+// examples (at most 10,000 by the API's own limit).
+export async function loadAll<T>(page: (token: string | undefined) => Promise<{ items: T[]; next?: string | undefined }>, limit = 10_000): Promise<T[]> {
+  const out: T[] = [];
+  let token: string | undefined;
+  do {
+    const p = await page(token);
+    out.push(...p.items);
+    token = p.next;
+  } while (token && out.length < limit);
+  return out;
+}
+
 // probeAccount checks a key and learns its account type: listing jobs works
 // for both types, listing policies only for policy-first accounts.
 export async function probeAccount(key: string): Promise<AccountType> {

@@ -21,6 +21,26 @@ export function delta(now: number | undefined, base: number | undefined): string
   return `${d > 0 ? "+" : "−"}${Math.abs(d).toFixed(1)} pt`;
 }
 
+// RatioCells are the table cells of precision, recall and F1 (and
+// accuracy when the figures have it), marked for the tests to read.
+export function RatioCells({ rates }: { rates: { precision?: number; recall?: number; f1?: number; accuracy?: number } }) {
+  const shown: [string, string, number | undefined][] = [
+    ["Precision", "precision", rates.precision],
+    ["Recall", "recall", rates.recall],
+    ["F1", "f1", rates.f1],
+  ];
+  if ("accuracy" in rates) shown.push(["Accuracy", "accuracy", rates.accuracy]);
+  return (
+    <>
+      {shown.map(([name, key, v]) => (
+        <td key={key} data-label={name} data-metric={key}>
+          {ratio(v)}
+        </td>
+      ))}
+    </>
+  );
+}
+
 // The bounds of a live metrics window, from datetime-local inputs (read as
 // UTC, as every time in the console is shown).
 function isoOrUndefined(local: string): string | undefined {
@@ -94,15 +114,7 @@ export function LiveMetrics({
                       <td data-label="TP / FP / TN / FN">
                         {r.truePositives} / {r.falsePositives} / {r.trueNegatives} / {r.falseNegatives}
                       </td>
-                      <td data-label="Precision" data-metric="precision">
-                        {ratio(r.precision)}
-                      </td>
-                      <td data-label="Recall" data-metric="recall">
-                        {ratio(r.recall)}
-                      </td>
-                      <td data-label="F1" data-metric="f1">
-                        {ratio(r.f1)}
-                      </td>
+                      <RatioCells rates={r} />
                     </tr>
                   ))}
                 </tbody>

@@ -6,7 +6,7 @@
 // (#/labels/ID?tab=runs&run=R&base=B), so a comparison can be shared.
 import { useEffect, useState } from "preact/hooks";
 import { api, must, type Schemas } from "../api";
-import { ratio } from "../components/Metrics";
+import { RatioCells, ratio } from "../components/Metrics";
 import { OutcomeBadge, ReportTree, reportSpans } from "../components/ReportTree";
 import { HighlightedText } from "../components/Highlight";
 import { Pager, usePages } from "../components/Pager";
@@ -17,6 +17,7 @@ import { href, navigate, type Route } from "../router";
 import { loadExamples, loadRun, versionName, type Example } from "./datasetRunData";
 import { Compare } from "./DatasetRunCompare";
 import { exampleContent, expectedBadge } from "./LabelExamples";
+import { VersionSelect } from "./VersionSelect";
 
 type Run = Schemas["DatasetRun"];
 type Version = Schemas["LabelVersion"];
@@ -95,16 +96,7 @@ function StartRun({ labelId, versions, onStarted }: { labelId: string; versions:
   };
   return (
     <form class="filters start-run" onSubmit={submit} aria-label="Start a dataset run">
-      <label>
-        Version
-        <select value={versionId} onChange={(e) => setVersionId(e.currentTarget.value)}>
-          {versions.map((v) => (
-            <option key={v.labelVersionId} value={v.labelVersionId}>
-              v{v.sequentialVersion} ({shortId(v.labelVersionId)})
-            </option>
-          ))}
-        </select>
-      </label>
+      <VersionSelect versions={versions} value={versionId} onChange={setVersionId} />
       <label>
         Threshold (empty: the version's)
         <input type="text" inputMode="decimal" size={6} value={threshold} onInput={(e) => setThreshold(e.currentTarget.value)} aria-invalid={badThreshold} />
@@ -153,18 +145,7 @@ function RunTable({ labelId, runs, versions }: { labelId: string; runs: readonly
                 <td data-label="TP / FP / TN / FN / failed">
                   {r.truePositives} / {r.falsePositives} / {r.trueNegatives} / {r.falseNegatives} / {r.failed} of {r.exampleCount}
                 </td>
-                <td data-label="Precision" data-metric="precision">
-                  {ratio(r.precision)}
-                </td>
-                <td data-label="Recall" data-metric="recall">
-                  {ratio(r.recall)}
-                </td>
-                <td data-label="F1" data-metric="f1">
-                  {ratio(r.f1)}
-                </td>
-                <td data-label="Accuracy" data-metric="accuracy">
-                  {ratio(r.accuracy)}
-                </td>
+                <RatioCells rates={{ precision: r.precision, recall: r.recall, f1: r.f1, accuracy: r.accuracy }} />
                 <td data-label="Compare">
                   {older && !runActive(r) && (
                     <a href={href(["labels", labelId], { tab: "runs", run: r.datasetRunId, base: older.datasetRunId })}>

@@ -5,32 +5,29 @@
 // version's live metrics from feedback. The tab is in the fragment
 // (#/labels/ID?tab=editor).
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, must, type Schemas } from "../api";
+import { ApiError, api, loadAll, must, type Schemas } from "../api";
 import { HighlightedText } from "../components/Highlight";
 import { OutcomeBadge, reportSpans } from "../components/ReportTree";
 import { LiveMetrics } from "../components/Metrics";
 import { RuleEditor } from "../components/RuleEditor";
 import { Empty, ErrorNote, Show } from "../components/States";
-import { formatScore, formatTime, shortId } from "../format";
+import { formatScore, formatTime } from "../format";
 import { useLoad } from "../hooks";
 import { href, type Route } from "../router";
 import { DatasetRuns } from "./DatasetRuns";
+import { VersionSelect } from "./VersionSelect";
 import { Examples } from "./LabelExamples";
 
 type Label = Schemas["Label"];
 type Version = Schemas["LabelVersion"];
 
-async function loadVersions(labelId: string): Promise<Version[]> {
-  const out: Version[] = [];
-  let page_token: string | undefined;
-  do {
+function loadVersions(labelId: string): Promise<Version[]> {
+  return loadAll(async (page_token) => {
     const page = await must(
       api.GET("/v1/labels/{labelId}/versions", { params: { path: { labelId }, query: { page_size: 1000, ...(page_token ? { page_token } : {}) } } }),
     );
-    out.push(...page.labelVersions);
-    page_token = page.nextPageToken;
-  } while (page_token && out.length < 10_000);
-  return out;
+    return { items: page.labelVersions, next: page.nextPageToken };
+  });
 }
 
 const tabs = [
@@ -266,16 +263,7 @@ function TryIt({ versions }: { versions: readonly Version[] }) {
   const ev = result?.r.evaluation;
   return (
     <form class="try" onSubmit={submit} aria-label="Try a version">
-      <label>
-        Version
-        <select value={versionId} onChange={(e) => setVersionId(e.currentTarget.value)}>
-          {versions.map((v) => (
-            <option key={v.labelVersionId} value={v.labelVersionId}>
-              v{v.sequentialVersion} ({shortId(v.labelVersionId)})
-            </option>
-          ))}
-        </select>
-      </label>
+      <VersionSelect versions={versions} value={versionId} onChange={setVersionId} />
       <label>
         Text
         <textarea rows={4} required value={text} onInput={(e) => setText(e.currentTarget.value)} />
@@ -310,16 +298,7 @@ function VersionLiveMetrics({ labelId, versions }: { labelId: string; versions: 
   const v = versions.find((x) => x.labelVersionId === versionId);
   return (
     <>
-      <label>
-        Version
-        <select value={versionId} onChange={(e) => setVersionId(e.currentTarget.value)}>
-          {versions.map((x) => (
-            <option key={x.labelVersionId} value={x.labelVersionId}>
-              v{x.sequentialVersion} ({shortId(x.labelVersionId)})
-            </option>
-          ))}
-        </select>
-      </label>
+      <VersionSelect versions={versions} value={versionId} onChange={setVersionId} />
       <LiveMetrics
         versionId={versionId}
         what={v ? `v${v.sequentialVersion}` : "this version"}

@@ -4,7 +4,7 @@
 // shadow version's agreement with the live one and its disagreements, and
 // the shown version's live metrics.
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, must, type Schemas } from "../api";
+import { ApiError, api, loadAll, must, type Schemas } from "../api";
 import { RuleEditor } from "../components/RuleEditor";
 import { Pager, usePages } from "../components/Pager";
 import { Empty, ErrorNote, Show } from "../components/States";
@@ -131,17 +131,13 @@ function NewPolicy() {
   );
 }
 
-async function loadVersions(policyId: string): Promise<Version[]> {
-  const out: Version[] = [];
-  let pageToken: string | undefined;
-  do {
+function loadVersions(policyId: string): Promise<Version[]> {
+  return loadAll(async (pageToken) => {
     const page = await must(
       api.GET("/v1/policies/{policyId}/versions", { params: { path: { policyId }, query: { pageSize: 1000, ...(pageToken ? { pageToken } : {}) } } }),
     );
-    out.push(...page.policyVersions);
-    pageToken = page.nextPageToken;
-  } while (pageToken && out.length < 10_000);
-  return out;
+    return { items: page.policyVersions, next: page.nextPageToken };
+  });
 }
 
 export function PolicyDetail({ policyId, route }: { policyId: string; route: Route }) {
