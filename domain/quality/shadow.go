@@ -29,6 +29,10 @@ const (
 func (s *Service) runShadows(ctx context.Context, js []*domain.Job, runner *jobs.ItemRunner) error {
 	finishes := make([]domain.ShadowFinish, 0, len(js))
 	for _, j := range js {
+		// Each job starts in a gap between live evaluations, not only the
+		// group: a live request arriving mid-group then overlaps one
+		// shadow evaluation (~0.5 ms of CPU), not the rest of the group.
+		s.d.Jobs.YieldToLive(ctx)
 		evals, err := s.shadowEvaluations(ctx, j, runner)
 		switch {
 		case err == nil:
