@@ -21,7 +21,14 @@ const xss = {
   metaValue: `<img src=x onerror="window.__xss='meta'">`,
   labelName: `<img src=x onerror="window.__xss='labelname'">Threat`,
   description: `<svg onload="window.__xss='description'">`,
+  example: `<img src=x onerror="window.__xss='example'"> see you`,
 };
+
+// noMarkup fails when markup from the API ran or became elements on the page.
+async function noMarkup(page, where) {
+  assert.equal(await page.evaluate(() => window.__xss), undefined, `script ran on ${where}`);
+  assert.equal(await page.locator("main img, main script, main svg[onload], #xss-meta-key").count(), 0, `markup became elements on ${where}`);
+}
 
 const policyText = `LABEL "Threat": "remove" {
     =("i will kill you")
@@ -430,7 +437,7 @@ test("labels: a version with an error shown at its line, fixed, published and tr
   assert.match(await page.locator("pre.rules").textContent(), /<script>/);
   await screenshot(page, "label-versions");
 
-  // Examples with known outcomes under v1: 2 TP, 1 FP, 2 FN, 1 TN.
+  // Examples with known outcomes under v1: 2 TP, 1 FP, 2 FN, 2 TN (one of them markup).
   const tabs = page.locator("nav.tabs");
   await tabs.getByRole("link", { name: "Examples" }).click();
   const lines = [
@@ -440,30 +447,37 @@ test("labels: a version with an error shown at its line, fixed, published and tr
     "TRUE i shall end you",
     "FALSE i will kill you at chess",
     "FALSE have a nice day",
+    `FALSE ${xss.example}`,
   ];
   await page.getByLabel(/^Examples, one per line/).fill(["not an example", ...lines].join("\n"));
   await page.locator(".parse-errors", { hasText: "line 1: start with TRUE or FALSE" }).waitFor();
   await page.getByLabel(/^Examples, one per line/).fill(lines.join("\n"));
-  await page.getByRole("button", { name: "Add 6 examples" }).click();
-  await page.locator('[data-added="6"]').waitFor();
-  await page.locator("table.examples tbody tr").nth(5).waitFor();
+  await page.getByRole("button", { name: "Add 7 examples" }).click();
+  await page.locator('[data-added="7"]').waitFor();
+  await page.locator("table.examples tbody tr").nth(6).waitFor();
+  assert.ok((await page.locator("table.examples").textContent()).includes(xss.example));
+  await noMarkup(page, "the examples page");
   await screenshot(page, "label-examples");
 
   await tabs.getByRole("link", { name: "Dataset runs" }).click();
   await page.getByRole("button", { name: "Run on the dataset" }).click();
   const done = page.locator('table.runs tbody tr[data-state="DATASET_RUN_STATE_COMPLETED"]');
   await done.first().waitFor({ timeout: 60_000 });
-  // precision 2/3, recall 2/4, F1 4/7, accuracy 3/6
+  // precision 2/3, recall 2/4, F1 4/7, accuracy 4/7
   assert.equal(await done.first().locator('[data-metric="precision"]').textContent(), "66.7%");
   assert.equal(await done.first().locator('[data-metric="recall"]').textContent(), "50.0%");
   assert.equal(await done.first().locator('[data-metric="f1"]').textContent(), "57.1%");
-  assert.equal(await done.first().locator('[data-metric="accuracy"]').textContent(), "50.0%");
+  assert.equal(await done.first().locator('[data-metric="accuracy"]').textContent(), "57.1%");
   await screenshot(page, "label-dataset-runs");
   await done.first().getByRole("link").first().click();
   await page.locator(".result").first().waitFor();
   assert.deepEqual((await page.locator(".result").evaluateAll((els) => els.map((e) => e.dataset.kind))).sort(), ["fn", "fn", "fp"]);
   assert.deepEqual(await page.locator('.result[data-kind="fp"] > .flagged-text mark').allTextContents(), ["i will kill you"]);
   await screenshot(page, "label-run-results");
+  await page.getByLabel(/Only the examples it got wrong/).uncheck();
+  await page.locator(".result").nth(6).waitFor();
+  assert.ok((await page.locator("ul.results").textContent()).includes(xss.example));
+  await noMarkup(page, "the run's results");
 
   // A second version catches "you are dead": its run, compared with the first, lists
   // exactly that example, fixed.
@@ -503,10 +517,7 @@ test("labels: a version with an error shown at its line, fixed, published and tr
 
 test("markup in content, label names, metadata and rule texts is shown as text everywhere", async () => {
   const { context, page, watcher } = await newPage();
-  const leaked = async (where) => {
-    assert.equal(await page.evaluate(() => window.__xss), undefined, `script ran on ${where}`);
-    assert.equal(await page.locator("main img, main script, main svg[onload], #xss-meta-key").count(), 0, `markup became elements on ${where}`);
-  };
+  const leaked = (where) => noMarkup(page, where);
   await signIn(page, policyKey);
   await page.goto(`${baseUrl()}/console/#/jobs/${seeded.xssJob}`);
   await page.locator("article.job details.section").first().waitFor();
