@@ -9,7 +9,7 @@ import { Empty, Show } from "../components/States";
 import { formatTime, shortId } from "../format";
 import { useLoad } from "../hooks";
 import { href } from "../router";
-import { loadExamples, loadRun, versionName, type Example } from "./datasetRunData";
+import { loadExamples, loadRun, missingExample, versionName } from "./datasetRunData";
 import { exampleContent, expectedBadge } from "./LabelExamples";
 
 type Run = Schemas["DatasetRun"];
@@ -84,7 +84,7 @@ export function Compare({ labelId, runId, baseId, versions }: { labelId: string;
       <h3>Examples whose outcome changed</h3>
       <Show value={changes} what="changes">
         {(page) => {
-          const ex = examples.state === "ok" ? examples.data : new Map<string, Example>();
+          const loaded = examples.state === "ok" ? examples.data : undefined;
           return page.changes.length === 0 ? (
             <Empty>No example changed its outcome.</Empty>
           ) : (
@@ -103,13 +103,13 @@ export function Compare({ labelId, runId, baseId, versions }: { labelId: string;
                   </thead>
                   <tbody>
                     {page.changes.map((c) => {
-                      const e = ex.get(c.exampleId);
+                      const e = loaded?.byId.get(c.exampleId);
                       const want = c.expectedOutcome === "EVALUATION_RESULT_TRUE" ? "OUTCOME_TRUE" : "OUTCOME_FALSE";
                       const effect = c.outcome === want ? "fixed" : c.baseOutcome === want ? "broken" : "changed";
                       return (
                         <tr key={c.exampleId} data-example={c.exampleId} data-effect={effect}>
                           <td data-label="Example" class="example-text">
-                            {e ? exampleContent(e) : `${shortId(c.exampleId)} (deleted)`}
+                            {e ? exampleContent(e) : `${shortId(c.exampleId)} (${missingExample(loaded)})`}
                           </td>
                           <td data-label="Expected">{expectedBadge(c.expectedOutcome)}</td>
                           <td data-label="Base">

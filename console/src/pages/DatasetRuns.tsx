@@ -14,7 +14,7 @@ import { Empty, ErrorNote, Show } from "../components/States";
 import { enumName, formatScore, formatTime, shortId } from "../format";
 import { useLoad, type Loaded } from "../hooks";
 import { href, navigate, type Route } from "../router";
-import { loadExamples, loadRun, versionName, type Example } from "./datasetRunData";
+import { loadExamples, loadRun, missingExample, versionName, type Example } from "./datasetRunData";
 import { Compare } from "./DatasetRunCompare";
 import { exampleContent, expectedBadge } from "./LabelExamples";
 import { VersionSelect } from "./VersionSelect";
@@ -279,7 +279,7 @@ function RunDetail({ labelId, runId, versions, runs }: { labelId: string; runId:
       <Show value={results} what="results">
         {(page) => {
           const shown = errorsOnly ? page.results.filter((x) => resultKind(x) !== "ok") : page.results;
-          const ex = examples.state === "ok" ? examples.data : new Map<string, Example>();
+          const loaded = examples.state === "ok" ? examples.data : undefined;
           return (
             <>
               {shown.length === 0 ? (
@@ -287,7 +287,7 @@ function RunDetail({ labelId, runId, versions, runs }: { labelId: string; runId:
               ) : (
                 <ul class="results">
                   {shown.map((x) => (
-                    <ResultItem key={x.exampleId} result={x} example={ex.get(x.exampleId)} />
+                    <ResultItem key={x.exampleId} result={x} example={loaded?.byId.get(x.exampleId)} missing={missingExample(loaded)} />
                   ))}
                 </ul>
               )}
@@ -300,7 +300,7 @@ function RunDetail({ labelId, runId, versions, runs }: { labelId: string; runId:
   );
 }
 
-function ResultItem({ result, example }: { result: Result; example: Example | undefined }) {
+function ResultItem({ result, example, missing }: { result: Result; example: Example | undefined; missing: string }) {
   const kind = resultKind(result);
   const text = example?.contentData.text;
   return (
@@ -311,7 +311,11 @@ function ResultItem({ result, example }: { result: Result; example: Example | un
         <span class="score" title="score">
           {formatScore(result.score)}
         </span>
-        {!example && <span class="meta">example {shortId(result.exampleId)} (deleted)</span>}
+        {!example && (
+          <span class="meta">
+            example {shortId(result.exampleId)} ({missing})
+          </span>
+        )}
       </div>
       {text !== undefined && result.report ? (
         <HighlightedText text={text} spans={reportSpans(result.report)} />
