@@ -3,7 +3,7 @@ GO        ?= go
 PG_URL    ?= postgres://root@127.0.0.1:5432/test?sslmode=disable
 GOTESTFLAGS ?= -race -count=1 -timeout 20m
 
-.PHONY: ocr-tools proto-tools generate-proto test-sdk-js test-client-ts console verify-console browser-tools test-console run test test-postgres generate verify verify-mod lint lint-go lint-staticcheck lint-openapi bench fuzz docs-assets node_modules build
+.PHONY: ocr-tools proto-tools generate-proto test-sdk-js test-client-ts console verify-console browser-tools test-console run test test-postgres generate verify verify-mod lint lint-go lint-staticcheck lint-openapi bench fuzz docs-assets build
 
 ## run: start the server on :8080 with the embedded SQLite database (./data)
 run:
@@ -15,11 +15,11 @@ build:
 
 ## test: the whole suite with -race (SQLite; PostgreSQL too when CONTENTEVAL_TEST_DATABASE_URL is set);
 ## installs the OCR and media tools from Debian first when they are missing (the image and video tests run them)
-test: ocr-tools media-tools
+test: ocr-tools media-tools browser-tools node_modules
 	$(GO) test $(GOTESTFLAGS) ./...
 
 ## test-postgres: the suite on SQLite and on the local PostgreSQL
-test-postgres: ocr-tools media-tools
+test-postgres: ocr-tools media-tools browser-tools node_modules
 	CONTENTEVAL_TEST_DATABASE_URL='$(PG_URL)' $(GO) test $(GOTESTFLAGS) ./...
 
 ## test-sdk-js: the official Clavata JS SDK (npm @clavata/sdk) in its own node process against a real server, on SQLite and the local PostgreSQL
