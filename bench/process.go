@@ -132,22 +132,7 @@ func StartServer(bin string, args ...string) (*Server, error) {
 		s.Stop()
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		s.Stop()
-		return nil, err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	s.Cmd = exec.Command(s.Bin, append([]string{"serve", "--addr=" + addr, "--data-dir=" + dataDir, "--database-url=" + dbURL,
-		"--rate-rps=0", "--log-level=error", "--no-migrate=true"}, args...)...)
-	s.Cmd.Stdout, s.Cmd.Stderr = io.Discard, os.Stderr
-	if err := s.Cmd.Start(); err != nil {
-		s.Stop()
-		return nil, err
-	}
-	s.Base = "http://" + addr
-	if err := WaitReady(s.Base); err != nil {
+	if s.Cmd, s.Base, err = ServeBinary(s.Bin, dataDir, dbURL, args...); err != nil {
 		s.Stop()
 		return nil, err
 	}
@@ -156,9 +141,38 @@ func StartServer(bin string, args ...string) (*Server, error) {
 
 // Stop ends the server and removes its directory.
 func (s *Server) Stop() {
-	if s.Cmd != nil && s.Cmd.Process != nil {
-		_ = s.Cmd.Process.Signal(os.Interrupt)
-		_ = s.Cmd.Wait()
-	}
+	StopBinary(s.Cmd)
 	os.RemoveAll(s.Dir)
+}
+
+// ServeBinary starts `bin serve` on a free loopback port over dataDir and the
+// (migrated) database dbURL, with the load tools' flags (no rate limit,
+// errors only) and args, and returns once it is ready, with its base URL.
+func ServeBinary(bin, dataDir, dbURL string, args ...string) (*exec.Cmd, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	cmd := exec.Command(bin, append([]string{"serve", "--addr=" + addr, "--data-dir=" + dataDir, "--database-url=" + dbURL,
+		"--rate-rps=0", "--log-level=error", "--no-migrate=true"}, args...)...)
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	base := "http://" + addr
+	if err := WaitReady(base); err != nil {
+		StopBinary(cmd)
+		return nil, "", err
+	}
+	return cmd, base, nil
+}
+
+// StopBinary interrupts a server ServeBinary started and waits for it to exit.
+func StopBinary(cmd *exec.Cmd) {
+	if cmd != nil && cmd.Process != nil {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}
 }

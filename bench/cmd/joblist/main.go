@@ -16,15 +16,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,7 +32,6 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/bench"
-	"github.com/contenteval/contenteval/persistence"
 )
 
 type options struct {
@@ -96,7 +91,7 @@ func run(o options) error {
 			if o.pg == "" {
 				continue
 			}
-			u, drop, err := freshSchema(o.pg)
+			u, drop, err := bench.PrivateSchema(context.Background(), o.pg, "ce_joblist")
 			if err != nil {
 				return err
 			}
@@ -239,7 +234,7 @@ func runBackend(o options, dataDir, dbURL, baseBin, newBin string) (backendResul
 		var cpu [2]time.Duration
 		for _, i := range order {
 			s := servers[i]
-			cpu0 := procCPU(s.cmd.Process.Pid)
+			cpu0 := bench.ProcessCPU(s.cmd.Process.Pid)
 			var sum time.Duration
 			for range o.n {
 				_, took, err := listPage(client, s.base, token)
@@ -249,7 +244,7 @@ func runBackend(o options, dataDir, dbURL, baseBin, newBin string) (backendResul
 				results[i].latencies = append(results[i].latencies, took)
 				sum += took
 			}
-			cpu[i] = (procCPU(s.cmd.Process.Pid) - cpu0) / time.Duration(o.n)
+			cpu[i] = (bench.ProcessCPU(s.cmd.Process.Pid) - cpu0) / time.Duration(o.n)
 			mean[i] = sum / time.Duration(o.n)
 			results[i].cpuPerRound = append(results[i].cpuPerRound, cpu[i])
 		}
@@ -362,77 +357,14 @@ type server struct {
 }
 
 func serve(bin, dataDir, dbURL, role string) (*server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	cmd, base, err := bench.ServeBinary(bin, dataDir, dbURL, "--role="+role)
 	if err != nil {
 		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.Command(bin, "serve", "--addr="+addr, "--data-dir="+dataDir, "--database-url="+dbURL,
-		"--rate-rps=0", "--log-level=error", "--no-migrate=true", "--role="+role)
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	s := &server{cmd: cmd, base: "http://" + addr}
-	if err := bench.WaitReady(s.base); err != nil {
-		s.stop()
-		return nil, err
-	}
-	return s, nil
+	return &server{cmd: cmd, base: base}, nil
 }
 
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(os.Interrupt)
-	_ = s.cmd.Wait()
-}
-
-// freshSchema creates a private schema and returns a URL using it.
-func freshSchema(base string) (string, func(), error) {
-	ctx := context.Background()
-	db, err := persistence.Open(ctx, base)
-	if err != nil {
-		return "", nil, err
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "ce_joblist_" + hex.EncodeToString(b)
-	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		db.Close()
-		return "", nil, err
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		db.Close()
-		return "", nil, err
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String(), func() {
-		_, _ = db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		db.Close()
-	}, nil
-}
-
-// procCPU is utime+stime of /proc/<pid>/stat (Linux; 0 elsewhere).
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+st) * 10 * time.Millisecond // USER_HZ is 100
-}
+func (s *server) stop() { bench.StopBinary(s.cmd) }
 
 func quantile(ds []time.Duration, q float64) time.Duration {
 	if len(ds) == 0 {

@@ -17,8 +17,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -125,7 +123,7 @@ func run(ctx context.Context, o options) error {
 				fmt.Println("postgres: skipped (no -pg URL)")
 				continue
 			}
-			u, drop, err := freshSchema(ctx, o.pg)
+			u, drop, err := bench.PrivateSchema(ctx, o.pg, "ce_bench")
 			if err != nil {
 				return err
 			}
@@ -168,32 +166,6 @@ func run(ctx context.Context, o options) error {
 		return os.WriteFile(o.out, []byte(report), 0o644)
 	}
 	return nil
-}
-
-// freshSchema creates a private schema and returns a URL using it.
-func freshSchema(ctx context.Context, base string) (string, func(), error) {
-	db, err := persistence.Open(ctx, base)
-	if err != nil {
-		return "", nil, err
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "ce_bench_" + hex.EncodeToString(b)
-	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		db.Close()
-		return "", nil, err
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", nil, err
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String(), func() {
-		_, _ = db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		db.Close()
-	}, nil
 }
 
 func runBackend(ctx context.Context, o options, bin, dataDir, backend, dbURL string, stats *persistence.DB) (result, error) {

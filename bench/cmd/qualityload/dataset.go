@@ -5,11 +5,11 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/contenteval/contenteval/bench"
 )
 
 // labelText is a 20-rule label of the built-in signals: exact phrases,
@@ -91,7 +91,7 @@ func datasetRuns(s *server, o options, report *strings.Builder) error {
 	fmt.Fprintf(report, "| run | examples | TP/FP/TN/FN/failed | server time (created to completed) | examples/s | client wall (POST to COMPLETED seen) | server CPU per example |\n|---|---|---|---|---|---|---|\n")
 	var rates []float64
 	for r := 1; r <= o.runs; r++ {
-		cpu0 := procCPU(s.cmd.Process.Pid)
+		cpu0 := bench.ProcessCPU(s.cmd.Process.Pid)
 		start := time.Now()
 		var created runView
 		if err := s.call(http.MethodPost, "/v1/labels/"+id+"/versions/"+version.LabelVersion.LabelVersionID+"/dataset-runs", s.labelTok, map[string]any{}, &created); err != nil {
@@ -111,7 +111,7 @@ func datasetRuns(s *server, o options, report *strings.Builder) error {
 			time.Sleep(5 * time.Millisecond)
 		}
 		wall := time.Since(start)
-		cpu := procCPU(s.cmd.Process.Pid) - cpu0
+		cpu := bench.ProcessCPU(s.cmd.Process.Pid) - cpu0
 		d := got.DatasetRun
 		if d.State != "DATASET_RUN_STATE_COMPLETED" || d.Completed == nil || d.TP+d.FP+d.TN+d.FN+d.Failed != o.examples {
 			return fmt.Errorf("run %s: %+v", d.DatasetRunID, d)
@@ -125,23 +125,4 @@ func datasetRuns(s *server, o options, report *strings.Builder) error {
 	sort.Float64s(rates)
 	fmt.Fprintf(report, "\nMedian: **%.0f examples/s** (target >= 2,000).\n", rates[len(rates)/2])
 	return nil
-}
-
-// procCPU is utime+stime of /proc/<pid>/stat (Linux; 0 elsewhere).
-func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b)[i+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	u, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+st) * 10 * time.Millisecond // USER_HZ 100
 }

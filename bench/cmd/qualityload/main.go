@@ -20,15 +20,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,7 +33,6 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/bench"
-	"github.com/contenteval/contenteval/persistence"
 )
 
 type options struct {
@@ -103,7 +98,7 @@ func run(ctx context.Context, o options) error {
 				fmt.Println("postgres: skipped (no -pg URL)")
 				continue
 			}
-			u, drop, err := freshSchema(ctx, o.pg)
+			u, drop, err := bench.PrivateSchema(ctx, o.pg, "ce_qbench")
 			if err != nil {
 				return err
 			}
@@ -170,30 +165,13 @@ func startServer(bin, dataDir, dbURL string) (*server, error) {
 	if s.policyTk, err = token("policy-first"); err != nil {
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	s.cmd = exec.Command(bin, "serve", "--addr="+addr, "--data-dir="+dataDir, "--database-url="+dbURL,
-		"--rate-rps=0", "--log-level=error", "--no-migrate=true")
-	s.cmd.Stdout, s.cmd.Stderr = io.Discard, os.Stderr
-	if err := s.cmd.Start(); err != nil {
-		return nil, err
-	}
-	s.base = "http://" + addr
-	if err := bench.WaitReady(s.base); err != nil {
-		s.stop()
+	if s.cmd, s.base, err = bench.ServeBinary(bin, dataDir, dbURL); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *server) stop() {
-	_ = s.cmd.Process.Signal(os.Interrupt)
-	_ = s.cmd.Wait()
-}
+func (s *server) stop() { bench.StopBinary(s.cmd) }
 
 // call sends a JSON request and decodes a 200 answer into out (when not nil).
 func (s *server) call(method, path, token string, body, out any) error {
@@ -227,33 +205,6 @@ func (s *server) call(method, path, token string, body, out any) error {
 		return nil
 	}
 	return json.Unmarshal(answer, out)
-}
-
-// freshSchema creates a private PostgreSQL schema and returns a URL using it.
-func freshSchema(ctx context.Context, base string) (string, func(), error) {
-	db, err := persistence.Open(ctx, base)
-	if err != nil {
-		return "", nil, err
-	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	schema := "ce_qbench_" + hex.EncodeToString(b)
-	if _, err := db.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		db.Close()
-		return "", nil, err
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		db.Close()
-		return "", nil, err
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String(), func() {
-		_, _ = db.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		db.Close()
-	}, nil
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }

@@ -104,7 +104,7 @@ func shadowRounds(s *server, o options, report *strings.Builder) error {
 		if withShadow {
 			policy = shadowed
 		}
-		cpu0 := procCPU(s.cmd.Process.Pid)
+		cpu0 := bench.ProcessCPU(s.cmd.Process.Pid)
 		r := openLoop(s, body(policy), o.rate, o.duration)
 		r.shadow = withShadow
 		if withShadow {
@@ -116,7 +116,7 @@ func shadowRounds(s *server, o options, report *strings.Builder) error {
 			return err
 		}
 		if n := r.h.Count(); n > 0 {
-			r.cpu = (procCPU(s.cmd.Process.Pid) - cpu0) / time.Duration(n)
+			r.cpu = (bench.ProcessCPU(s.cmd.Process.Pid) - cpu0) / time.Duration(n)
 		}
 		rounds = append(rounds, r)
 	}
