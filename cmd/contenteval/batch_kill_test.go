@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -67,19 +66,8 @@ func batchKillRun(t *testing.T, bin, backend string) {
 	require.NoError(t, err)
 
 	start := func(jobWorkers int) *killProc { return startKillProc(t, bin, dbURL, dataDir, keyFile, jobWorkers) }
-	clientOf := func(p *killProc) *client.ClientWithResponses {
-		registerContractHost(p.url)
-		c, err := client.NewClientWithResponses(p.url, client.WithHTTPClient(specClient), client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
-			r.Header.Set("Authorization", "Bearer "+token)
-			return nil
-		}))
-		require.NoError(t, err)
-		return c
-	}
-	kill := func(p *killProc) {
-		require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
-		<-p.done
-	}
+	clientOf := func(p *killProc) *client.ClientWithResponses { return p.client(t, token) }
+	kill := func(p *killProc) { p.kill(t) }
 
 	p := start(4)
 	c := clientOf(p)

@@ -84,9 +84,12 @@ func startKillProc(t *testing.T, bin, dbURL, dataDir, keyFile string, jobWorkers
 	}
 }
 
+// client is a generated client of p whose exchanges the contract transport
+// checks against openapi.yaml.
 func (p *killProc) client(t *testing.T, token string) *client.ClientWithResponses {
 	t.Helper()
-	c, err := client.NewClientWithResponses(p.url, client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
+	registerContractHost(p.url)
+	c, err := client.NewClientWithResponses(p.url, client.WithHTTPClient(specClient), client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 		r.Header.Set("Authorization", "Bearer "+token)
 		return nil
 	}))

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -61,54 +59,11 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	_, token, err := m.Keys.Issue(ctx, a.ID, "kill", 0)
 	require.NoError(t, err)
 
-	type proc struct {
-		cmd  *exec.Cmd
-		url  string
-		done chan struct{} // closed when the process has exited
-	}
-	start := func(name string) *proc {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		addr := ln.Addr().String()
-		ln.Close()
-		cmd := exec.Command(bin, "serve", "--role=all", "--addr="+addr, "--database-url="+dbURL,
-			"--data-dir="+filepath.Join(dir, name), "--jwt-key-file="+keyFile, "--rate-rps=0",
-			"--log-level=error", "--job-lease=2s", "--job-workers=2", "--job-poll-interval=50ms")
-		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-		require.NoError(t, cmd.Start())
-		p := &proc{cmd: cmd, url: "http://" + addr, done: make(chan struct{})}
-		go func() { _ = cmd.Wait(); close(p.done) }()
-		t.Cleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-p.done:
-			case <-time.After(20 * time.Second):
-				_ = cmd.Process.Kill()
-			}
-		})
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			resp, err := http.Get(p.url + "/readyz")
-			if err == nil {
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					return p
-				}
-			}
-			require.True(t, time.Now().Before(deadline), "%s did not become ready", name)
-			time.Sleep(50 * time.Millisecond)
-		}
+	start := func(name string) *killProc {
+		return startKillProc(t, bin, dbURL, filepath.Join(dir, name), keyFile, 2)
 	}
 	p1, p2 := start("one"), start("two")
-	clientOf := func(p *proc) *client.ClientWithResponses {
-		registerContractHost(p.url)
-		c, err := client.NewClientWithResponses(p.url, client.WithHTTPClient(specClient), client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
-			r.Header.Set("Authorization", "Bearer "+token)
-			return nil
-		}))
-		require.NoError(t, err)
-		return c
-	}
+	clientOf := func(p *killProc) *client.ClientWithResponses { return p.client(t, token) }
 	c1, c2 := clientOf(p1), clientOf(p2)
 	pr, err := c1.CreatePolicyWithResponse(ctx, client.CreatePolicyRequest{PolicyKey: "main", Text: testPolicyText})
 	require.NoError(t, err)
