@@ -2,6 +2,7 @@ package domain
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/contenteval/contenteval/domain/rules"
@@ -39,7 +40,7 @@ const (
 var InternalJobTypes = []JobType{JobTypeDatasetRun, JobTypeShadow}
 
 // Internal reports whether jobs of type t are internal work.
-func (t JobType) Internal() bool { return t == JobTypeDatasetRun || t == JobTypeShadow }
+func (t JobType) Internal() bool { return slices.Contains(InternalJobTypes, t) }
 
 // DatasetExample is one test item of a label: content and the outcome the
 // label should give it. Examples are unversioned and outlive versions.
