@@ -83,7 +83,13 @@ func (b *Backend) EvaluateSignals(ctx context.Context, batch rules.SignalBatch) 
 	keys := b.cacheKeys(batch, text, withImage)
 	var miss []int
 	for i, k := range keys {
-		if r, ok := b.cacheGet(k); ok && !batch.BypassCache {
+		if batch.BypassCache {
+			miss = append(miss, i)
+			continue
+		}
+		// (a bypassed entry is not looked up: a lookup refreshes its place in
+		// the LRU order)
+		if r, ok := b.cacheGet(k); ok {
 			out.Scores[i], out.Notes[i] = r.score, b.note(r)
 			b.metrics.cacheHits.WithLabelValues(b.spec.Name).Inc()
 			continue
