@@ -29,11 +29,14 @@ func metricsJobs(q domain.MetricsQuery) (string, []any) {
 	where := []string{"j.account_id = ?", "j.status = 'completed'",
 		"j.job_type IN ('" + string(domain.JobTypeStandard) + "', '" + string(domain.JobTypeBatch) + "')"}
 	args := []any{q.AccountID}
+	// The "<> ''" terms are implied by the equality but spelled out: they
+	// are the predicates of the partial indexes of migration 00092, which a
+	// planner uses only when the query states them.
 	if q.LabelVersionID != "" {
-		where = append(where, "j.label_version_id = ?")
+		where = append(where, "j.label_version_id = ?", "j.label_version_id <> ''")
 		args = append(args, q.LabelVersionID)
 	} else {
-		where = append(where, "j.policy_version_id = ?")
+		where = append(where, "j.policy_version_id = ?", "j.policy_version_id <> ''")
 		args = append(args, q.PolicyVersionID)
 	}
 	return where2(where, args, "j.created", q)
