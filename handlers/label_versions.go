@@ -5,6 +5,7 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/labels"
+	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/contenteval/contenteval/gen"
 )
 
@@ -95,13 +96,7 @@ func toAPILabelVersion(v *domain.LabelVersion) gen.LabelVersion {
 		ComplexityScore:   v.ComplexityScore,
 		LabelEvalOptions:  toAPILabelEvalOptions(v.EvalOptions),
 		GlobalContext:     v.GlobalContext,
-		TokenCountsV2: gen.TokenCounts{
-			DslTokenCount:        float32(v.TokenCounts.DSLTokenCount),
-			GlobalContextTokens:  float32(v.TokenCounts.GlobalContextTokens),
-			SignalTokens:         float32(v.TokenCounts.SignalTokens),
-			SignalSpecialTokens:  float32(v.TokenCounts.SignalSpecialTokens),
-			ContentSpecialTokens: float32(v.TokenCounts.ContentSpecialTokens),
-		},
+		TokenCountsV2:     toAPITokenCounts(rules.TokenCounts(v.TokenCounts)),
 	}
 	if v.Blob != nil {
 		b := v.Blob
