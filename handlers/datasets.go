@@ -97,11 +97,7 @@ func (s *Server) ListDatasetRuns(ctx context.Context, req gen.ListDatasetRunsReq
 // ListDatasetRunResults returns a page of a run's per-example results.
 func (s *Server) ListDatasetRunResults(ctx context.Context, req gen.ListDatasetRunResultsRequestObject) (gen.ListDatasetRunResultsResponseObject, error) {
 	account := AccountFrom(ctx)
-	rs, next, err := s.deps.Quality.Results(ctx, account, req.LabelId, req.DatasetRunId, req.Params.PageSize, lderef(req.Params.PageToken))
-	if err != nil {
-		return nil, err
-	}
-	run, err := s.deps.Quality.GetRun(ctx, account, req.LabelId, req.DatasetRunId)
+	run, rs, next, err := s.deps.Quality.Results(ctx, account, req.LabelId, req.DatasetRunId, req.Params.PageSize, lderef(req.Params.PageToken))
 	if err != nil {
 		return nil, err
 	}

@@ -89,23 +89,25 @@ type seqCursor struct {
 	Seq int `json:"s"`
 }
 
-// Results returns a page of a run's per-example results, in the run's
+// Results returns the run and a page of its per-example results, in the run's
 // example order (the examples' creation order). Codes: NOT_FOUND (run),
 // INVALID_ARGUMENT (page size or token).
-func (s *Service) Results(ctx context.Context, account *domain.Account, labelID, runID string, pageSize *int32, pageToken string) ([]*domain.DatasetRunResult, string, error) {
+func (s *Service) Results(ctx context.Context, account *domain.Account, labelID, runID string, pageSize *int32, pageToken string) (*domain.DatasetRun, []*domain.DatasetRunResult, string, error) {
 	q := domain.PageQuery{SizeField: "page_size", TokenField: "page_token", Size: pageSize, Token: pageToken,
 		Default: defaultResultsPage, Max: maxRunPage, Scope: "datasetRunResults\x00" + account.ID + "\x00" + labelID + "\x00" + runID}
-	check := func() error {
-		_, err := s.d.Datasets.GetDatasetRun(ctx, account.ID, labelID, runID)
+	var run *domain.DatasetRun
+	check := func() (err error) {
+		run, err = s.d.Datasets.GetDatasetRun(ctx, account.ID, labelID, runID)
 		return err
 	}
-	return domain.KeysetPage(s.d.Tokens, q, check, func(after *seqCursor, limit int) ([]*domain.DatasetRunResult, error) {
+	rs, next, err := domain.KeysetPage(s.d.Tokens, q, check, func(after *seqCursor, limit int) ([]*domain.DatasetRunResult, error) {
 		seq := -1
 		if after != nil {
 			seq = after.Seq
 		}
 		return s.d.Datasets.ListDatasetRunResults(ctx, runID, seq, limit)
 	}, func(r *domain.DatasetRunResult) seqCursor { return seqCursor{Seq: r.Seq} })
+	return run, rs, next, err
 }
 
 // Compare returns a page of the examples whose outcome in run runID
