@@ -41,13 +41,6 @@ func TestShadowCost(t *testing.T) {
 		env.submit(tok, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true), ContentData: []client.ContentData{textItem(text, nil)}})
 	}
 	t.Logf("%d jobs in %s", n, time.Since(start))
-	for {
-		sr, err := c.GetShadowStatsWithResponse(ctx, policyID, v2)
-		require.NoError(t, err)
-		if sr.JSON200.Evaluated >= n {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitForShadow(t, c, policyID, v2, n)
 	t.Logf("and their shadow evaluations in %s", time.Since(start))
 }

@@ -145,19 +145,7 @@ func TestShadowVersion(t *testing.T) {
 
 		// The shadow evaluates every live job of the second run, from the
 		// queue, after the live result is recorded.
-		var stats client.ShadowStats
-		for deadline := time.Now().Add(time.Minute); ; {
-			sr, err := c.GetShadowStatsWithResponse(ctx, policyID, v2)
-			require.NoError(t, err)
-			require.Equal(t, http.StatusOK, sr.StatusCode(), "%s", sr.Body)
-			specChecked(t, sr.HTTPResponse, sr.Body)
-			stats = *sr.JSON200
-			if stats.Evaluated >= n {
-				break
-			}
-			require.True(t, time.Now().Before(deadline), "%d of %d shadow evaluations", stats.Evaluated, n)
-			time.Sleep(20 * time.Millisecond)
-		}
+		stats := waitForShadow(t, c, policyID, v2, n)
 		require.Equal(t, client.ShadowStats{Evaluated: n, Agreements: 30, Disagreements: 20, Labels: []client.ShadowLabelStats{
 			{Label: "Scam", ActiveTrue: 0, ShadowTrue: 10, BothTrue: 0},
 			{Label: "Spam", ActiveTrue: 10, ShadowTrue: 20, BothTrue: 10},
@@ -285,16 +273,9 @@ func TestShadowVersion_Queued(t *testing.T) {
 			ContentData: []client.ContentData{textItem("free money", nil), textItem("hello", nil)}})
 		j = env.waitForJob(tok, j.JobUuid)
 		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status)
-		for deadline := time.Now().Add(time.Minute); ; {
-			sr, err := c.GetShadowStatsWithResponse(ctx, policyID, v2)
-			require.NoError(t, err)
-			if sr.JSON200.Evaluated == 2 {
-				require.Equal(t, int32(1), sr.JSON200.Disagreements)
-				break
-			}
-			require.True(t, time.Now().Before(deadline), "waiting for the shadow")
-			time.Sleep(20 * time.Millisecond)
-		}
+		stats := waitForShadow(t, c, policyID, v2, 2)
+		require.Equal(t, int32(2), stats.Evaluated)
+		require.Equal(t, int32(1), stats.Disagreements)
 	})
 }
 
@@ -342,4 +323,21 @@ func TestShadowVersion_ErrorsAndScope(t *testing.T) {
 		require.Equal(t, vid, *gp.JSON200.Policy.ShadowVersionId)
 		require.NotEqual(t, vid, gp.JSON200.Policy.ActiveVersionId)
 	})
+}
+
+// waitForShadow waits until the shadow version has evaluated at least n
+// live results and returns its stats.
+func waitForShadow(t *testing.T, c *client.ClientWithResponses, policyID, versionID string, n int) client.ShadowStats {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		sr, err := c.GetShadowStatsWithResponse(context.Background(), policyID, versionID)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, sr.StatusCode(), "%s", sr.Body)
+		if sr.JSON200.Evaluated >= int32(n) {
+			return *sr.JSON200
+		}
+		require.True(t, time.Now().Before(deadline), "%d of %d shadow evaluations", sr.JSON200.Evaluated, n)
+		time.Sleep(20 * time.Millisecond)
+	}
 }
