@@ -16,6 +16,7 @@ import (
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/access"
 	"github.com/contenteval/contenteval/domain/labels"
+	"github.com/contenteval/contenteval/domain/paging"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/google/uuid"
@@ -86,7 +87,7 @@ func (f *Full) init(ctx context.Context) error {
 	keys := access.NewKeyService(persistence.NewKeys(f.db), accounts, priv, clock, 5*time.Second)
 	limiter := access.NewRateLimiter(domain.Limits{RequestsPerSecond: 0}, clock)
 	labels := labels.NewService(persistence.NewLabels(f.db), persistence.NewLabelVersions(f.db), persistence.NewLabelTags(f.db),
-		clock, domain.NewPageTokens(keys.DeriveSecret("contenteval/page-tokens/labels")))
+		clock, paging.NewTokens(keys.DeriveSecret("contenteval/page-tokens/labels")))
 
 	now := clock.Now()
 	a := &domain.Account{

@@ -1,6 +1,6 @@
 // Package blobstore implements domain.BlobStore: Local, a directory on the
 // server's disk (the default, $DATA_DIR/blobs), and S3, any S3-compatible
-// object store (the multi-replica option of DESIGN §2), whose presigned URLs
+// object store (what several replicas share: docs/operations.md#object-store-s3), whose presigned URLs
 // let clients upload and download batch files without passing through the
 // API.
 package blobstore

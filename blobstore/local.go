@@ -26,7 +26,7 @@ var _ domain.BlobStore = (*Local)(nil)
 
 // NewLocal returns a store rooted at dir, creating it. Directories are
 // created 0700 and files 0600 (os.CreateTemp): batch files are customer
-// content (DESIGN §15).
+// content, readable by the server's user only.
 func NewLocal(dir string) (*Local, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("blobstore: create %s: %w", dir, err)
@@ -110,7 +110,7 @@ func (l *Local) Put(ctx context.Context, key string, r io.Reader) (int64, error)
 			os.Remove(tmp)
 		}
 	}()
-	n, err := io.Copy(f, ctxReader{ctx: ctx, r: r})
+	n, err := io.Copy(f, domain.ContextReader(ctx, r))
 	if err != nil {
 		var de *domain.Error
 		if errors.As(err, &de) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -136,19 +136,6 @@ func (l *Local) Put(ctx context.Context, key string, r io.Reader) (int64, error)
 		d.Close()
 	}
 	return n, nil
-}
-
-// ctxReader stops a copy when ctx ends.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }
 
 // Open returns the file of key. Codes: NOT_FOUND, INVALID_ARGUMENT,

@@ -4,10 +4,10 @@ package blobstore_test
 
 import (
 	"bytes"
+	"github.com/contenteval/contenteval/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 
@@ -17,7 +17,7 @@ import (
 	"github.com/contenteval/contenteval/domain"
 )
 
-// Blob files are 0600 in 0700 directories (DESIGN §15), whatever the umask
+// Blob files are 0600 in 0700 directories (customer content), whatever the umask
 // (0 here, the widest). Not parallel: the umask is the process's.
 func TestLocal_PrivateFiles(t *testing.T) {
 	old := syscall.Umask(0)
@@ -45,10 +45,7 @@ func TestLocal_PrivateFiles(t *testing.T) {
 func TestLocal_DiskFull(t *testing.T) {
 	t.Parallel()
 	if os.Geteuid() != 0 {
-		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-			t.Fatal("CI=true: this test mounts a tmpfs and must run as root")
-		}
-		t.Skip("mounting a tmpfs needs root")
+		testenv.SkipUnlessCI(t, "not root: this test mounts a tmpfs")
 	}
 	dir, err := os.MkdirTemp("", "blobstore-tmpfs-")
 	require.NoError(t, err)

@@ -126,7 +126,7 @@ func (s *S3) Put(ctx context.Context, key string, r io.Reader) (int64, error) {
 		}
 		defer os.Remove(f.Name())
 		defer f.Close()
-		if size, err = io.Copy(f, ctxReader{ctx: ctx, r: r}); err != nil {
+		if size, err = io.Copy(f, domain.ContextReader(ctx, r)); err != nil {
 			return 0, err
 		}
 		if _, err := f.Seek(0, io.SeekStart); err != nil {

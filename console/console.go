@@ -1,4 +1,4 @@
-// Package console serves the review console (DESIGN §13): a single-page
+// Package console serves the review console (console/README.md): a single-page
 // application built from console/src by `make console` into console/dist.
 // The built files are committed and embedded, so the binary serves them
 // with no files beside it and nothing from a CDN; CI rebuilds them and

@@ -5,10 +5,10 @@ import (
 	"time"
 )
 
-// AccountType decides which endpoints an account may call (SPEC.md).
+// AccountType decides which endpoints an account may call (docs/api.md#authentication-and-accounts).
 type AccountType string
 
-// Account types. New accounts are label-first (DESIGN §3).
+// Account types. New accounts are label-first unless created otherwise.
 const (
 	AccountLabelFirst  AccountType = "label-first"
 	AccountPolicyFirst AccountType = "policy-first"
@@ -16,6 +16,27 @@ const (
 
 // Valid reports whether t is a known account type.
 func (t AccountType) Valid() bool { return t == AccountLabelFirst || t == AccountPolicyFirst }
+
+// KeyRole decides which operations a key may call
+// (docs/api.md#key-roles).
+type KeyRole string
+
+// Key roles. Keys issued before roles existed carry none and act as admin.
+const (
+	// RoleAdmin may call everything.
+	RoleAdmin KeyRole = "admin"
+	// RoleAPI may evaluate and read, but not change an account's
+	// configuration.
+	RoleAPI KeyRole = "api"
+	// RoleReviewer may call the review endpoints only.
+	RoleReviewer KeyRole = "reviewer"
+)
+
+// KeyRoles lists every role, in the order the CLI and docs show them.
+var KeyRoles = []KeyRole{RoleAdmin, RoleAPI, RoleReviewer}
+
+// Valid reports whether r is a known role.
+func (r KeyRole) Valid() bool { return r == RoleAdmin || r == RoleAPI || r == RoleReviewer }
 
 // Limits are an account's rate and quota settings. Zero means "use the server
 // default".
@@ -32,8 +53,22 @@ type Account struct {
 	Type          AccountType
 	Limits        Limits
 	WebhookSecret string
-	Created       time.Time
-	Updated       time.Time
+	// Retention is how long the account's evaluation history is kept when
+	// that is shorter than the server's retention; 0 for the server's.
+	Retention time.Duration
+	// Moderation is what the OpenAI-compatible moderation endpoint
+	// evaluates for OpenAI's own model names (docs/api.md#openai-compatible-moderation).
+	Moderation ModerationDefaults
+	Created    time.Time
+	Updated    time.Time
+}
+
+// ModerationDefaults name an account's default moderation target: a policy
+// key (policy-first accounts) or a label tag name (label-first ones); ""
+// when none is set.
+type ModerationDefaults struct {
+	PolicyKey string
+	Tag       string
 }
 
 // APIKey is the record behind a JWT: its id is the token's jti. The token
@@ -42,6 +77,7 @@ type APIKey struct {
 	ID        string
 	AccountID string
 	Name      string
+	Role      KeyRole
 	Created   time.Time
 	ExpiresAt *time.Time
 	RevokedAt *time.Time
@@ -64,7 +100,8 @@ type AccountStore interface {
 
 // KeyStore persists API key records.
 type KeyStore interface {
-	// CreateKey inserts k. Codes: NOT_FOUND when the account does not exist.
+	// CreateKey inserts k; an empty Role is stored as admin. Codes: NOT_FOUND
+	// when the account does not exist.
 	CreateKey(ctx context.Context, k *APIKey) error
 	// GetKey returns one key. Codes: NOT_FOUND.
 	GetKey(ctx context.Context, id string) (*APIKey, error)
@@ -74,12 +111,3 @@ type KeyStore interface {
 	// Codes: NOT_FOUND.
 	RevokeKey(ctx context.Context, id string, t time.Time) (*APIKey, error)
 }
-
-// Clock is the service's source of time; tests inject a fixed one.
-type Clock interface{ Now() time.Time }
-
-// SystemClock is the real clock, in UTC.
-type SystemClock struct{}
-
-// Now returns the current UTC time.
-func (SystemClock) Now() time.Time { return time.Now().UTC() }

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// BatchState is where a batch job is in its lifecycle (DESIGN §9). The
+// BatchState is where a batch job is in its lifecycle. The
 // values are the API's BatchJobState names without the prefix, lower case,
 // as stored. Every transition is a guarded update in the store (UPDATE ...
 // WHERE state = <from>, and for the worker's steps also WHERE lease_owner =
@@ -113,7 +113,7 @@ func CheckTransition(from, to BatchState) error {
 	return nil
 }
 
-// BatchErrorCode is the API's BatchJobErrorCode (DESIGN §7).
+// BatchErrorCode is the API's BatchJobErrorCode.
 type BatchErrorCode string
 
 // Batch error codes.

@@ -8,7 +8,7 @@ import (
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
-// Dataset limits (DESIGN §12).
+// Dataset limits (docs/api.md#extension-endpoints).
 const (
 	MaxExamplesPerCall  = 1000
 	MaxExamplesPerLabel = 10000
@@ -26,7 +26,7 @@ const (
 )
 
 // Internal job types: queued work that is not a client's job. They share
-// the jobs table, and so the durable, fairly shared queue (DESIGN §2, §15),
+// the jobs table, and so the durable, fairly shared queue (docs/operations.md#scaling),
 // with the jobs clients submit, but the job endpoints never show them.
 const (
 	// JobTypeDatasetRun evaluates one chunk of a dataset run's examples.
@@ -211,6 +211,12 @@ type DatasetStore interface {
 	// Codes: ABORTED when owner no longer holds the job (nothing is
 	// recorded).
 	FinishDatasetRunChunk(ctx context.Context, jobID, owner, runID string, results []*DatasetRunResult, gaveUp bool, now time.Time) error
+	// YieldDatasetRunChunk records the results of a chunk's first examples
+	// and returns job jobID (held by owner) to the queue with options, which
+	// say where the rest of the chunk starts, in one transaction. The claim
+	// is not counted in the job's Attempts. Codes: ABORTED when owner no
+	// longer holds the job (nothing is recorded).
+	YieldDatasetRunChunk(ctx context.Context, jobID, owner, runID string, results []*DatasetRunResult, options map[string]string, now time.Time) error
 	// ListDatasetRunResults returns up to limit results of the run with
 	// seq > afterSeq, in seq order.
 	ListDatasetRunResults(ctx context.Context, runID string, afterSeq, limit int) ([]*DatasetRunResult, error)

@@ -3,7 +3,7 @@
 // interfaces) persistence and the adapters implement. It knows nothing of
 // HTTP or SQL and imports no package of this project but the rule engine
 // (domain/rules). The services live in one package per aggregate beside it:
-// domain/jobs (with the ItemRunner, the one way a content item is
-// evaluated), domain/policies, domain/labels, domain/batches,
+// domain/evaluation (the one place a content item is evaluated),
+// domain/jobs, domain/policies, domain/labels, domain/batches,
 // domain/webhooks and domain/access (API keys, rate limits).
 package domain

@@ -7,7 +7,7 @@ import (
 )
 
 // Code is a gRPC status code. The API maps each one to an HTTP status in one
-// place (handlers), following the grpc-gateway table of DESIGN §4.
+// place (handlers), following the grpc-gateway table of docs/api.md#error-bodies.
 type Code int32
 
 // The gRPC codes the service uses.
@@ -80,12 +80,16 @@ type CompilationError struct {
 // CompilationErrors lists every compile error of a rule text.
 type CompilationErrors struct{ Errors []CompilationError }
 
-// PrecheckFailure is the detail of a 499 precheck failure body (DESIGN §7).
+// PrecheckFailure is the detail of a 499 precheck failure body (docs/api.md#error-bodies).
 type PrecheckFailure struct {
 	Type            PrecheckFailureType
 	Message         string
 	ContentHash     string
 	MatchConfidence PrecheckMatchConfidence
+	// The provenance of a hash-list match: the list, the list's hash that
+	// matched, its distance, source and note; empty for other failures.
+	ListID, ListName, Source, Note, MatchedHash string
+	Distance                                    int
 }
 
 func (BadRequest) isDetail()        {}
@@ -95,7 +99,7 @@ func (PrecheckFailure) isDetail()   {}
 // PrecheckFailureType says why a precheck rejected content.
 type PrecheckFailureType string
 
-// Precheck failure types (SPEC.md Errors).
+// Precheck failure types (the API's PrecheckFailureType).
 const (
 	PrecheckFailureUnspecified            PrecheckFailureType = "PRECHECK_FAILURE_TYPE_UNSPECIFIED"
 	PrecheckFailureNCMEC                  PrecheckFailureType = "PRECHECK_FAILURE_TYPE_NCMEC"
@@ -106,7 +110,7 @@ const (
 // PrecheckMatchConfidence is the band of a hash-list match.
 type PrecheckMatchConfidence string
 
-// Match confidences (SPEC.md Errors).
+// Match confidences (the API's PrecheckMatchConfidence).
 const (
 	MatchConfidenceUnspecified PrecheckMatchConfidence = "PRECHECK_MATCH_CONFIDENCE_UNSPECIFIED"
 	MatchConfidenceExact       PrecheckMatchConfidence = "PRECHECK_MATCH_CONFIDENCE_EXACT"
@@ -132,14 +136,12 @@ func InvalidField(field, description string) *Error {
 // ErrorCode returns the code of err: OK for nil, the code of a wrapped *Error,
 // Canceled/DeadlineExceeded for context errors, INTERNAL otherwise.
 func ErrorCode(err error) Code {
-	if err == nil {
-		return OK
-	}
 	var e *Error
-	if errors.As(err, &e) {
-		return e.Code
-	}
 	switch {
+	case err == nil:
+		return OK
+	case errors.As(err, &e):
+		return e.Code
 	case errors.Is(err, context.Canceled):
 		return Canceled
 	case errors.Is(err, context.DeadlineExceeded):

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// EvaluationResult is the API's EvaluationResult (DESIGN §7).
+// EvaluationResult is the API's EvaluationResult.
 type EvaluationResult string
 
 // Evaluation results.
@@ -77,7 +77,7 @@ type FeedbackStore interface {
 	ListFeedback(ctx context.Context, accountID, jobID string, after *FeedbackCursor, limit int) ([]*FeedbackAnnotation, error)
 }
 
-// Feedback page sizes (SPEC.md Limits).
+// Feedback page sizes (docs/api.md#paging).
 const (
 	DefaultFeedbackPageSize = 1000
 	MaxFeedbackPageSize     = 1000

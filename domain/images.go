@@ -6,12 +6,6 @@ import (
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
-// Precheck job error reasons (SPEC.md Errors).
-const (
-	ReasonContentBlocked        JobErrorReason = "JOB_ERROR_REASON_CONTENT_BLOCKED"
-	ReasonContentPrecheckFailed JobErrorReason = "JOB_ERROR_REASON_CONTENT_PRECHECK_FAILED"
-)
-
 // The fixed job errors of images.
 var (
 	ErrJobContentBlocked = JobError{ReasonContentBlocked, "A pre-evaluation content check rejected the content."}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"net/url"
 	"time"
 
 	"github.com/contenteval/contenteval/domain/rules"
@@ -47,7 +46,7 @@ func (s JobStatus) Terminal() bool {
 // JobType is the API's JobType.
 type JobType string
 
-// Job types (DESIGN §6).
+// Job types: the kinds of queued work, of clients and internal.
 const (
 	JobTypeStandard JobType = "JOB_TYPE_STANDARD"
 	JobTypeBatch    JobType = "JOB_TYPE_BATCH"
@@ -58,12 +57,23 @@ const (
 // JobErrorReason is the API's JobErrorReason.
 type JobErrorReason string
 
-// Job error reasons (SPEC.md Errors).
+// Job error reasons, every one the API names, in one place.
 const (
 	ReasonJobFailed                 JobErrorReason = "JOB_ERROR_REASON_JOB_FAILED"
 	ReasonExecutionDeadlineExceeded JobErrorReason = "JOB_ERROR_REASON_EXECUTION_DEADLINE_EXCEEDED"
 	ReasonAdmissionQueueTimeout     JobErrorReason = "JOB_ERROR_REASON_ADMISSION_QUEUE_TIMEOUT"
 	ReasonQuotaExceeded             JobErrorReason = "JOB_ERROR_REASON_QUOTA_EXCEEDED"
+
+	// Prechecks of images and video frames.
+	ReasonContentBlocked        JobErrorReason = "JOB_ERROR_REASON_CONTENT_BLOCKED"
+	ReasonContentPrecheckFailed JobErrorReason = "JOB_ERROR_REASON_CONTENT_PRECHECK_FAILED"
+
+	// Timed media (video and audio).
+	ReasonVideoValidationFailure    JobErrorReason = "JOB_ERROR_REASON_VIDEO_VALIDATION_FAILURE"
+	ReasonVideoSceneCeilingExceeded JobErrorReason = "JOB_ERROR_REASON_VIDEO_SCENE_CEILING_EXCEEDED"
+	ReasonHLSRemuxTimeoutExhausted  JobErrorReason = "JOB_ERROR_REASON_HLS_REMUX_TIMEOUT_EXHAUSTED"
+	ReasonTranscriptArtifactInvalid JobErrorReason = "JOB_ERROR_REASON_TRANSCRIPT_CHUNK_ARTIFACT_INVALID"
+	ReasonVideoSourceUnreachable    JobErrorReason = "JOB_ERROR_REASON_VIDEO_SOURCE_UNREACHABLE"
 )
 
 // JobError is a terminal failure with a fixed, client-safe message.
@@ -88,7 +98,7 @@ var (
 // ContentKind says which field of a content entry carries the content.
 type ContentKind string
 
-// Content kinds (DESIGN §5).
+// Content kinds: what one contentData entry carries.
 const (
 	ContentText     ContentKind = "text"
 	ContentImage    ContentKind = "image"
@@ -152,16 +162,30 @@ type Job struct {
 	LeaseOwner      string
 	LeaseExpiresAt  *time.Time
 	Attempts        int
-	Created         time.Time
-	Updated         time.Time
-	Started         *time.Time // first claim
-	Completed       *time.Time // terminal transition
+	// Yields counts the times a worker gave the job back to the queue for
+	// another account between two items (JobStore.YieldJob): the results
+	// of its first items are stored.
+	Yields    int
+	Created   time.Time
+	Updated   time.Time
+	Started   *time.Time // first claim
+	Completed *time.Time // terminal transition
 	// Results are filled by JobService.Get for completed jobs only.
 	Results []*JobResult
+	// ResultsStored is set on a job that completed in this process with
+	// its results stored as it went and not held (Results is nil): they are
+	// read from the store a few at a time (jobs.Service.EachResult).
+	ResultsStored bool
 	// Then are jobs queued in the transaction that records this job as
 	// completed (FinishJob's then, CreateFinishedJob): the evaluation of
 	// its content by its policy's shadow version. Not stored with the job.
 	Then []*Job
+	// TraceParent and TraceState are the W3C trace context of the request
+	// that queued the job, stored with it (JobStore.CreateJob takes ctx's
+	// when they are empty) so that the worker that claims it continues
+	// that trace. Empty when tracing was off.
+	TraceParent string
+	TraceState  string
 }
 
 // JobResult is the evaluation of one content entry.
@@ -231,6 +255,14 @@ type JobCursor struct {
 	ID      string    `json:"i"`
 }
 
+// AccountLoad is an account's share of the queue's workers.
+type AccountLoad struct {
+	AccountID string
+	Running   int  // jobs under a live lease, whoever holds it
+	Mine      int  // of those, held by the asking process
+	Queued    bool // it has claimable jobs
+}
+
 // JobStore persists jobs, their results and label hits, and is the work
 // queue.
 type JobStore interface {
@@ -238,7 +270,8 @@ type JobStore interface {
 	// Codes: ALREADY_EXISTS, NOT_FOUND (unknown account).
 	CreateJob(ctx context.Context, j *Job) error
 	// GetJob returns a job of the account, without results. Codes: NOT_FOUND
-	// (also for another account's job).
+	// (also for another account's job, and for an internal job, which the
+	// job endpoints never show).
 	GetJob(ctx context.Context, accountID, id string) (*Job, error)
 	// ListJobs returns up to limit jobs of the account matching f, newest
 	// first (created, id descending), after the cursor when one is given.
@@ -251,7 +284,7 @@ type JobStore interface {
 	// ClaimJobs moves up to limit claimable jobs to JobRunning under owner's
 	// lease until leaseUntil, and returns them. Claimable: pending, or
 	// running with a lease expired at now. The jobs are shared fairly
-	// (DESIGN §15): each goes to the account with the least running work
+	// (docs/operations.md#scaling): each goes to the account with the least running work
 	// (jobs running under a live lease, whoever holds it) among those with
 	// claimable jobs, ties to the account whose oldest claimable job is
 	// oldest; within an account, expedited jobs first, then oldest. While
@@ -265,6 +298,36 @@ type JobStore interface {
 	// ReleaseJob returns a running job held by owner to the queue (pending).
 	// Codes: ABORTED when owner no longer holds it.
 	ReleaseJob(ctx context.Context, id, owner string, now time.Time) error
+	// ReleaseClaims returns to the queue those of claims that are still
+	// running under the very claim that took them (owner, and the
+	// Attempts and Yields the claim returned: every later claim changes
+	// them), and returns their ids. It is what a worker does with the jobs
+	// a task left held when it ended: a later claim of the same job, by a
+	// worker of the same process (one owner), is left alone. Codes:
+	// UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+	ReleaseClaims(ctx context.Context, claims []*Job, now time.Time) ([]string, error)
+	// YieldJob returns a running job held by owner to the queue (pending)
+	// so that its worker can serve another account, storing the results and
+	// hits of the items it finished, in one transaction. The claim is not
+	// counted in Attempts: yielding is neither a retry nor a failure.
+	// Codes: ABORTED when owner no longer holds it.
+	YieldJob(ctx context.Context, id, owner string, now time.Time, results []*JobResult, hits []*LabelHit) error
+	// SaveJobResults stores results and hits of a running job held by
+	// owner, which goes on running: a job of large reports stores them as
+	// it goes rather than holding them to its end. FinishJob counts them
+	// with its own. Codes: ABORTED when owner no longer holds it (then
+	// nothing is stored).
+	SaveJobResults(ctx context.Context, id, owner string, results []*JobResult, hits []*LabelHit) error
+	// ListJobResultsAfter returns up to limit results of a job with an
+	// entry index past afterIndex, in entry order.
+	ListJobResultsAfter(ctx context.Context, jobID string, afterIndex, limit int) ([]*JobResult, error)
+	// JobProgress returns the results a job stored when it yielded (its
+	// first items, in entry order) and the Seq its next label hit takes.
+	JobProgress(ctx context.Context, id string) ([]*JobResult, int, error)
+	// QueueLoad returns the accounts with jobs under a live lease or
+	// claimable jobs, with their running work as a claim at now counts it;
+	// owner's leases are counted apart.
+	QueueLoad(ctx context.Context, owner string, now time.Time) ([]AccountLoad, error)
 	// FinishJob moves a job held by owner to the terminal status to, with
 	// jobErr (for JobFailed), and stores results and hits and queues the
 	// jobs then, in one transaction. Codes: ABORTED when owner no longer
@@ -290,71 +353,6 @@ type JobStore interface {
 func ContentHash(b []byte) string {
 	sum := sha256.Sum256(b)
 	return "sha256::" + hex.EncodeToString(sum[:])
-}
-
-// validateContent turns the request's entries into content items. Codes:
-// INVALID_ARGUMENT naming contentData[i].
-func ValidateContent(in []ContentInput, maxItems, maxText int) ([]ContentItem, []ContentSummary, error) {
-	if len(in) == 0 {
-		return nil, nil, InvalidField("contentData", "must have at least one entry")
-	}
-	if len(in) > maxItems {
-		return nil, nil, InvalidField("contentData", "has "+itoa(len(in))+" entries; the limit is "+itoa(maxItems))
-	}
-	items := make([]ContentItem, len(in))
-	sums := make([]ContentSummary, len(in))
-	for i, c := range in {
-		field := "contentData[" + itoa(i) + "]"
-		var set []ContentKind
-		it := ContentItem{Metadata: c.Metadata}
-		if c.Text != nil {
-			set = append(set, ContentText)
-			it.Kind, it.Text = ContentText, *c.Text
-		}
-		for _, b := range []struct {
-			k ContentKind
-			v *[]byte
-		}{{ContentImage, c.Image}, {ContentVideo, c.Video}, {ContentAudio, c.Audio}} {
-			if b.v != nil {
-				set = append(set, b.k)
-				it.Kind, it.Bytes = b.k, *b.v
-			}
-		}
-		for _, u := range []struct {
-			k ContentKind
-			v *string
-		}{{ContentImageURL, c.ImageURL}, {ContentVideoURL, c.VideoURL}, {ContentAudioURL, c.AudioURL}} {
-			if u.v != nil {
-				set = append(set, u.k)
-				it.Kind, it.URL = u.k, *u.v
-			}
-		}
-		if len(set) != 1 {
-			return nil, nil, InvalidField(field, "must carry exactly one of text, image, imageUrl, videoUrl, audioUrl, video, audio; got "+itoa(len(set)))
-		}
-		if c.Captions != nil {
-			it.Captions = *c.Captions
-		}
-		switch it.Kind {
-		case ContentText:
-			if len(it.Text) > maxText {
-				return nil, nil, InvalidField(field+".text", "is "+itoa(len(it.Text))+" bytes; the limit is "+itoa(maxText))
-			}
-			sums[i].ContentHash = ContentHash([]byte(it.Text))
-		case ContentImage, ContentVideo, ContentAudio:
-			if len(it.Bytes) == 0 {
-				return nil, nil, InvalidField(field+"."+string(it.Kind), "must not be empty")
-			}
-			sums[i].ContentHash = ContentHash(it.Bytes)
-		default:
-			if u, err := url.Parse(it.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				return nil, nil, InvalidField(field+"."+string(it.Kind), "must be an http or https URL")
-			}
-		}
-		sums[i].Metadata = c.Metadata
-		items[i] = it
-	}
-	return items, sums, nil
 }
 
 // Key is the canonical form of f that page tokens are bound to.

@@ -4,7 +4,7 @@ import (
 	"context"
 )
 
-// Label hit page sizes (SPEC.md Limits).
+// Label hit page sizes (docs/api.md#paging).
 const (
 	DefaultLabelHitPageSize = 1000
 	MaxLabelHitPageSize     = 1000

@@ -74,7 +74,7 @@ type LabelVersionStore interface {
 	ListLabelVersions(ctx context.Context, accountID, labelID string, after *LabelVersionCursor, limit int) ([]*LabelVersion, error)
 }
 
-// Label version limits (DESIGN §10 and openapi.yaml).
+// Label version limits (docs/api.md#limits and openapi.yaml).
 const (
 	MaxLabelVersionBlobBytes = 1 << 20
 	MaxGlobalContextLength   = 65536

@@ -77,7 +77,7 @@ const (
 	MaxTagsPerLabel           = 100
 )
 
-// Label page sizes (SPEC.md Limits).
+// Label page sizes (docs/api.md#paging).
 const (
 	DefaultLabelPageSize = 100
 	MaxLabelPageSize     = 1000

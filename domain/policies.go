@@ -2,13 +2,12 @@ package domain
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
-// Policy is a named rule document of a policy-first account (DESIGN §9). Its
+// Policy is a named rule document of a policy-first account (an extension). Its
 // rules live in immutable versions; ActiveVersionID names the one jobs use.
 type Policy struct {
 	ID              string
@@ -16,7 +15,7 @@ type Policy struct {
 	Key             string // unique per account
 	ActiveVersionID string
 	// ShadowVersionID names the shadow version ("" for none) and
-	// ShadowSampleRate the share of live jobs it evaluates (DESIGN §12).
+	// ShadowSampleRate the share of live jobs it evaluates (docs/api.md#extension-endpoints).
 	ShadowVersionID  string
 	ShadowSampleRate float64
 	Disabled         bool
@@ -55,6 +54,9 @@ type PolicyStore interface {
 	// GetPolicy returns a policy of the account. Codes: NOT_FOUND (also for
 	// another account's policy).
 	GetPolicy(ctx context.Context, accountID, id string) (*Policy, error)
+	// GetPolicyByKey returns the account's policy with that policyKey.
+	// Codes: NOT_FOUND.
+	GetPolicyByKey(ctx context.Context, accountID, key string) (*Policy, error)
 	// ListPolicies returns up to limit policies of the account, newest first
 	// (created, id descending), after the cursor when one is given.
 	ListPolicies(ctx context.Context, accountID string, after *PolicyCursor, limit int) ([]*Policy, error)
@@ -77,5 +79,3 @@ type PolicyStore interface {
 	// SetPolicyDisabled sets the disabled flag. Codes: NOT_FOUND.
 	SetPolicyDisabled(ctx context.Context, accountID, id string, disabled bool, now time.Time) (*Policy, error)
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

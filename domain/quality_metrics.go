@@ -6,7 +6,7 @@ import (
 )
 
 // VersionMetric is the live quality of one label (section) of a label or
-// policy version (DESIGN §12): how often the version evaluated content and
+// policy version (docs/api.md#extension-endpoints): how often the version evaluated content and
 // found the label, and how its outcomes compare with reviewers' feedback.
 type VersionMetric struct {
 	Label string

@@ -2,14 +2,13 @@ package domain
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
 // PolicyVersionMode is the API's PolicyVersionMode: the role of a policy
-// version (DESIGN §12).
+// version (docs/api.md#extension-endpoints).
 type PolicyVersionMode string
 
 // Policy version modes.
@@ -93,34 +92,11 @@ const (
 	// []ShadowActive), recorded with the completion, so the shadow does
 	// not read the live reports again.
 	ShadowActiveOption = "active"
+	// ShadowFromOption is the index of the first live result a shadow job
+	// has not evaluated yet, set when it gave its worker up part-way (the
+	// evaluations before it are stored); absent means 0.
+	ShadowFromOption = "from"
 )
-
-// EncodeShadowActive is the ShadowActiveOption of a completed job's results.
-func EncodeShadowActive(results []*JobResult) string {
-	out := make([]ShadowActive, len(results))
-	for i, r := range results {
-		out[i] = ShadowActive{ResultID: r.ID, ContentHash: r.ContentHash}
-		if r.Report == nil {
-			continue
-		}
-		for _, sec := range r.Report.Sections {
-			if sec.Result != rules.OutcomeFalse {
-				if out[i].Outcomes == nil {
-					out[i].Outcomes = map[string]rules.Outcome{}
-				}
-				out[i].Outcomes[sec.Name] = sec.Result
-			}
-		}
-	}
-	b, _ := json.Marshal(out) // strings and maps of strings: cannot fail
-	return string(b)
-}
-
-// DecodeShadowActive reads a ShadowActiveOption.
-func DecodeShadowActive(s string) ([]ShadowActive, error) {
-	var out []ShadowActive
-	return out, json.Unmarshal([]byte(s), &out)
-}
 
 // ShadowLabelStats counts one label's TRUE outcomes over a shadow's
 // evaluations.
@@ -155,6 +131,11 @@ type ShadowStore interface {
 	// in one transaction; a job its owner no longer holds is skipped with
 	// its evaluations. It returns how many jobs it finished.
 	FinishShadowJobs(ctx context.Context, finishes []ShadowFinish, now time.Time) (int, error)
+	// YieldShadowJob stores the evaluations a shadow job made so far and
+	// puts it back in the queue with options (which say where the rest
+	// starts), the claim not counted as an attempt, in one transaction.
+	// Codes: ABORTED when owner no longer holds the job.
+	YieldShadowJob(ctx context.Context, y ShadowFinish, options map[string]string, now time.Time) error
 	// ShadowStats summarises the account's shadow evaluations by version
 	// versionID, with an entry for each of labels and each other label
 	// found, by name.

@@ -2,8 +2,6 @@ package domain
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 )
 
@@ -33,6 +31,11 @@ type WebhookEvent struct {
 	DeliveredAt   *time.Time
 	FailedAt      *time.Time
 	LastError     string
+	// TraceParent and TraceState are the W3C trace context of the work
+	// that wrote the event (empty when tracing is off): its delivery, later
+	// and maybe in another process, continues that trace.
+	TraceParent string
+	TraceState  string
 }
 
 // WebhookStore persists the outbox.
@@ -65,7 +68,7 @@ type WebhookPayloads interface {
 }
 
 // WebhookPoster sends a POST to a customer URL under the URL rules of
-// DESIGN §5 (implemented by safehttp).
+// docs/api.md#url-fetching (implemented by safehttp).
 type WebhookPoster interface {
 	Post(ctx context.Context, url string, header map[string][]string, body []byte) (int, error)
 	CheckURL(url string) error
@@ -80,39 +83,3 @@ type WebhookSecrets interface {
 // WebhookRetryWindow is how long a webhook is retried before it is
 // abandoned.
 const WebhookRetryWindow = 24 * time.Hour
-
-// maxWebhookHeaders bounds the extra headers of a webhook target.
-const maxWebhookHeaders = 20
-
-// ValidateWebhook checks a customer's webhook target when it is submitted,
-// so a bad URL is a 400 now rather than a silent failure later. field names
-// the request field (webhook.url, webhookUrl).
-func ValidateWebhook(p WebhookPoster, field, url string, headers map[string]string) error {
-	if err := p.CheckURL(url); err != nil {
-		return InvalidField(field, err.Error())
-	}
-	if p.RequireHTTPS() && !strings.HasPrefix(strings.ToLower(url), "https://") {
-		return InvalidField(field, "must be an https URL")
-	}
-	if len(headers) > maxWebhookHeaders {
-		return InvalidField("webhook.extraHeaders", fmt.Sprintf("at most %d headers", maxWebhookHeaders))
-	}
-	for k, v := range headers {
-		if !validHeaderName(k) || strings.ContainsAny(v, "\r\n") || len(v) > 1024 {
-			return InvalidField("webhook.extraHeaders", fmt.Sprintf("%q is not a valid header name and value", k))
-		}
-	}
-	return nil
-}
-
-func validHeaderName(k string) bool {
-	if k == "" || len(k) > 64 {
-		return false
-	}
-	for _, r := range k {
-		if !(r == '-' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			return false
-		}
-	}
-	return true
-}

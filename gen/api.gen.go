@@ -146,6 +146,87 @@ func (e EvaluationResult) Valid() bool {
 	}
 }
 
+// Defines values for HashListImportFormat.
+const (
+	HASHLISTIMPORTFORMATHMA   HashListImportFormat = "HASH_LIST_IMPORT_FORMAT_HMA"
+	HASHLISTIMPORTFORMATLINES HashListImportFormat = "HASH_LIST_IMPORT_FORMAT_LINES"
+)
+
+// Valid indicates whether the value is a known member of the HashListImportFormat enum.
+func (e HashListImportFormat) Valid() bool {
+	switch e {
+	case HASHLISTIMPORTFORMATHMA:
+		return true
+	case HASHLISTIMPORTFORMATLINES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HashListKind.
+const (
+	Md5  HashListKind = "md5"
+	Pdq  HashListKind = "pdq"
+	Sha1 HashListKind = "sha1"
+)
+
+// Valid indicates whether the value is a known member of the HashListKind enum.
+func (e HashListKind) Valid() bool {
+	switch e {
+	case Md5:
+		return true
+	case Pdq:
+		return true
+	case Sha1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HashListMode.
+const (
+	HASHLISTMODEALLOW   HashListMode = "HASH_LIST_MODE_ALLOW"
+	HASHLISTMODEENFORCE HashListMode = "HASH_LIST_MODE_ENFORCE"
+	HASHLISTMODESHADOW  HashListMode = "HASH_LIST_MODE_SHADOW"
+)
+
+// Valid indicates whether the value is a known member of the HashListMode enum.
+func (e HashListMode) Valid() bool {
+	switch e {
+	case HASHLISTMODEALLOW:
+		return true
+	case HASHLISTMODEENFORCE:
+		return true
+	case HASHLISTMODESHADOW:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HashState.
+const (
+	HASHSTATEACTIVE      HashState = "HASH_STATE_ACTIVE"
+	HASHSTATEDISABLED    HashState = "HASH_STATE_DISABLED"
+	HASHSTATEQUARANTINED HashState = "HASH_STATE_QUARANTINED"
+)
+
+// Valid indicates whether the value is a known member of the HashState enum.
+func (e HashState) Valid() bool {
+	switch e {
+	case HASHSTATEACTIVE:
+		return true
+	case HASHSTATEDISABLED:
+		return true
+	case HASHSTATEQUARANTINED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ImageDetailLevel.
 const (
 	IMAGEDETAILLEVELHIGH        ImageDetailLevel = "IMAGE_DETAIL_LEVEL_HIGH"
@@ -302,6 +383,42 @@ func (e Modality) Valid() bool {
 	}
 }
 
+// Defines values for ModerationInputPartType.
+const (
+	ModerationInputPartTypeImageUrl ModerationInputPartType = "image_url"
+	ModerationInputPartTypeText     ModerationInputPartType = "text"
+)
+
+// Valid indicates whether the value is a known member of the ModerationInputPartType enum.
+func (e ModerationInputPartType) Valid() bool {
+	switch e {
+	case ModerationInputPartTypeImageUrl:
+		return true
+	case ModerationInputPartTypeText:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ModerationResultCategoryAppliedInputTypes.
+const (
+	ModerationResultCategoryAppliedInputTypesImage ModerationResultCategoryAppliedInputTypes = "image"
+	ModerationResultCategoryAppliedInputTypesText  ModerationResultCategoryAppliedInputTypes = "text"
+)
+
+// Valid indicates whether the value is a known member of the ModerationResultCategoryAppliedInputTypes enum.
+func (e ModerationResultCategoryAppliedInputTypes) Valid() bool {
+	switch e {
+	case ModerationResultCategoryAppliedInputTypesImage:
+		return true
+	case ModerationResultCategoryAppliedInputTypesText:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Outcome.
 const (
 	OUTCOMEFAILED      Outcome = "OUTCOME_FAILED"
@@ -401,6 +518,27 @@ func (e PrecheckMatchConfidence) Valid() bool {
 	}
 }
 
+// Defines values for ReviewItemState.
+const (
+	REVIEWITEMSTATECLAIMED ReviewItemState = "REVIEW_ITEM_STATE_CLAIMED"
+	REVIEWITEMSTATEDECIDED ReviewItemState = "REVIEW_ITEM_STATE_DECIDED"
+	REVIEWITEMSTATEOPEN    ReviewItemState = "REVIEW_ITEM_STATE_OPEN"
+)
+
+// Valid indicates whether the value is a known member of the ReviewItemState enum.
+func (e ReviewItemState) Valid() bool {
+	switch e {
+	case REVIEWITEMSTATECLAIMED:
+		return true
+	case REVIEWITEMSTATEDECIDED:
+		return true
+	case REVIEWITEMSTATEOPEN:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RulesKind.
 const (
 	RULESKINDLABEL  RulesKind = "RULES_KIND_LABEL"
@@ -417,6 +555,18 @@ func (e RulesKind) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// AddHashListHashesRequest defines model for AddHashListHashesRequest.
+type AddHashListHashesRequest struct {
+	Hashes []NewHashListEntry `json:"hashes"`
+}
+
+// AddHashListHashesResponse defines model for AddHashListHashesResponse.
+type AddHashListHashesResponse struct {
+	// Added Hashes given (duplicates count once).
+	Added    int64    `json:"added"`
+	HashList HashList `json:"hashList"`
 }
 
 // AssertionReport defines model for AssertionReport.
@@ -663,6 +813,23 @@ type CreateFeedbackResponse struct {
 	Annotation FeedbackAnnotation `json:"annotation"`
 }
 
+// CreateHashListRequest defines model for CreateHashListRequest.
+type CreateHashListRequest struct {
+	// Bands PDQ Hamming distance limits: a match at distance <= exact is EXACT confidence,
+	// <= high HIGH, <= medium MEDIUM, <= low LOW; farther is no match.
+	// -1 <= exact <= high <= medium <= low <= 128; exact -1 makes no PDQ match EXACT (the
+	// server's default bands).
+	Bands      *HashBands   `json:"bands,omitempty"`
+	FloodLimit *int32       `json:"floodLimit,omitempty"`
+	Kind       HashListKind `json:"kind"`
+
+	// Mode ENFORCE rejects matching content; SHADOW records matches (counts, audit, metrics)
+	// without rejecting; ALLOW (a negative list) wins over every other match of the same
+	// content.
+	Mode *HashListMode `json:"mode,omitempty"`
+	Name string        `json:"name"`
+}
+
 // CreateJobRequest defines model for CreateJobRequest.
 type CreateJobRequest struct {
 	ContentData []ContentData `json:"contentData"`
@@ -733,6 +900,29 @@ type CreateLabelVersionRequest struct {
 
 	// Text The label's rules (at most 64 KiB).
 	Text string `json:"text"`
+}
+
+// CreateModerationRequest OpenAI's Moderation request.
+type CreateModerationRequest struct {
+	// Input A string, an array of strings (one result each), or an array of text and image
+	// parts (one input, one result).
+	Input ModerationInput `json:"input"`
+
+	// Model A policyKey (policy-first), `label:<name>` or `tag:<name>` (label-first), or one
+	// of OpenAI's model names or nothing for the account's default.
+	Model *string `json:"model,omitempty"`
+}
+
+// CreateModerationResponse OpenAI's Moderation response.
+type CreateModerationResponse struct {
+	// Id `modr-` and the uuid of the recorded job.
+	Id string `json:"id"`
+
+	// Model The `model` of the request, or the default it resolved to.
+	Model string `json:"model"`
+
+	// Results One result per input, in request order.
+	Results []ModerationResult `json:"results"`
 }
 
 // CreatePolicyRequest defines model for CreatePolicyRequest.
@@ -879,6 +1069,12 @@ type DeleteLabelResponse struct {
 	LabelId string `json:"labelId"`
 }
 
+// DeleteReviewQueueResponse defines model for DeleteReviewQueueResponse.
+type DeleteReviewQueueResponse struct {
+	Deleted bool   `json:"deleted"`
+	QueueId string `json:"queueId"`
+}
+
 // EvaluateLabelsRequest defines model for EvaluateLabelsRequest.
 type EvaluateLabelsRequest struct {
 	// ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
@@ -938,6 +1134,15 @@ type EvaluationReport struct {
 	// without a model backend, the BPE count of the text where counted.
 	// `billedTokens` = inputTokens x multiplier.
 	TokenUsage TokenUsage `json:"tokenUsage"`
+
+	// Truncation Extension. Present when the report leaves out flagged spans (`spans` of its
+	// assertions) that the evaluation found: a rule carries at most 16 spans and a
+	// report at most 256, whose `text` is at most 64 KiB together, and at most the
+	// first 256 matches of each signal are located. `message` names these bounds.
+	// Only spans are ever left out: `result`, every section and assertion with its
+	// outcome and score, and `labelMatches` are complete, exactly as without the
+	// bounds.
+	Truncation *ReportTruncation `json:"truncation,omitempty"`
 }
 
 // EvaluationResult defines model for EvaluationResult.
@@ -1023,6 +1228,88 @@ type GetJobResponse struct {
 type GetPolicyResponse struct {
 	Policy Policy `json:"policy"`
 }
+
+// HashBands PDQ Hamming distance limits: a match at distance <= exact is EXACT confidence,
+// <= high HIGH, <= medium MEDIUM, <= low LOW; farther is no match.
+// -1 <= exact <= high <= medium <= low <= 128; exact -1 makes no PDQ match EXACT (the
+// server's default bands).
+type HashBands struct {
+	Exact  int32 `json:"exact"`
+	High   int32 `json:"high"`
+	Low    int32 `json:"low"`
+	Medium int32 `json:"medium"`
+}
+
+// HashList defines model for HashList.
+type HashList struct {
+	// Bands PDQ Hamming distance limits: a match at distance <= exact is EXACT confidence,
+	// <= high HIGH, <= medium MEDIUM, <= low LOW; farther is no match.
+	// -1 <= exact <= high <= medium <= low <= 128; exact -1 makes no PDQ match EXACT (the
+	// server's default bands).
+	Bands HashBands `json:"bands"`
+
+	// BandsDefault True when `bands` are the server's `--pdq-bands` (none were set on the list).
+	BandsDefault *bool        `json:"bandsDefault,omitempty"`
+	Created      time.Time    `json:"created"`
+	FloodLimit   int32        `json:"floodLimit"`
+	HashCount    int64        `json:"hashCount"`
+	Kind         HashListKind `json:"kind"`
+	ListId       string       `json:"listId"`
+
+	// Mode ENFORCE rejects matching content; SHADOW records matches (counts, audit, metrics)
+	// without rejecting; ALLOW (a negative list) wins over every other match of the same
+	// content.
+	Mode HashListMode `json:"mode"`
+	Name string       `json:"name"`
+
+	// OperatorWide Made by the operator with the CLI; applies to every account; read-only here.
+	OperatorWide bool      `json:"operatorWide"`
+	Updated      time.Time `json:"updated"`
+}
+
+// HashListEmpty An empty object.
+type HashListEmpty = map[string]interface{}
+
+// HashListEntry defines model for HashListEntry.
+type HashListEntry struct {
+	Created     time.Time  `json:"created"`
+	Hash        string     `json:"hash"`
+	LastMatched *time.Time `json:"lastMatched,omitempty"`
+
+	// MatchCount Contents this hash matched (every mode).
+	MatchCount int64  `json:"matchCount"`
+	Note       string `json:"note"`
+	Source     string `json:"source"`
+
+	// State ACTIVE matches; DISABLED matches nothing; QUARANTINED matched more than the list's
+	// `floodLimit` distinct contents in an hour and no longer rejects until confirmed.
+	State HashState `json:"state"`
+}
+
+// HashListEntryResponse defines model for HashListEntryResponse.
+type HashListEntryResponse struct {
+	Hash HashListEntry `json:"hash"`
+}
+
+// HashListImportFormat defines model for HashListImportFormat.
+type HashListImportFormat string
+
+// HashListKind defines model for HashListKind.
+type HashListKind string
+
+// HashListMode ENFORCE rejects matching content; SHADOW records matches (counts, audit, metrics)
+// without rejecting; ALLOW (a negative list) wins over every other match of the same
+// content.
+type HashListMode string
+
+// HashListResponse defines model for HashListResponse.
+type HashListResponse struct {
+	HashList HashList `json:"hashList"`
+}
+
+// HashState ACTIVE matches; DISABLED matches nothing; QUARANTINED matched more than the list's
+// `floodLimit` distinct contents in an hour and no longer rejects until confirmed.
+type HashState string
 
 // ImageDetailLevel defines model for ImageDetailLevel.
 type ImageDetailLevel string
@@ -1299,6 +1586,17 @@ type ListFeedbackResponse struct {
 	NextPageToken *string              `json:"nextPageToken,omitempty"`
 }
 
+// ListHashListHashesResponse defines model for ListHashListHashesResponse.
+type ListHashListHashesResponse struct {
+	Hashes        []HashListEntry `json:"hashes"`
+	NextPageToken *string         `json:"nextPageToken,omitempty"`
+}
+
+// ListHashListsResponse defines model for ListHashListsResponse.
+type ListHashListsResponse struct {
+	HashLists []HashList `json:"hashLists"`
+}
+
 // ListJobLabelHitsResponse defines model for ListJobLabelHitsResponse.
 type ListJobLabelHitsResponse struct {
 	// Error A terminal failure. `message` is a fixed, safe explanation; branch on `reason`.
@@ -1346,6 +1644,19 @@ type ListPolicyVersionsResponse struct {
 	PolicyVersions []PolicyVersion `json:"policyVersions"`
 }
 
+// ListReviewItemsResponse defines model for ListReviewItemsResponse.
+type ListReviewItemsResponse struct {
+	NextPageToken *string `json:"nextPageToken,omitempty"`
+
+	// ReviewItems The items, without their report (get an item for it).
+	ReviewItems []ReviewItem `json:"reviewItems"`
+}
+
+// ListReviewQueuesResponse defines model for ListReviewQueuesResponse.
+type ListReviewQueuesResponse struct {
+	ReviewQueues []ReviewQueue `json:"reviewQueues"`
+}
+
 // ListShadowResultsResponse defines model for ListShadowResultsResponse.
 type ListShadowResultsResponse struct {
 	Disagreements []ShadowDisagreement `json:"disagreements"`
@@ -1354,6 +1665,74 @@ type ListShadowResultsResponse struct {
 
 // Modality defines model for Modality.
 type Modality string
+
+// ModerationImageURL defines model for ModerationImageURL.
+type ModerationImageURL struct {
+	// Url An http(s) URL of the image, or a `data:image/<format>;base64,<data>` URL.
+	Url string `json:"url"`
+}
+
+// ModerationInput A string, an array of strings (one result each), or an array of text and image
+// parts (one input, one result).
+type ModerationInput struct {
+	union json.RawMessage
+}
+
+// ModerationInput0 defines model for ModerationInput.0.
+type ModerationInput0 = string
+
+// ModerationInput1 defines model for ModerationInput.1.
+type ModerationInput1 = []string
+
+// ModerationInput2 defines model for ModerationInput.2.
+type ModerationInput2 = []ModerationInputPart
+
+// ModerationInputPart One part of a multi-modal input: `{type: "text", text}` or `{type: "image_url",
+// image_url: {url}}`.
+type ModerationInputPart struct {
+	ImageUrl *ModerationImageURL `json:"image_url,omitempty"`
+
+	// Text The text of a `text` part.
+	Text *string                 `json:"text,omitempty"`
+	Type ModerationInputPartType `json:"type"`
+}
+
+// ModerationInputPartType defines model for ModerationInputPart.Type.
+type ModerationInputPartType string
+
+// ModerationResult defines model for ModerationResult.
+type ModerationResult struct {
+	// Categories Each category (policy section or label name, and OpenAI's thirteen) and whether
+	// it is true at the threshold.
+	Categories map[string]bool `json:"categories"`
+
+	// CategoryAppliedInputTypes Each category and the input types (`text`, `image`) it was evaluated on. For
+	// OpenAI's thirteen, only the types OpenAI's schema allows for them are listed.
+	CategoryAppliedInputTypes map[string][]ModerationResultCategoryAppliedInputTypes `json:"category_applied_input_types"`
+
+	// CategoryScores Each category's score, 0 to 1.
+	CategoryScores map[string]float64 `json:"category_scores"`
+
+	// FailedCategories Extension: the categories whose evaluation failed; they are left out of the
+	// other maps.
+	FailedCategories []string `json:"failed_categories"`
+
+	// Flagged Whether any category is true.
+	Flagged bool `json:"flagged"`
+}
+
+// ModerationResultCategoryAppliedInputTypes defines model for ModerationResult.CategoryAppliedInputTypes.
+type ModerationResultCategoryAppliedInputTypes string
+
+// NewHashListEntry defines model for NewHashListEntry.
+type NewHashListEntry struct {
+	// Hash Hex; 32 digits for md5, 40 for sha1, 64 for pdq.
+	Hash string  `json:"hash"`
+	Note *string `json:"note,omitempty"`
+
+	// Source Where the hash came from (a bank, a report); shown in every match.
+	Source *string `json:"source,omitempty"`
+}
 
 // Occurrence defines model for Occurrence.
 type Occurrence struct {
@@ -1367,6 +1746,26 @@ type Occurrence struct {
 	//
 	// Example: 1500
 	StartMs *Int64String `json:"startMs,omitempty"`
+}
+
+// OpenAIErrorObject defines model for OpenAIErrorObject.
+type OpenAIErrorObject struct {
+	// Code A machine-readable code: `model_not_found`, `invalid_api_key`,
+	// `rate_limit_exceeded`, `insufficient_quota`, `content_blocked`, ...
+	Code    *string `json:"code"`
+	Message string  `json:"message"`
+
+	// Param The request field at fault, when one is.
+	Param *string `json:"param"`
+
+	// Type `invalid_request_error` (400, 404), `authentication_error` (401),
+	// `permission_error` (403), `rate_limit_error` (429), `server_error` (5xx).
+	Type string `json:"type"`
+}
+
+// OpenAIErrorResponse OpenAI's error body.
+type OpenAIErrorResponse struct {
+	Error OpenAIErrorObject `json:"error"`
 }
 
 // Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
@@ -1420,10 +1819,24 @@ type PrecheckFailureDetail struct {
 	AtType string `json:"@type"`
 
 	// Details Depends on the type; always carries the content's hash.
-	Details         PrecheckFailureDetail_Details `json:"details"`
-	MatchConfidence *PrecheckMatchConfidence      `json:"matchConfidence,omitempty"`
-	Message         string                        `json:"message"`
-	Type            PrecheckFailureType           `json:"type"`
+	Details PrecheckFailureDetail_Details `json:"details"`
+
+	// Distance PDQ Hamming distance; 0 for md5 and sha1.
+	Distance *int32 `json:"distance,omitempty"`
+
+	// ListId The hash list that matched (hash-list matches only).
+	ListId          *string                  `json:"listId,omitempty"`
+	ListName        *string                  `json:"listName,omitempty"`
+	MatchConfidence *PrecheckMatchConfidence `json:"matchConfidence,omitempty"`
+
+	// MatchedHash The list's hash that matched (hex).
+	MatchedHash *string `json:"matchedHash,omitempty"`
+	Message     string  `json:"message"`
+	Note        *string `json:"note,omitempty"`
+
+	// Source Where the matched hash came from, as given when it was added.
+	Source *string             `json:"source,omitempty"`
+	Type   PrecheckFailureType `json:"type"`
 }
 
 // PrecheckFailureDetail_Details Depends on the type; always carries the content's hash.
@@ -1445,11 +1858,201 @@ type PrecheckFailureType string
 // PrecheckMatchConfidence defines model for PrecheckMatchConfidence.
 type PrecheckMatchConfidence string
 
+// ReportTruncation Extension. Present when the report leaves out flagged spans (`spans` of its
+// assertions) that the evaluation found: a rule carries at most 16 spans and a
+// report at most 256, whose `text` is at most 64 KiB together, and at most the
+// first 256 matches of each signal are located. `message` names these bounds.
+// Only spans are ever left out: `result`, every section and assertion with its
+// outcome and score, and `labelMatches` are complete, exactly as without the
+// bounds.
+type ReportTruncation struct {
+	Message string `json:"message"`
+}
+
+// ReviewClaimReleased defines model for ReviewClaimReleased.
+type ReviewClaimReleased struct {
+	Released     bool   `json:"released"`
+	ReviewItemId string `json:"reviewItemId"`
+}
+
+// ReviewClaimResponse defines model for ReviewClaimResponse.
+type ReviewClaimResponse struct {
+	ClaimExpiresAt time.Time  `json:"claimExpiresAt"`
+	ClaimToken     string     `json:"claimToken"`
+	ReviewItem     ReviewItem `json:"reviewItem"`
+}
+
+// ReviewClaimTokenRequest defines model for ReviewClaimTokenRequest.
+type ReviewClaimTokenRequest struct {
+	ClaimToken string `json:"claimToken"`
+}
+
+// ReviewDecision defines model for ReviewDecision.
+type ReviewDecision struct {
+	AddToDataset *bool     `json:"addToDataset,omitempty"`
+	Comment      *string   `json:"comment,omitempty"`
+	Decided      time.Time `json:"decided"`
+
+	// DecidedBy The name of the key that decided.
+	DecidedBy string                `json:"decidedBy"`
+	Labels    []ReviewLabelDecision `json:"labels"`
+}
+
+// ReviewDecisionRequest defines model for ReviewDecisionRequest.
+type ReviewDecisionRequest struct {
+	AddToDataset *bool  `json:"addToDataset,omitempty"`
+	ClaimToken   string `json:"claimToken"`
+
+	// Comment At most 4000 characters.
+	Comment *string               `json:"comment,omitempty"`
+	Labels  []ReviewLabelDecision `json:"labels"`
+}
+
+// ReviewItem defines model for ReviewItem.
+type ReviewItem struct {
+	ClaimExpiresAt *time.Time `json:"claimExpiresAt,omitempty"`
+	ClaimedBy      *string    `json:"claimedBy,omitempty"`
+
+	// ContentData The retained content (one entry); absent once deleted.
+	ContentData *[]ContentData `json:"contentData,omitempty"`
+
+	// ContentExpiresAt When the retained content is deleted (set at the decision).
+	ContentExpiresAt *time.Time      `json:"contentExpiresAt,omitempty"`
+	Created          time.Time       `json:"created"`
+	DecidedBy        *string         `json:"decidedBy,omitempty"`
+	Decision         *ReviewDecision `json:"decision,omitempty"`
+
+	// Hits The label hits of the job result (at most 1000; the rest through
+	// listJobLabelHits), on a got or claimed item.
+	Hits        *[]LabelHit `json:"hits,omitempty"`
+	JobResultId string      `json:"jobResultId"`
+	JobUuid     string      `json:"jobUuid"`
+
+	// Labels The sections the queue's routes matched, as the machine evaluated them.
+	Labels       []ReviewMatch     `json:"labels"`
+	QueueId      string            `json:"queueId"`
+	Report       *EvaluationReport `json:"report,omitempty"`
+	ReviewItemId string            `json:"reviewItemId"`
+	SlaDeadline  *time.Time        `json:"slaDeadline,omitempty"`
+	State        ReviewItemState   `json:"state"`
+}
+
+// ReviewItemResponse defines model for ReviewItemResponse.
+type ReviewItemResponse struct {
+	ReviewItem ReviewItem `json:"reviewItem"`
+}
+
+// ReviewItemState defines model for ReviewItemState.
+type ReviewItemState string
+
+// ReviewLabelDecision defines model for ReviewLabelDecision.
+type ReviewLabelDecision struct {
+	Label string `json:"label"`
+
+	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	Outcome Outcome `json:"outcome"`
+}
+
+// ReviewLabelStats defines model for ReviewLabelStats.
+type ReviewLabelStats struct {
+	Decided int32  `json:"decided"`
+	Label   string `json:"label"`
+
+	// OverturnRate overturned / decided; absent when nothing was decided.
+	OverturnRate *float64 `json:"overturnRate,omitempty"`
+	Overturned   int32    `json:"overturned"`
+}
+
+// ReviewMatch What the machine said of one section the queue's routes matched.
+type ReviewMatch struct {
+	Label string `json:"label"`
+
+	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	Outcome Outcome `json:"outcome"`
+	Score   float64 `json:"score"`
+}
+
+// ReviewQueue defines model for ReviewQueue.
+type ReviewQueue struct {
+	Created       time.Time     `json:"created"`
+	Description   string        `json:"description"`
+	Name          string        `json:"name"`
+	Priority      int32         `json:"priority"`
+	QueueId       string        `json:"queueId"`
+	RetentionDays int32         `json:"retentionDays"`
+	Routes        []ReviewRoute `json:"routes"`
+	SlaMinutes    int32         `json:"slaMinutes"`
+	Updated       time.Time     `json:"updated"`
+	WebhookUrl    *string       `json:"webhookUrl,omitempty"`
+}
+
+// ReviewQueueInput defines model for ReviewQueueInput.
+type ReviewQueueInput struct {
+	Description *string `json:"description,omitempty"`
+
+	// Name 1 to 200 characters, unique in the account.
+	Name string `json:"name"`
+
+	// Priority 0 (default) to 1000; claims across queues take the highest first.
+	Priority *int32 `json:"priority,omitempty"`
+
+	// RetentionDays Days the content of a decided item is kept, 1 to 3650 (default 30).
+	RetentionDays *int32        `json:"retentionDays,omitempty"`
+	Routes        []ReviewRoute `json:"routes"`
+
+	// SlaMinutes Minutes after an item enters the queue by which it should be decided; 0 (default) for none.
+	SlaMinutes *int32 `json:"slaMinutes,omitempty"`
+
+	// WebhookUrl Receives a signed `review_item.decided` event per decision.
+	WebhookUrl *string `json:"webhookUrl,omitempty"`
+}
+
+// ReviewQueuePatch defines model for ReviewQueuePatch.
+type ReviewQueuePatch struct {
+	Description   *string        `json:"description,omitempty"`
+	Name          *string        `json:"name,omitempty"`
+	Priority      *int32         `json:"priority,omitempty"`
+	RetentionDays *int32         `json:"retentionDays,omitempty"`
+	Routes        *[]ReviewRoute `json:"routes,omitempty"`
+	SlaMinutes    *int32         `json:"slaMinutes,omitempty"`
+	WebhookUrl    *string        `json:"webhookUrl,omitempty"`
+}
+
+// ReviewQueueResponse defines model for ReviewQueueResponse.
+type ReviewQueueResponse struct {
+	ReviewQueue ReviewQueue `json:"reviewQueue"`
+}
+
+// ReviewQueueStats defines model for ReviewQueueStats.
+type ReviewQueueStats struct {
+	Claimed int32              `json:"claimed"`
+	Decided int32              `json:"decided"`
+	Labels  []ReviewLabelStats `json:"labels"`
+
+	// OldestOpenAge Age of the oldest open item, as a duration in seconds (`"12.5s"`); absent when none is open.
+	OldestOpenAge *string `json:"oldestOpenAge,omitempty"`
+	Open          int32   `json:"open"`
+	SlaBreaches   int32   `json:"slaBreaches"`
+}
+
 // ReviewResult defines model for ReviewResult.
 type ReviewResult struct {
 	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
 	Outcome Outcome `json:"outcome"`
 	Score   float64 `json:"score"`
+}
+
+// ReviewRoute Which sections of which jobs' results feed the queue: exactly one of `policyId`
+// and `labelId`. `minScore` 0..1 (default 0); `maxScore` above it, at most 2 (unset:
+// no upper bound). `outcomes` empty admits every outcome.
+type ReviewRoute struct {
+	// Label The section (label) name; unset matches every section.
+	Label    *string    `json:"label,omitempty"`
+	LabelId  *string    `json:"labelId,omitempty"`
+	MaxScore *float64   `json:"maxScore,omitempty"`
+	MinScore *float64   `json:"minScore,omitempty"`
+	Outcomes *[]Outcome `json:"outcomes,omitempty"`
+	PolicyId *string    `json:"policyId,omitempty"`
 }
 
 // RuleCheckError defines model for RuleCheckError.
@@ -1599,6 +2202,22 @@ type TokenUsage struct {
 	Multiplier   float64 `json:"multiplier"`
 }
 
+// UpdateHashListRequest defines model for UpdateHashListRequest.
+type UpdateHashListRequest struct {
+	// Bands PDQ Hamming distance limits: a match at distance <= exact is EXACT confidence,
+	// <= high HIGH, <= medium MEDIUM, <= low LOW; farther is no match.
+	// -1 <= exact <= high <= medium <= low <= 128; exact -1 makes no PDQ match EXACT (the
+	// server's default bands).
+	Bands      *HashBands `json:"bands,omitempty"`
+	FloodLimit *int32     `json:"floodLimit,omitempty"`
+
+	// Mode ENFORCE rejects matching content; SHADOW records matches (counts, audit, metrics)
+	// without rejecting; ALLOW (a negative list) wins over every other match of the same
+	// content.
+	Mode *HashListMode `json:"mode,omitempty"`
+	Name *string       `json:"name,omitempty"`
+}
+
 // UpdateLabelRequest Omitted fields keep their values; other fields are ignored.
 type UpdateLabelRequest struct {
 	Description *string `json:"description,omitempty"`
@@ -1678,6 +2297,12 @@ type DatasetRunId = string
 // ExampleId defines model for ExampleId.
 type ExampleId = string
 
+// HashListHash defines model for HashListHash.
+type HashListHash = string
+
+// HashListId defines model for HashListId.
+type HashListId = string
+
 // JobUuid defines model for JobUuid.
 type JobUuid = string
 
@@ -1720,6 +2345,12 @@ type QualityPageSize1000 = int32
 // QualityPageSizeCamel100 defines model for QualityPageSizeCamel100.
 type QualityPageSizeCamel100 = int32
 
+// QueueId defines model for QueueId.
+type QueueId = string
+
+// ReviewItemId defines model for ReviewItemId.
+type ReviewItemId = string
+
 // SignedExpires defines model for SignedExpires.
 type SignedExpires = int64
 
@@ -1740,6 +2371,12 @@ type BadRequest = Status
 
 // Error The error body of every failed call (gRPC status).
 type Error = Status
+
+// Forbidden The error body of every failed call (gRPC status).
+type Forbidden = Status
+
+// OpenAIError OpenAI's error body.
+type OpenAIError = OpenAIErrorResponse
 
 // PrecheckFailed The body of a 499 precheck failure.
 type PrecheckFailed = PrecheckFailureStatus
@@ -1772,6 +2409,20 @@ type DownloadBatchOutputParams struct {
 
 	// Signature The URL's HMAC signature.
 	Signature SignedSignature `form:"signature" json:"signature"`
+}
+
+// ListHashListHashesParams defines parameters for ListHashListHashes.
+type ListHashListHashesParams struct {
+	PageSize  *int32  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// ImportHashListTextBody defines parameters for ImportHashList.
+type ImportHashListTextBody = string
+
+// ImportHashListParams defines parameters for ImportHashList.
+type ImportHashListParams struct {
+	Format *HashListImportFormat `form:"format,omitempty" json:"format,omitempty"`
 }
 
 // ListJobsParams defines parameters for ListJobs.
@@ -1945,11 +2596,44 @@ type ListShadowResultsParams struct {
 	PageToken *PageTokenCamel `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
+// ListReviewItemsParams defines parameters for ListReviewItems.
+type ListReviewItemsParams struct {
+	// State Only items in this state.
+	State *ReviewItemState `form:"state,omitempty" json:"state,omitempty"`
+
+	// PageSize Items per page. Unset or 0 gives 50; above 500 is treated as 500.
+	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenCamel `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// GetReviewQueueStatsParams defines parameters for GetReviewQueueStats.
+type GetReviewQueueStatsParams struct {
+	// Since Count decisions made at or after this time.
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Count decisions made before this time.
+	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
+}
+
 // CreateBatchJobJSONRequestBody defines body for CreateBatchJob for application/json ContentType.
 type CreateBatchJobJSONRequestBody = CreateBatchJobRequest
 
 // CancelBatchJobJSONRequestBody defines body for CancelBatchJob for application/json ContentType.
 type CancelBatchJobJSONRequestBody = CancelBatchJobRequest
+
+// CreateHashListJSONRequestBody defines body for CreateHashList for application/json ContentType.
+type CreateHashListJSONRequestBody = CreateHashListRequest
+
+// UpdateHashListJSONRequestBody defines body for UpdateHashList for application/json ContentType.
+type UpdateHashListJSONRequestBody = UpdateHashListRequest
+
+// AddHashListHashesJSONRequestBody defines body for AddHashListHashes for application/json ContentType.
+type AddHashListHashesJSONRequestBody = AddHashListHashesRequest
+
+// ImportHashListTextRequestBody defines body for ImportHashList for text/plain ContentType.
+type ImportHashListTextRequestBody = ImportHashListTextBody
 
 // CreateJobJSONRequestBody defines body for CreateJob for application/json ContentType.
 type CreateJobJSONRequestBody = CreateJobRequest
@@ -1984,11 +2668,32 @@ type CreateLabelVersionJSONRequestBody = CreateLabelVersionRequest
 // CreateDatasetRunJSONRequestBody defines body for CreateDatasetRun for application/json ContentType.
 type CreateDatasetRunJSONRequestBody = CreateDatasetRunRequest
 
+// CreateModerationJSONRequestBody defines body for CreateModeration for application/json ContentType.
+type CreateModerationJSONRequestBody = CreateModerationRequest
+
 // CreatePolicyJSONRequestBody defines body for CreatePolicy for application/json ContentType.
 type CreatePolicyJSONRequestBody = CreatePolicyRequest
 
 // CreatePolicyVersionJSONRequestBody defines body for CreatePolicyVersion for application/json ContentType.
 type CreatePolicyVersionJSONRequestBody = CreatePolicyVersionRequest
+
+// DecideReviewItemJSONRequestBody defines body for DecideReviewItem for application/json ContentType.
+type DecideReviewItemJSONRequestBody = ReviewDecisionRequest
+
+// ReleaseReviewItemJSONRequestBody defines body for ReleaseReviewItem for application/json ContentType.
+type ReleaseReviewItemJSONRequestBody = ReviewClaimTokenRequest
+
+// RenewReviewClaimJSONRequestBody defines body for RenewReviewClaim for application/json ContentType.
+type RenewReviewClaimJSONRequestBody = ReviewClaimTokenRequest
+
+// SkipReviewItemJSONRequestBody defines body for SkipReviewItem for application/json ContentType.
+type SkipReviewItemJSONRequestBody = ReviewClaimTokenRequest
+
+// CreateReviewQueueJSONRequestBody defines body for CreateReviewQueue for application/json ContentType.
+type CreateReviewQueueJSONRequestBody = ReviewQueueInput
+
+// UpdateReviewQueueJSONRequestBody defines body for UpdateReviewQueue for application/json ContentType.
+type UpdateReviewQueueJSONRequestBody = ReviewQueuePatch
 
 // CheckRulesJSONRequestBody defines body for CheckRules for application/json ContentType.
 type CheckRulesJSONRequestBody = CheckRulesRequest
@@ -2057,6 +2762,94 @@ func (a PrecheckFailureDetail_Details) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsModerationInput0 returns the union data inside the ModerationInput as a ModerationInput0
+func (t ModerationInput) AsModerationInput0() (ModerationInput0, error) {
+	var body ModerationInput0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromModerationInput0 overwrites any union data inside the ModerationInput as the provided ModerationInput0
+func (t *ModerationInput) FromModerationInput0(v ModerationInput0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeModerationInput0 performs a merge with any union data inside the ModerationInput, using the provided ModerationInput0
+func (t *ModerationInput) MergeModerationInput0(v ModerationInput0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsModerationInput1 returns the union data inside the ModerationInput as a ModerationInput1
+func (t ModerationInput) AsModerationInput1() (ModerationInput1, error) {
+	var body ModerationInput1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromModerationInput1 overwrites any union data inside the ModerationInput as the provided ModerationInput1
+func (t *ModerationInput) FromModerationInput1(v ModerationInput1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeModerationInput1 performs a merge with any union data inside the ModerationInput, using the provided ModerationInput1
+func (t *ModerationInput) MergeModerationInput1(v ModerationInput1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsModerationInput2 returns the union data inside the ModerationInput as a ModerationInput2
+func (t ModerationInput) AsModerationInput2() (ModerationInput2, error) {
+	var body ModerationInput2
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromModerationInput2 overwrites any union data inside the ModerationInput as the provided ModerationInput2
+func (t *ModerationInput) FromModerationInput2(v ModerationInput2) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeModerationInput2 performs a merge with any union data inside the ModerationInput, using the provided ModerationInput2
+func (t *ModerationInput) MergeModerationInput2(v ModerationInput2) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ModerationInput) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ModerationInput) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // AsBadRequestDetail returns the union data inside the StatusDetail as a BadRequestDetail
@@ -2213,6 +3006,42 @@ type ServerInterface interface {
 	// DownloadBatchOutput Download a batch output file (signed URL)
 	// (GET /v1/batch-jobs/{batchJobId}/output)
 	DownloadBatchOutput(ctx echo.Context, batchJobId BatchJobId, params DownloadBatchOutputParams) error
+	// ListHashLists List hash lists
+	// (GET /v1/hash-lists)
+	ListHashLists(ctx echo.Context) error
+	// CreateHashList Create a hash list
+	// (POST /v1/hash-lists)
+	CreateHashList(ctx echo.Context) error
+	// DeleteHashList Delete a hash list
+	// (DELETE /v1/hash-lists/{listId})
+	DeleteHashList(ctx echo.Context, listId HashListId) error
+	// GetHashList Get a hash list
+	// (GET /v1/hash-lists/{listId})
+	GetHashList(ctx echo.Context, listId HashListId) error
+	// UpdateHashList Change a hash list
+	// (PATCH /v1/hash-lists/{listId})
+	UpdateHashList(ctx echo.Context, listId HashListId) error
+	// ListHashListHashes List the hashes of a list
+	// (GET /v1/hash-lists/{listId}/hashes)
+	ListHashListHashes(ctx echo.Context, listId HashListId, params ListHashListHashesParams) error
+	// AddHashListHashes Add hashes to a list
+	// (POST /v1/hash-lists/{listId}/hashes)
+	AddHashListHashes(ctx echo.Context, listId HashListId) error
+	// DeleteHashListHash Remove a hash from a list
+	// (DELETE /v1/hash-lists/{listId}/hashes/{hash})
+	DeleteHashListHash(ctx echo.Context, listId HashListId, hash HashListHash) error
+	// ConfirmHashListHash Confirm a hash (ends its quarantine)
+	// (POST /v1/hash-lists/{listId}/hashes/{hash}/confirm)
+	ConfirmHashListHash(ctx echo.Context, listId HashListId, hash HashListHash) error
+	// DisableHashListHash Disable one hash
+	// (POST /v1/hash-lists/{listId}/hashes/{hash}/disable)
+	DisableHashListHash(ctx echo.Context, listId HashListId, hash HashListHash) error
+	// EnableHashListHash Enable a disabled hash
+	// (POST /v1/hash-lists/{listId}/hashes/{hash}/enable)
+	EnableHashListHash(ctx echo.Context, listId HashListId, hash HashListHash) error
+	// ImportHashList Import a file of hashes into a list
+	// (POST /v1/hash-lists/{listId}/import)
+	ImportHashList(ctx echo.Context, listId HashListId, params ImportHashListParams) error
 	// ListJobs List jobs of the account
 	// (GET /v1/jobs)
 	ListJobs(ctx echo.Context, params ListJobsParams) error
@@ -2303,6 +3132,9 @@ type ServerInterface interface {
 	// GetLabelVersionMetrics Live metrics of a label version
 	// (GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics)
 	GetLabelVersionMetrics(ctx echo.Context, labelId LabelId, labelVersionId LabelVersionId, params GetLabelVersionMetricsParams) error
+	// CreateModeration Moderate content (OpenAI-compatible)
+	// (POST /v1/moderations)
+	CreateModeration(ctx echo.Context) error
 	// ListPolicies List policies
 	// (GET /v1/policies)
 	ListPolicies(ctx echo.Context, params ListPoliciesParams) error
@@ -2330,6 +3162,45 @@ type ServerInterface interface {
 	// GetShadowStats Agreement of a shadow version with the active one
 	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats)
 	GetShadowStats(ctx echo.Context, policyId PolicyId, policyVersionId PolicyVersionId) error
+	// GetReviewItem Get a review item
+	// (GET /v1/review-items/{reviewItemId})
+	GetReviewItem(ctx echo.Context, reviewItemId ReviewItemId) error
+	// DecideReviewItem Decide a claimed review item
+	// (POST /v1/review-items/{reviewItemId}/decision)
+	DecideReviewItem(ctx echo.Context, reviewItemId ReviewItemId) error
+	// ReleaseReviewItem Give a claim back
+	// (POST /v1/review-items/{reviewItemId}/release)
+	ReleaseReviewItem(ctx echo.Context, reviewItemId ReviewItemId) error
+	// RenewReviewClaim Renew a claim
+	// (POST /v1/review-items/{reviewItemId}/renew)
+	RenewReviewClaim(ctx echo.Context, reviewItemId ReviewItemId) error
+	// SkipReviewItem Skip a claimed item
+	// (POST /v1/review-items/{reviewItemId}/skip)
+	SkipReviewItem(ctx echo.Context, reviewItemId ReviewItemId) error
+	// ListReviewQueues List review queues
+	// (GET /v1/review-queues)
+	ListReviewQueues(ctx echo.Context) error
+	// CreateReviewQueue Create a review queue
+	// (POST /v1/review-queues)
+	CreateReviewQueue(ctx echo.Context) error
+	// DeleteReviewQueue Delete a review queue
+	// (DELETE /v1/review-queues/{queueId})
+	DeleteReviewQueue(ctx echo.Context, queueId QueueId) error
+	// GetReviewQueue Get a review queue
+	// (GET /v1/review-queues/{queueId})
+	GetReviewQueue(ctx echo.Context, queueId QueueId) error
+	// UpdateReviewQueue Change a review queue
+	// (PATCH /v1/review-queues/{queueId})
+	UpdateReviewQueue(ctx echo.Context, queueId QueueId) error
+	// ClaimReviewItem Claim the next open item
+	// (POST /v1/review-queues/{queueId}/claim)
+	ClaimReviewItem(ctx echo.Context, queueId QueueId) error
+	// ListReviewItems List the items of a review queue
+	// (GET /v1/review-queues/{queueId}/items)
+	ListReviewItems(ctx echo.Context, queueId QueueId, params ListReviewItemsParams) error
+	// GetReviewQueueStats Counts of a review queue
+	// (GET /v1/review-queues/{queueId}/stats)
+	GetReviewQueueStats(ctx echo.Context, queueId QueueId, params GetReviewQueueStatsParams) error
 	// CheckRules Check rule text without publishing it
 	// (POST /v1/rules/check)
 	CheckRules(ctx echo.Context) error
@@ -2451,6 +3322,241 @@ func (w *ServerInterfaceWrapper) DownloadBatchOutput(ctx echo.Context) error {
 
 	// Invoke the callback with all the unmarshaled arguments
 	err = w.Handler.DownloadBatchOutput(ctx, batchJobId, params)
+	return err
+}
+
+// ListHashLists converts echo context to params.
+func (w *ServerInterfaceWrapper) ListHashLists(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListHashLists(ctx)
+	return err
+}
+
+// CreateHashList converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateHashList(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateHashList(ctx)
+	return err
+}
+
+// DeleteHashList converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteHashList(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "listId" -------------
+	var listId HashListId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "listId", ctx.Param("listId"), &listId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter listId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteHashList(ctx, listId)
+	return err
+}
+
+// GetHashList converts echo context to params.
+func (w *ServerInterfaceWrapper) GetHashList(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "listId" -------------
+	var listId HashListId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "listId", ctx.Param("listId"), &listId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter listId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetHashList(ctx, listId)
+	return err
+}
+
+// UpdateHashList converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateHashList(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "listId" -------------
+	var listId HashListId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "listId", ctx.Param("listId"), &listId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter listId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateHashList(ctx, listId)
+	return err
+}
+
+// ListHashListHashes converts echo context to params.
+func (w *ServerInterfaceWrapper) ListHashListHashes(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "listId" -------------
+	var listId HashListId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "listId", ctx.Param("listId"), &listId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter listId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListHashListHashesParams
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", ctx.QueryParams(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter pageSize: %s", err))
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", ctx.QueryParams(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter pageToken: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListHashListHashes(ctx, listId, params)
+	return err
+}
+
+// AddHashListHashes converts echo context to params.
+func (w *ServerInterfaceWrapper) AddHashListHashes(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "listId" -------------
+	var listId HashListId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "listId", ctx.Param("listId"), &listId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter listId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.AddHashListHashes(ctx, listId)
+	return err
+}
+
+// DeleteHashListHash converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteHashListHash(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "listId" -------------
+	var listId HashListId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "listId", ctx.Param("listId"), &listId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter listId: %s", err))
+	}
+
+	// ------------- Path parameter "hash" -------------
+	var hash HashListHash
+
+	err = runtime.BindStyledParameterWithOptions("simple", "hash", ctx.Param("hash"), &hash, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter hash: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteHashListHash(ctx, listId, hash)
+	return err
+}
+
+// ConfirmHashListHash converts echo context to params.
+func (w *ServerInterfaceWrapper) ConfirmHashListHash(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "listId" -------------
+	var listId HashListId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "listId", ctx.Param("listId"), &listId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter listId: %s", err))
+	}
+
+	// ------------- Path parameter "hash" -------------
+	var hash HashListHash
+
+	err = runtime.BindStyledParameterWithOptions("simple", "hash", ctx.Param("hash"), &hash, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter hash: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ConfirmHashListHash(ctx, listId, hash)
+	return err
+}
+
+// DisableHashListHash converts echo context to params.
+func (w *ServerInterfaceWrapper) DisableHashListHash(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "listId" -------------
+	var listId HashListId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "listId", ctx.Param("listId"), &listId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter listId: %s", err))
+	}
+
+	// ------------- Path parameter "hash" -------------
+	var hash HashListHash
+
+	err = runtime.BindStyledParameterWithOptions("simple", "hash", ctx.Param("hash"), &hash, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter hash: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DisableHashListHash(ctx, listId, hash)
+	return err
+}
+
+// EnableHashListHash converts echo context to params.
+func (w *ServerInterfaceWrapper) EnableHashListHash(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "listId" -------------
+	var listId HashListId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "listId", ctx.Param("listId"), &listId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter listId: %s", err))
+	}
+
+	// ------------- Path parameter "hash" -------------
+	var hash HashListHash
+
+	err = runtime.BindStyledParameterWithOptions("simple", "hash", ctx.Param("hash"), &hash, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter hash: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.EnableHashListHash(ctx, listId, hash)
+	return err
+}
+
+// ImportHashList converts echo context to params.
+func (w *ServerInterfaceWrapper) ImportHashList(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "listId" -------------
+	var listId HashListId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "listId", ctx.Param("listId"), &listId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter listId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ImportHashListParams
+	// ------------- Optional query parameter "format" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "format", ctx.QueryParams(), &params.Format, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter format: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ImportHashList(ctx, listId, params)
 	return err
 }
 
@@ -3199,6 +4305,15 @@ func (w *ServerInterfaceWrapper) GetLabelVersionMetrics(ctx echo.Context) error 
 	return err
 }
 
+// CreateModeration converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateModeration(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateModeration(ctx)
+	return err
+}
+
 // ListPolicies converts echo context to params.
 func (w *ServerInterfaceWrapper) ListPolicies(ctx echo.Context) error {
 	var err error
@@ -3425,6 +4540,239 @@ func (w *ServerInterfaceWrapper) GetShadowStats(ctx echo.Context) error {
 	return err
 }
 
+// GetReviewItem converts echo context to params.
+func (w *ServerInterfaceWrapper) GetReviewItem(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "reviewItemId" -------------
+	var reviewItemId ReviewItemId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "reviewItemId", ctx.Param("reviewItemId"), &reviewItemId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter reviewItemId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetReviewItem(ctx, reviewItemId)
+	return err
+}
+
+// DecideReviewItem converts echo context to params.
+func (w *ServerInterfaceWrapper) DecideReviewItem(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "reviewItemId" -------------
+	var reviewItemId ReviewItemId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "reviewItemId", ctx.Param("reviewItemId"), &reviewItemId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter reviewItemId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DecideReviewItem(ctx, reviewItemId)
+	return err
+}
+
+// ReleaseReviewItem converts echo context to params.
+func (w *ServerInterfaceWrapper) ReleaseReviewItem(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "reviewItemId" -------------
+	var reviewItemId ReviewItemId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "reviewItemId", ctx.Param("reviewItemId"), &reviewItemId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter reviewItemId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ReleaseReviewItem(ctx, reviewItemId)
+	return err
+}
+
+// RenewReviewClaim converts echo context to params.
+func (w *ServerInterfaceWrapper) RenewReviewClaim(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "reviewItemId" -------------
+	var reviewItemId ReviewItemId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "reviewItemId", ctx.Param("reviewItemId"), &reviewItemId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter reviewItemId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.RenewReviewClaim(ctx, reviewItemId)
+	return err
+}
+
+// SkipReviewItem converts echo context to params.
+func (w *ServerInterfaceWrapper) SkipReviewItem(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "reviewItemId" -------------
+	var reviewItemId ReviewItemId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "reviewItemId", ctx.Param("reviewItemId"), &reviewItemId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter reviewItemId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.SkipReviewItem(ctx, reviewItemId)
+	return err
+}
+
+// ListReviewQueues converts echo context to params.
+func (w *ServerInterfaceWrapper) ListReviewQueues(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListReviewQueues(ctx)
+	return err
+}
+
+// CreateReviewQueue converts echo context to params.
+func (w *ServerInterfaceWrapper) CreateReviewQueue(ctx echo.Context) error {
+	var err error
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.CreateReviewQueue(ctx)
+	return err
+}
+
+// DeleteReviewQueue converts echo context to params.
+func (w *ServerInterfaceWrapper) DeleteReviewQueue(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "queueId" -------------
+	var queueId QueueId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "queueId", ctx.Param("queueId"), &queueId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter queueId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.DeleteReviewQueue(ctx, queueId)
+	return err
+}
+
+// GetReviewQueue converts echo context to params.
+func (w *ServerInterfaceWrapper) GetReviewQueue(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "queueId" -------------
+	var queueId QueueId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "queueId", ctx.Param("queueId"), &queueId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter queueId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetReviewQueue(ctx, queueId)
+	return err
+}
+
+// UpdateReviewQueue converts echo context to params.
+func (w *ServerInterfaceWrapper) UpdateReviewQueue(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "queueId" -------------
+	var queueId QueueId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "queueId", ctx.Param("queueId"), &queueId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter queueId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.UpdateReviewQueue(ctx, queueId)
+	return err
+}
+
+// ClaimReviewItem converts echo context to params.
+func (w *ServerInterfaceWrapper) ClaimReviewItem(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "queueId" -------------
+	var queueId QueueId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "queueId", ctx.Param("queueId"), &queueId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter queueId: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ClaimReviewItem(ctx, queueId)
+	return err
+}
+
+// ListReviewItems converts echo context to params.
+func (w *ServerInterfaceWrapper) ListReviewItems(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "queueId" -------------
+	var queueId QueueId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "queueId", ctx.Param("queueId"), &queueId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter queueId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListReviewItemsParams
+	// ------------- Optional query parameter "state" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "state", ctx.QueryParams(), &params.State, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter state: %s", err))
+	}
+
+	// ------------- Optional query parameter "pageSize" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageSize", ctx.QueryParams(), &params.PageSize, runtime.BindQueryParameterOptions{Type: "integer", Format: "int32"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter pageSize: %s", err))
+	}
+
+	// ------------- Optional query parameter "pageToken" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "pageToken", ctx.QueryParams(), &params.PageToken, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter pageToken: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.ListReviewItems(ctx, queueId, params)
+	return err
+}
+
+// GetReviewQueueStats converts echo context to params.
+func (w *ServerInterfaceWrapper) GetReviewQueueStats(ctx echo.Context) error {
+	var err error
+	// ------------- Path parameter "queueId" -------------
+	var queueId QueueId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "queueId", ctx.Param("queueId"), &queueId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: ctx.Request().URL.RawPath == ""})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter queueId: %s", err))
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetReviewQueueStatsParams
+	// ------------- Optional query parameter "since" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "since", ctx.QueryParams(), &params.Since, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter since: %s", err))
+	}
+
+	// ------------- Optional query parameter "until" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "until", ctx.QueryParams(), &params.Until, runtime.BindQueryParameterOptions{Type: "string", Format: "date-time"})
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("Invalid format for parameter until: %s", err))
+	}
+
+	// Invoke the callback with all the unmarshaled arguments
+	err = w.Handler.GetReviewQueueStats(ctx, queueId, params)
+	return err
+}
+
 // CheckRules converts echo context to params.
 func (w *ServerInterfaceWrapper) CheckRules(ctx echo.Context) error {
 	var err error
@@ -3511,6 +4859,18 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.GET(options.BaseURL+"/v1/labels/:labelId/dataset-runs/:datasetRunId/compare", wrapper.CompareDatasetRuns, options.OperationMiddlewares["compareDatasetRuns"]...)
 	router.GET(options.BaseURL+"/v1/label-tags", wrapper.ListLabelTags, options.OperationMiddlewares["listLabelTags"]...)
 	router.POST(options.BaseURL+"/v1/label-tags", wrapper.CreateLabelTag, options.OperationMiddlewares["createLabelTag"]...)
+	router.GET(options.BaseURL+"/v1/hash-lists", wrapper.ListHashLists, options.OperationMiddlewares["listHashLists"]...)
+	router.POST(options.BaseURL+"/v1/hash-lists", wrapper.CreateHashList, options.OperationMiddlewares["createHashList"]...)
+	router.DELETE(options.BaseURL+"/v1/hash-lists/:listId", wrapper.DeleteHashList, options.OperationMiddlewares["deleteHashList"]...)
+	router.GET(options.BaseURL+"/v1/hash-lists/:listId", wrapper.GetHashList, options.OperationMiddlewares["getHashList"]...)
+	router.PATCH(options.BaseURL+"/v1/hash-lists/:listId", wrapper.UpdateHashList, options.OperationMiddlewares["updateHashList"]...)
+	router.GET(options.BaseURL+"/v1/hash-lists/:listId/hashes", wrapper.ListHashListHashes, options.OperationMiddlewares["listHashListHashes"]...)
+	router.POST(options.BaseURL+"/v1/hash-lists/:listId/hashes", wrapper.AddHashListHashes, options.OperationMiddlewares["addHashListHashes"]...)
+	router.POST(options.BaseURL+"/v1/hash-lists/:listId/import", wrapper.ImportHashList, options.OperationMiddlewares["importHashList"]...)
+	router.DELETE(options.BaseURL+"/v1/hash-lists/:listId/hashes/:hash", wrapper.DeleteHashListHash, options.OperationMiddlewares["deleteHashListHash"]...)
+	router.POST(options.BaseURL+"/v1/hash-lists/:listId/hashes/:hash/disable", wrapper.DisableHashListHash, options.OperationMiddlewares["disableHashListHash"]...)
+	router.POST(options.BaseURL+"/v1/hash-lists/:listId/hashes/:hash/enable", wrapper.EnableHashListHash, options.OperationMiddlewares["enableHashListHash"]...)
+	router.POST(options.BaseURL+"/v1/hash-lists/:listId/hashes/:hash/confirm", wrapper.ConfirmHashListHash, options.OperationMiddlewares["confirmHashListHash"]...)
 	router.GET(options.BaseURL+"/v1/policies", wrapper.ListPolicies, options.OperationMiddlewares["listPolicies"]...)
 	router.POST(options.BaseURL+"/v1/policies", wrapper.CreatePolicy, options.OperationMiddlewares["createPolicy"]...)
 	router.GET(options.BaseURL+"/v1/policies/:policyId", wrapper.GetPolicy, options.OperationMiddlewares["getPolicy"]...)
@@ -3525,13 +4885,31 @@ func RegisterHandlersWithOptions(router EchoRouter, si ServerInterface, options 
 	router.POST(options.BaseURL+"/v1/batch-jobs/:batchJobId/cancel", wrapper.CancelBatchJob, options.OperationMiddlewares["cancelBatchJob"]...)
 	router.PUT(options.BaseURL+"/v1/batch-jobs/:batchJobId/input", wrapper.UploadBatchInput, options.OperationMiddlewares["uploadBatchInput"]...)
 	router.GET(options.BaseURL+"/v1/batch-jobs/:batchJobId/output", wrapper.DownloadBatchOutput, options.OperationMiddlewares["downloadBatchOutput"]...)
+	router.GET(options.BaseURL+"/v1/review-queues", wrapper.ListReviewQueues, options.OperationMiddlewares["listReviewQueues"]...)
+	router.POST(options.BaseURL+"/v1/review-queues", wrapper.CreateReviewQueue, options.OperationMiddlewares["createReviewQueue"]...)
+	router.DELETE(options.BaseURL+"/v1/review-queues/:queueId", wrapper.DeleteReviewQueue, options.OperationMiddlewares["deleteReviewQueue"]...)
+	router.GET(options.BaseURL+"/v1/review-queues/:queueId", wrapper.GetReviewQueue, options.OperationMiddlewares["getReviewQueue"]...)
+	router.PATCH(options.BaseURL+"/v1/review-queues/:queueId", wrapper.UpdateReviewQueue, options.OperationMiddlewares["updateReviewQueue"]...)
+	router.GET(options.BaseURL+"/v1/review-queues/:queueId/items", wrapper.ListReviewItems, options.OperationMiddlewares["listReviewItems"]...)
+	router.POST(options.BaseURL+"/v1/review-queues/:queueId/claim", wrapper.ClaimReviewItem, options.OperationMiddlewares["claimReviewItem"]...)
+	router.GET(options.BaseURL+"/v1/review-queues/:queueId/stats", wrapper.GetReviewQueueStats, options.OperationMiddlewares["getReviewQueueStats"]...)
+	router.GET(options.BaseURL+"/v1/review-items/:reviewItemId", wrapper.GetReviewItem, options.OperationMiddlewares["getReviewItem"]...)
+	router.POST(options.BaseURL+"/v1/review-items/:reviewItemId/decision", wrapper.DecideReviewItem, options.OperationMiddlewares["decideReviewItem"]...)
+	router.POST(options.BaseURL+"/v1/review-items/:reviewItemId/release", wrapper.ReleaseReviewItem, options.OperationMiddlewares["releaseReviewItem"]...)
+	router.POST(options.BaseURL+"/v1/review-items/:reviewItemId/skip", wrapper.SkipReviewItem, options.OperationMiddlewares["skipReviewItem"]...)
+	router.POST(options.BaseURL+"/v1/review-items/:reviewItemId/renew", wrapper.RenewReviewClaim, options.OperationMiddlewares["renewReviewClaim"]...)
 	router.POST(options.BaseURL+"/v1/rules/check", wrapper.CheckRules, options.OperationMiddlewares["checkRules"]...)
+	router.POST(options.BaseURL+"/v1/moderations", wrapper.CreateModeration, options.OperationMiddlewares["createModeration"]...)
 
 }
 
 type BadRequestJSONResponse Status
 
 type ErrorJSONResponse Status
+
+type ForbiddenJSONResponse Status
+
+type OpenAIErrorJSONResponse OpenAIErrorResponse
 
 type PrecheckFailedJSONResponse PrecheckFailureStatus
 
@@ -3562,6 +4940,20 @@ func (response ListBatchJobs200JSONResponse) VisitListBatchJobsResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListBatchJobs403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListBatchJobs403JSONResponse) VisitListBatchJobsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3622,6 +5014,20 @@ func (response CreateBatchJob200JSONResponse) VisitCreateBatchJobResponse(w http
 	return err
 }
 
+type CreateBatchJob403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateBatchJob403JSONResponse) VisitCreateBatchJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateBatchJob429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response CreateBatchJob429JSONResponse) VisitCreateBatchJobResponse(w http.ResponseWriter) error {
@@ -3675,6 +5081,20 @@ func (response CancelBatchJob200JSONResponse) VisitCancelBatchJobResponse(w http
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CancelBatchJob403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CancelBatchJob403JSONResponse) VisitCancelBatchJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3858,6 +5278,854 @@ func (response DownloadBatchOutputdefaultJSONResponse) VisitDownloadBatchOutputR
 	return err
 }
 
+type ListHashListsRequestObject struct {
+}
+
+type ListHashListsResponseObject interface {
+	VisitListHashListsResponse(w http.ResponseWriter) error
+}
+
+type ListHashLists200JSONResponse ListHashListsResponse
+
+func (response ListHashLists200JSONResponse) VisitListHashListsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHashLists403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListHashLists403JSONResponse) VisitListHashListsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHashLists429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListHashLists429JSONResponse) VisitListHashListsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHashListsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ListHashListsdefaultJSONResponse) VisitListHashListsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateHashListRequestObject struct {
+	Body *CreateHashListJSONRequestBody
+}
+
+type CreateHashListResponseObject interface {
+	VisitCreateHashListResponse(w http.ResponseWriter) error
+}
+
+type CreateHashList200JSONResponse HashListResponse
+
+func (response CreateHashList200JSONResponse) VisitCreateHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateHashList403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateHashList403JSONResponse) VisitCreateHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateHashList429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateHashList429JSONResponse) VisitCreateHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateHashListdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response CreateHashListdefaultJSONResponse) VisitCreateHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHashListRequestObject struct {
+	ListId HashListId `json:"listId"`
+}
+
+type DeleteHashListResponseObject interface {
+	VisitDeleteHashListResponse(w http.ResponseWriter) error
+}
+
+type DeleteHashList200JSONResponse HashListEmpty
+
+func (response DeleteHashList200JSONResponse) VisitDeleteHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHashList403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteHashList403JSONResponse) VisitDeleteHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHashList429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteHashList429JSONResponse) VisitDeleteHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHashListdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response DeleteHashListdefaultJSONResponse) VisitDeleteHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHashListRequestObject struct {
+	ListId HashListId `json:"listId"`
+}
+
+type GetHashListResponseObject interface {
+	VisitGetHashListResponse(w http.ResponseWriter) error
+}
+
+type GetHashList200JSONResponse HashListResponse
+
+func (response GetHashList200JSONResponse) VisitGetHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHashList403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetHashList403JSONResponse) VisitGetHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHashList429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetHashList429JSONResponse) VisitGetHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetHashListdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response GetHashListdefaultJSONResponse) VisitGetHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateHashListRequestObject struct {
+	ListId HashListId `json:"listId"`
+	Body   *UpdateHashListJSONRequestBody
+}
+
+type UpdateHashListResponseObject interface {
+	VisitUpdateHashListResponse(w http.ResponseWriter) error
+}
+
+type UpdateHashList200JSONResponse HashListResponse
+
+func (response UpdateHashList200JSONResponse) VisitUpdateHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateHashList403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response UpdateHashList403JSONResponse) VisitUpdateHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateHashList429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response UpdateHashList429JSONResponse) VisitUpdateHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateHashListdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response UpdateHashListdefaultJSONResponse) VisitUpdateHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHashListHashesRequestObject struct {
+	ListId HashListId `json:"listId"`
+	Params ListHashListHashesParams
+}
+
+type ListHashListHashesResponseObject interface {
+	VisitListHashListHashesResponse(w http.ResponseWriter) error
+}
+
+type ListHashListHashes200JSONResponse ListHashListHashesResponse
+
+func (response ListHashListHashes200JSONResponse) VisitListHashListHashesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHashListHashes403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListHashListHashes403JSONResponse) VisitListHashListHashesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHashListHashes429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListHashListHashes429JSONResponse) VisitListHashListHashesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListHashListHashesdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ListHashListHashesdefaultJSONResponse) VisitListHashListHashesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddHashListHashesRequestObject struct {
+	ListId HashListId `json:"listId"`
+	Body   *AddHashListHashesJSONRequestBody
+}
+
+type AddHashListHashesResponseObject interface {
+	VisitAddHashListHashesResponse(w http.ResponseWriter) error
+}
+
+type AddHashListHashes200JSONResponse AddHashListHashesResponse
+
+func (response AddHashListHashes200JSONResponse) VisitAddHashListHashesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddHashListHashes403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response AddHashListHashes403JSONResponse) VisitAddHashListHashesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddHashListHashes429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response AddHashListHashes429JSONResponse) VisitAddHashListHashesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type AddHashListHashesdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response AddHashListHashesdefaultJSONResponse) VisitAddHashListHashesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHashListHashRequestObject struct {
+	ListId HashListId   `json:"listId"`
+	Hash   HashListHash `json:"hash"`
+}
+
+type DeleteHashListHashResponseObject interface {
+	VisitDeleteHashListHashResponse(w http.ResponseWriter) error
+}
+
+type DeleteHashListHash200JSONResponse HashListEmpty
+
+func (response DeleteHashListHash200JSONResponse) VisitDeleteHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHashListHash403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteHashListHash403JSONResponse) VisitDeleteHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHashListHash429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteHashListHash429JSONResponse) VisitDeleteHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteHashListHashdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response DeleteHashListHashdefaultJSONResponse) VisitDeleteHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmHashListHashRequestObject struct {
+	ListId HashListId   `json:"listId"`
+	Hash   HashListHash `json:"hash"`
+}
+
+type ConfirmHashListHashResponseObject interface {
+	VisitConfirmHashListHashResponse(w http.ResponseWriter) error
+}
+
+type ConfirmHashListHash200JSONResponse HashListEntryResponse
+
+func (response ConfirmHashListHash200JSONResponse) VisitConfirmHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmHashListHash403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ConfirmHashListHash403JSONResponse) VisitConfirmHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmHashListHash429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ConfirmHashListHash429JSONResponse) VisitConfirmHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ConfirmHashListHashdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ConfirmHashListHashdefaultJSONResponse) VisitConfirmHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableHashListHashRequestObject struct {
+	ListId HashListId   `json:"listId"`
+	Hash   HashListHash `json:"hash"`
+}
+
+type DisableHashListHashResponseObject interface {
+	VisitDisableHashListHashResponse(w http.ResponseWriter) error
+}
+
+type DisableHashListHash200JSONResponse HashListEntryResponse
+
+func (response DisableHashListHash200JSONResponse) VisitDisableHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableHashListHash403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DisableHashListHash403JSONResponse) VisitDisableHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableHashListHash429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DisableHashListHash429JSONResponse) VisitDisableHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DisableHashListHashdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response DisableHashListHashdefaultJSONResponse) VisitDisableHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnableHashListHashRequestObject struct {
+	ListId HashListId   `json:"listId"`
+	Hash   HashListHash `json:"hash"`
+}
+
+type EnableHashListHashResponseObject interface {
+	VisitEnableHashListHashResponse(w http.ResponseWriter) error
+}
+
+type EnableHashListHash200JSONResponse HashListEntryResponse
+
+func (response EnableHashListHash200JSONResponse) VisitEnableHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnableHashListHash403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response EnableHashListHash403JSONResponse) VisitEnableHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnableHashListHash429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response EnableHashListHash429JSONResponse) VisitEnableHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EnableHashListHashdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response EnableHashListHashdefaultJSONResponse) VisitEnableHashListHashResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportHashListRequestObject struct {
+	ListId HashListId `json:"listId"`
+	Params ImportHashListParams
+	Body   *ImportHashListTextRequestBody
+}
+
+type ImportHashListResponseObject interface {
+	VisitImportHashListResponse(w http.ResponseWriter) error
+}
+
+type ImportHashList200JSONResponse AddHashListHashesResponse
+
+func (response ImportHashList200JSONResponse) VisitImportHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportHashList403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ImportHashList403JSONResponse) VisitImportHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportHashList429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ImportHashList429JSONResponse) VisitImportHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ImportHashListdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ImportHashListdefaultJSONResponse) VisitImportHashListResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListJobsRequestObject struct {
 	Params ListJobsParams
 }
@@ -3876,6 +6144,20 @@ func (response ListJobs200JSONResponse) VisitListJobsResponse(w http.ResponseWri
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListJobs403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListJobs403JSONResponse) VisitListJobsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -3932,6 +6214,20 @@ func (response CreateJob200JSONResponse) VisitCreateJobResponse(w http.ResponseW
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateJob403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateJob403JSONResponse) VisitCreateJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4035,6 +6331,20 @@ func (response StreamJobs200ApplicationxNdjsonResponse) VisitStreamJobsResponse(
 	}
 }
 
+type StreamJobs403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response StreamJobs403JSONResponse) VisitStreamJobsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type StreamJobs429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response StreamJobs429JSONResponse) VisitStreamJobsResponse(w http.ResponseWriter) error {
@@ -4105,6 +6415,20 @@ func (response GetJob200JSONResponse) VisitGetJobResponse(w http.ResponseWriter)
 	return err
 }
 
+type GetJob403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetJob403JSONResponse) VisitGetJobResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetJob429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response GetJob429JSONResponse) VisitGetJobResponse(w http.ResponseWriter) error {
@@ -4162,6 +6486,20 @@ func (response ListFeedback200JSONResponse) VisitListFeedbackResponse(w http.Res
 	return err
 }
 
+type ListFeedback403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListFeedback403JSONResponse) VisitListFeedbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListFeedback429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response ListFeedback429JSONResponse) VisitListFeedbackResponse(w http.ResponseWriter) error {
@@ -4215,6 +6553,20 @@ func (response CreateFeedback200JSONResponse) VisitCreateFeedbackResponse(w http
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateFeedback403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateFeedback403JSONResponse) VisitCreateFeedbackResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4290,6 +6642,20 @@ func (response ListJobLabelHits400JSONResponse) VisitListJobLabelHitsResponse(w 
 	return err
 }
 
+type ListJobLabelHits403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListJobLabelHits403JSONResponse) VisitListJobLabelHitsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListJobLabelHits429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response ListJobLabelHits429JSONResponse) VisitListJobLabelHitsResponse(w http.ResponseWriter) error {
@@ -4359,6 +6725,20 @@ func (response ListLabelTags200JSONResponse) VisitListLabelTagsResponse(w http.R
 	return err
 }
 
+type ListLabelTags403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListLabelTags403JSONResponse) VisitListLabelTagsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListLabelTags429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response ListLabelTags429JSONResponse) VisitListLabelTagsResponse(w http.ResponseWriter) error {
@@ -4411,6 +6791,20 @@ func (response CreateLabelTag200JSONResponse) VisitCreateLabelTagResponse(w http
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateLabelTag403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateLabelTag403JSONResponse) VisitCreateLabelTagResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4471,6 +6865,20 @@ func (response ListLabels200JSONResponse) VisitListLabelsResponse(w http.Respons
 	return err
 }
 
+type ListLabels403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListLabels403JSONResponse) VisitListLabelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListLabels429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response ListLabels429JSONResponse) VisitListLabelsResponse(w http.ResponseWriter) error {
@@ -4527,6 +6935,20 @@ func (response CreateLabel200JSONResponse) VisitCreateLabelResponse(w http.Respo
 	return err
 }
 
+type CreateLabel403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateLabel403JSONResponse) VisitCreateLabelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateLabel429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response CreateLabel429JSONResponse) VisitCreateLabelResponse(w http.ResponseWriter) error {
@@ -4579,6 +7001,20 @@ func (response EvaluateLabels200JSONResponse) VisitEvaluateLabelsResponse(w http
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type EvaluateLabels403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response EvaluateLabels403JSONResponse) VisitEvaluateLabelsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4653,6 +7089,20 @@ func (response DeleteLabel200JSONResponse) VisitDeleteLabelResponse(w http.Respo
 	return err
 }
 
+type DeleteLabel403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteLabel403JSONResponse) VisitDeleteLabelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteLabel429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response DeleteLabel429JSONResponse) VisitDeleteLabelResponse(w http.ResponseWriter) error {
@@ -4705,6 +7155,20 @@ func (response GetLabel200JSONResponse) VisitGetLabelResponse(w http.ResponseWri
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLabel403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetLabel403JSONResponse) VisitGetLabelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4766,6 +7230,20 @@ func (response UpdateLabel200JSONResponse) VisitUpdateLabelResponse(w http.Respo
 	return err
 }
 
+type UpdateLabel403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response UpdateLabel403JSONResponse) VisitUpdateLabelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type UpdateLabel429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response UpdateLabel429JSONResponse) VisitUpdateLabelResponse(w http.ResponseWriter) error {
@@ -4818,6 +7296,20 @@ func (response ArchiveLabel200JSONResponse) VisitArchiveLabelResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ArchiveLabel403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ArchiveLabel403JSONResponse) VisitArchiveLabelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4879,6 +7371,20 @@ func (response ListDatasetRuns200JSONResponse) VisitListDatasetRunsResponse(w ht
 	return err
 }
 
+type ListDatasetRuns403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListDatasetRuns403JSONResponse) VisitListDatasetRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListDatasetRuns429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response ListDatasetRuns429JSONResponse) VisitListDatasetRunsResponse(w http.ResponseWriter) error {
@@ -4932,6 +7438,20 @@ func (response GetDatasetRun200JSONResponse) VisitGetDatasetRunResponse(w http.R
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetDatasetRun403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetDatasetRun403JSONResponse) VisitGetDatasetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -4994,6 +7514,20 @@ func (response CompareDatasetRuns200JSONResponse) VisitCompareDatasetRunsRespons
 	return err
 }
 
+type CompareDatasetRuns403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CompareDatasetRuns403JSONResponse) VisitCompareDatasetRunsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CompareDatasetRuns429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response CompareDatasetRuns429JSONResponse) VisitCompareDatasetRunsResponse(w http.ResponseWriter) error {
@@ -5048,6 +7582,20 @@ func (response ListDatasetRunResults200JSONResponse) VisitListDatasetRunResultsR
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListDatasetRunResults403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListDatasetRunResults403JSONResponse) VisitListDatasetRunResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5109,6 +7657,20 @@ func (response ListDatasetExamples200JSONResponse) VisitListDatasetExamplesRespo
 	return err
 }
 
+type ListDatasetExamples403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListDatasetExamples403JSONResponse) VisitListDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListDatasetExamples429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response ListDatasetExamples429JSONResponse) VisitListDatasetExamplesResponse(w http.ResponseWriter) error {
@@ -5162,6 +7724,20 @@ func (response CreateDatasetExamples200JSONResponse) VisitCreateDatasetExamplesR
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateDatasetExamples403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateDatasetExamples403JSONResponse) VisitCreateDatasetExamplesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5237,6 +7813,20 @@ func (response DeleteDatasetExample200JSONResponse) VisitDeleteDatasetExampleRes
 	return err
 }
 
+type DeleteDatasetExample403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteDatasetExample403JSONResponse) VisitDeleteDatasetExampleResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type DeleteDatasetExample429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response DeleteDatasetExample429JSONResponse) VisitDeleteDatasetExampleResponse(w http.ResponseWriter) error {
@@ -5294,6 +7884,20 @@ func (response SetLabelTags200JSONResponse) VisitSetLabelTagsResponse(w http.Res
 	return err
 }
 
+type SetLabelTags403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response SetLabelTags403JSONResponse) VisitSetLabelTagsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type SetLabelTags429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response SetLabelTags429JSONResponse) VisitSetLabelTagsResponse(w http.ResponseWriter) error {
@@ -5346,6 +7950,20 @@ func (response UnarchiveLabel200JSONResponse) VisitUnarchiveLabelResponse(w http
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UnarchiveLabel403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response UnarchiveLabel403JSONResponse) VisitUnarchiveLabelResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5407,6 +8025,20 @@ func (response ListLabelVersions200JSONResponse) VisitListLabelVersionsResponse(
 	return err
 }
 
+type ListLabelVersions403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListLabelVersions403JSONResponse) VisitListLabelVersionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListLabelVersions429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response ListLabelVersions429JSONResponse) VisitListLabelVersionsResponse(w http.ResponseWriter) error {
@@ -5464,6 +8096,20 @@ func (response CreateLabelVersion200JSONResponse) VisitCreateLabelVersionRespons
 	return err
 }
 
+type CreateLabelVersion403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateLabelVersion403JSONResponse) VisitCreateLabelVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateLabelVersion429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response CreateLabelVersion429JSONResponse) VisitCreateLabelVersionResponse(w http.ResponseWriter) error {
@@ -5517,6 +8163,20 @@ func (response GetLabelVersion200JSONResponse) VisitGetLabelVersionResponse(w ht
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetLabelVersion403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetLabelVersion403JSONResponse) VisitGetLabelVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5579,6 +8239,20 @@ func (response CreateDatasetRun200JSONResponse) VisitCreateDatasetRunResponse(w 
 	return err
 }
 
+type CreateDatasetRun403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateDatasetRun403JSONResponse) VisitCreateDatasetRunResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreateDatasetRun429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response CreateDatasetRun429JSONResponse) VisitCreateDatasetRunResponse(w http.ResponseWriter) error {
@@ -5637,6 +8311,20 @@ func (response GetLabelVersionMetrics200JSONResponse) VisitGetLabelVersionMetric
 	return err
 }
 
+type GetLabelVersionMetrics403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetLabelVersionMetrics403JSONResponse) VisitGetLabelVersionMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetLabelVersionMetrics429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response GetLabelVersionMetrics429JSONResponse) VisitGetLabelVersionMetricsResponse(w http.ResponseWriter) error {
@@ -5671,6 +8359,125 @@ func (response GetLabelVersionMetricsdefaultJSONResponse) VisitGetLabelVersionMe
 	return err
 }
 
+type CreateModerationRequestObject struct {
+	Body *CreateModerationJSONRequestBody
+}
+
+type CreateModerationResponseObject interface {
+	VisitCreateModerationResponse(w http.ResponseWriter) error
+}
+
+type CreateModeration200JSONResponse CreateModerationResponse
+
+func (response CreateModeration200JSONResponse) VisitCreateModerationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateModeration400JSONResponse struct{ OpenAIErrorJSONResponse }
+
+func (response CreateModeration400JSONResponse) VisitCreateModerationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateModeration401JSONResponse OpenAIErrorResponse
+
+func (response CreateModeration401JSONResponse) VisitCreateModerationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(401)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateModeration403JSONResponse OpenAIErrorResponse
+
+func (response CreateModeration403JSONResponse) VisitCreateModerationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateModeration404JSONResponse OpenAIErrorResponse
+
+func (response CreateModeration404JSONResponse) VisitCreateModerationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(404)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateModeration429ResponseHeaders struct {
+	RetryAfter *int32
+}
+
+type CreateModeration429JSONResponse struct {
+	Body    OpenAIErrorResponse
+	Headers CreateModeration429ResponseHeaders
+}
+
+func (response CreateModeration429JSONResponse) VisitCreateModerationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateModerationdefaultJSONResponse struct {
+	Body       OpenAIErrorResponse
+	StatusCode int
+}
+
+func (response CreateModerationdefaultJSONResponse) VisitCreateModerationResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPoliciesRequestObject struct {
 	Params ListPoliciesParams
 }
@@ -5689,6 +8496,20 @@ func (response ListPolicies200JSONResponse) VisitListPoliciesResponse(w http.Res
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListPolicies403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListPolicies403JSONResponse) VisitListPoliciesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5749,6 +8570,20 @@ func (response CreatePolicy200JSONResponse) VisitCreatePolicyResponse(w http.Res
 	return err
 }
 
+type CreatePolicy403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreatePolicy403JSONResponse) VisitCreatePolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreatePolicy429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response CreatePolicy429JSONResponse) VisitCreatePolicyResponse(w http.ResponseWriter) error {
@@ -5801,6 +8636,20 @@ func (response GetPolicy200JSONResponse) VisitGetPolicyResponse(w http.ResponseW
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetPolicy403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetPolicy403JSONResponse) VisitGetPolicyResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -5862,6 +8711,20 @@ func (response ListPolicyVersions200JSONResponse) VisitListPolicyVersionsRespons
 	return err
 }
 
+type ListPolicyVersions403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListPolicyVersions403JSONResponse) VisitListPolicyVersionsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type ListPolicyVersions429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response ListPolicyVersions429JSONResponse) VisitListPolicyVersionsResponse(w http.ResponseWriter) error {
@@ -5919,6 +8782,20 @@ func (response CreatePolicyVersion200JSONResponse) VisitCreatePolicyVersionRespo
 	return err
 }
 
+type CreatePolicyVersion403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreatePolicyVersion403JSONResponse) VisitCreatePolicyVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type CreatePolicyVersion429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response CreatePolicyVersion429JSONResponse) VisitCreatePolicyVersionResponse(w http.ResponseWriter) error {
@@ -5972,6 +8849,20 @@ func (response ActivatePolicyVersion200JSONResponse) VisitActivatePolicyVersionR
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ActivatePolicyVersion403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ActivatePolicyVersion403JSONResponse) VisitActivatePolicyVersionResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6034,6 +8925,20 @@ func (response GetPolicyVersionMetrics200JSONResponse) VisitGetPolicyVersionMetr
 	return err
 }
 
+type GetPolicyVersionMetrics403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetPolicyVersionMetrics403JSONResponse) VisitGetPolicyVersionMetricsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetPolicyVersionMetrics429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response GetPolicyVersionMetrics429JSONResponse) VisitGetPolicyVersionMetricsResponse(w http.ResponseWriter) error {
@@ -6088,6 +8993,20 @@ func (response ListShadowResults200JSONResponse) VisitListShadowResultsResponse(
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListShadowResults403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListShadowResults403JSONResponse) VisitListShadowResultsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6149,6 +9068,20 @@ func (response GetShadowStats200JSONResponse) VisitGetShadowStatsResponse(w http
 	return err
 }
 
+type GetShadowStats403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetShadowStats403JSONResponse) VisitGetShadowStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
 type GetShadowStats429JSONResponse struct{ TooManyRequestsJSONResponse }
 
 func (response GetShadowStats429JSONResponse) VisitGetShadowStatsResponse(w http.ResponseWriter) error {
@@ -6172,6 +9105,922 @@ type GetShadowStatsdefaultJSONResponse struct {
 }
 
 func (response GetShadowStatsdefaultJSONResponse) VisitGetShadowStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReviewItemRequestObject struct {
+	ReviewItemId ReviewItemId `json:"reviewItemId"`
+}
+
+type GetReviewItemResponseObject interface {
+	VisitGetReviewItemResponse(w http.ResponseWriter) error
+}
+
+type GetReviewItem200JSONResponse ReviewItemResponse
+
+func (response GetReviewItem200JSONResponse) VisitGetReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReviewItem403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetReviewItem403JSONResponse) VisitGetReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReviewItem429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetReviewItem429JSONResponse) VisitGetReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReviewItemdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response GetReviewItemdefaultJSONResponse) VisitGetReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideReviewItemRequestObject struct {
+	ReviewItemId ReviewItemId `json:"reviewItemId"`
+	Body         *DecideReviewItemJSONRequestBody
+}
+
+type DecideReviewItemResponseObject interface {
+	VisitDecideReviewItemResponse(w http.ResponseWriter) error
+}
+
+type DecideReviewItem200JSONResponse ReviewItemResponse
+
+func (response DecideReviewItem200JSONResponse) VisitDecideReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideReviewItem403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DecideReviewItem403JSONResponse) VisitDecideReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideReviewItem429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DecideReviewItem429JSONResponse) VisitDecideReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DecideReviewItemdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response DecideReviewItemdefaultJSONResponse) VisitDecideReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseReviewItemRequestObject struct {
+	ReviewItemId ReviewItemId `json:"reviewItemId"`
+	Body         *ReleaseReviewItemJSONRequestBody
+}
+
+type ReleaseReviewItemResponseObject interface {
+	VisitReleaseReviewItemResponse(w http.ResponseWriter) error
+}
+
+type ReleaseReviewItem200JSONResponse ReviewClaimReleased
+
+func (response ReleaseReviewItem200JSONResponse) VisitReleaseReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseReviewItem403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ReleaseReviewItem403JSONResponse) VisitReleaseReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseReviewItem429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ReleaseReviewItem429JSONResponse) VisitReleaseReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ReleaseReviewItemdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ReleaseReviewItemdefaultJSONResponse) VisitReleaseReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RenewReviewClaimRequestObject struct {
+	ReviewItemId ReviewItemId `json:"reviewItemId"`
+	Body         *RenewReviewClaimJSONRequestBody
+}
+
+type RenewReviewClaimResponseObject interface {
+	VisitRenewReviewClaimResponse(w http.ResponseWriter) error
+}
+
+type RenewReviewClaim200JSONResponse ReviewClaimResponse
+
+func (response RenewReviewClaim200JSONResponse) VisitRenewReviewClaimResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RenewReviewClaim403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response RenewReviewClaim403JSONResponse) VisitRenewReviewClaimResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RenewReviewClaim429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response RenewReviewClaim429JSONResponse) VisitRenewReviewClaimResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type RenewReviewClaimdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response RenewReviewClaimdefaultJSONResponse) VisitRenewReviewClaimResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SkipReviewItemRequestObject struct {
+	ReviewItemId ReviewItemId `json:"reviewItemId"`
+	Body         *SkipReviewItemJSONRequestBody
+}
+
+type SkipReviewItemResponseObject interface {
+	VisitSkipReviewItemResponse(w http.ResponseWriter) error
+}
+
+type SkipReviewItem200JSONResponse ReviewClaimReleased
+
+func (response SkipReviewItem200JSONResponse) VisitSkipReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SkipReviewItem403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response SkipReviewItem403JSONResponse) VisitSkipReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SkipReviewItem429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response SkipReviewItem429JSONResponse) VisitSkipReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type SkipReviewItemdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response SkipReviewItemdefaultJSONResponse) VisitSkipReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReviewQueuesRequestObject struct {
+}
+
+type ListReviewQueuesResponseObject interface {
+	VisitListReviewQueuesResponse(w http.ResponseWriter) error
+}
+
+type ListReviewQueues200JSONResponse ListReviewQueuesResponse
+
+func (response ListReviewQueues200JSONResponse) VisitListReviewQueuesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReviewQueues403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListReviewQueues403JSONResponse) VisitListReviewQueuesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReviewQueues429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListReviewQueues429JSONResponse) VisitListReviewQueuesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReviewQueuesdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ListReviewQueuesdefaultJSONResponse) VisitListReviewQueuesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateReviewQueueRequestObject struct {
+	Body *CreateReviewQueueJSONRequestBody
+}
+
+type CreateReviewQueueResponseObject interface {
+	VisitCreateReviewQueueResponse(w http.ResponseWriter) error
+}
+
+type CreateReviewQueue200JSONResponse ReviewQueueResponse
+
+func (response CreateReviewQueue200JSONResponse) VisitCreateReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateReviewQueue403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CreateReviewQueue403JSONResponse) VisitCreateReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateReviewQueue429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response CreateReviewQueue429JSONResponse) VisitCreateReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CreateReviewQueuedefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response CreateReviewQueuedefaultJSONResponse) VisitCreateReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteReviewQueueRequestObject struct {
+	QueueId QueueId `json:"queueId"`
+}
+
+type DeleteReviewQueueResponseObject interface {
+	VisitDeleteReviewQueueResponse(w http.ResponseWriter) error
+}
+
+type DeleteReviewQueue200JSONResponse DeleteReviewQueueResponse
+
+func (response DeleteReviewQueue200JSONResponse) VisitDeleteReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteReviewQueue403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response DeleteReviewQueue403JSONResponse) VisitDeleteReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteReviewQueue429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response DeleteReviewQueue429JSONResponse) VisitDeleteReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type DeleteReviewQueuedefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response DeleteReviewQueuedefaultJSONResponse) VisitDeleteReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReviewQueueRequestObject struct {
+	QueueId QueueId `json:"queueId"`
+}
+
+type GetReviewQueueResponseObject interface {
+	VisitGetReviewQueueResponse(w http.ResponseWriter) error
+}
+
+type GetReviewQueue200JSONResponse ReviewQueueResponse
+
+func (response GetReviewQueue200JSONResponse) VisitGetReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReviewQueue403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetReviewQueue403JSONResponse) VisitGetReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReviewQueue429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetReviewQueue429JSONResponse) VisitGetReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReviewQueuedefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response GetReviewQueuedefaultJSONResponse) VisitGetReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReviewQueueRequestObject struct {
+	QueueId QueueId `json:"queueId"`
+	Body    *UpdateReviewQueueJSONRequestBody
+}
+
+type UpdateReviewQueueResponseObject interface {
+	VisitUpdateReviewQueueResponse(w http.ResponseWriter) error
+}
+
+type UpdateReviewQueue200JSONResponse ReviewQueueResponse
+
+func (response UpdateReviewQueue200JSONResponse) VisitUpdateReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReviewQueue403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response UpdateReviewQueue403JSONResponse) VisitUpdateReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReviewQueue429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response UpdateReviewQueue429JSONResponse) VisitUpdateReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type UpdateReviewQueuedefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response UpdateReviewQueuedefaultJSONResponse) VisitUpdateReviewQueueResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimReviewItemRequestObject struct {
+	QueueId QueueId `json:"queueId"`
+}
+
+type ClaimReviewItemResponseObject interface {
+	VisitClaimReviewItemResponse(w http.ResponseWriter) error
+}
+
+type ClaimReviewItem200JSONResponse ReviewClaimResponse
+
+func (response ClaimReviewItem200JSONResponse) VisitClaimReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimReviewItem403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ClaimReviewItem403JSONResponse) VisitClaimReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimReviewItem429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ClaimReviewItem429JSONResponse) VisitClaimReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ClaimReviewItemdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ClaimReviewItemdefaultJSONResponse) VisitClaimReviewItemResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReviewItemsRequestObject struct {
+	QueueId QueueId `json:"queueId"`
+	Params  ListReviewItemsParams
+}
+
+type ListReviewItemsResponseObject interface {
+	VisitListReviewItemsResponse(w http.ResponseWriter) error
+}
+
+type ListReviewItems200JSONResponse ListReviewItemsResponse
+
+func (response ListReviewItems200JSONResponse) VisitListReviewItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReviewItems403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response ListReviewItems403JSONResponse) VisitListReviewItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReviewItems429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response ListReviewItems429JSONResponse) VisitListReviewItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type ListReviewItemsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response ListReviewItemsdefaultJSONResponse) VisitListReviewItemsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(response.StatusCode)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReviewQueueStatsRequestObject struct {
+	QueueId QueueId `json:"queueId"`
+	Params  GetReviewQueueStatsParams
+}
+
+type GetReviewQueueStatsResponseObject interface {
+	VisitGetReviewQueueStatsResponse(w http.ResponseWriter) error
+}
+
+type GetReviewQueueStats200JSONResponse ReviewQueueStats
+
+func (response GetReviewQueueStats200JSONResponse) VisitGetReviewQueueStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(200)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReviewQueueStats403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response GetReviewQueueStats403JSONResponse) VisitGetReviewQueueStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReviewQueueStats429JSONResponse struct{ TooManyRequestsJSONResponse }
+
+func (response GetReviewQueueStats429JSONResponse) VisitGetReviewQueueStatsResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if response.Headers.RetryAfter != nil {
+		w.Header().Set("Retry-After", fmt.Sprint(*response.Headers.RetryAfter))
+	}
+	w.WriteHeader(429)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type GetReviewQueueStatsdefaultJSONResponse struct {
+	Body       Status
+	StatusCode int
+}
+
+func (response GetReviewQueueStatsdefaultJSONResponse) VisitGetReviewQueueStatsResponse(w http.ResponseWriter) error {
 
 	var buf bytes.Buffer
 	if err := json.NewEncoder(&buf).Encode(response.Body); err != nil {
@@ -6215,6 +10064,20 @@ func (response CheckRules400JSONResponse) VisitCheckRulesResponse(w http.Respons
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(400)
+	_, err := buf.WriteTo(w)
+	return err
+}
+
+type CheckRules403JSONResponse struct{ ForbiddenJSONResponse }
+
+func (response CheckRules403JSONResponse) VisitCheckRulesResponse(w http.ResponseWriter) error {
+
+	var buf bytes.Buffer
+	if err := json.NewEncoder(&buf).Encode(response); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(403)
 	_, err := buf.WriteTo(w)
 	return err
 }
@@ -6270,6 +10133,42 @@ type StrictServerInterface interface {
 	// DownloadBatchOutput Download a batch output file (signed URL)
 	// (GET /v1/batch-jobs/{batchJobId}/output)
 	DownloadBatchOutput(ctx context.Context, request DownloadBatchOutputRequestObject) (DownloadBatchOutputResponseObject, error)
+	// ListHashLists List hash lists
+	// (GET /v1/hash-lists)
+	ListHashLists(ctx context.Context, request ListHashListsRequestObject) (ListHashListsResponseObject, error)
+	// CreateHashList Create a hash list
+	// (POST /v1/hash-lists)
+	CreateHashList(ctx context.Context, request CreateHashListRequestObject) (CreateHashListResponseObject, error)
+	// DeleteHashList Delete a hash list
+	// (DELETE /v1/hash-lists/{listId})
+	DeleteHashList(ctx context.Context, request DeleteHashListRequestObject) (DeleteHashListResponseObject, error)
+	// GetHashList Get a hash list
+	// (GET /v1/hash-lists/{listId})
+	GetHashList(ctx context.Context, request GetHashListRequestObject) (GetHashListResponseObject, error)
+	// UpdateHashList Change a hash list
+	// (PATCH /v1/hash-lists/{listId})
+	UpdateHashList(ctx context.Context, request UpdateHashListRequestObject) (UpdateHashListResponseObject, error)
+	// ListHashListHashes List the hashes of a list
+	// (GET /v1/hash-lists/{listId}/hashes)
+	ListHashListHashes(ctx context.Context, request ListHashListHashesRequestObject) (ListHashListHashesResponseObject, error)
+	// AddHashListHashes Add hashes to a list
+	// (POST /v1/hash-lists/{listId}/hashes)
+	AddHashListHashes(ctx context.Context, request AddHashListHashesRequestObject) (AddHashListHashesResponseObject, error)
+	// DeleteHashListHash Remove a hash from a list
+	// (DELETE /v1/hash-lists/{listId}/hashes/{hash})
+	DeleteHashListHash(ctx context.Context, request DeleteHashListHashRequestObject) (DeleteHashListHashResponseObject, error)
+	// ConfirmHashListHash Confirm a hash (ends its quarantine)
+	// (POST /v1/hash-lists/{listId}/hashes/{hash}/confirm)
+	ConfirmHashListHash(ctx context.Context, request ConfirmHashListHashRequestObject) (ConfirmHashListHashResponseObject, error)
+	// DisableHashListHash Disable one hash
+	// (POST /v1/hash-lists/{listId}/hashes/{hash}/disable)
+	DisableHashListHash(ctx context.Context, request DisableHashListHashRequestObject) (DisableHashListHashResponseObject, error)
+	// EnableHashListHash Enable a disabled hash
+	// (POST /v1/hash-lists/{listId}/hashes/{hash}/enable)
+	EnableHashListHash(ctx context.Context, request EnableHashListHashRequestObject) (EnableHashListHashResponseObject, error)
+	// ImportHashList Import a file of hashes into a list
+	// (POST /v1/hash-lists/{listId}/import)
+	ImportHashList(ctx context.Context, request ImportHashListRequestObject) (ImportHashListResponseObject, error)
 	// ListJobs List jobs of the account
 	// (GET /v1/jobs)
 	ListJobs(ctx context.Context, request ListJobsRequestObject) (ListJobsResponseObject, error)
@@ -6360,6 +10259,9 @@ type StrictServerInterface interface {
 	// GetLabelVersionMetrics Live metrics of a label version
 	// (GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics)
 	GetLabelVersionMetrics(ctx context.Context, request GetLabelVersionMetricsRequestObject) (GetLabelVersionMetricsResponseObject, error)
+	// CreateModeration Moderate content (OpenAI-compatible)
+	// (POST /v1/moderations)
+	CreateModeration(ctx context.Context, request CreateModerationRequestObject) (CreateModerationResponseObject, error)
 	// ListPolicies List policies
 	// (GET /v1/policies)
 	ListPolicies(ctx context.Context, request ListPoliciesRequestObject) (ListPoliciesResponseObject, error)
@@ -6387,6 +10289,45 @@ type StrictServerInterface interface {
 	// GetShadowStats Agreement of a shadow version with the active one
 	// (GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats)
 	GetShadowStats(ctx context.Context, request GetShadowStatsRequestObject) (GetShadowStatsResponseObject, error)
+	// GetReviewItem Get a review item
+	// (GET /v1/review-items/{reviewItemId})
+	GetReviewItem(ctx context.Context, request GetReviewItemRequestObject) (GetReviewItemResponseObject, error)
+	// DecideReviewItem Decide a claimed review item
+	// (POST /v1/review-items/{reviewItemId}/decision)
+	DecideReviewItem(ctx context.Context, request DecideReviewItemRequestObject) (DecideReviewItemResponseObject, error)
+	// ReleaseReviewItem Give a claim back
+	// (POST /v1/review-items/{reviewItemId}/release)
+	ReleaseReviewItem(ctx context.Context, request ReleaseReviewItemRequestObject) (ReleaseReviewItemResponseObject, error)
+	// RenewReviewClaim Renew a claim
+	// (POST /v1/review-items/{reviewItemId}/renew)
+	RenewReviewClaim(ctx context.Context, request RenewReviewClaimRequestObject) (RenewReviewClaimResponseObject, error)
+	// SkipReviewItem Skip a claimed item
+	// (POST /v1/review-items/{reviewItemId}/skip)
+	SkipReviewItem(ctx context.Context, request SkipReviewItemRequestObject) (SkipReviewItemResponseObject, error)
+	// ListReviewQueues List review queues
+	// (GET /v1/review-queues)
+	ListReviewQueues(ctx context.Context, request ListReviewQueuesRequestObject) (ListReviewQueuesResponseObject, error)
+	// CreateReviewQueue Create a review queue
+	// (POST /v1/review-queues)
+	CreateReviewQueue(ctx context.Context, request CreateReviewQueueRequestObject) (CreateReviewQueueResponseObject, error)
+	// DeleteReviewQueue Delete a review queue
+	// (DELETE /v1/review-queues/{queueId})
+	DeleteReviewQueue(ctx context.Context, request DeleteReviewQueueRequestObject) (DeleteReviewQueueResponseObject, error)
+	// GetReviewQueue Get a review queue
+	// (GET /v1/review-queues/{queueId})
+	GetReviewQueue(ctx context.Context, request GetReviewQueueRequestObject) (GetReviewQueueResponseObject, error)
+	// UpdateReviewQueue Change a review queue
+	// (PATCH /v1/review-queues/{queueId})
+	UpdateReviewQueue(ctx context.Context, request UpdateReviewQueueRequestObject) (UpdateReviewQueueResponseObject, error)
+	// ClaimReviewItem Claim the next open item
+	// (POST /v1/review-queues/{queueId}/claim)
+	ClaimReviewItem(ctx context.Context, request ClaimReviewItemRequestObject) (ClaimReviewItemResponseObject, error)
+	// ListReviewItems List the items of a review queue
+	// (GET /v1/review-queues/{queueId}/items)
+	ListReviewItems(ctx context.Context, request ListReviewItemsRequestObject) (ListReviewItemsResponseObject, error)
+	// GetReviewQueueStats Counts of a review queue
+	// (GET /v1/review-queues/{queueId}/stats)
+	GetReviewQueueStats(ctx context.Context, request GetReviewQueueStatsRequestObject) (GetReviewQueueStatsResponseObject, error)
 	// CheckRules Check rule text without publishing it
 	// (POST /v1/rules/check)
 	CheckRules(ctx context.Context, request CheckRulesRequestObject) (CheckRulesResponseObject, error)
@@ -6575,6 +10516,384 @@ func (sh *strictHandler) DownloadBatchOutput(ctx echo.Context, batchJobId BatchJ
 		return err
 	} else if validResponse, ok := response.(DownloadBatchOutputResponseObject); ok {
 		return validResponse.VisitDownloadBatchOutputResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListHashLists operation middleware
+func (sh *strictHandler) ListHashLists(ctx echo.Context) error {
+	var request ListHashListsRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListHashLists(ctx.Request().Context(), request.(ListHashListsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListHashLists")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListHashListsResponseObject); ok {
+		return validResponse.VisitListHashListsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateHashList operation middleware
+func (sh *strictHandler) CreateHashList(ctx echo.Context) error {
+	var request CreateHashListRequestObject
+
+	var body CreateHashListJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateHashList(ctx.Request().Context(), request.(CreateHashListRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateHashList")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateHashListResponseObject); ok {
+		return validResponse.VisitCreateHashListResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteHashList operation middleware
+func (sh *strictHandler) DeleteHashList(ctx echo.Context, listId HashListId) error {
+	var request DeleteHashListRequestObject
+
+	request.ListId = listId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteHashList(ctx.Request().Context(), request.(DeleteHashListRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteHashList")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteHashListResponseObject); ok {
+		return validResponse.VisitDeleteHashListResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetHashList operation middleware
+func (sh *strictHandler) GetHashList(ctx echo.Context, listId HashListId) error {
+	var request GetHashListRequestObject
+
+	request.ListId = listId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetHashList(ctx.Request().Context(), request.(GetHashListRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetHashList")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetHashListResponseObject); ok {
+		return validResponse.VisitGetHashListResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateHashList operation middleware
+func (sh *strictHandler) UpdateHashList(ctx echo.Context, listId HashListId) error {
+	var request UpdateHashListRequestObject
+
+	request.ListId = listId
+
+	var body UpdateHashListJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateHashList(ctx.Request().Context(), request.(UpdateHashListRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateHashList")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateHashListResponseObject); ok {
+		return validResponse.VisitUpdateHashListResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListHashListHashes operation middleware
+func (sh *strictHandler) ListHashListHashes(ctx echo.Context, listId HashListId, params ListHashListHashesParams) error {
+	var request ListHashListHashesRequestObject
+
+	request.ListId = listId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListHashListHashes(ctx.Request().Context(), request.(ListHashListHashesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListHashListHashes")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListHashListHashesResponseObject); ok {
+		return validResponse.VisitListHashListHashesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// AddHashListHashes operation middleware
+func (sh *strictHandler) AddHashListHashes(ctx echo.Context, listId HashListId) error {
+	var request AddHashListHashesRequestObject
+
+	request.ListId = listId
+
+	var body AddHashListHashesJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.AddHashListHashes(ctx.Request().Context(), request.(AddHashListHashesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "AddHashListHashes")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(AddHashListHashesResponseObject); ok {
+		return validResponse.VisitAddHashListHashesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteHashListHash operation middleware
+func (sh *strictHandler) DeleteHashListHash(ctx echo.Context, listId HashListId, hash HashListHash) error {
+	var request DeleteHashListHashRequestObject
+
+	request.ListId = listId
+	request.Hash = hash
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteHashListHash(ctx.Request().Context(), request.(DeleteHashListHashRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteHashListHash")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteHashListHashResponseObject); ok {
+		return validResponse.VisitDeleteHashListHashResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ConfirmHashListHash operation middleware
+func (sh *strictHandler) ConfirmHashListHash(ctx echo.Context, listId HashListId, hash HashListHash) error {
+	var request ConfirmHashListHashRequestObject
+
+	request.ListId = listId
+	request.Hash = hash
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ConfirmHashListHash(ctx.Request().Context(), request.(ConfirmHashListHashRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ConfirmHashListHash")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ConfirmHashListHashResponseObject); ok {
+		return validResponse.VisitConfirmHashListHashResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DisableHashListHash operation middleware
+func (sh *strictHandler) DisableHashListHash(ctx echo.Context, listId HashListId, hash HashListHash) error {
+	var request DisableHashListHashRequestObject
+
+	request.ListId = listId
+	request.Hash = hash
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DisableHashListHash(ctx.Request().Context(), request.(DisableHashListHashRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DisableHashListHash")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DisableHashListHashResponseObject); ok {
+		return validResponse.VisitDisableHashListHashResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// EnableHashListHash operation middleware
+func (sh *strictHandler) EnableHashListHash(ctx echo.Context, listId HashListId, hash HashListHash) error {
+	var request EnableHashListHashRequestObject
+
+	request.ListId = listId
+	request.Hash = hash
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.EnableHashListHash(ctx.Request().Context(), request.(EnableHashListHashRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "EnableHashListHash")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(EnableHashListHashResponseObject); ok {
+		return validResponse.VisitEnableHashListHashResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ImportHashList operation middleware
+func (sh *strictHandler) ImportHashList(ctx echo.Context, listId HashListId, params ImportHashListParams) error {
+	var request ImportHashListRequestObject
+
+	request.ListId = listId
+	request.Params = params
+
+	data, err := io.ReadAll(ctx.Request().Body)
+	if err != nil {
+		return err
+	}
+	body := ImportHashListTextRequestBody(data)
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ImportHashList(ctx.Request().Context(), request.(ImportHashListRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ImportHashList")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ImportHashListResponseObject); ok {
+		return validResponse.VisitImportHashListResponse(ctx.Response())
 	} else if response != nil {
 		return fmt.Errorf("unexpected response type: %T", response)
 	}
@@ -7590,6 +11909,52 @@ func (sh *strictHandler) GetLabelVersionMetrics(ctx echo.Context, labelId LabelI
 	return nil
 }
 
+// CreateModeration operation middleware
+func (sh *strictHandler) CreateModeration(ctx echo.Context) error {
+	var request CreateModerationRequestObject
+
+	var body CreateModerationJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateModeration(ctx.Request().Context(), request.(CreateModerationRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateModeration")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateModerationResponseObject); ok {
+		return validResponse.VisitCreateModerationResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // ListPolicies operation middleware
 func (sh *strictHandler) ListPolicies(ctx echo.Context, params ListPoliciesParams) error {
 	var request ListPoliciesRequestObject
@@ -7866,6 +12231,467 @@ func (sh *strictHandler) GetShadowStats(ctx echo.Context, policyId PolicyId, pol
 	return nil
 }
 
+// GetReviewItem operation middleware
+func (sh *strictHandler) GetReviewItem(ctx echo.Context, reviewItemId ReviewItemId) error {
+	var request GetReviewItemRequestObject
+
+	request.ReviewItemId = reviewItemId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetReviewItem(ctx.Request().Context(), request.(GetReviewItemRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetReviewItem")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetReviewItemResponseObject); ok {
+		return validResponse.VisitGetReviewItemResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DecideReviewItem operation middleware
+func (sh *strictHandler) DecideReviewItem(ctx echo.Context, reviewItemId ReviewItemId) error {
+	var request DecideReviewItemRequestObject
+
+	request.ReviewItemId = reviewItemId
+
+	var body DecideReviewItemJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DecideReviewItem(ctx.Request().Context(), request.(DecideReviewItemRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DecideReviewItem")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DecideReviewItemResponseObject); ok {
+		return validResponse.VisitDecideReviewItemResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ReleaseReviewItem operation middleware
+func (sh *strictHandler) ReleaseReviewItem(ctx echo.Context, reviewItemId ReviewItemId) error {
+	var request ReleaseReviewItemRequestObject
+
+	request.ReviewItemId = reviewItemId
+
+	var body ReleaseReviewItemJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ReleaseReviewItem(ctx.Request().Context(), request.(ReleaseReviewItemRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ReleaseReviewItem")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ReleaseReviewItemResponseObject); ok {
+		return validResponse.VisitReleaseReviewItemResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// RenewReviewClaim operation middleware
+func (sh *strictHandler) RenewReviewClaim(ctx echo.Context, reviewItemId ReviewItemId) error {
+	var request RenewReviewClaimRequestObject
+
+	request.ReviewItemId = reviewItemId
+
+	var body RenewReviewClaimJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.RenewReviewClaim(ctx.Request().Context(), request.(RenewReviewClaimRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "RenewReviewClaim")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(RenewReviewClaimResponseObject); ok {
+		return validResponse.VisitRenewReviewClaimResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// SkipReviewItem operation middleware
+func (sh *strictHandler) SkipReviewItem(ctx echo.Context, reviewItemId ReviewItemId) error {
+	var request SkipReviewItemRequestObject
+
+	request.ReviewItemId = reviewItemId
+
+	var body SkipReviewItemJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.SkipReviewItem(ctx.Request().Context(), request.(SkipReviewItemRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "SkipReviewItem")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(SkipReviewItemResponseObject); ok {
+		return validResponse.VisitSkipReviewItemResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListReviewQueues operation middleware
+func (sh *strictHandler) ListReviewQueues(ctx echo.Context) error {
+	var request ListReviewQueuesRequestObject
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListReviewQueues(ctx.Request().Context(), request.(ListReviewQueuesRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListReviewQueues")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListReviewQueuesResponseObject); ok {
+		return validResponse.VisitListReviewQueuesResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// CreateReviewQueue operation middleware
+func (sh *strictHandler) CreateReviewQueue(ctx echo.Context) error {
+	var request CreateReviewQueueRequestObject
+
+	var body CreateReviewQueueJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.CreateReviewQueue(ctx.Request().Context(), request.(CreateReviewQueueRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "CreateReviewQueue")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(CreateReviewQueueResponseObject); ok {
+		return validResponse.VisitCreateReviewQueueResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// DeleteReviewQueue operation middleware
+func (sh *strictHandler) DeleteReviewQueue(ctx echo.Context, queueId QueueId) error {
+	var request DeleteReviewQueueRequestObject
+
+	request.QueueId = queueId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.DeleteReviewQueue(ctx.Request().Context(), request.(DeleteReviewQueueRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "DeleteReviewQueue")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(DeleteReviewQueueResponseObject); ok {
+		return validResponse.VisitDeleteReviewQueueResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetReviewQueue operation middleware
+func (sh *strictHandler) GetReviewQueue(ctx echo.Context, queueId QueueId) error {
+	var request GetReviewQueueRequestObject
+
+	request.QueueId = queueId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetReviewQueue(ctx.Request().Context(), request.(GetReviewQueueRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetReviewQueue")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetReviewQueueResponseObject); ok {
+		return validResponse.VisitGetReviewQueueResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// UpdateReviewQueue operation middleware
+func (sh *strictHandler) UpdateReviewQueue(ctx echo.Context, queueId QueueId) error {
+	var request UpdateReviewQueueRequestObject
+
+	request.QueueId = queueId
+
+	var body UpdateReviewQueueJSONRequestBody
+	var err error
+	if binder, ok := ctx.Echo().Binder.(*echo.DefaultBinder); ok {
+		// A request validator built on kin-openapi's openapi3filter with
+		// KeepValidatedValue leaves the value it validated on the body. Bind
+		// that value, matching member names exactly, so the handler receives
+		// what was validated instead of a second, case-insensitive decode.
+		// Otherwise bind only the request body, so that path and query
+		// parameters are not also bound into the body struct.
+		if vb, ok := ctx.Request().Body.(interface{ ValidatedValue() any }); !ok || runtime.BindJSONValue(vb.ValidatedValue(), &body) != nil {
+			err = binder.BindBody(ctx, &body)
+		}
+	} else {
+		// A custom binder is installed on the Echo instance; defer to it
+		// entirely, since echo.Binder does not expose body-only binding and
+		// the binder may do more than decode (for example call ctx.Validate).
+		err = ctx.Bind(&body)
+	}
+	if err != nil {
+		return err
+	}
+	request.Body = &body
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.UpdateReviewQueue(ctx.Request().Context(), request.(UpdateReviewQueueRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "UpdateReviewQueue")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(UpdateReviewQueueResponseObject); ok {
+		return validResponse.VisitUpdateReviewQueueResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ClaimReviewItem operation middleware
+func (sh *strictHandler) ClaimReviewItem(ctx echo.Context, queueId QueueId) error {
+	var request ClaimReviewItemRequestObject
+
+	request.QueueId = queueId
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ClaimReviewItem(ctx.Request().Context(), request.(ClaimReviewItemRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ClaimReviewItem")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ClaimReviewItemResponseObject); ok {
+		return validResponse.VisitClaimReviewItemResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// ListReviewItems operation middleware
+func (sh *strictHandler) ListReviewItems(ctx echo.Context, queueId QueueId, params ListReviewItemsParams) error {
+	var request ListReviewItemsRequestObject
+
+	request.QueueId = queueId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.ListReviewItems(ctx.Request().Context(), request.(ListReviewItemsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "ListReviewItems")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(ListReviewItemsResponseObject); ok {
+		return validResponse.VisitListReviewItemsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
+// GetReviewQueueStats operation middleware
+func (sh *strictHandler) GetReviewQueueStats(ctx echo.Context, queueId QueueId, params GetReviewQueueStatsParams) error {
+	var request GetReviewQueueStatsRequestObject
+
+	request.QueueId = queueId
+	request.Params = params
+
+	handler := func(ctx echo.Context, request interface{}) (interface{}, error) {
+		return sh.ssi.GetReviewQueueStats(ctx.Request().Context(), request.(GetReviewQueueStatsRequestObject))
+	}
+	for _, middleware := range sh.middlewares {
+		handler = middleware(handler, "GetReviewQueueStats")
+	}
+
+	response, err := handler(ctx, request)
+
+	if err != nil {
+		return err
+	} else if validResponse, ok := response.(GetReviewQueueStatsResponseObject); ok {
+		return validResponse.VisitGetReviewQueueStatsResponse(ctx.Response())
+	} else if response != nil {
+		return fmt.Errorf("unexpected response type: %T", response)
+	}
+	return nil
+}
+
 // CheckRules operation middleware
 func (sh *strictHandler) CheckRules(ctx echo.Context) error {
 	var request CheckRulesRequestObject
@@ -7917,348 +12743,491 @@ func (sh *strictHandler) CheckRules(ctx echo.Context) error {
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37d9s21ij6r2DpnrUifR+t2GmbO5XXrHsVW0nc+jWS3M6csteESMhCTIEqQdrR9Mv/fhf2BkjwJVF+",
-	"xJk580sbi3hsABsb+73/7PjRchUJJhLZGfzZWTAasBj+OWZJvB7OExarvwIm/ZivEh6JzqDz6yIKGZHM",
-	"j0QgSRKRe8oTMmPzKGYkVh25uCFdmpCQUZmQg16/43Skv2BLqkabR/GSJp1Bh4vkuzcdp7Pkgi/TZWdw",
-	"4HSS9YrhJ3bD4s6XL1+czorGdMkSDdo7mviLn6LZSVAFbbpgZKa+k0/RjPBATczVhxVNFh2nI+hSjT7L",
-	"h3A6Mfsj5TELOoMkTpkN6JJ+PmXiJll0Bgdv/pLBJpOYi5uOguwoWq5ClrBgJGqguVqtWExmUSoCEs1J",
-	"smAKrFeSeL7p55GEL1kG5h8pi9c5nPBnP2s85Us2puKG9ZkI6rc0oAnbU0N2NoJ7IvwwlfyOVYGGTwED",
-	"aAF0SboBm9M0TAj7rLv1doaYZzPacGsQZ1EUMiqKME4SGidV+E6j+2faVAkTPmRbY0YfgAPYqxWw2PTx",
-	"54/jPPfpl6Ftf/bYc/eTf8RWPvjUj2lCJUvGqWiiRAG2IHEqmmlRYA/zOGo0+kwVUm8Dh2GzZpBYNs7j",
-	"4Pkpml2lvAGajQT6k+75uPlP6YyFTbsRqo/NEIS67xNA8AuLJY/EZkDusNEWgPKhHgfXGUti7ssJF34N",
-	"ETiKUpGoA5JEXxdCExLFhCqGgCQLLuGmkW4qFELtEakGghs557FMGgkEtHvIZdMAX4mEh60A1uxIDazp",
-	"SvEsIrrvHeoFeQCW1wR0CpM+AOhLesMm/J9sIugtO9jfryG3CVtKol6IFb1hfXIFMEYx2Sc3/I5JcrC/",
-	"f0joLLpj6p/7RK3GHAl83T8kgt3QhN8x9TFmn5ifsKBpLWqaa8n/ybZwZPSz5sj29/ctBm2/hkGrrvOB",
-	"C/0XWek0umXiiC5ZWH+fPcE+J1lDzzxVq5jd8ShVgMtVJCQj8yiGL5IuFd/8R8pksmk1MF6n6aLvv/m+",
-	"CQehIxzOV4b4OnkQyFHI/XUTuVzB12Y6uTK9H0chEYgtpFvDspV2r0qDPQ60v6U05Mna3Lp/Y8JSXem/",
-	"L2kprRUIzLdztJMnXu2E3wgWjD6veMxkjdQk+Gf9bGs9Q0+/1fcL7i+QCMEQ5Gp8iouYp7J5DUzPtOnm",
-	"2Ut6+31nA9zqvzRJ4wZ6ejU+fSXJx7PhEQAJLZs5IjNUS6Lw5oe3dUThahU8QAZNsVcbwUk3fbQMqgF9",
-	"Zhm0Am1rGVTDt7MM+pitfKAM+kWhDD7NWjMWjPFRVn/5kUiYgH/S1SrkPlVreP1JqoX8ac31v2I27ww6",
-	"/9frXBv4Gr/K15OEJqnEuUqndP7L8PTk+Ho4/nB1NjqfOuT98OR0dHx9OR4dXZwfn0xPLs4VWbq4ml5f",
-	"vL8eD88/jPodJabGcRR/BQiHYk2YmmtAKMFmZBYFa3LPEyQhN+PLI+JHATuEPz9Op5dEYsN5FIbRvYTf",
-	"l3S14uLGFVzA38PLE2JN1XeFWtZlzPwF82/fUx6y4MnWZw+bxqx5uYry6BnJHGAwXNweu6NhCpMTGIt0",
-	"F1Qu9kIuE7Kkib9wSCoC5kcBnYWMRLErUiHT1SqK1avBl/SG9Q5hp8jR8PxodDo6Jt2Dnl75NIrOqFhr",
-	"3JNf4WjVWqnvK7HvlTScKIlpAg8a++wzFrDAOnc4coB/PJpcXI2PRtejv38cXk2maiV/6bmCioCIiAQs",
-	"oTyUfdI9SeDlXDAzBoLlEBmRZEETQokfcgYQAJoRdT+BR6bCFdGKxbjlXJJIMCIXdMUQEE/P4jnkfkET",
-	"dsc0Xw0T9Xuu4pnL2vi9TB1ft2e69WtLcf8FNk5vpuo3lJLFCqQxUyerflrFCs6EIwFZMinpTcOrFqch",
-	"eyWJjNJYyfrsc+LoW6LE7TWshLDPq5ByIQlP1IZFMXMIo/6CcEFWNGYiWTDJ5MAVe8Trhuwz92mIONjz",
-	"1Hn5kfDZKsG+MC48AykPkz0uSKEHiw9xnGUUsJCcD89GDgmjm1UczXqeoj2lT3TGQjWNnsQhgDfqjNTp",
-	"A85+TlxB8NkOZQkKHGtG/VsmgleS2GPP42ip71s0ozOueDn1QvBEqgFBLUKokOr5AKlIgQed1E4FXPox",
-	"S5huUVmWvtADMh4NJxfnag2wLQgK8aM0VNibzdBNRay2XV1nh1AFgXpDojRxCBU2oXMIJUsaqvdG8YfQ",
-	"3YHBfR77KU/ILGb0lsUkWjHRA0KZ7xBukCR7B7CDiUYThfIXV9Oji7PRNb4KDhGA5ZRIHioK9X54Ohnp",
-	"dcLpckHmNAzVkgZk48pptm51mRQwXiQ0eRwQPZhnaKCBK0MhTQyjWOrlKgonZMJooOGRt3y1UnOiao6G",
-	"MaPBmgTM5wELzOYjjPdU4sbLW9A6+TSV+WQ2Li1oUB4KxsFJulQA3YIbp9CFBQ6o3ESULFgM26pGW9KA",
-	"EZ6Q6fhq1OuTIdHAZvuO+4y7PlAtbxlb4X2M0sSPlozcL5jIzlF3N1DmqOQvFG9COKBMYB/p1fnkcnR0",
-	"8v5kdIz0DLCA7KvxANp7LlkfiFiJZQGGJQ2TbZT/AiHtAP2KkM/OWaIonYUWPyTS5UyRO6cjV1TUSBOj",
-	"zwkTSvTuk18XLGYZnipypteNBAVPBGkbSFUiXGfbZbbYFWYj1CFsRLAw8kHuAtqopxgQ9pn6inim//zn",
-	"WnV3xXj0YfR33UA6hsqF6wwsTbGko+jLZ75U1EXTK0m6+HbELPEXQFNcAQ8OV0x0BMDBsfQA1snofHqi",
-	"ODbdj6mX2me9PpnovVC8QEzOL6YKAc8vzkeuoDEDpJiH9OaGBdCVx4TOpOqLWJltkcLenkNEFJOPw8lH",
-	"s8fwiyvMjtMiPTW0tssTErMkjYW6WGQVSa6OUfb65ETA0ZAoDlh8SGjiimUkE3LwFsRhmBvWxGgccsUR",
-	"aIZN9cLFv/lBt4UX0DGH5wpPtQHVF9UfFXIofCLq6NQ0b78nP/N3JIluGFzJbqbvhqmlFghcgf3h4hHY",
-	"J9kb6LFWVCYE3kAj2qidDdk8UbeT3C8iRbDxDvtpgpeIK4l/25V5jyczWVHgyZb08wl2O8jlRRrHdN1B",
-	"ucGImr+ZK+lkz7+5dL9nHaPZJ+YnatxcxjgGHqZ62zzVp38TRTchoysu+360fI1/9uOV389H0ITUsG9z",
-	"zsIAthtkPSVDFdmT/xehKU/Yer4KPXI6n/duoj0tnA2Tqfr6xekAJL/wKAQGDuZudwaFfmqkjRuP66lO",
-	"V7/v6LJQZdpmBX+ICsHVBpFh0lasdDrMCGib1moAQmlObRq8t2CKqVUQlbUpiNe7tMdzqlljlCarNHnP",
-	"Q3YV12AkKm3Ih9EUtEVabsdODomM6cpyHFHvIPoH9Os2aGVpqBs+FjTH1TZx5DMpd9suxbCxtscygcZf",
-	"nI5WNrQ//xKSFnxl4AQMJDZu2fM4tg6+qvrOT72yD0Uk2nQNMh1C8S4A5h5FAdsJe6GDwfuzXAbavDH5",
-	"XKWeW+E2AGqlVmfQeTecHn28/uni3fVoPL4Y2xyWGl2kSzXj5lblr0ZBc3J+eTW9fn9yOtrQ6PLi9OTo",
-	"H1sbXP8yGk9OLs43NRyfXIxPpv+wtiHH+yJ2NmzBZDqcjkqLK+ueTqYnw9OT/62Ed42EDrihcXGTWam4",
-	"WKXqVQlZj+y56f7+d4z87Wp0pTqpX0m6CiOqOHrz2RWX49Hl+OJoNJmcnH8g3RWNpRpSsQl3NOQBVTPk",
-	"w+XNR8fZj5Ord2cnU1AswKvhCib+SFlqTURGvwxPr4ZTNUk21sVkas99H+NyclrVq2ubT+yKo4uzy9PR",
-	"dHTcJ3AopIvqBkBPDzkg1N+cjo6B80hYvORKkFOfMpERBVMq1q4QkdjLGsG9R56kipN1x1b+ClDV/G4d",
-	"aM1XPLSaD4XT2vi9tnt2UHVdC6exuUHtANlZ1H0zZ1C3RRlm1N6gIyp8Fpp7ZKl7y7pPwparZE2QBFmv",
-	"WE6TykOhJnlnBuNh3MJDHrNNLxOOV0d6jxbMvx0rBt3areIKbzmaTTbBAiP8rBoqto59Tpq1ZCilJJFR",
-	"thYFCIdQJfys0lnIpZLttPkYLBpLLjLr77aXGYBwEPhtC286W2RzPvNkPTFydnVNGsBXhitSzVFc65NJ",
-	"QUpGSiM90MIq/FNraiG4Y7cayf2OxWuYVdFraOUooU4rIUEQJF3E9ExMh93XfZTYOMTtd8XB/j6KW1zC",
-	"g5GoHiAp0zVSWjipmJF7FjMyVwLaDhKY2mrY8wzJLSFs/6AsDDho+wszFrDKtIKYLIl6CRImdtvsZj4S",
-	"1I8wq/zlzbZFTfPG9RxQvbhyFC1XNGa5j+QmHARFU3spKx/0CHpW5SynU/Bo2c7LGRCalsJRNGvgOv0o",
-	"TJeieoQHezMqQXmjvhu5I6MQLY8r5II1j62+PnTkZVtWN1cMADCOWXGb7ZI76Qm03Yjd0bBfGckbEFYl",
-	"CGr1hZU/WGmwcfLWyoOclrXC5gp6tdUabLx9sBB1UaorvxC5nVBBqPWR4RpIYTQnqApziAd2v+wfV3Go",
-	"/n3HAxbBv13h0TTgkf1B/QN+9PrE8ynMKT3S/ZXNfplOe4pUpRIdUYBUx1QgbCSauwKGAK23GgKp3A2/",
-	"U6TvanwqyTKVCZkxskiSVVcCP+uQVIRM4nBoc1P9wXjrCp442ElECYmZjMI7UImGUbSaUf/WIauY39GE",
-	"Oeoi3e6FkU9DBcCSJTSgCSU0CGIloUp8CIq4BWDWMF8A/WydMFm4ieqXOnWC2cXmkdTy++hkY9iD7/d/",
-	"fFszltnzmrAdOAJiGoCYpA/tdX6qr/Xxvc7P9hAQw0+ZsWRap+YvUnFbqyMBnKlx7lA/496Q7k+Xow8O",
-	"uTz/4JAPJ+8d8iubXTrk3dmlOoLpyfv3vVb7Z9Czebb2+2cOfrttWvU4o6sN7CDyIXjTMibwzQ9vkQuU",
-	"LL5jMZEsAZmydhPhWKoj/wL3pD2CmdNtHgkUY10ayoh8PJ2QVUjXikuSvTa79qWZBE3S5ZLG67ogMrCg",
-	"f4pm2kAVzRHNLMpUJeb660cqFzUPilzQNz+8HQxAHPYX7DPKxZlDqxk727inOP3axYNKokZIK67G6DNt",
-	"7679/RqwovxOb4JqlLl5XOgOJV1l2bd0o7ThdO7ZbBFFtxpxWmCB/Uxl8/7eYoO+qugJeiFQFoP+Ry+v",
-	"MniDtnmrerR5vZpx1WE6zeKojr/ZmSM28T9qfWXxQ/tkmr+38BgZBDsspukMH7marfxQe1jHqWjc82QR",
-	"M7mIwjr3ydzBNqG3DFmNXCbOejqEhZKR/f4P9VJv7iFb6x5rpOFmgvKesUBxLY2L8KPlUntdFfzs92up",
-	"Cvu8Ar9fY2xvTV3GaDD84nQ+weVNw6SevlSmBF+HTWFQXcl89WOPqLt0SLR+WBo7NrYCKy3803Zt+xTN",
-	"Sq9VPTUN87CwdgAXbDlbuyQ0vmFbPRzMWU6xdRWpi2fzewukaLqAVIgoQYtkS6CGeY8yYNZgzTBtevT8",
-	"omzSUkbK+3zZSMcQqwOesLqLLHWMGpUJiwno5ElIBSPdGQ9Dhg5FhJIFv1mwmCzTMOGrkLPY5s4yZ+EX",
-	"e5fb0aolo0I+mho5nXvKk/dRrOOyNRaVmDnKk8zsoli6JCJzLrhckC6G26GniWJ4X0nMF+DTVc8ELyCo",
-	"cxqC21BX405++WmMvpHgqWW73oJPSaKkSU83BpdK7i9cccMESoOSyNRfqEbRigm64ntqjVqASdJYEC6S",
-	"iBgs134I2guzeuiaK9p26L/qZhVVk4XLThsuaSOD9Ak9AjYB8lM0qwChujXPCFGrjRe4cPStHpomPncL",
-	"mm+6ITVU9+YkKPIYW/sU+KMtXMYW1g62bEpvNpC9EFlVC6rv3jzVZj0U2Ca0CnWLbbhlRqpAkA2wBQr9",
-	"tDZu2yxEBC+psFb0j9RoEW7ZKsld+k0sXiZvH5Az/q6dHmF3zL4JoxkNj9ARr9Tn7Q8/fPe2iaVQT8JF",
-	"u9fjtNweM6IwkZw+gDlpNFwBWK+kdmUr2aweZptqPnuMrmw8dbz5P7P19sdxRZOExWoR/99vw73/Tff+",
-	"ub/34+/5P/vXe7//1//q7LQVOqwziPx0WdDdPHAz8uU4bTem6WLiUFtjRrBV2RmpXTfTuH4VZZeerWvZ",
-	"dsOXLbx1CiOdaW8duaBBdD8B4W+cuZOUz1IuFPMQzUnI7ximCKBk8nF4fPFrRiu0DKHQ3iQJOOgdakub",
-	"IiwKRt3pkcxURiee+i5l27wZc54QEzYhQEmEr+q1M3KTKEbPKOaMK7VxVM8lPrkAv/QbCFlN+sSz2CjP",
-	"FT6NY85kZrqIYmO9IF14JXrAnsJPJv+JzLx/iWf0fp42N9To+ktyyw7iyuOUlmDN7l5N3+/9pUeyNTSr",
-	"MLU71A7ennbWmOdQEljydpXbiZI2rnZWQpo8MUuRk7Z3uQq2ninfnu1Yi2q0bfLrDnjwBFtptquIQ+9j",
-	"pvGkyAvpbSspRep5mY1SShttRK5jqzc5WoqaXH2TkeDojsUQo2LogrmkfYJxjalIJLmJo3tCpSvQ2i0I",
-	"+I+yQA4IhM9gXqP7RSRzGsIlxMqo/1OSxCnTIQV3Og6GJxDSYZZIspgOigJp3jwLbTnE6CUdbg9jqg7Q",
-	"3BUmtF4e2kCBb0keXDPLNoQFpEtNOBW6vzomcBP8h1yhY9shFIcnEHIUMEhe1jM7oyRg7OzBu9UnnurP",
-	"1eZ65K+umF6+7k4v//v9Zc8hXsx8GoYe+SsxP5+rn+cH6qc36rc30Fb/Tn0/jam/hoFU8+l5T4/239Nz",
-	"1ehQB/lJEi15ghEvPGQY28ZEtOQC7LJckv1aQ6qeoWWcT5a8rT2V25ksBqX0Xk10cxcP7vlBywXOsxji",
-	"NqMqvDs3WLdLp0uN2m07baLkVU1pjde7xsiWu4Bo2jb2q41DYU6kMv/4gjKtxTzquu+62arPbntdIsel",
-	"JHH5G1jJCmZc8/NllTC1DE0FFcpLrCBYhp6tXtPcTavWSbWWZgd8PmexJDOW3LMs+E7IQ+LNqGT6GQLH",
-	"NzuuUUd7qSaquUO8KGspMBVYnIqqVdkac4fAxGfnm6IdQdrANFXZIXvN+VSbz7FZuAgKj3+7G7gBybfD",
-	"oWNIa9gMXLXiIHKGgwtC1dEPconiVY421AQf5gIBRvC5ogsBjknuW2rwteElpwmhYXhoPO6JpGtJ7hfr",
-	"Xv2jl6Q0fADiGav312fl4yxxQNue0H6nMN6d0Li4h5sCF8ukvxB8cjycDiej6fX46rxF+Mnl6PwYQjTK",
-	"UR3jq/NzEzeSYPR/jhx5syw0AARVDNUGFHOF1XEjipGuInyGSUYu0GYCe8UojW3rq37Xa6z9ppdZ+80O",
-	"e6h+xbXWBjYcA0dbFME2EByW8X9VC82ma7ABu8yYtdgD37Rh5EFANfNOdarzrQDpO4YgybbW1h2k1ZdS",
-	"bRc5mkdYdLbYibfwfe2dNZrF5vJS2pxjc6BGQYnUkFehvZNNtvVlEt8iVHzjSiwrd004R/Ykz9iC3vEo",
-	"zRwgpUNY/6ZPvD9dY1d3OwP1hx+7nYELXKnbcVzF4vq38BO467qdL1+8vis8+N0DxxFZzddCulqhlpmh",
-	"9QepQwRBQtf5TCCMf2OWGJPU4JCgyjiVetJseJOyTE/juMLLcpM05IvokyGAbw1EgohhhpEFvcPsE+XM",
-	"W6T7/f4+OMxwcUM8vXl983+9LRkL8ymaqWfHjnZ2hWbkDyG5iv6gWCTtK3wTGSM+aNCjObxB6gkCZKvj",
-	"blr6RmzxpKywEjtfDP397CF+vVlCljowNnJApmPOAG2Vnc8w+wdwhkEASS9oeFlYawvxtJSuDpRsgFKG",
-	"+dCc7jyKUdWlHa4kqo3q4gTbSPbbA+K1Ne9B4fI7J42J2R1n9+NW3cZ2W8Wp4oaUj7w9aZ3gAPnR7/j0",
-	"VFUO0S0TVyZUZ2u0FrZs9Md1CvbIutS0Oh1I40YUtQsF5C0A+/uWC51LcYYPN8GvF+fX49Hk6nTaEAm/",
-	"rV31u8L12g+gyq3lSMuXuOpYZ/KpPRxXyinZarDlKyJ/U2KYDQutO+MaN8Lq3u0i/NbxKZav65PkPHm8",
-	"cMzriVfJR7buu6mS0Owvu8mJ9SGq2Ic5qT4+mwjUdMirO9h7kwFllt1G3jdY0JSLZBN6TrM92MhRbMm9",
-	"63Qi30/jmOlSChsvad6yltsp5Q/a5npXgQQ8F+v9IOATRp4HEVhoVjRZkK5tSP9t//c+GNB7mHqOZIWX",
-	"gIXobz1dnL/IhNSegJWralO2tiEx+hDQvWU6EIyvxwgibTnLkqt5v0E2XYcwEfQ8woUrrgSH1J/wn1XE",
-	"RSJJFxQr64RpF9Kr6fu9g7ckFTzBwMLMlwDmATh4Ilk4d1whI/2V0PCeriVhf6Q0lDrIKJ/EA1A8xTt7",
-	"TARe/Ur6rphWl6dzj+Z5yewIJvW2oMMt+5wc6pyj6BrgoHUUxrg4GpOY0cAkmsRVY3Y1xezrwY33BOa6",
-	"TfxFD4eEsDHMjArBgE7ukKCjtcqRgA4gCiTM9PJvkEv5THqY6876MBKB+rlL86hEP2WvJFnRdRhRjG6W",
-	"5FPEBQ5KiWD3EPJsjNyu8FMFdXybrkjMltGdTpyIalw/uhFcsoDcR3FgjyRX1Gey1y/AYwNKqnCCGzIW",
-	"0NHxsjqrmzqdrLEL8uHATl9tTk9tkeoFG80CTiErp1oPJIWIRG4CJwue1MpVrC7D94VgWWo5ElJwqTFo",
-	"aGaHk62NDN9Ufw0sSnHSRFTi5qkc1EoyjX37m6fer7WbNbroZekaIVWjORCq5FFCVytGY2nMQaXLVusK",
-	"WDzpbWT8RCRvv5/U9Nb4s1P/Egk1qcAxu3qj69cHlnxNv/APLHlaz8R638K6qSGEF3MInLI7Ez1kBIaT",
-	"s+GH0fXxaDo8Ob0+Hf0yOm2QGLY2rGlwevFr/YePJx8+1ooMJ0vFFV/G0R0TVDMExW3iS0yqvQtvGvJZ",
-	"TOP16SaWD5ucN2XI0983MYV1DImNqTVOfG+/35vxhOgbq7kL5vMl5IpSvfq5+bkz6Bz8sL/fKfjs7v0/",
-	"v+3v/fj7nwfOwY9fat10f6pzAB9ilIl6mRc6AS/Gm7Age83AfXNGJfdNZsmuiIinVZhery66eHe3kodH",
-	"M5nQ6BqRb2dnFT+VSbRk8WPiZO0Q2UIQVdWW8SmaTXVWjS0jmqQYW4WcR3iVPDYZ466q85+M0FJ3dJhV",
-	"u8UQJrn97uogLd08UALLhS8LaTK4K16VGhPzWYvKH4MJNsrUUXE7ZWP5Kmfp5eaYw7tPPJ1wxkOvvTn/",
-	"rJg6SecME8wLkI8OySymwl8ovsmLGZWR8KqXujnJjdoXKrc7QxvYx9i6qiWBn/N0OpvWP85mzN+wPIci",
-	"5jjfaHs+Z/dEMTRMkiVdkxkjNAgUL4+1CHSOlAUVQchMw2TB1iSIgEzeiui+b72LWyavfFY/aCtuzddf",
-	"To5HF9dgnkAlm2p6NR41t50cjc5H10ejk9OT8w/Xo78fjUbH9WN/PJ1cj0dnV3+/np6cjS6upnkFh7rm",
-	"o7+Pjq4AhuPR8Pj05Hy0cfTh8dnJZKKaQ7ZBM8fmps0bMR0PzydH45PL6fXRx6vzn6+H4+nJ++HR1OTJ",
-	"rOv0t6uL6XAjlEcX59PR+fT63enF0c+bm1yOR0cfR0c/bz0tXQ7j6nw8Gh59HL47rdeG5lRvdxPMzi7p",
-	"u75XJR1bVV7gVq79PSVakTkPE8WziIDMtUKIxGwO5RlqhYRNT9hD/WIaaXNRMbbJzS5/SipEZTIdTq8m",
-	"j3Rl8UPKl0b6vo/iWxbXeLKQ/zF+LP+TVYjpu0L/prUkWZQGekcVXVQaAbY+5E4p1o+5N4r1o+2GYv1c",
-	"uAumqQa3CeunWf4we2+n/7jc7CQ0mQ7Pj4fjY9CkfIpm0oEU/XQpAedQyM991OQhgUyg0BxNsGhaLW1R",
-	"zbzZz2ZK+zcY1P7h/Xg0sv+ejibT2qWfGt1zSXEf+wt+t5sA89T87DY9aMAlnYXN7kGrVNw0feU1ItxG",
-	"Yb7cflvES5OItmosezmC/JYQwCQCtmIiYCJBDKqPAUrozY6eIBDDW+VmH8dq5p5MOm94geO0DJLZedUz",
-	"nNmBFU9er7OOKJ7WOCKVCB+L98p30Lg7HCLHtORY1WnBatqQaI5xohzjsEoexaniv6Bo4rZaidt0YLP1",
-	"ikp5RP0Fa0TnTbIar9GfbMbnUnsUavzbBkXcY3xsjCvuv6yvTdnhreJsk5WGzX1sSBWnfBqGTKea3Zq+",
-	"5skc15pvTdpgf4p29lX+Gg7Du0rQZY0rTJT7wNvD/b59l5qY4g1e2oUd3sFJ71kVKXW0O2/fuBEfed3a",
-	"H6BFZwIKYvotwsGzdl+czjymS/YQrb3p+OBJH6Lst7s+ZOKtcg7qsrTNMo6C1Nc1rRa83vTRkJErdxyr",
-	"z5MYBVCteBvsZ6bdkxfyeg8G6gVHmxPESEPNh4QtIar8M1a6g9fvlQRLqP6xYKoDk1wPDZu5LQ9eBHB+",
-	"epVXPQNvOZ0dQzLmCq/kvNOHAbyeQwK2F6RY9ZIFkLA8r1vlWPWknqK809vva5WQD0BN+VCsfCrz2QNv",
-	"4+Psb5X+u4NQRzorMnx2ZZzsxTHHVN76RmK7JWFPq+ekAdzGOXUWoIZsRs8u6m0W1kyaoV1lrSeQa3DW",
-	"kkxj5BzYni3CTOOOWzk66pMhbU1kVFPVoU1U9c5Hhx3erR8opm8+20oAyvOFmzzC+NSQiKnSULI/UiYS",
-	"Tu3jrb57xYoQjeljqkLBg2s6qL4JDbHcBHyRNVNv5g7tiGRdlaQoqNvrqpvQviqWtG8jWN0WVjG9BinK",
-	"mFTerG33cAvRbZlRp3CzN21nPTxcJiaPsdyeLrm98icrK7gt8icfugm+l0sIvHO5j40pg621ZLHGG1az",
-	"berd7cuVQOfHRGUVVyPbhHA/BNInOBQbgKaV7JLsdoeynTVpbx+9HBuQpuX8FM2MEL3pvuxqDUPN8G4K",
-	"YCXHP2DRD3B4qDq8qZ83bJHc6Oa2k9/GE5zrp0000HDMcntqzadQ0DfwpVvg0w+NbPew7Qhn9sQ9eqOL",
-	"QGxc0bal7LiGpwK+GepLbTl4zLNirA+t15ZnhdyIRdm4G4Ffb8eilktY74xopeyEbdaz3opIE0gnufW5",
-	"D7ikNzFjSwVR+5BAGPzY6vsUD2YBlLp1nVlqutx8fXZxPDw9mf6jwVO24XP2M3iN2D8Mr45PCj+Ax6z9",
-	"w3T093ob80UhdObxSuQH6SUf5rRd2Wwrcizfa6M83OQpoJ0kMAl6FtDSlCsOlEdk76BnysSrHiETCSal",
-	"s/0F6ic3v2LgY/63jpDMPzem6rjMXL0rMX38jm2Wg3fPw7bRlv+IwOMH549N8Ocguq/LIAuBKfg524le",
-	"yzKYpW6NENlTl1MUxZDyUESC1ZeUepzqqyGKuHzyW0z6dbTqspyfdmuh0udQaT04G/GjvZBbKoi2Iu17",
-	"bV4u5jh2DNaWkdnKUCRbYukzKKE2PdllZxGtxKnVBmWYVgSlqifaioFnlRrtxQro12cXx5vJ+vBoevLL",
-	"aKBzTsc2EQcawZO+PqSB9SkSiqBjkjFtisK1v5KusHJYzxMG58xjY/PjEuLd4oAFmN7BhxqsXEYCYyGy",
-	"NOaRYGTFYlfgyL0+OR4P308HRCZRrHpDttHZWr0+Cy5uSCoSHhK45DphaSgjQjMaJCISRuJGDYmUgIgo",
-	"1oSqlIlq+y7WtcC9bPiIm9jwEVZW/4rp/Krv0ev8wWVKS+N4A3K/WGeRmpiPq5DQ9clqlJZmbl2hNICl",
-	"bsg0ksQpK6PzMTieSRO+qGY6LDt2WiGqryRZULnYWsKvVRpiaFx3ZSEM8CgScx60ib82G3ZW6raxFq6Z",
-	"tt3Q+ixwqxsqt+r/5VV1zYHUUqXiwLavb5kzmEXBGpMrf//jjxm6ZWEVNUcRsJYZTC2UaSei1V6uGpmn",
-	"dQ1iAPaBm1Z14S14x1+NR3V+tRnJatG2vs350dnoqPHr1fnk6vLyYjwdHaPIdP3+Ynw2nDZ2MM5oKF9t",
-	"omln1XtRs/az4fTo4/XRxfn7k+PR+dHW9W9p39xu9Pfh0XRjC4io3NTgbHR8cnW2scnpxa+1mzIu5UN5",
-	"rE/bg1NZRi3SVJaKyD+w1jj4nPgLGlM/YbEkXSsrQc/wFSEX7AHx4NvrkT9g0GcpRa72Uv7M6wLmdfnZ",
-	"rG444XJAaLnyi06DUUxV36Uk5DIxZcelKXzmCmgHfeyK2qfDd6PT15PR0fTk4pzMwsi/LfFE46vT0eT6",
-	"55Pz42tkYTqO/RsMUIvZxUxTL5Sf6CmTpG16hRudOV4uQZJ298jyJOXIuWPGpAmzTQcNuTxzt5NnrHNm",
-	"T1ILaVWT2aAH2j2x8bY4sh0yKdXUt9Ky02YvyAYt0cXjUnE3xnUVapYYv7Hi9pVBaD4UwCDFH8qmI5nG",
-	"KWvMyskCLUlKcg9qpMTsmkmUfU+xlkYtfa+JXIiShZmxbXGBDWewO/DYz8r0vdMCGrz6rJ0sQGatt/mI",
-	"stMpyZiZ/O9leGrW46iHBkpaEi9X93tkQVGqlHSZn5B6itgdi9f6McJENgVDgUcCjnrlrjUe+W9SaEX+",
-	"muskvPrs5QUrSBsRomw5adEng2EXHJINmeFFEq/JisV5EWHGkwWLcx3ZbJ25PO9g1rHu3dZa1dl6HHsD",
-	"y5vjbLIfbpIAwVUgkwMBE4wGwoes4TfjyyOCJvdes0BYHdjqB/l+WpIAS2wsjblesYDozw5JojAgFJJs",
-	"zdbEA0HZUwzZOxqYarDdcizOALkundyDJgQEnJ5DjqLlimMONeCiJenmjB64xmeBPj40ZVBZi7qiJDeS",
-	"LhV6TyHplPENhzhOrWNDNQ+Mmut6XGGk716fDCsKehoz0NDv4P+Np95Kji7nV9CfMH9CEhG5iO4PYfVL",
-	"RgUW7l3RWOp0LTuJ4c0I2qRPU1cxsU4fFRbY59AcvU7izBOpiPiK9cmRTm+gC8HJW75SB6bHwPIhpnMl",
-	"3wFsc8AVGLoSEfJNq5VObLNN01bBqObcLqWGehucnZV5OylW6ofHP/vxyu/n96jZE9C0yJFMUwedVkjr",
-	"r744nUiwi3ln8Ns238LKiNsS49Rv3rZ+Dcqm3wEX1VX9KZrJs6YLohCyersPCzJcNDeJg3RuOB3BXs3O",
-	"1sZXK0/90k50wUVYMkjNlTPL/Dbqrn+bpdKfJ8v/xhLehaPbOXHGY1LHIlg7y+QPTlGxRVOf51XfkN98",
-	"cwRB54iGIYv3ZLpahZwFOsUYuWXr15Dphqwoj2VtDnM7qKc46MePg7OzwWTSXy6XhWRl+/uD/YPB/pt+",
-	"JWkZpix743wZ/La/98Pv8Kf1T9ftY4vv6jOa2ZbPJpSYrJjPN/jjO51AhvlAtS0Kbu8bRkKHk+0zyp1C",
-	"BIrw1UNTGrMeFKd+T+qQbFpIlF6SsbhYpXpij8h0ieYq+JWAubimaITUlaBYQLpeCimperm+T7HUEuuK",
-	"WcHcSxoA4yjvWSwxslynwMTiZBgp71MfjGUyQV+NQ1fc82QRpQmhRRjQdP/ucqSr/Nh1YVHW1Xk2+67w",
-	"ZjwMWWBW+VdiLZp8Jss0TLi6O3GdRGf3rUUAa7Da7/nwD9GO26M7RWAKQ9cd/BU4lugYuewBLL3zujKl",
-	"lhduGVtpAzqmyTrEAp/mu+LR+Y2IYhZUn/ndK8VvdmN6aNH/mo0IIxpAVAfUr90eK9I+QqQhIqT2QIwX",
-	"BUti7jfwXEYKz/0IIoHqjySm8zn3+8SzEuR4ptapKWJiFD5wF8ueWAHpQknS3DMLpWGYtecQz5R1lUpe",
-	"UNKDpfRSbVyRaYuIZznzF8DIMkdZDYyFPFsfDO+KHFyakE9pcIOT3S+iME/s3PVKOc89rNIBdcJOJ6ND",
-	"eyZXqN0TJE9ATrjArM0gz6YBj7SsmRgi0TMFdcU8hQ3Tq0FnEeYK2LV8kleSVEHKKgzrXbdUbJo46tV3",
-	"qXBFPhietvZ3ND00AFyUtjkS4br3lHVsYWWV+rRKhmxRoLYYVtJedbVDjx2qw37Vgq8N7OVuIz1r7dcX",
-	"qcmaFSmwDtreF6eANI8vu7qVzG7wWl9ig3pCHEf3llpUPUWHpcuN2khM9+3ovNo8xnwGrZWlxSdhm6bU",
-	"QFy36l/ZbBFFt3W6rsuLyRQ5sEK9K5PZVw6gvpgaEQqIfYpm/Szrr9v5H/wF9XhQa+xTNHM7g5+i2RfP",
-	"cYViT1kAmzVJqAhoHBANjCRd7x7/uccDzyHZXwlfMpnQ5UqNkP0KnG6SxmxA7g4cLP4/o5K9/Z58PBse",
-	"7U0+Dt/88BbT7Hm9nOJSH+jlK0n0SEQyP2aJYv7Y5ySmHxkNWJxlq9dlIf++p+HEzH3+OV0yPXifLJJk",
-	"pfMlpyJkEt82hT9AE2kYRvfSFasY3P/I1fhUHpJYHZDxZWSf8bQ5RbY1ms/hJXjzPVlEaVyfyN6Cdqeq",
-	"XGkclnil7/d/fLtNcal6VZEJ6z2lMTiGLthS80aMxiwepski/+u9IQ8//Tqt+noKMrw8UZKoRj61KZ6l",
-	"3lOfJEH/VLK3p0+RnBx7jjkkV3hqxijm/wSaMSDvYGKCJwYiSnZkQ7LkUnJx45AlDRXpYoGjjkEtVz3+",
-	"MbuLblkAIHHpiqvz4dX04+h8enI0nEJuRnBDUUtWrCjMlNM8hRGdL1+A559H1Ys2YeF8bxHJRPG0GfNi",
-	"CUFdJcLE8O+e2po+uQxpouBUIpEwifshPYt0XIFMS1Zp4pDYe5fzcMmCLQm9oVxgrQNFhO6FycpiIpdI",
-	"FGv7lyT3sXrvhSkGYA8LNoGQipuU3jCs+YGlMTJuRjo6WZlDqCtWLN6DPigTqg7oaJtAgkwo6KBLZPAl",
-	"IzEVN8yYIw006t8Lrm6rK44icafuTCTkwBV7BKq/aM23urw+XbLwiErg6mJN22WfaAlHEvTC9X22wsIP",
-	"UtBbdu1TxW0SIlcsDLm4yS1BYBfShWBEQP5I1Y95jZeuhzqja6RfK3rDriX/J/Mc0u/3e44a1BRIzmGz",
-	"pwEvVzOeJAHzQ6rwkQsLNjUPvYHkeJ4aUu2gNVnvUDNqK40/kN4tQz7wvUECRUNOJcOSD7AJiswQciVu",
-	"hUKKfLVFYU5t9egOl37DiJrUQIoWB09rBeGahTS+YVpExMCKhMTsE/DDAyt3nJo5Udcb4THFVGCgPjGv",
-	"uMnIrOAxowBAxUz66jGRdi0SNMXfKiyNWSnFvjyEOjb2UvEhsVaKNixIpu2h9tnD/fH+9KOAOcZG5BiT",
-	"3BesCrNWB0vR+gcN1TKXdLViAUki8nE6vVRrvYlX/t4NTdg9XYNtbUDKxrrudz1Hc/6Qmvji/PhkenJx",
-	"3v2xZ/Dq4mp6ffH+ejw8/zDqHhzkWWa/3993SImAdQ/e2g0OHHI5Gpu8zMej85PRcff/tlt8B7CfX0yv",
-	"319cnR93f7A/fu+Q4el4NDz+x/Xo7yeT6aT7FgnC8B34Z3YP9u3mP8JY45FOnZzloe7+xWr15kfSrdvj",
-	"Lx5Zhakk3pgl8XpvOE9Y7OHtMqlou/bif/yRdMu+vHB4PbUpJ2eXpyO1warXm7zbD/sHMOTJ+XQ0Ph+e",
-	"dg++sz/ihv4yPDkdvjsddQ++tz9+55BKzuxuoQXi1lCgxiTnSfBZJUb5le22iVWrnBGMc6nuoVbBQYDK",
-	"iv6RMododkudAxTSMTVIY20RrmQ5Wx4qOk1wLIxigJcYwbQoE5cVBMXbItKlJjuYX109NZl+qJBiXdPd",
-	"phTr8L6G3GeaHzdO+CvqL9jem/5+RzMy8NbKwevX9/f3fQqf+1F881r3la9PT45G55OR6tNfJEu0/vIE",
-	"dNTWc9ZxOncmcKhz0N/v76PZhQm64p1B57v+fv871GMvgMl5HUQgEXxxOq8XjIbJ4p/6r1xaUH/pIfpr",
-	"ugz1TzGjwdq0vjt4DaqgPROMr4uqlRLK5WQ7w5as0qxU+HGvjhQrCuFLvt7Dv3QH5FDVRUFbEg3BOBeu",
-	"jf7GsMg3/E49+AEkWn4NWXOt32WCcXoxWzEK/AtUXdeYcUioWO9FcxiNC3iKHDKLkoVOrB+FQa9PhjqS",
-	"5mB/f18Tc6ypBQ/7MH+XIWIzf/ogqWn2dOoHrDcgHmzF9adods0D6eGbaBRsJ4HUubKzN/Ek0FuaJYWB",
-	"kzWrANNsWdCDjWKSWduO1VlWIRhGMOiDq8bAGZh0VoOOBYhhGukjPBD36xLWrQGfFYMI5t4a4HOw9YEq",
-	"5iMxcWstloGN61fQRgOqHk5WWs2bbWv5HYy8yLqpid7s71tmHlAtrTBTII/E60+6OEQO4cZkBbVZgYBt",
-	"rwkOsU79i9P5/s2PTcNn8L6eRtEZFWvDcKJFTocRbOurs5GoDdGFbhBjLUBMBmejTN4zuTU+GwFpT2+u",
-	"TQ+09qmGxhyBeCXtGta2sEB0bFqmbZ4TzxhvvSLNcUWR6BSEA7QkvechQ237VRx6jg7cZoESj9WrwAO4",
-	"xbkAjI0to9Och0ZSvLyaevi60UQNcKieNZ+BhEeAE5RkttYFCPuuGLO9FIZT32dsHsWspkfMViH1dVyW",
-	"mg2oE9gFBuRo8ktOMhcghhMvZvNrHjhq1x2Noh7pqj8HtsR2ncahk5UbBNkNfwLhTf0THKp+mlyck1Mo",
-	"4af2+k+3E7P5SeB2HOLaRnS388U7zNJivvnB2d/fdwXcTdLVqZl1lfjeoQHSI6ngf6SsTy7SBFaUT+eA",
-	"0wY4daxYjNUSuXAF7rtOw+n9CdA4RJu0HWLZsB3t7OZoK4OjhT4HWWkoOD8UJNWyho4bUC+MKW/Qh/8e",
-	"RQHzMLP/dV5/w/Ae6O3fz9VCCpVIzHyGA9mqquyFKCms8t+N2up/XFFoToXPQqPQMrTc7QwM6fjigcnC",
-	"VOFBMplzX1JtkCvujZ6LxohH7yz5SrFKII3OtM6pIvHZkqUeSuGJujgiIDKC4ofCFYJJCIMFRlL2Dpuk",
-	"zXsuJOr44HE2yq66dxLJQmbHQrUQk4lawJPR4uIkxgj5paiFUm/Tl2d8EMpAtHwRIGRFSb6IuC/2PCD4",
-	"Nvl+6AtR4Utf/5kzMV9e45XAqoV1D8kkiVaSzNMY5YacsIL9Kn9cNvGp9pOBJVmRkmj6nLCBRRYm0+F0",
-	"pCuRnI6OswKmxUsJmoUQmG9XLGhAuvpuo5SeNc4B9BeohNKB3L3a6wFjWNejxEfWnWPeJOOOTgLN7DzD",
-	"3SpAaN2tZ71LpUk336XS2b7gHQKwv8IdgrcUrlDaUKMVy3nD01/DMfXJME0WTCSYJVuxNwrjr8anryTJ",
-	"rCNYnHm2VnI9KqlRuFdymq3upmHCYs18cVmjZyBDI49BMgNXVNilQ8XCMT8SAUHeqsw/xTLpk6FYE0/7",
-	"Re5Nwd2Yy0zYU8JpDA49pOv5aRySvamu4+PLOwWd14NSv6uY6fcVX7o9SL0AphWjWaBinXm4h+wVxBku",
-	"KRaGjsJA84O550DG0FHDzmFh4QIjVksByk4jj6IBztbWE1j4CA5Ptu8wMTixhc781+v/Kt7yPF0yFxQE",
-	"wrKl6Ks+0o0uOg2kBcUEKnV2jkwfnFN5rN311WmOtpt1Br/9blMgLecYCmTJOt1cQupZVImZrP6y8/s2",
-	"qhMBr9+oZSqRHWwNdCcOvU0SAgCp5QRiiQmKzW9BpnYmRzW38Di6FxlmoEzzr3ERW9+Tz3siqN6VVtez",
-	"esx4tijWfiOYb04ww30Lxl2Qf2dFap0KdbZGczNXsh1fMrBMCsKDXp+8A5FJ26DVbkuQ6PbINDdcDogH",
-	"+rO+TqqkPo3VFyXB4Redziv/ggX+SdbTCKpWC112UTtmvJLE0+OrYfWAOsYi6w5mwsyNQvbJiPoLBFPd",
-	"LvbZD1MJgapzeBJ11X3ty+Bxob//VZF2T9sItP1cWxZCRu+Y9s2TPADvBwEmAb0Wqa1mABn+lOuO9KJ0",
-	"xAh2y2ycA121KorJvtYQHOwfZpbAWXTHcj1yomtEUQm/HRKhLYcK5CbjIcwFrrIemiS9QiZJLzPNxuyO",
-	"R6kEw6eTa38ghBTXIGHAI73zqG0FQ2Ah15QEHubDaEoMur7+U2tRvuglojVGfYLDg3QLmSeiHh0HxhLd",
-	"XCAd4Fm2KhGZ2XoP1aoXEPhaYdA1YE0fOD7PFaBnr0dz3cbZMAoTAajqXdE0hmqxaYQMNbeMk7crX77q",
-	"qgojla9oeVU1o1RWVRmjsKqaERpWVRmnZlXZnd+yrippqZxX3UjVE6uOUzyzulGaTq06Vs0Kc00YsbAv",
-	"oyWOKyxniNw5YoKOGPgtwWudfcRr3mQjqjcPbXnqURcTQEWcNqyBbj8SwQ6tT8z2tOmDPv7tIdLtW0Kk",
-	"W+8EkSGTO+yS6dF2n0z7Ilw11rHcLsal1l2DZ2aNHcx+0ArWsNYJ3JshMDUOc7MLl1o7vhkcK8FjDtAW",
-	"u2IVkDN0uEFYVmDzv2F9clX3AFsvrxKpiw9vE7DmKhbA3Fjfc0uBzxZIkD3kR+qNe36T4jZr4hAdp6L5",
-	"t2BNhJPW/I3maC3uGlVdWw2GShZUgjSwKeWIEc+yVHk6i0SzVRFiMprMikUVsQ44kkSJqzWuUT3NlAO3",
-	"WweFSbtoRypnCQnWK1bwU4A+nAE7VjWqQTRZboF7S37m7+ACwUzGUZO82Sdn/B15TX7YJ0t2Q1f8Mwsl",
-	"OBqhB+cb8gG+f08WyJpmAbiezQZjruv9/g99MjSl9tQthFgXsOpA6D+kukano7+SbCQY+FcdLOfdU568",
-	"j2JNKSFMxHh9Q0ZU9MtQa4uEzxziVeuJoxFKLUIRK9QLFiueHyoaFjZxvFFMUskyu5bXB+hAEGqADpJx",
-	"GHtywVNdkSKjx4/iPM8reHSacrdqVOLTFel+t0/AMqwvUs/BVDHgbAUerFpvqbZM57aH300O2Dq8ctDf",
-	"FH2stLFU7Z0No+F1YODJWviLOBJKtMCYSMzHAEgDLmsosC6oXORpKdFJDPzbMknEfAS/UMvV7ZBQaU0C",
-	"l34OiR9Uz9ywOh4NJxfn10cX59PR+fT63enF0c/aycyy1lrXk1tOahgZtWJx5p4dUB6ubbfmP9IoQR9f",
-	"cFoMQIjUArbCxu7BPlly0cuUdOwz81PoGjAagL6pe/ADtoEFmD291xiDYpap5jJmVEZid3OrPtTrQJ2q",
-	"Q2zzqysAKa/nUXzt52hZtMOSXcywrtjFDvvcJtiXtr62MBaB6TCTgmHz1JEw8Bhx8FW451LhogjAbPeY",
-	"N/b7H1v0s1NosODRT7PJypU9R+bBNCkWK290W3MUkF5M0bHBfkuXuZcolRgVZHqT++zp0PQalTpVUu2K",
-	"TQZeJBdmHxQl8eqUnZ5DoMgsCwaK6LoiUzpnYRPIUkgio0io/3Mw8mSRrJjMMwNLK6aRLYDBuHTB5ORV",
-	"sp14qPLWbrnzKAyje3zZPNcV3sAV6JWjHga3M/jTNfkdTPCTyfAAf1v+MfB3fYoJt/Pli+dADIYaHHwK",
-	"cGw/Chh01J7Q8G/tcA69QKKlQu+InVOpS623wbwMXJJifiZ4DSDV6UFGgSuu03pCfX6ISq6AYH+4isj1",
-	"IQhckiASipHKGQpMsQ7u+ISKNV7XQ+KHEegTMTNAJITmatBEL7Xj8pJyAXQzim8zEMtDU6l7gX7P5L8C",
-	"nzJ8hhhmtQJf6TgAtbnehuxaOsYtzEpYhXZOeE3GDH3HeIIaQ3BUp1IxPBCPrCMdFFYBBuUZUWVk/JxX",
-	"NJbokyBdoVr1iRpWxz9QjErAqR0iV6FCazUk4h4+ODgGBHyISOyx5SpZw1m6gupohQpKd03yWoKUF/BA",
-	"vYZKRsssNBCOA2zwK+kK7/MeT9gSYrzUi3ixYmJ4eUK+6795JYlnfesh90a02/PenCX+wiErKiWoZmLJ",
-	"hnJA3I7GnI6nPT1oADmCYPv7aj+9w5yx+RBp73FIru8Ka10e6ardtH5R85s3xENeghJvls551J/4VAgW",
-	"eyS602p0NdWTcgg5J+CKHVmBlh5Z+VKfiRWo5kN6NC9Qb7wq22a0r6O6DTrgvAGHJWOkiJTFIjFNxjD1",
-	"Tuad2u+DSX9Vw5Kcs3t1m/YCFvIlsCEKfHitamFfZa4F8zCVCyRYmGxBEU1F/XS0LZJYoC0Qe6TpEBQg",
-	"ASNsgcaAeUOhy788syMCs1ST9IHqEBGzNY/jfzLRs9FKONayJYXHpagfId1Zxf7Xc0xREmknUhW2oDc0",
-	"Y9Fi3A9myc7FK644FluuqqEAH1jyEGezn3T2qWfVgSFsLZj4l1N9fWCJUVpVtV21mPLapCrZijLNeU3m",
-	"O6CTK6IwyM3Rs3Wu5sgGv6daPUFkOsO8HNpKPVsTDvmMclNIrRl1f98pRGjKOiOqYxlR60yoRaMKhPlg",
-	"KpM4WhKayREmswlYS9XpP9AomVlzypGvxvQzLVl3NGRN5h1Tvfbhl6mdClrBPFHrU3va2UVvDb2eX29d",
-	"KQ68UXdtYfYLq7Cz+5ALAJm0XHvBm9TZY+gvAWfvOLsHXSFkGlKsOwHLunFVbXebXYHXGR5ylLjUEFZG",
-	"H8UMdM3DF8Um+1CWkcjRGZcGRMHMxY0rYHXF66R9ttSdwSwkmetlNfmQ8Q1ZQnAKKG5vGVtpnxg7cZF6",
-	"iIx7yVBn7sT8LFGWEACEaS5uFLGx5F3PaFSlCTpFbxVwTdA7WNDbLihsjRqG+klKwwxerohcGOaSiVa+",
-	"ZynhcORMvc2CTCOuBXNRSqqU/zNP0aJhUi3xk5WWpre7ePApml3jkDpmAwY1CkT8Q0+uG5hzuta5E3bT",
-	"KLri4ZEdjyeAvz+nQjInSy+olWxDG1Edon1MzTV6OdqI1CynjlAZL8/71pbvyVPCb+V68OIsFA+8C68D",
-	"t+ugTy4UKSFofp+FbJAx0japQTEA8oDk1frURdEBxzS79ISg0YTXjGDbJLJXA5KjdKn0UWuM6h6gCECU",
-	"FZxv+hXfMAUvcJOhZtGWUaxnRXVVboNCa7orvuuTX0s2q4JfV2LrRRVJ03k1tA+dEvs0QZGZyyD8VgSt",
-	"74rv+ybVsoEzI7o6GT2XxDLooRUVDqRIzWOmBGg/kbiyJLKewv42Z739fccVO7CZpJnLnOZMJsjJFS6z",
-	"6JTnaTTWr569JMtO4IqaZAYP4k2LZB9Z0MKkz+KdBHk7P/JEPoqFLd9rPPCa8zZ3WheDqXPzKOY2foRD",
-	"ilrVZkeU/f+4omx0RcmQox1br447C5/TNAKzZPJML5XL7gju5rfJSp3/L6aYAumi4WFrfD6h7R5+28EF",
-	"HadQ3UwVFdLFoWo9X6idQAN6rXKFEmhCq5Qiq5DVeWass0pxNaMcJlZK6E2JRXhhYTI/h4YggxpFo3VO",
-	"bZIrqDU3n22vT86zFGYYom+fLekWEy3VnDXOZA7hWZ0FzCQvypvnQGzmzQW7V3v/DcRnZ0j2QByzSc0D",
-	"yEwl1mUTMk6iebIXMEyYYLICQigCOEmFXImlh4TG/oLfQQFupsV8TM0BLtwBuzYNMIhEyfkJvcFsPVYu",
-	"oV7m1aVnWtA7iM4Wa0MnMA2R2rY2Ck6nXaDIE+k4m0JCvqqi08k2faj3XLcpH4VqmUCpQuOIb46kidk8",
-	"RYzblc0sqz8fov2ssIYnuJoc8xBjmti98uILbF85o3yDi3YTTkqG+Nguj5Le5KdIBfXS2ZMQH9pxluZ4",
-	"Xv55t5/2vFDcY591JOrGOUor9+Rm4jq0eqlLbftV6rd/tibdzFCoMMghplnvEPnyAErLM2G4l9naFcU+",
-	"vQGhJEjxqEENXeQi+jkhANo2Q4Qus2aPS1tjiMtXS1lzqjOMPzP/80LMj557O88DSPGtcD0PuHoFbue1",
-	"cetr9l4cZQEItkM/BKcbw1C6IklEDvaLZoCGy+oKfVsvchWI4sg1WrEALfYln2+dhle3N6EG4N2Wa6Vy",
-	"TUoW+YO2Cprk9bJjRgPIE50s4ii9WWRdmAh0SXLMpsUD7OmD+lldSquah/YucMreB6+kNjERU2IFXA/N",
-	"M9kjNywBP0GjSMSnCG8pjsR12lyZ8DDPNo25HKfGLAOOhAzK6Q+ynbLDG3RyVFRsqjPUFcz61TZ2xZJX",
-	"slUXiJXwCkWU0Acs5gGTpRH7ma8/5pH2F2h9ygx1C0hxltU9zaZziK7T1js0Zh4brNl6RaU8UuN5UIJR",
-	"alrnL1ifqBMEj//McTN3+88LYmbJYWsd/wte/4/3aisbqqRlvlLnfK2Xq9ri3l77enO/gvnKXPSMK30O",
-	"Ql+c5IVofRmIZqLfSKMKlO7fxyG+SMAf/br8Cf8/Qc8wlHpr3ONzkThn/ODSLqgkIspJd3veTwkTGT2R",
-	"lsydP05aggkcTRvg8tfEvQ0y6g2e8EImjAa1GVNgBsMl7SbSneI+Pa+IYQG4jdHRe0kl0fv2cgwPQr0J",
-	"MR4mgGy0v0aiUDHLsrg246BT0toYBOvXuRt+w2jSHkFe3uOwzATvqFqmib+oIgEG30viKVlPvcWGldN2",
-	"T6u1p7ODbKBMrthe6s/4quoWeX1wrOihq4BCuQVXmMoR5BdDynL9oWZ7HZ1qEbI/GcoH/j4cYyLr864F",
-	"9Gno19OzDTUVFb9F+VDnFHnp24G7pQnYkiU0wNrAT/SYv9Z0bkPEmxJyPEMOh4m35e2GhqgELCkgSe5M",
-	"h30TvmRViqpVs//qVLW49pdDIL2dNVqGB9tVLPRR2ChZshenoo25Bfq9kkQ138HUUvQN6RZ8Q3r11o1t",
-	"rg9PbHcgD/GvPsbNG6dCPhzRt9sL/pbSkCdrY2o4+DZ9rK3NaKc1Vzj0wjpzhdL6BgA46APx3Pfs9Z9B",
-	"tlcnLSJ1wD8pFYb9zWUrneUVLpqMyJzGW29hVjE1r5Gqy6ICO0V9P42pv8YagcWKqMgm1ZdErfDUOTY8",
-	"5804tvbxmeW1bKat+Z5T8fK8uIXUXw+RX+tKwS3eEc1Fm3QgpuCvyVKlsD3g8zmLZeYMz+NiM9hpV3gz",
-	"KpmNB/p9UT9fa/Cu4xR80ZVYuIwwEjsHAZRxajmuKAbWG1BeSdNYu9luZKDemeG0K+eMZaQlv73qss25",
-	"4BAj2a3RdOQunA96Pb/+81m336ZYUemAdn9sjxCxvtJ7W6Qqzp/1l5wkkSmNDcS4yTpfXn6nLClt8iLd",
-	"UuX9AazDN8c7VM+2HfsAWnYtWZu7/IKmQI0JyX1U4Ci+IvXVMQUtqC/SNBODoPcyo4e5ZQ15Cseit2VS",
-	"6Iqu3fdVnlgYPpvS6hmzUghOgFKpNi0t11bqk39zsUHb4r4qMfs3Ezb0FrYUObDxNyB1rFi8Z26SdRHp",
-	"M3Ju5pLuIOYbYExXh9ih23meaJ6nLPr69xlPF4OJ5uyexTkpSxZUECpvWUBiCgZ9+GWJ2W+oIAdvIWth",
-	"NDfwH7qiHAaVYLIDkXABzpMQ86SIWUhltjUlN8ou+BzmtKHXMngcdU3fEJEaGaT5j36juCHtCM7LMyYV",
-	"PUd2OR6t62hyHBwGgSQH6Ia0v2/dxignLg6hIaSxxIo4zQIV5OTXUSpwxfP4EEeN3i0HuBFBl1zcEM/M",
-	"65EZW0ci6OnEaFy64Mehc5OgY0rXg/97kJoKw4TwFyzhCKmeWEBEdN/LXVOMPAouNgijXERpGAD9IjzB",
-	"LDeZn5Yp1DLQedyKDuyJogbqlPrkBHKqumJFpSw6wUDGpziPxpUIsE2JPSsZm3eYLxGgzAaK2TyVipy1",
-	"9rmBuXW5sHwtfVeYK6HjOrQlWC0zM/DDNqn+N5GTI4RM6BqLLmWm7UaPxyejR88a0V0hEi8YPLIDwTL+",
-	"lPk7X/b5+5dzqxkGQZXkJdEzqXfNDK//1P/a4mdzrF1sFPHLBCpbQbRRxfTeaI5AsXTL2ArKCOZFOLDc",
-	"yaHiMlJhu2kklnTHE7JmidEfY2o+zKnY7FFTxKnnZApGZh+/hh9OcVnbboo5sG/LJaeE7E+M4Cbqs7ak",
-	"39iuhmdkB/Cyx0CpUIexgRd+1wrwdOp88Q/JRhvGjn6f6NFZ76CvXTdd8aQZDFkhHPXbeqVs4L5l542S",
-	"jUvHN8qXTDkCKI6lVzXOPs9TkoqtLh1HIaPxDk4dVfciM8d/XN8e59yTuaM+Dy5kTpWbVTY0I7oZwz1b",
-	"E0+qZYqE01B7p3kkSwGjs+kZd14euKK1S28hCAw1NVQQk6AXSgp8Y8GrtTqWbyJFH2D5L7nv7LPxU08R",
-	"qPpVYi7NZrRTsBg8/AYULNmVqH0aHhuNeZnOQsX0q9uunkO+XKYQV57dYVt+ABetkG1zB8FYIV20Q3H+",
-	"A/OvLJE4luKoKFmwnLArjqA5HPgIe2ASdSAEinPSOdMhBXn2nkOKbrhjUZguhQKlhlhxSajUtTEN3bmh",
-	"KwmOtCbiUzrI/6UiwMT5mF4wcYUxRQGRUD/Z6AVmaGDoJEucLDSUlnezQDHGxhU4U0K9/Z78zN89lCvd",
-	"FmeEWcWZSK5r0up9paIc9qZ9o0oXG8SXZGozELYrWp4iWOkpE3bcZQf8VH7Jhhrqn7Jr187dzbqFdOfg",
-	"j+Ygj0fjca0zSM5EZT4gK5oscheQ4g7s5ABSdvn4/RtB4hdH4ELUSQ3+PiX7XcHhitt0/Zv9t5SlWiti",
-	"OT5oRM5Q3FRrMA93pq00meGxOu79Rg5dV5rIM1bGqSC6iJmpcKbL0qQCTCCWIlDoqvH+7U0MNY+zBLRB",
-	"GgOPkdWSd4hc0JgFZE55bDLhgK+aK6BySZcnRKbxHTD6McPCIjpi3CjOuPZahegsn/UcMr46P1eQQjGx",
-	"FY0T1GC6QpdZ0eLK0cXZ5eloOjoG4zG6zeErnvdRQ4dgqCiGidOE0DBEtqe28lxCb/VhtYu/dggLJYZf",
-	"u8KU0/uh7EcMvMAsK9ikpopTAZVeurWV/chYDRBErsDMmakVElo0GNXXIANM0HVY5CK61y6PPJGugKqM",
-	"20wsz+yzW+TCvo49BvxEMsbgyzfhJwzXKXhZd+FxKsosQDM9+mrEdcmSmPvNSo9p4Yr+gd4DihEO+R0j",
-	"SUznc+5vjg7NCBw0yoghiG9LGjAjqjhZ8gouyG+e5MIHhwowWoI/sS7UZOciThZsOcC6W3F075BCju4+",
-	"mTBGPL3cM1iq1+BEb1+VM70pX/Fmbu+hgZqobdmh/ZXavedVJxR3bdtd1Bj3kkqEuwwK+/F4Er4GUhVx",
-	"tls6PdOpHOW1qeydVoFNHq32e4x2rj4BsVFJ7paB+NLsXOXWlZQzut2WfL7/SefbqPozO9hO62eQ84W1",
-	"fqscPVpez2Lhpu2Z17A9IDxPTEkc81LDI5aFp2+/mvD5Z7a2c7BtzL9KjuqUgdWc4lobSJqUgYqnfSrN",
-	"mc67dsvWX8OYiydxaQqTPh+jilO8qL+QAWHzU7kJI78BdValhuxOF7L0YL7+0+QjbKe10ntT1lRtupd1",
-	"bF+GbjumItWwPnsJtF0Q5eUVRM+FEe2Ns9hlF+vs/4ls1vrBVtAc8Svq2Swty38Ys8cwZut/E6Ps42hB",
-	"I7uGXJIkxp4qwM+03kq7uW64HsoVrcyvGxgubxkFzCOSrrHCThyFbOCK4dH05JcR1gnTG9wjS1B8cqNe",
-	"xDo1JmEblYSG93QtD8nk4/D44tdCc1dkxE0uaBDd58YQQdBjCkps6FrYjqWPjXSxngUkUvKw+wQdMGnC",
-	"PNLVAJKDnnlSs8lA0wMl2zNNDujT8opEPHaFzhZoFdAGz3saBJCyLKQJE5qX0SmbIJ5UkoIzraPLY8Su",
-	"0GXhJRbpRZD3ZEJVI/1X1klL871DszO2jgn1s66oqnd3UurqdKmyT47Hw/dTwCJXgGO+hPCDoTpN5IzM",
-	"waBLZr/ff031R0WXbR5cvRS08CoUmPAB0Yd1LeG0rmM9xkbu+aGmtxJX87z898sakWshaW1LBp99hajq",
-	"5r8c5dV+Kpr+aY54ZzXWzkyY+c1SIxv0brbPnZUtPkUiUySFGyn3AK6hK7JqtUiXRHQPxeli2xClVcvZ",
-	"5eT6IpcIKBOBBLd+/QHYwhw+k3dR9wK61zsktDhmcQmuMAROh/HUXVpDMp7q2jot25ZNQt+G/FL0QS5u",
-	"5wvmBMvJ+kvesCcy1Gy4Vw7RVhTFwJsYO8V9DwpFUmX1eumkReofNLvK1Ni21YHizSnafqD+vGYtttt+",
-	"rGfbsv+oSxtJ8zAPq8+/Ykig9m7QNASaizQgr6ThZAbIIcR0DkzNklGZxshKFXZ0xuZRDGuHgrJyF5tT",
-	"4TI+1Oj0qNv/H7PTC5qdXpKcFDnotmkKCpc2C4C7h6LU1tNuix6KIOhr6ZAbesdcYUoH5CG91LqFEKO8",
-	"kUzN1tb0pItpElwBjXt59erckd72cgupf5slcqOSvB+eTkagPOFY+RokmFUUg3774mp6dHE2ur46n1yO",
-	"jk7en4yO7TqleV4FVNF87UQpT1gAdAJH9NAkKc9MhEpZC0Ads6tf/VfS4RT2sZ0KJ+CS3sQMysN/E9kL",
-	"bHiQVBX55RchVSD6NxKqCSyDy4pXWY1CYLNwoST+JRVrV1QIHbdCekEENG21573ON6f2LsgD/EOIqNHE",
-	"Du1oK2bqw6sRonnCBHrtZeZGcA3kCZmOr0Z9MqkswhVxKhoVMkhJqyoZh0jMC6GXnMSUhxaQmqlRlNNA",
-	"gsoa3EUWaElIkeh/sjiCkjF1nA0CPIEj+7cRZ+xFNRVux9v0gtKKubh19zbHSc2jR4I98i7Hacjka0gm",
-	"0Cz7D7NIlyBeg1MsZHcPeBLFsraYexYbkyl6aW7dcUUQ+Skssju+Oh1Nrn8+OT++vrw4PTn6Rw9SjZT8",
-	"7Oxmp8N3o9MeYZ+pn4RrQqUrVqhHgVwbCbmP0lDdFNTsaekd761J4PFmfx/3Eu99IY4HS6nXRN4cZlXT",
-	"Y6b9jLWzLZH8RtCQ6FJrWCD5s5LfpK+ECxgRnvPs4lp6FICXLOgdI10PWh1Bo1/e9AuFiuAVlOCQsD8g",
-	"InIFfiY6BgZchdVBsiDTjmcy1EwRJGRZ0Ac427IB+hpEd0poLOh31M8hX/KEdNED4RDO3ZB/XLkSmmLj",
-	"A7W2OjmuwF6K38v051ySxiQ0umBQLpFZwVaHOnGMGlmRevDlkI7eefC8whgqdV7j0YfR34kfqdchZqUw",
-	"rVrlq9q2cYqOm8+iOM0meCl9qQXAlowNsEtZ8e85v0ljkwEJTheLi+nr/bULgD/O8wGz+WT+NSZQrkA/",
-	"Gggq7JZkfhrzZA3P4IzRmMXDNFl0Br/9rl4uvAx1Tm/T7KpgptyMAHKJv2tdS9db0luIO/Cwpi54S5DB",
-	"X/b/sg8OEGkcdgad1/BQajCrJjZMoWQpUVBFU7LUWOXMQdejVSr9Qv1+WWMoPtXVf9Gdl8dVy11DCb1e",
-	"vxTnUzf6uzS8tWHH8GRB0lUY0QA0TKs0IXN1o+s5QXuaGU38xV7DQkamcp7OegUIfx/zRPFzcsV8Pte3",
-	"bWD5eOK+xYwGuAdmzY7RuUHOA0w+petD5L7POkQTwMI1JDEVcs5ipEsabAvzqmB/ZDRMFg6AwAWTuQFN",
-	"m74Qt3RA53lEaJosmEj0Wqzdyaig7Hz5/cv/HwAA//8=",
+	"7P17d9s4kjeOvxUc7Z4TaZeS5XSSZ9o+c36PYisdd/s2stw98wzzMyERkhBToJogbWuyee/fgyqAV1Ci",
+	"fEl3dvef7ljEHYVCVaHqU19a03C5CgUTsWwdfGktGPVZBP8csThaD2Yxi9RfPpPTiK9iHorWQeu3RRgw",
+	"Itk0FL4kcUjuKY/JhM3CiJFIVeRiTto0JgGjMib7nV7Lacnpgi2pam0WRksatw5aXMQ/vG45rSUXfJks",
+	"Wwf7Titerxh+YnMWtb5+/eq0VjSiSxbrob2n8XTxczg58atDGy8Ymajv5HM4IdxXHXP1YUXjRctpCbpU",
+	"rU+yJpxWxH5PeMT81kEcJSw/0CV9OGViHi9aB/uv/5KOTcYRF/OWGtlRuFwFLGb+UFhGc71asYhMwkT4",
+	"JJyReMHUsF5J4k1NPY/EfMnSYf6esGidjRP+7KWFx3zJRlTMWY8J376kPo1ZVzXZ2jjcEzENEsnvWHXQ",
+	"8MlnMFoYuiRtn81oEsSEPehqnZ1HzNMe8+PWQ5yEYcCoKI7xKqZRXB3faXj/QosqocPHLGvE6CNoAGs1",
+	"GiwWffr+Yzsvvfvl0Tbfe6y5+84/YSkfvevHNKaSxaNE1HEiH0uQKBH1vMjPN/M0bjR8oIqotw2HYbH6",
+	"IbG0naeN5yOVi1MuY/V/VcPS1UJ9atjLuzdwVaSdqoshjlmkWv3//7Pf/XHQ/UC7s0//+e+tTaPB5bGM",
+	"JcCPjx5Ntcufw8l1wmu2Y+MN9VnXfNoGnNIJC+rIIVAf60cQ6LrPMIJfWSR5KDYP5A4LbRlQ1tTTxnXG",
+	"4ohP5RUXUwsXPAoTEasNkkTzC0JjEkaEKomIxAsugdWQdiLUieoSqRoCljTjkYxrOSSUewy30QO+FjEP",
+	"Gg1Yy2OWsSYrJbSJ8L5zqCfkwbC8ukEn0OkjBn1J5+yK/4tdCXrL9vt9y30Ts6Uk6opc0TnrkWsYYxiR",
+	"PpnzOybJfr9/SOgkvGPqn32iZmO2BL72D4lgcxrzO6Y+Ruwzm8bMr5uL6uZG8n+xLSIpfdAiab/fz0mo",
+	"fYuEWp3nIyf6ncx0HN4ycUSXLLCfZ0+whzgt6Jm7ehWxOx4mauByFQrJyCyM4IukS6U4/J4wGW+aDbTX",
+	"qjvo/ddv6mgQKsLmfOMR38SPGnIY8Om6jl2u4Gs9n1yZ2k/jkDiILaxbj2Ur716VGnva0P6W0IDHa3Pq",
+	"/hszlupM//uyltJcgcH8ebb26tlny5JaSV3xHXZPfldlCPdJ2+t6wHvYHYvW+nfNpOh0qi5/h9wvmCDT",
+	"gPIlF/NOzUH8XXf7tAM4gvGpfdgyAx6zZT1XiPLNPG1EV3wumD98WPGISYsWLviDloK03aqjRZ/7BZ8u",
+	"kKdDE+R6dIo0MUtkPUkw3dOmUecp5N2blpUMcNzqvzROoprr6Xp0+kqSj2eDIxgklKwXME1TDRf09dt3",
+	"tgW9XvmPsGkkWKuJIq6LPtmmoQf6wjaNymgb2zT0+Ha2aTxlKR9p0/iqSAYlHW1p9Uco46i/pqGImYB/",
+	"0tUq4FOq5rD3WaqJfMn19e8Rm7UOWv+2l1mX9/Cr3LuKaZxI7Ku0S+e/Dk5Pjm8Go5+uz4bnY4d8GJyc",
+	"Do9vLkfDo4vz45PxycW54vIX1+Obiw83o8H5T8Ne66vTGkZRGH2DEQ7EmjDV1wGhBIuRSeivyT2PkYXM",
+	"R5dHZBr67BD+/DgeXxKJBWdhEIT3En5f0tWKi7kruIC/B5cnJNdVzxVqWh/CaMJ9n4lvMDXFZW7Z+pUk",
+	"URioAa6JCGMypUGAGmS4YhF0Sdp+OJV7dMV7S//fbtm6q2rITm5N1HK4Qi0DuRyOzk6urk4uzm+Oh+cn",
+	"w2PS/j8dPb+LFRODk+fdvFybI03J9p3EjTRHDqt1VYM05pOAESb8VcjVtcqF/vxKErmgK0baamlUtRwN",
+	"mEldRmy6YNPbD5QHzH+2eeWbTSK2eSN1j2QGYzCaTJfd0SDBPYS2SHtB5aIbcBmTJY2nC4ckwmfT0Kdq",
+	"BcLIFYmQyWoVRkpy4ks6Z51DIG9yNDg/Gp6q7dw3Mx+H4RkVa80w5DciWi39KMLFjklEYxDq2MOUMZ/5",
+	"JcLE8Y+GVxfXo6PhzfDvHwfXV2M1k790XEGFT0RIfBZTHsgeaZ/EID1mm43DcogMSbygMaFkGnAGI0CS",
+	"UkwVZDUqXJEdG3WGBNMUBAPxdC+eEt1orEQ7lEOgo17HVXpj+Umum77J2dZMl97Lvd59hYXTi6nqDXw/",
+	"b5dlMsfiqe9zNVoaXEZq6DFXF8GMBpI5rVXupy9guMV/KRlPbtvFc3Zveh2KOForilnShxOsqyRmFJnN",
+	"D+nlRKOIrlt4NRlp5p+m909psXCiRHjVqmV+mhEcfCnNgfo+s4g3WA10CcXuEqRcJgmQGgnFFKWFrfKd",
+	"A+NUI9m2PGbE1onCB0eP1jplKdWkQjFi6rBWJ7pkUtJ5jXQZJQFTvC1MoikjMXuIHX1bMZ9M1kCchD2s",
+	"AsqFJDxWZyCMmEMYnS4Ue1zRiIl4wSSTB67oEq8dsAc+pQGylY6njuBULdsqxrrQLohjCQ/iLhekUINF",
+	"h9jOMvRZQM4HZ0OHBOF8FYWTjqdkgNInOmGB6kZ34hCgaHXs1IEGNvQQu4Kg+BzI0iiwrQmd3jLhv5Ik",
+	"3/YsCpeahYYTOuFKRVXXBo+lahCsvYQKqcQ4MPao4UEltVI+l9OIxUyXqExL8+gDMhoOri7O1RxgWXAo",
+	"iuACH25i3UM7EZFadsWhHULVCJQsFyaxQ6jICxwOoWRJA0WjSu2F6g40PuXRNOExmUSM3rJIXe2iAwJL",
+	"tkK4QJJ092EFY00miotdXI+PLs6GNyidOUQA46JE8kBdOh8Gp1dDPU/YXS7IjAaBmtIB2Thzms4bJQhC",
+	"vFDoG++A6MY8c62ZcaUkpO+3MJJ6uurSEjJm1Nfjkbd8tVJ94osDDSJG/TXx2ZT7zDeLj2O8pxIXXt6C",
+	"MX1KE5l1lqelBfXLTUE72EmbCriK4MQpcmG+Ay8JIowXLIJlVa0tqc8Ij8l4dD3s9MiA6MGm647rjKt+",
+	"oEreMrbC8xgm8TRcMrQAmH3U1c0oM1KaLpSOQDiQjJ/f0uvzq8vh0ckHJafBFQVUQPqqPRjtPZesB/dS",
+	"SXUAxSEJtvK5CxxpC66kEPXdTDUJk0mQ00tEspwgG5UrKixa/fAhZkIqiZn8tmARS+lUsTM9b2QouCPI",
+	"28BYJIJ1ulxmiV1hFkJtwkYCC8IpmJOAN+ouDgh7oFPFPJN//WutqrtiNPxp+HddQDqGywXrdFiaY0lH",
+	"8ZcHvlTcRfMrSdooDkQsni6Ap7gCZAiulNkQBgfb0oGxXg3PxydKc9L1mBK+1FVFrvRaKPEuIucXY0WA",
+	"5xfnQ1fQiAFRzAI6nzMfqvKI0IlUdZEq0yVS1NtxiAgj8nFw9dGsMfziCrPitMhPDa9t85hELE4ioQ4W",
+	"WYUSRA3Z6ZETAVtDwshn0SGhsSuWoYzJ/juw8kHfMCdGo4ArIU8rTqoWTv71W10WbkDHbJ4rPFUGLPpU",
+	"f1TEoeiJqK1T3bx7Q37h70kczhkcyXb6jAddS60luALrw8EjsE5K7cG2VlSCTiBTE4Na2YDNYnU6yf0i",
+	"VAwbz/A0ifEQNZKcPuDOXK2oKAlN77YISfpIOun1bw6dTYbIdP1jEEurp81TdXrzMJwHjK647E3D5R7+",
+	"2YtW017WgmakRiKfcRb4sNxgc1GiU1E8+b84mnKHjfur8COn9dCdh11tJBnEY/X1q9OCkfzKwwBk8ubS",
+	"64dCPdXSxoXH+VS7s687uqJVhbZJwc+twnD1O+8gbmrecVrM6Nqb5moGhIq5WjS4b+GF2Wr3rkq9ak13",
+	"KY/7ZJljmMSrJP7AA3YdWSgSjafkp+EYrLZamcdKDsjpWppKHQLVPYh+Xz3bAq1yD281HwsPYtUyUThl",
+	"Uu62XEpgY0235QoKf3Va2ujXfP9LRFrwgYQdMCPJ01a+Hyf/tFh90ct2vbIORSLadAxSc1DxLADlHoU+",
+	"24l6oYKh+7NMB9q8MFlfpZpbx20GqI3LrYPW+8H46OPNzxfvb4aj0cUoL2Gp1kWyVD1uLlX+agylJ+eX",
+	"1+ObDyenww2FLi9OT47+sbXAza/D0dXJxfmmgqOTi9HJ+B+5ZcjovkidNUtwNR6Mh6XJlW3AJ+OTwenJ",
+	"/xsek7YmQgfci7mYp4/vXKwSdasErEO6btLv/8DI366H16qS+pUkqyCkSqI3n11xORpeji6OhldXJ+c/",
+	"kfaKRlI1qcSEOxpwn6oesuay4sPj9Mer6/dnJ2OwFcGt4Qom4D0t64gMfx2cXg/GqpO0rYurcb7v+win",
+	"k/Gqjq1s1rErji7OLk+H4+Fxj8CmkDZakIA8PZSA0CR3OjwGySNm0ZIrRU59SlVGVEypWLtChKKbFoJz",
+	"jzJJlSZt21b+CqOy/J7bUMtX3DTLh8JubfxurZ5ulK1qYTc2F7A2kO6F7ZvZA9sSpZRhPUFHVExZYM5R",
+	"ziZXtVwvV/GaIAvK3WIZTyo3VWf+2iJgPE5aeMxltulmwvZsrPdowaa3IyWg51arOMNbjs+Xm8YCLfyi",
+	"Ciqxjj3E9VYy1FLi0NjPiwqEQ6hSflbJJOBS6XbaKwZshds8RfPzh0E4OPhtE6/bWxRzHni8vjJ6dnVO",
+	"eoCvjFSkiqO61iNXBS0ZOY30wLCu6K9g/6xX3LGaRXMHPwbVq+LXUApeWrQREhRB0kZKT9V0WH1dR6mN",
+	"A1x+V+z3+6hucQkXRqxqgKZM18hpYaciRu5ZxMhMKWg7aGBqqWHNUyLPW64rpmoH3+CDVASsCq2gJkui",
+	"boKYid0Wu16OBPMj9Cp/fb1tUuOssF0CsqsrR+FyRSOW+b5vokEwNDXXsrJGj6BmVc9yWgVHve2ynBlC",
+	"3VQ4qmY1Uuc0DJKlqG7hfndCJRhv1Hejd6QcouF2BVyw+rbV18e2vGwq6maGARiMY2bcZLnkTnYC/RTI",
+	"7mjQq7TkHWjHpgJDULMvzPzRRoONnTc2HmS8rBE1V8irqdVg4+mDiaiDUp35hcieftUItT0yWAMrDGcE",
+	"TWEO8eApN/3HdRSof99xn4Xwb1d4NPF5mP+g/gE/ej3iTSn0KT3S/o1Nfh2PO4pVJRL964BVR1Tg2Eg4",
+	"cwU0AVZv1QRyOXhe6ynFXZJlImMyYWQRx6u2BHnWIYkImMTm8BlV1QcnClfw2MFKIoxJxGQY3IFJNAjD",
+	"1YRObx2yivgdjZmjDtJtNwinNFADWLKY+jSmhPp+pDRUiRdB6WFQDdMifMHoJ+uYycJJVL/YzAlmFetb",
+	"UtPvoe+gEQ/e9H98Z2nLrLklHBO2gJgCoCbpTdvLdnVPb99etreHQBjThJnH6dyuTReJuLXaSIBmLE5W",
+	"6mdcG9L++XL4k0Muz39yyE8nHxzyG5tcOuT92aXagvHJhw+dRutnyLO+t+brZzZ+u7uBqnFGVxvEQZRD",
+	"8KSlQuDrt+9QCpQsumMRkSyOjSNmZTSwLdWWf4Vz0pzAzO7WtwSGsTYNZEg+nl6RVUDXSkqSnSar9rWe",
+	"BV0lyyWN1rbgYHCK+BxO9ANVOEMyy3GmKjPXX02gWOlCkQv6+u27gwNQh6cL9oB6ceqnb9pOF+45dt86",
+	"eTBJWJS04myMPTPvZdnvW4YVZmd606iGqefOha5QslWW/WM3ahtO655NFmF4qwmnARXkr6m0308NFuib",
+	"qp5gFwJjMdh/9PQqjddYm7eaR+vnqwVXHX5Zr47quMqdJWIT16nmV3Wc2cVvJh3BDpOp28MnzmarPNR8",
+	"rKNE1K55vIiYXISBzY05ixuI6S1DUSPTidOaDmGBZKTfe2vXejPHf6vXv9GG6xnKB8Z8JbXUTmIaLpfa",
+	"ka4QPtS3chX2sIJwBvPY3pi7jPDB8KvT+gyHNwliO3+pdAm+DpuiO9uSTdWPHaLO0iHR9mFp3rGxFLzS",
+	"wj/z3oqfw0nptrJz0yCLdm024MJbztYqMY3mbKuHg9nLMZauEnVxbz41IIpa9zUhwhhfJBsOapDVKA8s",
+	"11j9mIyb2uNcBidU+LKJJ9x7KPjVac2CMPRP+ZLH2yNuikE3+za9uIk50EzRWASXDR6dTJ0z/d5kuf8t",
+	"13I+eH3Q/X+0+69+98dP2T97N91P//HvW9/x9NNdvbUQdm6TuDItapUNtduszteNNxDyI5/HNlfLa6mD",
+	"pqmMWaQDmwIqGGlPeBAwdAUjlCz4fMEiskyCmK8CzqK8XJ2GW/xhElWzW2bJqJBPvkec1j3l8Ycw0kgp",
+	"+vyXxHDK4/TBTAnjcUhmXHC5IG2M/0YfIaWqvJKI4DOlq46JpsOhwjHuuaKtaSdj2zRCR2XwscsHL4A3",
+	"UEyoJJ4uDP7NfLpwxZwJ1OMlkcl0oQqFKyboinfVHLXqGSeRIFzEITFkrj1ItEt0ddO1PLtt03/TxSpG",
+	"whwtO03k242i7Wf05dg0kJ/DSWUQqlp9jwCjUHuAC1vfSESo01C2kPmmE2K5L+cnflE63FqnINlukQ+3",
+	"COWwZGM638D2AlQycqP64fVzLdZjB1tHVoEusY22TEuVEaQNbBmFFopql20SIIGXjI8r+nti7D+3bBVn",
+	"QVEmODy1lOyTM/6+mQVod8qeB+GEBkfoQlmGbHn79od3dcKguhIumt0ep+XyiFHGRHz6CLGy9skRhvVK",
+	"aifE0mvj414V6/deyS6R1gJq3p7TMKisbB4DoUgmoIxvW8isoUy3DX2bJjHQUAO/sDVp4z+7iLTiEA8W",
+	"SluH1EFLzUMR8WI6t3xpo5JhWggjEgrminCWxXqhE6uqJNV3EcaLvBNKFnikrzm0I+d5iYU+S3uCi9Rs",
+	"UzLG0GRXsLRlWywSircM/ajrpQ7PScLTYNSITcPIZ75Rwqoc275fgKoB37ysKSAVWG31twnB5akF3ydx",
+	"2Kt3Lpf2Nw/8CN6/sJ7wkGx8T+Eludf0pbew3loV3ngHAUITLkE2yvr9REyNWtaakvjLKQ+b+I0G8/DD",
+	"abIsmLYfyXGy6TjbuI9ZmLrbD5vaGiWJpcq+ms2qmcL2WZQ9HrfOZds12kSvLLRklEu5oH54fwW2sVHq",
+	"bVfeS7lQEno4IwG/YwgMRcnVx8HxxW/phaxNLOpuMdBQ+51D7Yigbm81Rl3piRpLehk/34VVWubNlPOM",
+	"lLCJAEoWTsstZu70WDEn825hGK+J48kMYnIBYTtzACqJe8TL6SqeK6Y0ijiT6cuuuvDwcZe0QRTrwH0F",
+	"PxnYP5kGRxDPPIt4+jXW8hRaMg7sYBN42psOOPu0r8cfun/pkHQO9S882lt0B2f4PFjiS9hQc+bIqkoR",
+	"xk08kXM4jBkcX1Fdza9yddi6p2x5tlPtiRHcnosOnmEpzXIVaehDxDSdFBUOvWwlm7FdYdhoCmhirM2e",
+	"IOzSSc6OnVm3UxYc3impJZYpXzCHtEcwkj8RsSTzKLwnVLoCnYEEAfd65ssDAtGFCOd5vwhlxkO4hFBC",
+	"9X9K4ihhOuLqTocJ8hgi3swUSRryRtHqkxVPI/8OMbhTgyxBm6oCFHeFAVSSh/lBgetdFns4SReE+aRN",
+	"TbQpRgc4BqoA3CtdoSF4IFKRxxCR6TPA7O2YlaGSeFjZg3urRzxVn6vF9chfXTG+3GuPL//zw6XSEyI2",
+	"pUHgkb8S8/O5+nm2r356rX57DWX173Q6TSI6XUNDqvj4vKNb+8/xuSp0qGOgJQmXPMaAQB4wDP1lIlxy",
+	"AW4rXJK+1c9E99AwDDLFLG7O5XZmi34J1baOb+4S4DLbbzjBWYqa0aRVRXfnhup2qXSpSbtppU2cvPqQ",
+	"ZAkK0hTZcBWQTJuGxjbxt86YVBo+VLBYN+hHHfddF1vV2W2tS+y4hI2c3YEVLFgTuZRNq0Sp5dFUSKE8",
+	"xQqBpeTZ6DbNvFitPvxWnu3z2YxFkkxYfM/S2GQhD4k3oZLpawj8gvNh3zoYVhVRxR3ihWlJgfA9USKq",
+	"toBcmzvEbb+43BTuOKQNQlNVHMrPOetq8z7WKxd+4fJvdgI3EPn2cegQe4uYgbNWEkQmcHBBqNr6g0yj",
+	"eJWRDTWx2ZlCgAHOrmhD/Hecud4beq25yWlMaBAcmoAkIulakvsFoiJVL704ocEjCM84BX17UT5KcVWa",
+	"1oTyO6Ec7ETGxTXcFNddZv2F2LzjwXhwNRzfjK7PG0TnXQ7PjyGCrRz0Nro+PzdhdTGCo2TEkRVLI6dA",
+	"UUUkCyAxV+QqbiQx0laMzwjJGpAnJwR2ikFs2+ZX/a7naP2mp2n9lo8Kq37FuVrjvo5Boi2qYBsYDkvl",
+	"v+oz6KZjsIG6TJtW6oFv+vXxUYOql51s71MNB4T4owCh+shh/Z7Br24eVgaYumlY+ujjSsmmnhY7KNF/",
+	"1LNWUdB6wmvuFh+RLeJocxe7em2+PJUm+1gfXlewbW16sGj08JAufbLL68OmB4eqh4slCC+VFCZsQe94",
+	"mKRu69IhrDfvEe+La3xq3NaB+mMaua0DF4Rlt+W4SvKe3sJPEGThtr5+9Xqu8OB3Tz+gVVC2SFvb+VIX",
+	"FP1B6sBuMBxoFCoAX9mI7WWgaA4JWrITqTtNmzevTbobxxVeiihVg/LTIwMYfq4h4ocMcaEW9A4xg8q4",
+	"paT9pt8HN0cu5sTTi9cz/9fLkkpWn8OJug3zGBWu0PrFIUBi6Q9KctMRHvPQOPCAYT+cwdWobkYgNpvQ",
+	"1dAvaov/e0XC2flg6O9nj4nGSGG0bMPYKJiZiplctlWlP0PMpnoXx0ZacwnsF2x/QFJGJtIC+CyM0AKn",
+	"3WQlWrNs0d1NDA7bYUz0I+OjQE52hvpCnO9Ro2qjfFklQOOClLe8OWu9wgayrd/x6qlaQsJbJq5NgOXW",
+	"GFssidYQMW3krotjHWfla2MwnMIjqy3LgoaAql3GosmkQPqFqX7awg4y1dQoFwbw4OL8ZjS8uj4d16Cf",
+	"bCtX/a5OivUD2KetYnaZBVSdqQ2G5uMprQzDaaG1b3h06sDANkzUtscW1/Hq2u2i0duknFx8w7PgXD1d",
+	"4+d21leKi7B9Nwm/6mMkNgUuPMa+/LjAhKcjSIHzS5aoLL826aDMtJsYMQwV1OFPbSLPcboGG+WRLXkP",
+	"nFY4nSZRxHRWsI2HNCtplZVKmHHbnHYrIwGfZ7tzB3xCtBE/hGenFY0XpJ33Dvhn/1MPvALQvY2SNIkq",
+	"CCC9rbuL/RdFGOsO5PAJNyF0Dogx8oBBMTXsIKYKRo3q58AUUNP7J2QycAgTfscjXLjiWnBA8Ib/AES7",
+	"REB2cA1A5/Pr8Yfu/juSCB5jMHnqIAH9wDh4LFkwc1whQ/2V0OCeriVhvyc0kDqwNOvEg6F4SvL2mPA9",
+	"+0x6rhhXp6chxDMsynzUKuRIAbdC9hAfauhw9Hdw8MkX2rg4GpGIUd+AC+OsEVFTqQq6ceMSgnkG4umi",
+	"g01CqDACnEMAuJN5WegI3XL0twOEAiDJXvYN8licSQ/xTXMfhsJXP7dpFok+TdgrSVZ0HYQUES0k+Rxy",
+	"gY1SItg9wFyYl3tXTBM16ug2WZGILcM7DZZrPBHngkvmk/sw8vMtyRWdMtnpFcaTHyipjhMCGDAZpsZI",
+	"0EieanfSwi5olwf51CFm99QSqVqw0MznFJCY1XwACCgU2bs+WfDYqpUxW3aVC8FSOFESUPATMmRoeoed",
+	"taKBbI6AkvYsJOMU8LSmKwdNrUxTX39z133rY2Ct32EK0QvwvGZDqNJmCV2tGI2keeMqHTarf2Nxp7ex",
+	"8RMRv3tzZamt6Wen+iUWatKwYGabWn+2n1j8LSNKfmLx87pb2h0mbV1nwX0VQrg8/hv5SJdgNPG5jKmY",
+	"MhLwJY/lAUCZx9MFoXH2DR3H/or0ojjs8O+Do7HiqjPuq2vZcYUps+DzBfl48tNHJ62mjmyyJGfD45Pr",
+	"s+znILwnpxe/HZIZjQAMmANaMZ43V3T3S/0Weii1nW/T/Hv/9V8OddXuPllC2LEIiZo9ThFn0QZuaDFe",
+	"CV9aH9WgyS1BktqLGP/qWvmDmsYurVhPehDeP7kNXMInNlN99Jiq4wiTTLvA8dZRq0ne8NRIVqhxbHTj",
+	"CheMEu2W5UFBvJ4K9kuv2135v3f15zYAgQOaGcKZ42XBdebZ6nvHzn5AW0Jv7akurE5BNakxHhOMG6Tp",
+	"m61xCI+N07XgcmCc4m/ct/hvnFGfmdQRKTJR6n14dHpySCDdDYPodkS20uEihyDCdcHFesEiZt8srfI8",
+	"Ui1L01jnI4P1AmlCbBX2tzTf/FZmhJONatNRGS5X8fpxqJXF9DBVRW5XAl7UmaCVSIUmrh1aA+Zcg+in",
+	"n+okutqoflORpo27r9a+acqYGtdgp4XYiPZPTZzA1ALbATd1EnbdQeozbHyqcnPf7PpU2MJ66cLsTJOj",
+	"qpMF2Qa8aQQny1UYxR/0auetkh8HVx9vTk+uxjcnZ5cXo/HNh4vR2WB8c3pyPrzKWSW3lav7/vFsYDVA",
+	"FlgZiP7Yz9J/24Kgjn11p/u/b6x8Ftr40fD8w8XoaKjTmOqUF0qO0hrmoQn8wGAukxNDkjZ60TqgEcYO",
+	"WWKO8Y4rFDcLk1g3ycX8kAxOTy9+U+pdmjkVrhtyz5XSdMdMclJMa4LCjHnjo0t8wFOjKXpoZMt4dnE8",
+	"vNFTKawvfMAZVH+HUW1cs810+DzJmepIMedyU2CHR+OTX4dmGw7J8cnV4P3p8DjdGB1seEj+dj0YDc7H",
+	"J+fpRx+BTOMFze78V9IVXsbQPRCSuZimESagP1FBFmESEZ3jLAjFHBJmINFAjneUnqMl8y27hK4sOHaz",
+	"EfibGX/x19zYrRsEGG4IInnK7kwQoTmnJ2eDn4Y3x8Px4OT05nT46/C05vlga0FLgVMgJcsHpSPUDFYx",
+	"lMsovGOCautgKbJyiYnydjFUB3wS0Wh9usn+i0XO60QV/X2ThdhmncyrrZYwpXdvuhMeE30taVMjm/Il",
+	"gIWrWr3MwbZ10Np/2++3ClGJ3f/fP/vdHz992Xf2f/xqDUT82RZHPkCwigWN1UWKqWkAtoL5qWkLpKcJ",
+	"lXxqUou0RUg87Q3hdWzwcrs7zj8eFMVg41nef3aWYqaJjMMli54ClJbHSCtgsVQlz8/hZKxhVbe0aFBR",
+	"t754PMFv/qnZOHb1wvnZvGDYtg7TqjVowiSs3P1l+Wlyf/YSkyOadNyVuLGKXF98CTaUkCcZ2zWXz9lR",
+	"PsppfoEZJnHrEU8jDnsYlzTjD8x3iKQzhhkGBTyWHJJJRIWSH4Q61lSGwqse6nqUY7UuVG5/ZzdjH2Hp",
+	"6pMp/JzhKW+a/yjtMbvDsiQamORuo3ftObsndzRImIT0uxNGIOHjoc4vqkFyF1T4ATMF4wVbEz8ENnkr",
+	"wvte7l7c0nnls/pB+6lavv56cjy8uAFPJ3xxV0WvR8P6sldHw/PhzdHw5PTk/Keb4d+PhsNje9sfT69u",
+	"RsOz67/fjE/OhhfX4ywrq6348O/Do+sxphQeHCt5fGPrg2OTgRjSTZg+NhetX4jxaHB+dTQ6uRzfHH28",
+	"Pv/lZjAan3wYHI1NohRbpb9dX4wHG0d5dHE+Hp6Pb96fXhz9srnI5Wh49HF49MvW3dIpbq/PR8PB0Ucl",
+	"oVlFm4zr7e7NtXPQ7a73VenBvfp4wHPJFrsLHoP/YMxQzJ3p12ESsRnk57S+GGy6wh7r+V/Lm4uv5Ju0",
+	"6ewqqTAVJWBfXz3RWX8aUL40T3H3YXTLIouvPvkv46n/X2nW554r9G/6yTSNQ8f4j6LyUDvg3IfM7T73",
+	"Y+Zvn/sx72if+7lwFkxRPdw6qh+nAPL5tR3/43JzGMTVeHB+PBgdw7Pq53AiHcjRSJcSaA5f/LIoHHlI",
+	"IBUMFEdvTvTSLC2Rpd/0Z9Nl/jdoNP/Dh9FwmP97PLwaW6d+ahxRSl480XTB73ZTYJ5bnt3mFOFzSSdB",
+	"fQDEKhHzuq/cosJtfNkrl98W01+nouXl2JLlBoyiANEgfLZiwmciRgqyoxzEdL6jUzlAgVWl2SeamNNY",
+	"DW1jLkicOe/EdL/sAme6YcWd1/O0McVTS0xDifGxqFs+g8Zz+hAlpiXHTO0LZilDwhki4XBEmii9/CRK",
+	"/rri/2JbEUm3PXFN1isq5RGdLlgtOW/S1bjFfrKZnkvlUamZ3ta8yj/FXd8EG363bvvl2JmK375BcMi5",
+	"65MqTU1pEBhj2lb84meLgak/NUmNM1q4czTmtwiJ3FWDLrtfQEdZlG++uU/bV6lOKN4Qh1pY4R3ifV7U",
+	"kGLj3Vn52oX4yG1zf4RLDRP+mC/ZtMEDbVruq9OaRXTJHuPCYyo+utPHeP7kqz6m4616jka5QwfGKPST",
+	"qU5qvuB2P6gaSPYsBqUOzo8GPF43QMrDcs+eyf0DeKsuODqgAQoUJP2M2RJwsx4guzf6R76S4Bapfyz4",
+	"7YF/Xge9HDPHPrgRIBLiVZb2HgJvNMimZMwVXsmTvwcNeB2H+KzrJ6uATzEzKc8nLndyCcWfI7/3uzdW",
+	"I+QjSFM+liqfy5fukafxac54lfq7D8HGOis6fHpknPTGMdtUXvpaZrsF97fRdVIz3No+NZhwDSjyi6t6",
+	"m5U1g1a8q671DHoN9lrSaYyeA8uzRZmpXfEcCqEdU3krHrIlrWcT3Kidtw4rvF8/Uk3fvLeVWPaXi1x/",
+	"wuNTDZ5z1feG/Z4wEXOa397qvVdMCVoLkFlVCh6d1FPVjWmA+Ubhi7R0vVk6zGMu6bS0RUU9Py9bh/mj",
+	"ktP28wRmW8IqpVuIokxJ5cXadg63MN2GmKGFk71pOe3j4TI2iazk9nxZzY0/ptGtIAJZ03Xj++MyQu2c",
+	"73VjzqjcXFI0pQ2z2db17u/LFSinpwA8FGcjm4BUPWakz7Ap+QHUzWSXbEfNp2HLe/Tk6eQHUjcd4zKm",
+	"/r/pxCzge+P5lLwinzwV3f22WcjtPnS7z2Er8WdN143v53BiTBWbuNKub45of9/NzP6Rx4/Zj0e4lVRj",
+	"jNTPG5ZIbows2sk75hlI7vOmm8boJXJ7HpTneAapkf63jE9f57KZ+LDjOFNB4skLXRzExhltm8qOc3iu",
+	"wdeP+lK/zzzl8jZvPI3nlmUX2EhFabsbB7/eTkUNp7DemdBKKPdN5rPeSkgIPgGmq6eJVGkzNf4e6pND",
+	"jIN6vGA80riVpD1nMdgGTUQ1x3CoRquSTaCBWJYNcvN6AETdhgWJcqUa71+u6YZD1R3UjfUKUkpsFYh9",
+	"Luk8YmypRtMcfwcaP87VfQ6RsjAU27zOcobszMHj7OJ4cHoy/keNL3nN5/Rn8KvK/zC4Pj4p/AA+5fkf",
+	"xsO/270wcrmPIM356LS64ok1d7xI8+Rfj06NWRvxAhDqwVMS9wH8soeBp2j2Qd+ewwmV7N0bB7+ooib1",
+	"wvXotJrF6Ie3b9+8seRFK+2IGmrNPhRSPFncRLFFsOoDPagp4W+StMMsww+j04VGs8iVBAM8FT6uAEKJ",
+	"6no6HVDWhA6dDQW7mLUO/lnEA3n3ev/Nm+pG2QEP60qXM9htAj38smtSIljBSxrFu3X0qboNl1YYAEQe",
+	"QJAOirk2u2DdxpU8IN4X1fIBccEY5LYcWP2vmGkr/QYbcZNEgdtyXJH+dUC+JFGA6IDVvFSm1A6rYY7N",
+	"RnABg3BBDUCGmmA5nXDdZsbaQ8zwB21mygb7aWsSG/V187modb6kMZuHEd8MQlc1r5Ze1uh0QXRTaeo0",
+	"8wim9i1IHwQRBzrNJxYveBQzJhBB5X7B4gWLXMERzgSyPyBGRfqq3svn58ymanq/wahY/wao6QZSfm6a",
+	"Wno6bMtv5anlW2XTUhjMaxgMgcGQtsGJ0Vl0OibvRIY7oZ8oXVFZJwcDU2BFoLW0BNIuoUEQ3kuTQW4J",
+	"Md4BlzHbunDoWPOsWISFxYAxAhBhn8Qh2bcG6CLE8k2RLGuecRExJSuqge5znjHYmnbIgpVgs5gokQ4v",
+	"NFeYQMKVLL2mbt32GT6pWrLiIhETKtYZIWhqtoVilyGRdLtO/mxWt2kLxdtW0sYhztl9JSZ6h2zbC2ve",
+	"pY/s4ZD88Jr4fA6+0mFElv5bh7zpw7/lgu475N0b+GPl/15ilO/ebE0Ra8KXC5l3XtuYaxbPXNkkDX4A",
+	"odRTumSIOtOmZELFrUOoFvg7h0QuwnsAuteB1gYXZwvQV9N44osCHNjTfWEe5V7xOCCa6lyAHYGV6wJ/",
+	"tLz++tasZUs6XXDBuhGjPp0ECIx1oBM83ogwvpmFifCBcYo7GnD/hq74zS1be44rvIjG7AawXG7Yw5Qx",
+	"n+miMpnNlLIs4pvfkzCm6lcdc3AzCcLpLRTs9ZABiCQIVO+tA3VebbLXhogggD+rc63BXJEaVi0moC04",
+	"6OsHciQ4gm7tPk79yQuZzsyK6G5udI6E9pt+X527N5BqKIkXTMQc8T5zRfY7agFXLFpyKYuffoCURrml",
+	"NV9e/6i+oOdj+uvbh4dO4ZqpOQpmDXU5s3BOq9aBIUdXDbKUwnjIJPTXVefaRpbaKhlXHoGgGetQMzfH",
+	"TCc0bkCbfP51uANmRU9x6uryWsE9QLr7HYcIxZegRsBEjAm08p7/9s7Nr4hnmv2tgU+zz7VpBS5TBKcK",
+	"VCe/Y5tftHfPGbXRK/8JaMSPznUZ489+eG/LdglYLfg5XYmOPcNl9SG/WK12RPmuy+lUIoawUoJ1rE54",
+	"T3NiqQEHLu/8Fud82/G5LOfStEVZv7hzyqMzpz45nrihq8dWov2gHcWL+VgdQ7VlYs5lU5ENqfQF3Ek2",
+	"mYXLYR9aUbP6daSUVhxK1eNjKwVmaCiGlV9enJ4c/ePm1+EIojgBIWQTW0cwiwOdHzfKM3HgETzu6U06",
+	"KKiAiqFjQiRtfcO5v5KuyOXbncUsSg3UYMHiMk2ojZjvas404lKp4kp5TFMuK7FjpdRtbLnTI8ejwYfx",
+	"AZFxGKnakBlxsk7zkiN+BxxynVwxkCGhKQ9KET9cgZyACJT3/fC+lDVn+yraSqTAILaPKXyL7SPMzH6L",
+	"6VyQHzB+HINXLCKWqtibh+E8YHTFZW8aLve0HKm2rVdqxzsg94t1CsCK6lgh+WRVNvm/dulux54r/Mxp",
+	"PXTnYRf9GVuD2MAq+DDVDSo/yqDFwRxDCJk0cHCqp8NyiGYOefYVglX16nL+1oT92pOsfKxToQxgYzPI",
+	"x0PSN0opJihb0H0r2KgFdjAFh6teyKBJqgLoQJ/Cc6nfu/C7gd5Rx9B+K6titTAsGiPLYE9uvZ80WZyV",
+	"qpmWmG9PmzxOEX9wSqXZsAf70DcpRg3wxur0c9NxUU8H+FvIJ51mmr2nEtEM7EGNDRBHSucIj0mJEv+v",
+	"1lj0/zJNxhwm641SbDgfcV1eeKW0oCn5zY8/pqwiBbewHCOfNQRPzB33Zk+4VsZoMYXV73zlGPuPXrRq",
+	"IHUBo+B6NLRFN6fXTYOy9jLnR2fDo9qv1+dX15eXF6Px8Bif5TREW20FExKIb3ib7qOz6mm3zP1sMD76",
+	"eHN0cf7h5Hh4frR1/lvK15cDzNiNJQDXalMBxMHdWKQOaK2SrWRTdM9lxIqZJfXTfcDoHYPclERbWXXU",
+	"TtvD4BvMDihdkeavkDrqtBRyCZaoA0h8GbD02jNy1f473S4AobtCd28+v377ztG2av1cxGUurIf8wt+T",
+	"OJyDFRmfS8xHMFkjhvbrt++y62SGKaK1xQAM3SFED+XBcNIkWdLAjPdccaEEQj1YEE1ZlBrJDwzcledo",
+	"y6d50YExmSUyUqx0RU3WTy+f8QVhZw1YVgGKO+dv4Yp0iDtg8tSYmWzcBf0bjgLKlyMWMCpROyx7TmRf",
+	"qjaHzEOjSUhkobSTNb11cLXp4dTn4cOKR0zuBKeg6jVxjtnFmaV2sq1Ch0551FtmD7XqMx0WZlJMw781",
+	"CX9Wt34Mx7mc2iUTl++PQ+3AbKeOTelmfDbl/k7GL6zwfm0XGiASXWuJt2yNLEvXqY/b3NUZCPzu0iVp",
+	"5OgoW/mxZxPfvuS1m95g5Xchi8JGlRR3zXXf9Pt9Ml3QiE5jFsnSy8/+u7612edZ4uYOGPX07WzydBwV",
+	"jvszchhDrdtAD21PJTGFrBtGdwY/GybiaN05JNrMGYopIzpbamP3u1K+0wpwIn4uzLiilhiJojRGLs1o",
+	"SFuy2Lgt+HovS5bfZ4W7KTAH61fZKB9cgeMBTn9co6RkCUcM1/kcToz9KTUv7ff7/UO9WiC8RGEyX7gi",
+	"KHnVdxy0ds3DmIQRMZBRakd3CHHe5CH/5IxaNeuQJlJUkwQMrFeSRGESM4N/7IOiinosPG/ms4ss2HJH",
+	"z1GQoWwzrE81/BQUjS0SjtOSAT1m1A+4YM3ptRGQeMaX7HDiJXEqy6Bch4KW3kcGcXwTLFrW+za32ucT",
+	"lDaPI0V5NhrdaPjryfC3m5Px8ExjIV9cDs9bjuXD0eng5AzUu+q34+HRyXHN+57tTqqPHc/diX+x3oi7",
+	"4r/UBMabZurXC0asFkzaMqJVRa8N5r7adHrhHYviJBL2xxfzlflkzwhi6dUFaqkxqd9TmZfUGjy7ZG03",
+	"mkTNKpp1KLRXv6TIeCz3ob7nDHeTlPsm15fRFuuZY9WctWHBd0YPag4ZUrNGZWyf+uVBP/mn55PYFvNe",
+	"D/8W8TDSPj8N6HrzdaEEGh6KY7qWDdvDbd1R2B2pSlYU5ICecWFabND9jm/ZTuueTRZheHsdBbsk59f4",
+	"DMXgdD313BYUJlBez6bP4Dm6Sn3aN+Z2LLJfG/81xFM8wvskDsnrgobjkETw3xNmEqLpvDIlxcfO5POE",
+	"WOyoT9raftkB/0+QDkHYk4ROo1BK5BKSxPRW++bx+QKdpiIZN3yhqZBv6fmKrgvvU2hr19wQg3q4JLeA",
+	"JgdL88O7t9nIyQ/9TtNxPOlIZHrf6y0O/qXTUsoihB/0M7GJWmJC7XLGl8lkTe4XHEBDiVyAw9GEZfdW",
+	"fudmYQROJQ1XoXjQioMbsSnjd8z4OjGfeCgO3YDor7v3CLtT+7RiUapNlZ0v+2/+ss3eo8+u3pUtJ+7S",
+	"3HbPdOJ2OjWPofE/Lz3uTCMN9nXT1jUKg9sp+K0+2G0bGdWIoFrBbfxqt7PA+iirEw7WchuHgc9kDB6R",
+	"c5vj7jw1PWJJEq4YMhpH5/RIMAZFXSeSTUPhS9L23Nb+695b6ba8TlkyBm9YaMZqvFQfGi6HDOj7iNHp",
+	"oiExlvYaekrtWQWpOd9yAwNbXfzNN5RqM4RKWev6lD/1FmFfXRGpzSOc6UvjcziRr7T1RwIcena1HORy",
+	"3wKdeMaDy8M8wZ7G/vF6xFtyAV5ZHun3evvZpdvvHBJvSR/0RzoJ7xjhcYaF95q0Adv1wBUiJMlK3RXw",
+	"ftTpEU/PW3o6PRz1lzyWJpEUfrQ9M9VgG+bsPqQNZQDQlRl4WfMoV3gx6zWBZs2BSW01WpvVaOj/aFa2",
+	"YXGzZI35SI4+s5vihyovyXtHbn+vqZJnErCjBZveptlAKsByydLyNrzfnVAJxlr1HSAVM2mXtHMZuDuG",
+	"lwW8RsbZnPvYWMLs/T+y0Z0fPPU4HLMgn2rWUppEcRatXr9t69TiB4Rq/0Pih9NkyUSs44DRFpx5IaMH",
+	"VDjTYJc6EM0VUA7q5DnC6eD98HTvang0Prk4JxCOUXIUHF2fDq9ufjk5P75Bv76Wk/8NGrBar67w6I1S",
+	"62fpHcm8X5cNn82pvoTgabs82cOUrWy9bDXHmopZ2xsdrOoMA1F68TTGXC7eVw2ERI0zVSNx49e818+G",
+	"pbdR6hXLY7bUPAtmqIrF/ctzmdd/2R5L3Qi8RXViHWkVhqAmOOJi53t/W5qUHd44bO5+6FC8GeS3JnTi",
+	"4ml23dq0JbkJO6lNrrh85SHUb8ommzC2OY4SW97L9LnGCDj3qWsirJrxebmnkoxH18OGivEkjBemxycZ",
+	"onEBdh881nslHzeBGotpbiULI8vNt36L0t0pOV6nL2ZeSqdmPk4mhXoZVodHFtRPk4KmE1RXEUhl+jJC",
+	"36QCyodHfI7BVu1ce+Q/SaEU+Wv2iudZM6UXIUyaaHll2JMGddIx7KwbVhEZ4HUdbCy4NOGMMA5hzGng",
+	"yGSdInrvgMmySbcsh9Sl83HyC1henI3a1ibX2iwqEKYH8rl2y5/SICDt+ejyiCDWWafe07bacK4eBK02",
+	"ZAE5f9xSm+sV84n+7JA4DHxCATNjsiYeeCB7SiB7T319H5J2OdXEgXEWhNyVJt6045CjcLniAVy6IEVL",
+	"0s4EPXQcMnksplCUdUDQc0XJIZe0qdBrqqTNFPoc0hTpwBM0sUKrWQCEK4xbc6dHBpWoNRoxtDA2f/vH",
+	"XW/koFyJOsZPmB4wDiHW+xBmv2RUxBijTiOps5Hu5N9cT6B1QSbqKMa53UfrNNY5NFuvPTmVEisXdMV6",
+	"5Ehn79O2W3nLV2rDdBva1VRXrqTzg2X2uRrGkgsao2K1pKuVztu6LfykQlH17jelgnoZnJ0jXHbyWLc3",
+	"j3/2otW0l52jeqBbUyIjMs0ddNZcHRjwNQ/8sxk6t9LiNt8l++Jtq1fjxf8JaFEd1Z/DiTyrOyCKIKun",
+	"+7Bi1dGOwnil6gRtjwu9zjKbNlNdcBI5HcRy5Mw06z1JH5+I1ziTbbSJb8myFDZDIM/UpRwEeZ1JRSk7",
+	"W2A0ni0XkCVUS2eATUf3qXZjHpsX8ilOXTisnXXyR2dg3BK+hogaZ3TVAISpxlmgdUSDgEVdmSAajAY3",
+	"I7dsvQeJXMmK8khaQXfyOStKSC4fD87ODq6uesvlspCLu98/6O8f9F/3Kjm5MSP3a+frwT/73bef4M/c",
+	"P123hyV+sCfszocD15HE1YpN+Qa4eaflyyBryFqigOq+oSWMqdjeo9wJAb84PvtoSm3ah+LY18RGZPDp",
+	"2s7mPcAOwsoekclS5mGr4Gd088nna5M6rob5pO0lErGsUnufEqkBt0rmA2eW1AfBUd6zSGLiNB+BdyDR",
+	"mk4EN6VTeKGXMQIYHLrCxIbQ4hgwnv395ZCAi4K5pkCYRV0Xfgf0K2/Cg4D5ZpZ/JblJkweEolNnJ7Jp",
+	"dPm6VgLINWb9njX/mMebfOtOcTCFpm0bfw1uJgbmKXcH7gD0NKHCb4S6/R4KAj5WGPqnfMnjrUkM+/1C",
+	"IkO7DbwBIIOZosFisDy/W67FPO8adP8f7f5L8afsn72b7qf/+PdWowcKXGqdbSdd55JIteSxOjNaNbtl",
+	"bKUD+DHh9iFBUDKjukWM8LkII5u7XL1Hwn7f7pKwGUbFsmKv9d7UCxL2hQhC6kN+CHBf2p51onmuiZrc",
+	"ElbaNygOLI74tEa8NQaPDMcgFGhpiiM6m/Fpj3i5VLseshRZ8nuXyPbKSDA+aUNsXoYMg4YHfDl0iLcK",
+	"JY/5HZNKNVOKWs6+qMq4IjXMES+XFqAwjDQHda6AidBP5wfNuyIbLo3J58SfY2f3izDIvKLanhJZpzHz",
+	"tWnVgyGQMEJ4ocN8T65QqydImAKZES7IHfdZCKaDxOehVutjw487PTJGL6xZAgumZ4NgFcwVsGpZJ68k",
+	"qQ4JIg9ziTJz1kx9D+nZt6lwRdYY7rbGWzI19AC4KC0zBusTbxVp7yOP/NUV48u99vjyPz9cAkAWU7ed",
+	"ulLMz+fq59m++um1+u01lMXfYWah5gL3Cx4wjJ70mQi1Bk64JH2rYbGYoKK5lXCHGrP9hs/EcFOcszkF",
+	"+m3auqp0aYj+yebv1Y4tpbvYcI64tU0ziUbJzuuh6uy2HDW29/xG59fFKRBNucPKhpRnUdnmrWx2A7r3",
+	"EgvYGXEU3ucs0OhTUTzcaPhFd1BHe6fyCDMjNrZLF6+EbUZpM2LbrH9DxzWbWfHy4mqMwm4ahK6uChP2",
+	"LA+I98WFFt3WgavUxZ755rut/8Jf0GTqthz4020d/BxOvnqOK7S7pFqsq5gKn0Y+0YORpO1ph7ouBwRE",
+	"81fMl0zGdLkCuETzKygVcRKxA3K3r+G6EbubfDwbHHWvPg5ev32nwbs7GcfVPsGvJNEtEcmmEYuVnM0e",
+	"4oh+ZNRnkQ73BhsvlcT7e1ePs4tdndMl0433AHEcwVFIIgIm8W5T9AM8EaFtXbGKAH6IXI9O5SGJ1AYZ",
+	"LCX2gLvNKWoI4WwGN8HrN2QRJpE1nDw/2gbGJq2of3UMcHpOVnrT//Hd4zDMAfhrmkQATLVg2vdmwmjE",
+	"okESL7K/Phj28PNv4yrWlCCDyxOIAUbiU4vi5Syp6pMk6IJOul29i+Tk2HPMJrnCUz2GEf8X8IwD8h46",
+	"JrhjoA2mWzYggBkp5g5Z0kCxLuY7ahvUdNXlH7G78Jb5MCQuXXF9Prgefxyej0+OBuPhMW4ILC+IotBT",
+	"xvMURbS+fgX1ahZWD9oVC2bdRShjDRiKwktO32wvUwjsjlqaHrkMaKzGqbRP4eu0roDELB1XoNAC+AZK",
+	"ajkk+bXLZDiEVp5TLqRJDxHeC5Pf1WTnIGGknxoluY/UfS+MS32+WXh+CaiYJ3TOEAg7YnESiVSakY5O",
+	"e+4Q6ooVi7pQx+BKCA30FUPc5JL5nKJerH4gERVzZl5+zWjUvxdcnVZXHIXiDt2J5YEruuQDQJTiIwNg",
+	"NdAlC46oBKku0rxd9ojWcCRBFLDplK0wGEgKestuplRJm4TIFQsCLubZoxs8wWkgVOGT3xP1I0CAsphF",
+	"pK19BG+Qf63onN1I/i+GKK0dRzVqgLWzseW7AZQt0x7EVwVU0SMXubGpfugc0ux7qkm1grnOOodaUFtp",
+	"+oFE8SnxgZsTMigacCrhQUYvgmIzhFyLW6GIIpttUZlTSz28w6nPGVGdmpHi446ndWQ4ZgGN5kyriAjs",
+	"GJOIfQZ5+CCXhV71HKvjjeMxsafQUI+YW1yrmjAe0woM6N2b7oTHRMsagIyCyMBeuuQBv1VUGmGAwJIG",
+	"Jo/CIZmsY5afKl4kuZnicyGXhBIPDf0ero/3ZRr6zDHPcY55/fzqAbrKWm0sxYdWKKimuaSrFfNJHJKP",
+	"4/ElAEJFq2l3TmN2T9fwjHlAyu+i7R86jpb8by5Hw6OL8+OT8cnFefvHjqGri+vxzcWHm9Hg/Kdhe3+/",
+	"Q/CuYgTAdEsMrL3/Ll9g3yGXw9HZyRUgzx0Pz0+Gx+3/ky/xA4z9/GJ88+Hi+vy4/Tb/8Y1DBqej4eD4",
+	"HzfDv59cja/a75AhDN4DxlB7v58v/iO0NRpeXVyPAKLn4+D6ShX7S67U6x9J27bGXz2yChJJvBGLo3V3",
+	"MItZ5OHpOhqcHw1PVXe5dn78kbTLeFSweR21KCdnl6dDtcCq1uus2tv+PjR5cj4ejs4Hp+39H/IfcUF/",
+	"HZycDt6fDtv7b/Iff3DI8XBwfHpyruZ2NBweD4/bhRJIWwMN457JJHitEmNnTFfbYOVW9ihHo+YCXYDz",
+	"ehQG7IB41F9y4ZG29ho2POEQ71MuZcJ8MmGzUB2oMGASF9KjKw610gsJuTv1pUNESKYLZM5xqDmzQ8zl",
+	"4ZCYztUVQnRqQ9mB+4SYKBkWeZi1HP8kTPjow2o01oHIBmqgQSAEM1AcYY3aOA0CpHtcqTf9H2oW51Ix",
+	"KW0KBvTQFf09YY4J3VHzApdrNZc4B3hdSSa/PFSXGMG2EGISxBTcwxzb5rJyenGbRLLU05IwEXUPp8az",
+	"qX4LXybS8GPD7exP3wGfMq2sGITEFZ0uWPd1r9/SUh4IIvJgb+/+/r5H4XMvjOZ7uq7cOz05Gp5fDVWd",
+	"3iJeohcCj+GtJHfXt5zWnUF1be33+r2+CWigK946aP3Q6/d+wPeUBUiAe34I6tJXp7W3YDSIF//Sf2Wq",
+	"lPpLN9Fb02Wgf1JUtjal7/b3wE7WNdn45sximjzN7rT0KEE18PFXh+c+DcczaT66+JeuoInPcQW+adIA",
+	"HokhZQUYt4z+gNh93AeQrD11KYjc7xCjL0k7YitGQbiDnDuaMg4JFetuOIPWuIB72iGTMF7gri/CwFf0",
+	"n8Oh0DcdxjmD1DPIhBbA7MjkAgovEEau0Ld754B4sBQ3n8PJDfelhwKDsT6e+FLnnEnP3ImvlzTNvWuQ",
+	"zmEW4CJQ1oIxt4dkuWXvYVbjAAzgiMjJVWEQm0xU6kErNxAjUdMneML2LYFd8RroWUnP4HZgGXw2bL2h",
+	"SjKLDahwg2lgYfsMmpiHNVpEYTavt83lEzgboFyrOnrd7+eeG8HutloFGjh/77NE61E2wo24JNbky6DT",
+	"WNAfc7v+1Wm96f9Q13w63r0PYTThvs/AgP/m9Y/ba4zD8IyKtZHf8S1ZIwtuq6sTmKolTJZLGq01jeeG",
+	"rtQ3yJ2pbfNdk47zweibXb0deQ6ijXkWrnQE2qq6jNM+8roX0VDDqfE+H2RU5FKuKLKpgq6Fb6AfeMDw",
+	"8eI6Cjwni029Hp0SyLEA5z6zJ2Dh3HPpjAdG8b68Hnt4H9JYNXCoLsIpA4WZgGAtyWSthH0WzHquGLFu",
+	"As2p71qaqNaI2CqgUw2zq3oDfnaC2bOOrn7NmOwCrBpKYJjdcN9Rq+5oolayA6TSyinAN0kU6H8aVRh/",
+	"Al1Y/RNcAX++ujgnp1wg8qD3xW1FbHbiuy2HuHn3D7f11TvMoR46/X7fFXCaSRu1FSJZHHMx7xyaQXo6",
+	"9rxHLpIYZpR1h1nWwB1pxSIdrC1cgesOVkCHeF9gNA7RzhgOyXlfONpN09GPNo7WoR3UTCBt2ECQRKtu",
+	"OuJlDlHK6NbUg/8ehT7zyHtAr/z54v3NcDS6GKXYnhin0susbIqUSGTCnQuWv/ROKdn/st+NFfC/XFEo",
+	"TsWUBcY+aLi/2zowzOarBy9ALFpyAUqaOkSZvCbVArni3pgNaYR09D6nrirhCpT7iTbhVRTovKKum1J0",
+	"4iHwowwJhH26QjAJqOYgl8vOYZ3yfs+FRJMpXOfGdmi7WZEtpM+CaGVjMlYTeDbuXezEvOl+LRr11G32",
+	"9QWvkPIgGt4hEGwFoY5AuN/RhYITzjP8x94pFdl370smKH3dw0ME7xTWq+cqDleSzJIIdZOMFcMDYnYd",
+	"bZKF85eMKzQcWhLEmqPH7CDHSDRgE+jfp8Nj2EJ0aMkfYzDtBCDgu2JBfdLW3ADNJGnhbIBG0dSwQx3r",
+	"gYI2cgeqJKva9jErkkpgJ74WqF7gNBZGmDuNL3r6Sp1uPn2lvf2uTh1M9BucOp4C2iR1CTVpNGfgzWWT",
+	"ynpkkKWywgwV6oxcj05fSZI+aDmYNGlNqCvwXQFNDkp7zL9Q0CBmkRbwuLRYP8jAaImQ/8IVFZHsUImJ",
+	"gGxAUH4ry2iRjHtkINbE017D3TE443OZqqBKZUZoFdL2pkkUkO4YE1H3pvJOjc7rAKDCKmL6DsfbtAvZ",
+	"OuA1zNg7qFin8R8BewVRuEuKOTXDwNcyZ+bskQqN1IiMSshyisKelWeU/XyexDWcraWvYOIaoLN5hStD",
+	"E1s403/s/UeRL6Rv8RMuKKip5ce9byoI1HpV1TAjVEWo1AldUhN+di8ASIPf+9Y8Rz91tg7++SnPgbQu",
+	"ZThQTp9qZ1pYJ8eVmAF9l61P27hOCPpEre2rxHawNPCdKPA2aSEwSK2LkJwqolSJBmxqZ3ZkOYXH4b1I",
+	"KQP1pu/jIDY+Jw9d4VfPSqPjWd1m3FtUnf8klG92MKX93Bh3If4014zcSOiZeTdNWiNT7mAcLrr33Gf6",
+	"WztzJ1BFjk5PMKuuK9QurUkc6rdd41EAT+hgc6V+FwzACxaxThZGSgb+kgt8P1Hf64ynxqkXofRe0EiX",
+	"drSJq+ITkU7yk64jkYx9fxa7bOtzRJUjoE/bLXJCY+pkqY/067tZmDwYNLBL/aHTI+fGwcAVGm4w9520",
+	"i++gnR65BngdDzzRPTILgyC8zz18v5Ku8Lrdlf97F4sYQB5IIAui1vD8w8XoaJh+yFzU4fPrfr+3o/0D",
+	"WsDUqF6n3khhSOtFjRRlB/9vLJtk3W+WSQS7B0r5Lu0RKZ3XnZgKG977ginDvuIpCpgNWesYfpeEWs+Q",
+	"ya8CvTPZIxcWBq14bVVWqEoK0FOBHl+YHoaKQdiI4diA938/dIBDbkIHjv3uHVg3OARozuq1q0TDsmcD",
+	"1Oc5l4bqHv/E4m+5wdsO/Pd22H9icbMd3k2+NsulzWMrO6D2kXEI0VldHAh3cwhcaYpQ4MYhcOOgEdJC",
+	"UIdEXW94h7kChKsdeAYZJUKAbQPuVUm0hLdg2oqIwXgZmOOzX5rFgLUXujTtUXF/0ksTF97//i5OGPfT",
+	"Ls49vPY26jNYJHcguMAu9aOgUVx4pA3oSj0BpEYd9tNzReYNeqAFxDAiff34t9/vO6nTJOBPpl4lMeJ5",
+	"Ewql+o91Lsk8TzNPVBiNo4d2A9bL3FeI//S26U0fcfUq7MrmfGH6LLhfbA7dtEID5EJV6jsyyYmyngrh",
+	"i6/fVLX5T99IBcQ123QoLwRDt91wZsSy7039iy3n5qUuO6sWOfB9SfZ7vf2+o86SHksc2i81h9AgIKmJ",
+	"nJIJ1UlhuXRF2VFQXZ7qDvOw1X/yTz31L6/TIwOspd/PjN8Z9HjL2EpiMF7GJvRbHlhH6K25m9k9wdy1",
+	"8EGEMQMvba7dz9KEjq7YV7PLzdB2YAe+XzmvL3HpVfr5g+49yzi2C5FZsnN9H35PR27g+xUKf/RduPdF",
+	"/X+jSjliyxCSnQqdmLpOWMzUy9x9eJjpF2l+ZR10ACBd2xRLDdr4xymXOP3vSrnEIRtZCTAxXo4pO41L",
+	"w1YCXFQjmtybhmLGI8wm+O2GV3vHCMD7FuQuTACW28SFq8EeKLKeMIiwIoOj8cmvQ3QsTE3hqG1pGy88",
+	"9boivFMSpQxVZYydkboWPA/r6+EhxspWoyAu0Tc/LCKO1tsYLSbr/440DFxLc2zagEujuNnvCY2oiLlg",
+	"nafy2T0NmvEnoWmzTYoi17IgwEySDIDeZBhDqmQCYD8sjBvn9r/E+Bz2QVzL9NJ9MuHhrv1ZeCkx4DFI",
+	"fobQgPkdEpo7cj4sgWDMlxB+rI6oV6W9ofhf0nsm0sOlJLS4R48gQL5M8fJfSOUrK57wxt1I7esRD60R",
+	"nitOT86HVweZfLvKvJayyCN8JUTfC89Bhc1Rypp3SCYBFbdQBZQ7V+A/4ZpHV+R4Qbx/0wAGt3y1Yn6P",
+	"fDwbYLjt0dWv+tJhURePQtSlkHKARWRCxa0r2AOg2ittVftVGbUUsdxuEJIVQDP1L2Bj8g5JFN5Ljdyq",
+	"0/qDy7jIpHBYrVeS3HL91K7HCCquUo7BRcUSRGcGgWkZODicqT3wHOJC4gjywwHp9Xpuq2OUW7hIuCRI",
+	"HMwq1ZzAt5zVtoHBSduWnB1PMHalkRC+bvbpitlDvLcKKC9xij/Ukeup+i/uw/fEn3DLzGlPrWaEi6bq",
+	"8M6Ri7aYxckawS8gJJYvGeAkCMLVqXkPEQdaK1bkIcGW2yXjDEbhgHhAwj2dxVF9GqkvnmO+6KyO2Rfk",
+	"LiStaeI8ciVmPDBb+zmcvFKXJravmtUNaj6RVgfQghTURfbIkE4XOEx1VNnDNEgkZCiYgUAM0bnSIKt4",
+	"XOjvf1XE7umgXI3moUN5A0bvmEYKk9xnmJNLLYmei9Qx/DAy/CkLvdKT0lDBWG2zjf2wmYn9kAiNY6CG",
+	"XAdlkLORI8f2lFZ2mf6YAkVE7I6HiQR7bvZUgLkDcA4SGjzSK4/hjQBLoN8U0mwEVJKfhmNiyHXviw5C",
+	"+qqniOHP6hNsHuTZSXHRdOvY8IRKPiVcIIdEULpgTdoiNL11HvvSUCDgG0VBN0A1Pbj6PFfAC4OdzHUZ",
+	"Z0MrTPjwSOGKujZUiU0tpKS5pZ2sXPnwVWdVaKl8RMuzsrRSmVWljcKsLC3UzKrSjmVW6ZnfMq8qa6ns",
+	"l62l6o5V2ynuma2Vul2rtmWZYRZIRnLUl/KS9A3M+kBGHvM+Zo/H3iLkoiOQf6UWtYlmpcsPhb9D6ROz",
+	"PE3q4DN28xHp8g1HpEvvNCLDJndYJVOj6TqZ8sVxWcLRs0B0LnXoJ+DEWUTR/IXWWCDVAeeJxKfOuhFM",
+	"zf2VRi1zqYNLNw8nhU+veyZ9bUuQWskCjA+2OJYVgGzMmXGoLF3AuZuXy8rbds1gX+TdeAsRpBf5kbrj",
+	"Xj6Gf1v4/iB9D/4uw/eBNoqqd04ex7ivrf7AShn/HE5QsCkj3nq50HBPJxyqD+MHTNm6OP5ihKUGTJZk",
+	"zmIbtFNHi/EgH9tGoSQursaZS2qR5q5Zr1gBSgTqcAYCXDWKHYDHs5D3d+QX/h6OHPRkgObI6z454+/J",
+	"HnnbJ0s2pyv+wAIJkEGIQPea/ATf35AFCrNprgYvLzgvGRWS9Htvlc5vspJyhAs2D3cSseMQvo/9laQt",
+	"QcO/aVx1755ypVFr3gowtwa1kssUOkXNLRRT5hDPhKteX91cDs+PT85/wqhvNQnF3jBIDm0vlNyH0S2L",
+	"DhXXC+pk5DAiiWRpILnXg9GB6lQzOsjbZAAcCkibinmZMNgwylRnQKTTDuNEtUqmdEXaP/QJQDGYPOcO",
+	"ZhUDsCh8H8IgPrVkIw2gDKjBoQ4DstCVg3h5CIOkHZHU2uXHaKQjaPhqLaaLKBRKGUH4fDQAAdEA5FZm",
+	"PCMpFBdCNwE+V6q7mI+Aa5eD6jokVOY6gUM/gxxBqmaGZDAaDq4uzm+OLs7Hw/PxzfvTi6NfNA5UDh4h",
+	"dzwLHqmA7LwCcxgq0z7lwToPy/h7EsaIUQjgUz6onVolV9TY3u+TJRed9CGOPbBpAlV9Rn00Wu2/xTIw",
+	"AbOm95piUDH7OZwAxxsxKkOxO76B3tQbX+2qQ/J4B64AoryZhdHNNCPLIvAB2QX3wBW7AB+8NObBHw13",
+	"0CDWGiLvU70ZFk9tCQOIFgdvhXsuFS0KH6Lev+2t/ObHBvXy+ZmY//R3AH3rpheYuWJN/t7Krd40mhuY",
+	"NeZ/2gCYQJcZ9BuViINsapP79LLRHB4NR1Xm7opNiArIYMw6KN7j2WIFPYdMF4m4ZT48E2hb94pliem0",
+	"ECKJDEOh/o9uLil2P2aKToel4zpRkNDWdRfc0bxKKi0PI0Y1EGHhHcJ1hXfgCgTOUVeJ2zr44prkQQbu",
+	"2aQPgr9zEDbwtz1/kdv6+tVzACVQNQ6wH9j2NPQZVNTYj/BvDbEJtUBrpkKvSD5hX5vmbhNzl3CM/cqS",
+	"/8H9AXm091OeXQGL1B3q/UNScgW82MPhRTkRh8Al8eHFZ5CJIFO1/j4AkBIq1njAD8k0CGX6njENhdBy",
+	"EGJiSI1GuKQcvNqVIJIOsdw0lboW2BBNckWAfcKLi2HKRABAjHyIOtXLkB5LxyA35bIhou8I3D8jhvBO",
+	"PEarJEBzAtQkZmDQDzyKqoCCsnTbMjTghSsaSQQBka5QpXpENasRXynisGLXDpGrQJG1ahJpD68obAMg",
+	"bkUouhjHp/bSFVTjs1ZIum0yoxPk1UAH6v5UemAa4AwAxCA4Q0zeQ5fHbAmo1uoOvVgxMbg8IT/0Xr+S",
+	"xMt966C8RzSWYXfG4unCISsqJZh/IskG8oC4LU05LS9F04QEdLD8PbWe3mEmCv0UakhIRwmXrsjNyyNt",
+	"tZq5X1T/5tbxUPqgxJskMx72rqZUCBZ5JLzTpnrV1bPKFJns4IodhYeGoEnZVF9IeKgm23uy9GCP/S6/",
+	"/2g4MnUadIqNGhqWjJEiUXYKCVvrYsnVPZlVar4OJreiRYg5Z/fqNHV9BtEwzIfh46O2bezZG/csSOQC",
+	"GRaml1FMU3E/nV8AWSzwFkBb1nwonOGDt1PkMfCEosjlf6B4JHyzOCYxDtVIsWYxnyYxpept7dvlSOuv",
+	"FK6jcgD1pPIq2XEyn91cXm+RVyYHpq1SBKGjgw2NCseVjJPX3Sw84ycWPwYP6medDPFFLXM4tgaKwvcW",
+	"gahNaVUbnJW29kwCqK1EVp8tarYDAboiDPzsWX2yzowvaeP3VBtNiEwmmO1Iv7ZP1oT7vcKTjj3kqu8U",
+	"cO+l7THYyT0G256Ci49DgA+MCaLQwdroKsYvGF59Fb08IYzrqvhIpZMX6PmOS69UemR1z1QfzMY++vg1",
+	"M6WrMV+p+ak1be1if4daL29/NwvRzAafo+zvzhSfnqBMLUl1eCtLqDPLj6A+oNhrxPhXEjO+KYWCgE+B",
+	"Qaxrdv5dgQwAxAvUA1UTucxqSkRpm8s1jEwWuDQznKMz3x0QNWYu5q5A5/nCAdRATOqUYTaoFE+tmgTO",
+	"eMUsAdUWDNAYxwWzyCeQU5edcawZ6GTVmCcrTBOzgIrPxVyxp5wW7hnLsDT49uinA04ZegUL9ucFhaVR",
+	"zdBpnNAgHS9XbDEIMn1JPyKkWVCx5dRMz/zUsq/NBaKU3C77Z5YqS49JlcRPufRgnd2Vls/h5Aab1GCv",
+	"0KgxhOIfunNdwOzTjc5hs5tl1BWPh4R9Osv89JKG1YyR/YHW1SbcFI00GjjOHKPvK6JK8b+Mn4ZCszid",
+	"Wb6hbIWZORpJVnjUFkoy30WegvO43yMXivkQdFWYBOwgFe/zzAmVE8jgZC4IPFoalYGmbIIQfC7ilhby",
+	"rzHpPQNprdpUTtFejmYr4CHAxtU4X/cqfnRqvCCxBloMXIaR7hXNbjnHVfA8cMUPPfJb6bWu4AMX5+27",
+	"GE8LGZG0vyHkTkGuI1P3SvitOLSeK970NHB3Os6UTWNj6ufcUya+H8OGFPl/xGQc8WkscWZxmLs8e9sc",
+	"G/t9xxU7iLKkXpIdZ4Is6PsVSbbowOhpMtb3ZH5KuReSagD1Y+Xf4kWBYm6h0xfx5IKMyx95LJ8kJpfP",
+	"NW64Zb/NmQa90u4Sk5vz05x31Kw2O+30/9dtZ6PbTkoczVQHtd0p7rbmEZjfmKf2tZxFob/9bnpP/fSy",
+	"/+9uYEuhJSxXYe2FC2W7+G0HB3/sAtJkaVRJ0samrF5CNJ8PCGoVAAmtvAVoZ6wG9sJ0mna0HX0ypvOS",
+	"UPHdqbjZztXgmVpMrLmdbZIrRq1SPTXk8SdJE/jJGl3DbNuLumKYTv5QjSEbxHZ8x5jOv0t4x5QsH0mV",
+	"eXb2CFZWiVbaRL5X4SzuIvqHn2aZhWAScFoLuFKvDwmNpgt+hwG52lyBgY3ghO+zG1MAw4B6rvBiOscE",
+	"Z7n0a53Uy073tKB3kGxCrA0vwsxtatmamHYbomk9k3W3Lqjnm5p4nXTRB3rNdZnyVqiSMZ2f6CRzuS2p",
+	"E4FPkeJ2FX7Lht/H2H0rAusJziajPKSYOiG0PPmCMKoP2SQMA0ZFrZN9HU1KhvTYLPWcXuTnyJ73Ryec",
+	"Q3poJu+a7fkeRYi8+KB/eAbRAa8B46ymzZpyMzse5GopNpD3jNXyxWRN2ukzLIJ7mmKdQ9QvfLZiwmfC",
+	"SEiTtSuKdToHhBI/QeIAA3xRUullrAO44YTpPLJFgfFpmb4MO/pmWb6Anl9exvqDBCzddwPcbFXw+5Ws",
+	"HnFYCxLVnnHMrPc/HaZBJ/kgDsjOYR7RkhWJQ7LfLz6Z1BxvhM/t9MhFZvxReoImROajB0XJz1+njtfl",
+	"TXgJ+Cdm9rjMhpTGh+G7Dk15jpLAqA/AHvEiCpP5Iq2SZnvuYMpC7mPNKZjq1TFOvVhJW3t7OFU8af0c",
+	"l6GGKHHDXMUdMmeAfJiaUPG6w3ONLXGd6l3GPAiyPoHBjM0TFriCMp+JKdi0caXyIS06oTeadNUeXqzw",
+	"7bZaBlYxe+dqUgXiY7x5EE5oAPmXHmL04ou4b/YlbbGXxneoaU3pdIEvdemj5gLySOryTvZOZ4BHZOfQ",
+	"PInlhzVZr6iUR6o9D6A6pOaO0wWDXN0Y5ZG63mahHq4oxXpIe7BHIdLj6X6J5Uc9mXvqU/t8o6eryuLa",
+	"3kz14n6Dpz5z0FPJ9yWuhmInf9DtUB7EZlBaK48qcLr/yUEQRZb/5PvoC/x/S3KHnKKeCZdwzBdUEhFm",
+	"zL65fKlUnJQDyZwlILvOtF7lO5qbALuwREcepPweoh+EjBm14vsgwqeRxHZTNE9xnV5W8ckNcCucDq4l",
+	"lcT/jrNQ1JLS49Sija/bkPMM+iu/Z9dTrVOyPhmStKas+BMTVnOS+h69TMui+Y5meHseCwSOkMRTOquS",
+	"EIyAqd+hc6U9jWyzgfu54gIdSI0wc8vYSod4olXwMPVo1iXaUaKkZkhursRq9kCXq4B1MOEUn4swYn6P",
+	"/GrYZWY51cK4kyZdCCPDJdBji2N0bn3miucg5ZdKePGn13M1Hs73d55wfTWTXLKYKkH6+USMPc1LN8Re",
+	"KmXNMyx3EHtbJAooiAbTkrGWZA6UWDfmSwvmtzZjf++cuzj37wpUXgtu9ElMvI7gFP1KFnejRDR5zIJ6",
+	"ryRRxXd4yCr6A7UL/kAd+9vRNneXZ37VIY/x2z/GxRslQj7+aGx/jflbQgMer81Dzv6f03c/txjN3iQU",
+	"DX2XCVX0mYEJ6JQLL3wy97746eqeNIgyAy+2RBgxPtMqdUpwOJoyJDMabT23EZtyiagXXsSUUKT+NdvX",
+	"Qh6dTpOITtcIoRtqEe5+AXi/ILz5TIRLLmgcgttrvyb8LKOflzxLx7l1fGFNNe1p290UJeJ71Clyx+Db",
+	"kT4Mk0aswV2ltQEDsKNDFFKkOHU+fD6bsUimYRk8KhaDvXGFN6GS5SlH32Hq5xs9vJsogagIpRAvQ0Qq",
+	"yIYApk41HVcUgSfMUF5JU1i7b28U696b5rSL8ISlzCg77+p4zrjgEEPctliFMtfgR93Q3/6Ktq03Fqts",
+	"0O4X+hES1je604t8yPliZwskDokmeGDfdf4V5em3yhrfJu/kJRfp31Zf5Z3Fkz+dfFLd22YiSpxLy2jO",
+	"8veVOAVpJ74PC1LLN+TXOrqlAb9GLmiiYfTqpxw0e+lEucXJcegy83RFO1/3VQYHDp87GjsiFYgKYTIA",
+	"YZ7nvq4os9//5sqMfhv9puzvv5kKpJewoSKEhb9LXWjFoq45e7mjS19QOjTHegdzhRmMqeqQPLRBIXWs",
+	"eU389hwA6QED4WbsnkUZ84sXVBAqb5lPIgouGfDLEhGoqCD77wBrNJyZ8R+6ohzCFyN8iIi5ABdbiNdT",
+	"7C+gMl2akrNtGzxTM27SaQiugFa2PxFbGxqi+V87TXFBmrGo71H4qdhr0uP0ZJvN5my36HrW7+fOb5ix",
+	"o1KO23o1D7J16AirfLZZonPptmvz4Zp+PTJh61D4HQ1nyKULvjsaHwidkdoe/N8DQDkMisNfrqPAcwgA",
+	"tDGfiPC+k7kjGS0Z0wvBGOUiTAIfOB7hMWJTpb55UgeZH2j0xWJgRKz4h9qlHjkB7GRXrKiURccnajIg",
+	"6Wh1iQPO824vB6HoHWZThFGmDUVslkjIB9XUz6qcIQmH0HOFOUQ6wki/zKtppi4asEyq/jx0MoKQMV3r",
+	"pH3GOaHWL/bZONiLIh5U2MofGMa0A4szXreZZFD28/wf4Eo18P0qk8SUTS9g2DY97H3R/9riW3Ws3aoU",
+	"u0zVvLyha6Op7IOxgIGB7JaxlSsKCX0wddKhkmQSkXe0iXM6J4/JmsXGco4QnIidWu9FVaTClxQ8hmYd",
+	"v4XvVXFa286W2bDv3Q2rdDye+UiYqOhVYn3U0bBIeY0G4j0wyC/QQZsQD9LOBUA7tqiQQ7LxvWdHf2L0",
+	"FLaHimiXYFc8K7YpK4Rr/7luwvzg/szuN6X3QB3NK78v2B84FEBRhspf5rpKxFannKOA0WgHt5yqS5np",
+	"438dJL+1Q1fqGP0y1JM66242VtGUsaeKw2RNPKmmKWJOA+3D6JEUuEnjbBrHcu67orFzeSHkEW1UVBAD",
+	"Dw4pUP5kwd1W69KfArwTzsWvmU/2i0l5zxHI/U1iks1iNDMtGTr8Lk1L6SGyXj9PjVa+TCYBhwy6FC5p",
+	"vlwmgNSQnvq8HgRueQHb5tCDkXE6LZHSYA7Mv9LEB5hsqGJeAoGBuuIIigOJDLEGJn0A1qHkOZ3jAVIm",
+	"pFIGpBSAUxkGyVKooVjYG5eESsnngvkpp5rTlQQHbRMRLR2UShPhY6IPBB6NXWEe+oCtqJ/yBAluASBm",
+	"ShY7aeg0La9mgceMjIt5an5794b8wt8/VlbeFlWHWRCYiG8sgJvfKO1QftH+pOam/BD/SFE7HcJ2E9Mf",
+	"E5r3nKA5dylJPJe/u+Gf+qf0oDZzccydW7pz4FJ9gNKTKd/qzpMJaqkXz4rGi8yJp7gCO7nwlJ12Pv1J",
+	"yP47JPlCxJSF4p9TKahQfcUd3y4X/C1hibYH5VxXNOmnh8JksDHCQWrZNbkvMCv5/Ua9QWffydBvo0QQ",
+	"nQrS5InUqboSAQ9MOaMpOuhM6PR2HkGu+RT+2k8ikGM+hxPyu5qNQ+SCRswnM8ojg18F/omugGxObR4T",
+	"mUR3oH5EDJMtaQwGY2Tk2rcZYhGnrOOQ0fX5uRoppGRc0ShGa68rdOoprUQdXZxdng7Hw2N4zEdXSZQU",
+	"sjqq6QCegYrACzQmNAhQtLLm74zprd6sZogGDmGBREADV5ikpG/L3uYgb0zStHeqqygRkP2qbc2PSkaq",
+	"AT90BaLwJrmQ6eJznD2TI1CCzk0lF+G9dnPlsXQFZMPd9oD1wp7dRUnv27x2gadPKnx8/VN4k8Nx8r83",
+	"p/JRIspiRj0H+2bseMniiE/rjTfjwqH+Hf0/lHge8DtG4ojOZny6OXo6ZYlQKGWfoFQuqc+MAuWkADJc",
+	"kH96kospuMTAIzJ4net0d3kk9HjBlgeYvTAK7x1SyCnQI1eMEU9P9wym6tUEZ+QP15lelG94lrfX0IO6",
+	"UsuyQ/lrtXovaxYprtq206sp7vsyhtyl485fUM8iOy1DX5PiBnkI0g2evJLkLC1NBpcnkE0RHnTBZUWd",
+	"RU4DTE54Qq6Of5F4aMIQgHgAWCkIiNuiwhW6VNZ/isbktjC/ZOozMlHq9vXolHiLOF4d7O19vLga793p",
+	"CClqvGDUyXYhLeItW+sYjkKKALjSYQg8Jm0/nMo9uuK9pf9vkC2RdyEUIOaTgHWzcZnM5x4XqwQtO1Rj",
+	"ODkY9RtRwErE3yRp5zDOlfjUMfnC0pJoI4KszcLX3kA3SRR4IA5JnTebxOGcIdJUxMjF+ZDACLTolsPN",
+	"T3GPuMQ2iVqntuzAorWNhxGVOccjwmUHhkU8JRMfwIe9Xq93qFb73RvHU5UhP7vPpqGfrw+VD9HYkfoR",
+	"gVHHePcUk72bhQkjnB8mY1crHHiAxyfJPVBRmIp9RnLqkUtbCtsDNW5E0/uFrRVTJeTUcgkcaEHwAECs",
+	"pqovhLPycglfADkWXKT0iYKF8WI6r1aDBcGa+RrgwgdGudzTH54MqqgkXYxOj6SHKbwXOHto1AuXgufI",
+	"ros9AFIge4itX3q9nsmvCcm/xTxdVkjTScqCJ7Kh/KHDRQSkdjrPAKzUPmRXqWSQCKObH4Su+MvwHx4s",
+	"V+Gjaut8cDb0OrDXRzRm8xDw26jO6YrVX8k0LQ/SAV7l+g91z1s2tXOoBpMuY7zgUcyYINNiLzS4p2up",
+	"SBKshXEYkv+PvWt9bttG4v8Kxl8szdCy0yYzPfmT4zit51w7Yznt3Rw7IiRCFs4UqCEoK7pM//cb7C5A",
+	"UCJpSX5Fbb6kNcUHHruLff62NeIJhS6O2EwlQgMv4wjMS8HE4znCoIsvUue63WHRKOG3twJxKPNsRm2y",
+	"uVrYby6Y1Oa4H6JeAe9AIwEYMhMsEaOcpTNqxyQ1KRoRJrn0i7FHsGKQTkiN+bH/FPWyC6obQlc295+D",
+	"QdWiJ81IoPdlWQesW2MWSZywoajsIPLb/e5rNptB97kDRh7qlErtpjwfG+Ir9gcS/KKv4K3usq/UPDkA",
+	"kRwwUBkC6HoMfZdVmlu67WHbAPN8l709OmKtAY9RBgYu89HvsuznF7YD9vbojfnnR/PPW+Qx85kukH/S",
+	"V2neHxmr2Sh3b3/4B2tlAD0hJxIMS7TSqMk+rvG1yLPFwckoF1lkdT3z4uLBdsDeHR2Zf36st9eKU/RZ",
+	"0TiLz7xqsqA/jLVh12CX128OgcRGypN55s0Wz/y4xTNvN38GVcgnWWDv1U1re11H10x8GQoRU6ms41gM",
+	"LOkxnwJeyVjwGEyQr3seA9SNje4+hFvxThrSmipwab1KijBRUpH23MJ7Pb2t7WnDeLVokAFHjhSbYcrb",
+	"h5bBOJo661Ocu/fo2P5jQvDVvYFs3sFmzYE+2ZVbMUmX4ql03wOtdr532qmN79sVXC+0b4lz50L704Kg",
+	"1rRdy72hH4YfJ/XUsIjMbQ9dq/SAT8hhmz3MzM7Q8IDIGxudsNOqiP9qgzAK+bO6iH+HPV14nMDH78Ti",
+	"JfJIcSfQeHtWLQc/8aoajh1Cs+epiSJ3MmY9tZu7FQsvHcqHXy2M/3qhaWu3LoWjmzi5yu/qCHTDnh80",
+	"1mfvy74Jae1iFPi5aGj9vFDniFg7MfTvqPwttk7ALFhlJWvD4YZ+Vxcfoy4u/rb5oI+THrVKJOpumtlU",
+	"TgWletUJoo2ywKqBoVor87NBDQS3bsQ0X2AT3yxNRDdUJ6c357+doUeaFrjNJpAPIW3WAbbCtTjnXJNj",
+	"9Jj1fjn5cPV76fZQFX7ZMY/TeZFVpRgWhEAXzwWmjgRemkZK/YDHgA0c4eM9rGHjuYhYy3qf37Ttse0+",
+	"BuFccGa6cC2E2YumxzILFfmHpHbNlqHcmccx4HYnPBeKNCxCIQZoIc1K9YgB9dPMQjUXg3Ga3mnW0kLQ",
+	"jA90zs1N9Jd7iAJw7WO7Mn4gGdM2QrWa9bFRrge5V3WHfbg++XgDVBQqqIbWUPN9YnYTtS+7MeiZ7HQ6",
+	"h5x+NJLctwzQGe6fIyXToMtos/oadquf0Tsadfptc/iWNKfntQpeN3+1ciRrp7GCS84QquH8XZLVlFRP",
+	"EpP09I1j1Rsrevaal11iGaI+sP3rcupYWSyVhWejrO8C44ZKzwYWZd1IMpXOoWN+5me0UcaJY2dJrL8k",
+	"coWKNdRS0w+gehbjs+0K6CmQlO1jxsvvLE8hVFYkEtpCFZtbIfNUjB6see9ybtm3YVWVyzjLy7lTMNfF",
+	"0fGaPPlEGV8NnBgwSscyZoUFTzE2QbdQLkDVWGFIQtU1/8Md83ObVmtIAHmtnESWjgr15eEkMk818BLJ",
+	"DJun2h7+J6sqhlF6/juLb43ZU/0KzDujgexrqy11UQvJ+AgUp4ngepahulZa0YEYpRnMXYvsXuhNktdK",
+	"7Ltt9tqj5MX3/LWdyl97TQFU1uvXxbgrsblDNpmPBaWzOKXNy1uH3BL4WsBu+b0Ile0cWKA7cY9vAa6q",
+	"UbANFt7nWQsx9kIFN2MiECWe2lpkv4gn4cM7h03ONft4ctE7AyeQxKwUsKumaQaxgKvPN6dXv571P1/2",
+	"Pp2dnn88P/vQ8Wt7W+Xa3pfG5ax2cLFt/Fs92KJtMTmfWWwtQd6BW2nT0uQX8kWV1nE9V1QsNb/NhJiY",
+	"l+0m9J0/AxRuZS3+VYQbuDBqRVsPpiH1StFMhWOj2eQZp3M24WoRqhXRKD10JzBl7b2lPElYu7jI9E0A",
+	"xoDEI0Ypi5Q184Z0lAuFRUkumAuVTzJnN9efzzqstzKJUGUzVetYQtm76lqi5GZhJWaecZl4gyTFycha",
+	"OxJ0OuEqipjsMyPU/yeyFHrMVmlPOOAebNlfxsjyJ1WjyRA37ZQNZVm9itMLKibLIVXikdyfiXsp5gfQ",
+	"P//wK/51notJU5D0Sgls1ezs1kzkXCoR27SpAK4WzLpvz/1CgwAXaYedxBOpqELRfFtk7E4sdGUk9dqN",
+	"bmMqvvYm9rxkWXzpIT3bLOGuBVQ5bRMM3iM9vFokwjWQ1WFM3WjqfWbXlJAMxapEFvva6bROXgdQFNrF",
+	"BOtUxcy+GsoUKkooA8bZMOFywkCBo0zslCWpuhUZYbTmtDesJb5MZWbktNE2VaiMHUyVFqhlF4NrQ4v/",
+	"91fXN0aLhdxq6thdDIlc5M6kNtq6SnMq/VWuZ7hVvhPfqkG/v8zbHfY7+ON5HN+kVFMYgQeQPBF0kkIm",
+	"N65gmTnZQJhl1KuQeF6vc6hYgGo2J3NWdwKrhksznMUStGyfmwPoSxdg9GfCh2OpxL522d6r79XtgFFG",
+	"fXGe7msWUTQFqkuM8RMqwhmJ8CV94CkzoFjEkdEDjCwqPrS0ENIBGoYqyoS5JlP1gS905LC160XU5p27",
+	"DeWR6RDABvbz1DZDidrVMJRmKk8r+J4+IIIf+UB08EqxkPUFL9HHzglgJAYrwkT8BLI4E4nguiF8YQ8q",
+	"wytXn84u0TfoIkcQsO2w0zRGUIIR1HtZidDEO1tzTiWfXOM8doNRTs1swG5+VVaBYdDCxXW8gqflnCPG",
+	"nAIkiJ1SWhAXEKdhBr81oygxr2eTM6N6k+5gFQz25ohNpJrlQrtI3TfBKkrMPQr4zinrcsrD6rxLvQVy",
+	"MZqGeXK3QFkhBokD35JX9J2c1rPKz+C5LRgFgktm3Sap/QGWciDGkhQ3q/+Ra3sqFNyiX45pendy+v1w",
+	"eerDBZ0IXDNDMdPdghU3FOGpYuvpYEDIzZHpoi6MtDt8poQK3g7YWN6Ohc5ZNM1kmsl8EdlGSICGNFhA",
+	"PLoTqnoOqQxV4O4hOtXeM7vz/W+tBYmzew780h5W0cfDZUboTB6J2Gxq2UWAiZpRlhodI2ITng/HrMVh",
+	"x80mA2Qw3hqaIYtMe/5pqLLBRIZZLvBp6tFgK+axVr6N6FnWh9dFQx6eMka5DRtgkT5B8kS2RQz4EgK6",
+	"HrEWfBV0yba9hb62r0NliDYoX2R6CGkDGhMeJlL1zAVjQU/4F/z/tjt4Xe9XnEg6ClVkvQoRa3G1wHkD",
+	"UPIx4xYpzM7YZjzBNylkiSsD6w9QWfYbPEmV8NaY0RLbPUvVULgeh3nGleb4EXA72ap7CVDNZuLr1n5B",
+	"Wxz7oxmwJxqI1EJVjSC2sc9CJ7xPSqxZcXLAAJIINJMmn0k/5gtqHhAqs0d97W1S8QdViAESKqGpAgaA",
+	"QiKsjmAgL3jSYu85D1D4wrmazl7p5ITvryUOd7Kky5eI6x6Yh1/hv2s2mfEknI1PgLYYuCTtJTcg9zzH",
+	"uiw/a/rClGlxM10Q6etF+rxsSlA73+LlIeIK6gNaJLJLxX7bhKe+YaL4K8uXUnCqYf+n5ix/oEEPnY3o",
+	"8DJ7fyfEFH8CC3RJRrBLMafji5nNWbA8tbmRRbDfT9Y+RoHEeJIJHi+sioAkqHO+MDqFscML7T5UsO9F",
+	"I0JrE8+U787WDtD1SU96PzziHfVFfXfD6f15GvOnlJjPeu5/AvL4xs99xrVtab5TKgAM+dEqwCG6pho6",
+	"+XA5QW5V0CjTuouscCew4jQrINWqhD/YCaGK6LsIVHUQdZ3pjQ/VGOAA7Mwzw7E5612csFjwOJFKhKqF",
+	"jGpbIyBStc7b3pPU2rjFrWcEJ3CbFvw/4MO7NgRgQ4WONPMS7TudXcYl+iKxjAv+ws6aFN4mP5yHEB0q",
+	"+FyeUsiHbCuMmdvosc55IliLYt5QiWibOOAbNWUr3Yqcakz4hLIe2OXVTf/j1edLgmj2GnOa7Wry661a",
+	"B+hp2to394JH71p+ZN+j5JZ+5/zIpxgEWWHCLfgd2KXRZ2bPQlLzy43BpWKRzrE+lCcJEhxkErcR1xKc",
+	"kFAbAascKssXFPL0k5IrcpDfuRTkdysZyO8wAbkhgeAbqL4veEdvzzzBqk6dLEglkQTcB7tQV0sPP5YK",
+	"6dcL9vfguT9XBwATaqr7f2jjnqbo/90O1vx7FLFeljVGY3YxuxopFHItH6mWNGdER0YCGr2axDuCXUYo",
+	"qgBj7lZEWEcNw1Hp/JhFNpMJXaJTkR1QUpatsaAAmVEwBpng6MAdsbJJQPjEXqoW4ZJLFarVErIKMWmM",
+	"g/f0/silK4/FivUx5Tq3zXmtxuNGibfYB7wEq4pUufReZEYfETH1ParJBYzlaGQsMpd7XfiNnSvYPjxN",
+	"szxULQtuDReN3RJb/20ssTkEOtKLOhZbqQL1LG1POzFm3gPqSdkxsF0Odr2UPYWtXdpWjt3hKf3cCDY5",
+	"qZe7UK5WKcuM3XZgnt1bbU+z3kio5O/BQQDlbT6IF3KWNOaYI5XslGpGBRabyLxZIvQhoN7WG14nrgld",
+	"nC2gl4xRQEQs8zTTrDVYAUtvu7Z1DgiFF3hJoYrT4QxS4VvXny/Oev1/nl9+6H+6ujg//TcBi5eBhv3b",
+	"Lk7en120mfjCh3myYFyHaoqoAWBn5IhcHDBCviADBL0aCKGi2Q9HR2g0oZFYarGH3F/RFO+YWXFlZDm0",
+	"51E2pCVvFU+QYgJ4XSK+yHxRRJtChTaWJ2Fd6j8gLY/5vWCtCO7Cffzthw72nzvF9nOgJ2iwVo+6TKWh",
+	"wp8ZtaeDDjtmI0Xs0GNc/e8gNQIdNCBsneOWrIsIgUYsozHn0AzMZUR+bSFu4DHsuy0rIqGc3YPYprLM",
+	"4qEgVPgUGywKfBmpVwFsFJ8A+jj22POqib0+iMdovcKbATAaCDeglQeEVWxvaPbr+uzns3+xYapz2Kdy",
+	"B8VKS9Ms2/Usocj4MwCLuA+8Fp6IN4AHmsLDKoEXBV2mt7NMkFCB3cVmDMTe68Msv+exm/sOebbE8M5D",
+	"+7SunZLEqSnUgfXVYjjLZL4AZWAgeCayk1k+3uv+5w9zyCH7VMHh3jjmwkPWiUxjbpnr5HduRRN+Bw2+",
+	"IoSGB4xD1v3p6KcjiHLNsmSvu3cItgUNc/WEx3CZBxmAgARL2EdFeQ8iG1C1Q6c47s1jFcrMBZZBk7oo",
+	"s1UsLF3diKfdWWrBV/X297Pkzh87didWbDZNUg4aLLS+GBkZUF2T6H9mYFTEg5qJnFGbEc0GYpGS9jvP",
+	"ZJ4LxfRUDOWI+LProT/jumWCx7gGds6BRZiAJulwQEG/a3de2bNFxAyGhXOAhIORyFCS0bA9yqtS4RDj",
+	"WgIghnCTAFbWU8HvXOHLvVBxagT6yafzLqtp3lL6MkFlr371l9mEK1JEujbbidJd/FQXGAVq5kRwEHMI",
+	"yKwwPxfqOHnMXGg3FoGnm8Kr0I9Z4FvAreV6GF2aASlFFTPgegxcpa0LGXulwCbKWKSuZUAXbThjfA64",
+	"on2eQEZwS6hRmg1FECpb0c+TJJ23A3hmbL4BPhJ8xrNQAiYnxrRx6ZDGFIH62dLwzRvg01Vb/4vgST4O",
+	"gPqkErpAIyMcMRQr1Jj3MmV8lo+FyomMPcZwR6be+/OPP/8fAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

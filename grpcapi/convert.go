@@ -129,7 +129,7 @@ func timestamp(t *time.Time) *timestamppb.Timestamp {
 }
 
 // toPBJob maps a job as REST's toAPIJob does: results for completed jobs
-// only (SPEC.md: an unfinished job carries basic information).
+// only (an unfinished job carries basic information: docs/api.md#jobs).
 func toPBJob(j *domain.Job) *pb.Job {
 	out := &pb.Job{
 		JobUuid: j.ID, CustomerId: j.AccountID, Status: toPBJobStatus(j.Status),

@@ -14,7 +14,7 @@ import (
 )
 
 // maxValues bounds the repeated elements and map entries of one request, as
-// REST bounds the JSON values of a content-carrying body (DESIGN §15): a
+// REST bounds the JSON values of a content-carrying body (docs/api.md#limits): a
 // 32 MiB message of one-byte metadata entries would otherwise decode into
 // millions of map entries before any handler could refuse it.
 const maxValues = 100_000
@@ -27,7 +27,7 @@ const maxValues = 100_000
 // sends the field itself only refuses its own request.
 const refusedField protowire.Number = protowire.MaxValidNumber
 
-// codec is grpc-go's proto codec with the input checks of DESIGN §15 in
+// codec is grpc-go's proto codec with the input checks of docs/api.md#limits in
 // front of Unmarshal: well-formed wire data, valid UTF-8 and no NUL in
 // every string, and at most maxValues values.
 type codec struct{ base encoding.CodecV2 }
@@ -161,7 +161,7 @@ func orRequest(prefix string) string {
 	return strings.TrimSuffix(prefix, ".")
 }
 
-// badText says why a string is refused on every backend (DESIGN §15):
+// badText says why a string is refused on every backend (docs/api.md#input-leniency):
 // PostgreSQL text holds neither NUL nor invalid UTF-8.
 func badText(b []byte) string {
 	if !utf8.Valid(b) {

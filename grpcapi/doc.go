@@ -1,4 +1,4 @@
-// Package grpcapi is the Clavata gRPC adapter (DESIGN §14): the
+// Package grpcapi is the Clavata gRPC adapter (docs/api.md#grpc): the
 // clavata.gateway.v1.GatewayService the official Clavata SDKs call
 // (Evaluate, CreateJob, GetJob, ListJobs), served by grpc-go's own transport
 // beside the REST server on the same port. Like handlers, it only
@@ -6,6 +6,6 @@
 // service calls REST makes, messages or a status out. Authentication, rate
 // limits, account-type gating, input limits, metrics and request logs run in
 // its interceptors, and every failure is turned into a gRPC status in one
-// place (toStatus), with the codes of DESIGN §4.
+// place (toStatus), with the codes of docs/api.md#error-bodies.
 // It never imports persistence or handlers.
 package grpcapi

@@ -31,7 +31,7 @@ func (e rateLimited) Unwrap() error { return e.err }
 // toStatus is the one error funnel of the service: every failure of an RPC,
 // from authentication, input checks, the domain or a panic, becomes its
 // status here. domain.Code values are the gRPC codes, so the table of
-// DESIGN §4 is the identity. The second result is false for errors whose
+// docs/api.md#error-bodies is the identity. The second result is false for errors whose
 // text must not reach the client (the caller logs them).
 func toStatus(err error) (*status.Status, bool) {
 	var de *domain.Error

@@ -16,7 +16,7 @@ import (
 )
 
 // TestToStatus is the funnel's table: every domain code becomes the gRPC
-// code of the same number (DESIGN §4 lists them by their gRPC names), with
+// code of the same number (docs/api.md#error-bodies lists them by their gRPC names), with
 // its message; what is not a domain error never shows its text.
 func TestToStatus(t *testing.T) {
 	for _, tc := range []struct {

@@ -28,6 +28,12 @@ func (s *service) CreateJob(ctx context.Context, req *pb.CreateJobRequest) (*pb.
 	if err != nil {
 		return nil, err
 	}
+	if j.ResultsStored {
+		// The message is sent whole: its results are read for it.
+		if j, err = s.deps.Jobs.Get(ctx, accountFrom(ctx), j.ID); err != nil {
+			return nil, err
+		}
+	}
 	resp := &pb.CreateJobResponse{Job: toPBJob(j)}
 	if err := fitJob(resp, resp.Job); err != nil {
 		return nil, err
@@ -120,7 +126,7 @@ func (s *service) Evaluate(req *pb.EvaluateRequest, stream grpc.ServerStreamingS
 			msg.PolicyEvaluationReport = toPBReport(j, it.Result)
 			fitMessage(msg, msg.PolicyEvaluationReport)
 		}
-		return sendWithin(stream, msg, streamSendWindow)
+		return sendWithin(stream, msg, s.sendWindow)
 	})
 	if entryErr != nil {
 		return entryErr
@@ -130,12 +136,12 @@ func (s *service) Evaluate(req *pb.EvaluateRequest, stream grpc.ServerStreamingS
 
 var errEntryFailed = errors.New("an entry failed; the stream ends with its status")
 
-// streamSendWindow is how long one message may wait for a client that does
-// not read (REST's streamWriteWindow): such a client would otherwise hold
-// its job running, and its worker, for as long as it keeps the connection.
-const streamSendWindow = 2 * time.Minute
-
-var errClientStalled = domain.Errorf(domain.DeadlineExceeded, "the client did not read the stream for %s", streamSendWindow)
+// defaultStreamSendWindow is how long one message may wait for a client
+// that does not read (REST's stream write timeout), unless configured: such
+// a client would otherwise hold its job running for as long as it keeps the
+// connection. The next entry is evaluated only once a message is sent, so
+// the wait also stops the stream's evaluation.
+const defaultStreamSendWindow = 2 * time.Minute
 
 // sendWithin sends msg, giving up after window. A send that gives up is
 // left to end with the stream: returning from the method closes the stream,
@@ -149,6 +155,6 @@ func sendWithin(stream grpc.ServerStreamingServer[pb.EvaluateResponse], msg *pb.
 	case err := <-done:
 		return err
 	case <-timer.C:
-		return errClientStalled
+		return domain.Errorf(domain.DeadlineExceeded, "the client did not read the stream for %s", window)
 	}
 }

@@ -2,8 +2,6 @@ package grpcapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,27 +14,35 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/protobuf/proto"
 )
 
-// method is what the interceptors know of one RPC; the account types are
-// those of the REST twins in openapi.yaml (x-account-type).
+// method is what the interceptors know of one RPC; the account types and
+// key roles are those of the REST twins (x-account-type in openapi.yaml,
+// docs/api.md#key-roles).
 type method struct {
 	name        string
 	accountType domain.AccountType // "" when both types may call it
+	roles       access.RoleSet
 }
 
+// methods is the one place gRPC decides who may call a method. A method
+// missing here admits no key (a test checks that every method of the
+// service has an entry).
 var methods = map[string]method{
-	pb.GatewayService_Evaluate_FullMethodName:  {"Evaluate", domain.AccountPolicyFirst},
-	pb.GatewayService_CreateJob_FullMethodName: {"CreateJob", domain.AccountPolicyFirst},
-	pb.GatewayService_GetJob_FullMethodName:    {"GetJob", ""},
-	pb.GatewayService_ListJobs_FullMethodName:  {"ListJobs", ""},
+	pb.GatewayService_Evaluate_FullMethodName:  {"Evaluate", domain.AccountPolicyFirst, access.EvaluateOrRead},
+	pb.GatewayService_CreateJob_FullMethodName: {"CreateJob", domain.AccountPolicyFirst, access.EvaluateOrRead},
+	pb.GatewayService_GetJob_FullMethodName:    {"GetJob", "", access.EvaluateOrRead},
+	pb.GatewayService_ListJobs_FullMethodName:  {"ListJobs", "", access.EvaluateOrRead},
 }
 
 // gateway holds the interceptors.
 type gateway struct {
-	deps    Deps
-	log     *slog.Logger
-	metrics *metrics
+	deps      Deps
+	log       *slog.Logger
+	metrics   *metrics
+	receiving *receiveSlots
+	reserve   func(bytes int64) (release func())
 }
 
 // call is one RPC in flight.
@@ -56,27 +62,6 @@ func accountFrom(ctx context.Context) *domain.Account {
 	return a
 }
 
-func (g *gateway) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-	c := g.begin(ctx, info.FullMethod)
-	// A trailer, not a header: a status with headers of its own is no
-	// longer trailers-only, and grpc-js then does not retry it.
-	_ = grpc.SetTrailer(ctx, metadata.Pairs("x-request-id", c.requestID))
-	defer func() {
-		if p := recover(); p != nil {
-			resp, err = nil, g.panicked(c, p)
-		}
-		err = g.end(ctx, c, err)
-	}()
-	actx, err := g.admit(ctx, c)
-	if err == nil {
-		err = refusal(req)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return handler(actx, req)
-}
-
 func (g *gateway) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
 	ctx := ss.Context()
 	c := g.begin(ctx, info.FullMethod)
@@ -91,21 +76,37 @@ func (g *gateway) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerI
 	if err != nil {
 		return err
 	}
-	return handler(srv, &admittedStream{ServerStream: ss, ctx: actx})
+	as := &admittedStream{ServerStream: ss, ctx: actx, slots: g.receiving, reserve: g.reserve}
+	defer as.releaseAll()
+	return handler(srv, as)
 }
 
 // admittedStream is a stream past authentication: its context carries the
-// account, and the request it reads passes the codec's checks.
+// account, it reads a request only with a receive slot, and the request
+// passes the codec's checks. The requests it read are reserved (Config.
+// Reserve) until its call ends.
 type admittedStream struct {
 	grpc.ServerStream
-	ctx context.Context
+	ctx      context.Context
+	slots    *receiveSlots
+	reserve  func(bytes int64) (release func())
+	releases []func()
+}
+
+func (s *admittedStream) releaseAll() {
+	for _, r := range s.releases {
+		r()
+	}
 }
 
 func (s *admittedStream) Context() context.Context { return s.ctx }
 
 func (s *admittedStream) RecvMsg(m any) error {
-	if err := s.ServerStream.RecvMsg(m); err != nil {
+	if err := s.slots.receive(s.ctx, s.ServerStream, m); err != nil {
 		return err
+	}
+	if pm, ok := m.(proto.Message); ok && s.reserve != nil {
+		s.releases = append(s.releases, s.reserve(int64(proto.Size(pm))))
 	}
 	return refusal(m)
 }
@@ -116,16 +117,16 @@ func (g *gateway) begin(ctx context.Context, fullName string) *call {
 		c.method.name = "unknown"
 	}
 	md, _ := metadata.FromIncomingContext(ctx)
-	if ids := md.Get("x-request-id"); len(ids) > 0 && validRequestID(ids[0]) {
-		c.requestID = ids[0]
-	} else {
-		c.requestID = newRequestID()
+	var id string
+	if ids := md.Get("x-request-id"); len(ids) > 0 {
+		id = ids[0]
 	}
+	c.requestID = access.RequestID(id)
 	return c
 }
 
-// admit authenticates the bearer key, applies the account's rate limit and
-// the method's account type, in that order, as REST does: a caller learns
+// admit authenticates the bearer key, applies the account's rate limit, the
+// method's key roles and its account type, in that order, as REST does: a caller learns
 // first who it is, then how fast, then what it may call.
 func (g *gateway) admit(ctx context.Context, c *call) (context.Context, error) {
 	md, _ := metadata.FromIncomingContext(ctx)
@@ -133,8 +134,8 @@ func (g *gateway) admit(ctx context.Context, c *call) (context.Context, error) {
 	if vs := md.Get("authorization"); len(vs) > 0 {
 		header = vs[0]
 	}
-	account, wait, err := access.Admit(ctx, g.deps.Keys, g.deps.Limiter, header, c.method.name, c.method.accountType)
-	c.account = account
+	caller, wait, err := access.Admit(ctx, g.deps.Keys, g.deps.Limiter, header, c.method.name, c.method.roles, c.method.accountType)
+	c.account = caller.Account
 	if wait > 0 {
 		var de *domain.Error
 		if errors.As(err, &de) {
@@ -144,7 +145,7 @@ func (g *gateway) admit(ctx context.Context, c *call) (context.Context, error) {
 	if err != nil {
 		return ctx, err
 	}
-	return context.WithValue(ctx, accountKey{}, account), nil
+	return context.WithValue(ctx, accountKey{}, caller.Account), nil
 }
 
 // end turns err into the RPC's status (toStatus), then records the call: one
@@ -181,25 +182,6 @@ func (g *gateway) end(ctx context.Context, c *call, err error) error {
 func (g *gateway) panicked(c *call, p any) error {
 	g.log.Error("panic", "request_id", c.requestID, "method", c.fullName, "error", fmt.Sprint(p), "stack", string(debug.Stack()))
 	return fmt.Errorf("panic: %v", p)
-}
-
-func newRequestID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// validRequestID accepts a client's id only when it cannot forge log lines.
-func validRequestID(id string) bool {
-	if id == "" || len(id) > 128 {
-		return false
-	}
-	for _, r := range id {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
-			return false
-		}
-	}
-	return true
 }
 
 type metrics struct {

@@ -10,9 +10,9 @@ import (
 )
 
 // acceptAliases rewrites the snake_case spellings of query parameters to
-// the names the spec declares (DESIGN §4: clients of gRPC-gateway services
+// the names the spec declares (docs/api.md#input-leniency: clients of gRPC-gateway services
 // send either), and lowers an integer parameter above its declared maximum
-// to that maximum (DESIGN §4: a page size above the maximum is treated as
+// to that maximum (docs/api.md#paging: a page size above the maximum is treated as
 // the maximum), before the validator would reject it. Body fields are
 // renamed in the decoded body (renameKeys, from validateBody), only where
 // the schema declares a property, so the keys of free-form maps (metadata,

@@ -13,7 +13,7 @@ import (
 
 // CreateBatchJob creates a batch job and returns its signed upload URL; a
 // policy that does not exist is reported in `error`, not as a request
-// error (SPEC.md).
+// error, as the contract says.
 func (s *Server) CreateBatchJob(ctx context.Context, req gen.CreateBatchJobRequestObject) (gen.CreateBatchJobResponseObject, error) {
 	body := req.Body
 	in := batches.CreateRequest{PolicyID: body.PolicyId, Options: toDomainOptions(body.Options)}
@@ -135,7 +135,7 @@ type BatchOutput struct {
 
 var _ batches.LineEncoder = (*BatchOutput)(nil)
 
-// batchLine is one line of the output file (DESIGN §9).
+// batchLine is one line of the output file (JSONL, input order).
 type batchLine struct {
 	RefID       string                `json:"refId"`
 	JobUUID     string                `json:"jobUuid"`
@@ -150,7 +150,7 @@ type batchLine struct {
 func (o *BatchOutput) EncodeBatchLine(b *domain.BatchJob, item *domain.BatchOutcome) ([]byte, error) {
 	l := batchLine{RefID: item.RefID, JobUUID: item.JobID, ContentHash: item.ContentHash}
 	if item.JobStatus != "" {
-		l.Status = jptr(toAPIJobStatus(item.JobStatus))
+		l.Status = ptr(toAPIJobStatus(item.JobStatus))
 	}
 	l.Error = toAPIJobError(item.JobError)
 	if r := item.Result; r != nil {

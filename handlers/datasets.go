@@ -9,7 +9,7 @@ import (
 	"github.com/contenteval/contenteval/gen"
 )
 
-// The dataset endpoints of labels (DESIGN §12): examples and dataset runs.
+// The dataset endpoints of labels (docs/api.md#extension-endpoints): examples and dataset runs.
 
 // CreateDatasetExamples adds examples to a label.
 func (s *Server) CreateDatasetExamples(ctx context.Context, req gen.CreateDatasetExamplesRequestObject) (gen.CreateDatasetExamplesResponseObject, error) {
@@ -17,7 +17,7 @@ func (s *Server) CreateDatasetExamples(ctx context.Context, req gen.CreateDatase
 	for i, e := range req.Body.Examples {
 		in[i] = quality.NewExample{
 			Content:  toDomainContent([]gen.ContentData{e.ContentData})[0],
-			Expected: domain.EvaluationResult(e.ExpectedOutcome), Note: lderef(e.Note),
+			Expected: domain.EvaluationResult(e.ExpectedOutcome), Note: deref(e.Note),
 		}
 	}
 	es, err := s.deps.Quality.CreateExamples(ctx, AccountFrom(ctx), req.LabelId, in)
@@ -29,11 +29,11 @@ func (s *Server) CreateDatasetExamples(ctx context.Context, req gen.CreateDatase
 
 // ListDatasetExamples returns a page of a label's examples.
 func (s *Server) ListDatasetExamples(ctx context.Context, req gen.ListDatasetExamplesRequestObject) (gen.ListDatasetExamplesResponseObject, error) {
-	page, err := s.deps.Quality.ListExamples(ctx, AccountFrom(ctx), req.LabelId, req.Params.PageSize, lderef(req.Params.PageToken))
+	page, err := s.deps.Quality.ListExamples(ctx, AccountFrom(ctx), req.LabelId, req.Params.PageSize, deref(req.Params.PageToken))
 	if err != nil {
 		return nil, err
 	}
-	return gen.ListDatasetExamples200JSONResponse{Examples: toAPIExamples(page.Examples), NextPageToken: tokenOrNil(page.NextPageToken)}, nil
+	return gen.ListDatasetExamples200JSONResponse{Examples: toAPIExamples(page.Examples), NextPageToken: nonEmpty(page.NextPageToken)}, nil
 }
 
 // DeleteDatasetExample deletes one example.
@@ -49,9 +49,9 @@ func toAPIExamples(es []*domain.DatasetExample) []gen.DatasetExample {
 	for i, e := range es {
 		cd := gen.ContentData{Metadata: stringMap(e.Content.Metadata)}
 		if e.Content.Kind == domain.ContentText {
-			cd.Text = lptr(e.Content.Text)
+			cd.Text = ptr(e.Content.Text)
 		} else {
-			cd.Image = lptr(e.Content.Bytes)
+			cd.Image = ptr(e.Content.Bytes)
 		}
 		out[i] = gen.DatasetExample{ExampleId: e.ID, LabelId: e.LabelID, ContentData: cd, ContentHash: e.ContentHash,
 			ExpectedOutcome: gen.EvaluationResult(e.Expected), Note: e.Note, Created: e.Created}
@@ -83,7 +83,7 @@ func (s *Server) GetDatasetRun(ctx context.Context, req gen.GetDatasetRunRequest
 
 // ListDatasetRuns returns a page of a label's runs, newest first.
 func (s *Server) ListDatasetRuns(ctx context.Context, req gen.ListDatasetRunsRequestObject) (gen.ListDatasetRunsResponseObject, error) {
-	rs, next, err := s.deps.Quality.ListRuns(ctx, AccountFrom(ctx), req.LabelId, req.Params.PageSize, lderef(req.Params.PageToken))
+	rs, next, err := s.deps.Quality.ListRuns(ctx, AccountFrom(ctx), req.LabelId, req.Params.PageSize, deref(req.Params.PageToken))
 	if err != nil {
 		return nil, err
 	}
@@ -91,13 +91,13 @@ func (s *Server) ListDatasetRuns(ctx context.Context, req gen.ListDatasetRunsReq
 	for i, r := range rs {
 		out[i] = toAPIDatasetRun(r)
 	}
-	return gen.ListDatasetRuns200JSONResponse{DatasetRuns: out, NextPageToken: tokenOrNil(next)}, nil
+	return gen.ListDatasetRuns200JSONResponse{DatasetRuns: out, NextPageToken: nonEmpty(next)}, nil
 }
 
 // ListDatasetRunResults returns a page of a run's per-example results.
 func (s *Server) ListDatasetRunResults(ctx context.Context, req gen.ListDatasetRunResultsRequestObject) (gen.ListDatasetRunResultsResponseObject, error) {
 	account := AccountFrom(ctx)
-	run, rs, next, err := s.deps.Quality.Results(ctx, account, req.LabelId, req.DatasetRunId, req.Params.PageSize, lderef(req.Params.PageToken))
+	run, rs, next, err := s.deps.Quality.Results(ctx, account, req.LabelId, req.DatasetRunId, req.Params.PageSize, deref(req.Params.PageToken))
 	if err != nil {
 		return nil, err
 	}
@@ -111,17 +111,17 @@ func (s *Server) ListDatasetRunResults(ctx context.Context, req gen.ListDatasetR
 			out[i].Report = toAPIReport(j, &domain.JobResult{Report: r.Report})
 		}
 		if r.Error != "" {
-			out[i].Error = lptr(r.Error)
+			out[i].Error = ptr(r.Error)
 		}
 	}
-	return gen.ListDatasetRunResults200JSONResponse{Results: out, NextPageToken: tokenOrNil(next)}, nil
+	return gen.ListDatasetRunResults200JSONResponse{Results: out, NextPageToken: nonEmpty(next)}, nil
 }
 
 // CompareDatasetRuns lists the examples whose outcome differs between two
 // runs.
 func (s *Server) CompareDatasetRuns(ctx context.Context, req gen.CompareDatasetRunsRequestObject) (gen.CompareDatasetRunsResponseObject, error) {
 	cs, next, err := s.deps.Quality.Compare(ctx, AccountFrom(ctx), req.LabelId, req.DatasetRunId, req.Params.BaseDatasetRunId,
-		req.Params.PageSize, lderef(req.Params.PageToken))
+		req.Params.PageSize, deref(req.Params.PageToken))
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func (s *Server) CompareDatasetRuns(ctx context.Context, req gen.CompareDatasetR
 		out[i] = gen.DatasetRunChange{ExampleId: c.ExampleID, ExpectedOutcome: gen.EvaluationResult(c.Expected),
 			BaseOutcome: gen.Outcome(c.BaseOutcome), Outcome: gen.Outcome(c.Outcome)}
 	}
-	return gen.CompareDatasetRuns200JSONResponse{Changes: out, NextPageToken: tokenOrNil(next)}, nil
+	return gen.CompareDatasetRuns200JSONResponse{Changes: out, NextPageToken: nonEmpty(next)}, nil
 }
 
 func toAPIDatasetRun(r *domain.DatasetRun) gen.DatasetRun {

@@ -15,7 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// httpStatus is the grpc-gateway mapping of DESIGN §4.
+// httpStatus is the grpc-gateway mapping of docs/api.md#error-bodies.
 func httpStatus(c domain.Code) int {
 	switch c {
 	case domain.OK:
@@ -96,6 +96,10 @@ func detailJSON(d domain.Detail) map[string]any {
 		if d.MatchConfidence != "" {
 			m["matchConfidence"] = string(d.MatchConfidence)
 		}
+		if d.ListID != "" {
+			m["listId"], m["listName"], m["source"], m["note"] = d.ListID, d.ListName, d.Source, d.Note
+			m["matchedHash"], m["distance"] = d.MatchedHash, d.Distance
+		}
 		return m
 	}
 	return map[string]any{"@type": "type.googleapis.com/google.protobuf.Empty"}
@@ -175,10 +179,22 @@ func (s *Server) handleError(err error, c echo.Context) {
 		// unknown method too; tell the two apart here.
 		if allowed := s.allowedMethods(c.Request().URL.Path); len(allowed) > 0 {
 			c.Response().Header().Set(echo.HeaderAllow, strings.Join(allowed, ", "))
+			if isModerationRequest(c) {
+				s.writeJSON(c, http.StatusMethodNotAllowed, openAIErrorBody{Error: openAIError{
+					Message: errMethodNotAllowed.Message, Type: "invalid_request_error"}})
+				return
+			}
 			s.writeJSON(c, http.StatusMethodNotAllowed, errorBody(errMethodNotAllowed))
 			return
 		}
 		de = errNoRoute
+	}
+	if isModerationRequest(c) {
+		// Every error of the OpenAI-compatible endpoint, from the
+		// validator and authentication as well as the handler, is in
+		// OpenAI's shape, so OpenAI's SDKs raise their own error classes.
+		s.writeOpenAIError(c, err, de)
+		return
 	}
 	var ra retryAfterError
 	if errors.As(err, &ra) {

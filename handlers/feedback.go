@@ -13,11 +13,11 @@ import (
 func (s *Server) CreateFeedback(ctx context.Context, req gen.CreateFeedbackRequestObject) (gen.CreateFeedbackResponseObject, error) {
 	b := req.Body
 	in := labels.NewFeedback{
-		JobResultID: lderef(b.JobResultId), Label: lderef(b.Label), LabelID: lderef(b.LabelId),
-		LabelVersionID: lderef(b.LabelVersionId), Expected: domain.EvaluationResult(b.ExpectedOutcome), Comment: lderef(b.Comment),
+		JobResultID: deref(b.JobResultId), Label: deref(b.Label), LabelID: deref(b.LabelId),
+		LabelVersionID: deref(b.LabelVersionId), Expected: domain.EvaluationResult(b.ExpectedOutcome), Comment: deref(b.Comment),
 	}
 	if t := b.Target; t != nil {
-		in.ContentHash = lderef(t.ContentHash)
+		in.ContentHash = deref(t.ContentHash)
 		if o := t.Occurrence; o != nil {
 			occ, err := toDomainOccurrence(o)
 			if err != nil {
@@ -35,7 +35,7 @@ func (s *Server) CreateFeedback(ctx context.Context, req gen.CreateFeedbackReque
 
 // ListFeedback returns a page of a job's feedback, oldest first.
 func (s *Server) ListFeedback(ctx context.Context, req gen.ListFeedbackRequestObject) (gen.ListFeedbackResponseObject, error) {
-	page, err := s.deps.LabelEvaluation.ListFeedback(ctx, AccountFrom(ctx).ID, req.JobUuid, req.Params.PageSize, lderef(req.Params.PageToken))
+	page, err := s.deps.LabelEvaluation.ListFeedback(ctx, AccountFrom(ctx).ID, req.JobUuid, req.Params.PageSize, deref(req.Params.PageToken))
 	if err != nil {
 		return nil, err
 	}
@@ -43,11 +43,11 @@ func (s *Server) ListFeedback(ctx context.Context, req gen.ListFeedbackRequestOb
 	for i, a := range page.Annotations {
 		as[i] = toAPIFeedback(a)
 	}
-	return gen.ListFeedback200JSONResponse{Annotations: as, NextPageToken: tokenOrNil(page.NextPageToken)}, nil
+	return gen.ListFeedback200JSONResponse{Annotations: as, NextPageToken: nonEmpty(page.NextPageToken)}, nil
 }
 
 func toDomainOccurrence(o *gen.Occurrence) (*domain.Occurrence, error) {
-	occ := &domain.Occurrence{Modality: domain.Modality(lderef(o.Modality))}
+	occ := &domain.Occurrence{Modality: domain.Modality(deref(o.Modality))}
 	if o.StartMs == nil {
 		return nil, domain.InvalidField("target.occurrence.startMs", "is required with an occurrence")
 	}
@@ -70,21 +70,21 @@ func toDomainOccurrence(o *gen.Occurrence) (*domain.Occurrence, error) {
 func toAPIFeedback(a *domain.FeedbackAnnotation) gen.FeedbackAnnotation {
 	out := gen.FeedbackAnnotation{
 		Id: a.ID, JobUuid: a.JobID, JobResultId: a.JobResultID,
-		Target: gen.FeedbackTarget{ContentHash: lptr(a.ContentHash)},
+		Target: gen.FeedbackTarget{ContentHash: ptr(a.ContentHash)},
 		Label:  a.Label, ExpectedOutcome: gen.EvaluationResult(a.Expected), ActualOutcome: gen.EvaluationResult(a.Actual),
 		Comment: a.Comment, CreatedAt: a.Created, UpdatedAt: a.Updated,
 	}
 	if a.LabelID != "" {
-		out.LabelId = lptr(a.LabelID)
+		out.LabelId = ptr(a.LabelID)
 	}
 	if a.LabelVersionID != "" {
-		out.LabelVersionId = lptr(a.LabelVersionID)
+		out.LabelVersionId = ptr(a.LabelVersionID)
 	}
 	if o := a.Occurrence; o != nil {
 		m := gen.Modality(o.Modality)
-		occ := &gen.Occurrence{Modality: &m, StartMs: lptr(strconv.FormatInt(o.StartMs, 10))}
+		occ := &gen.Occurrence{Modality: &m, StartMs: ptr(strconv.FormatInt(o.StartMs, 10))}
 		if o.EndMs != nil {
-			occ.EndMs = lptr(strconv.FormatInt(*o.EndMs, 10))
+			occ.EndMs = ptr(strconv.FormatInt(*o.EndMs, 10))
 		}
 		out.Target.Occurrence = occ
 	}

@@ -16,14 +16,14 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Bounds of a JSON body by kind of operation (DESIGN §15). Operations that
+// Bounds of a JSON body by kind of operation (docs/api.md#limits). Operations that
 // carry content (a contentData field: jobs, streams, label evaluation,
 // dataset examples) take bodies up to Config.BodyLimit; their values are
 // bounded by what a full job needs: 1,000 per item at the default 100 items
 // (metadata included). The
 // others hold names, ids and rule text and take far less. A decoded value
 // costs the validator some 100 to 300 bytes, so 100,000 of them stay within
-// the 64 MiB DESIGN §15 allows besides 8x the body.
+// the 64 MiB docs/api.md#limits allows besides 8x the body.
 const (
 	contentMaxValues = 100_000
 	otherMaxValues   = 10_000
@@ -50,7 +50,7 @@ func (s *Server) setInputRules() {
 	small := otherBodyAllowance + 8*int64(s.cfg.RuleTextMaxBytes)
 	for _, o := range s.ops {
 		o.input = inputRules{schema: jsonBodySchema(o.spec), bodyLimit: min(small, limit), maxValues: otherMaxValues}
-		if carriesContent(o.input.schema) {
+		if carriesContent(o.input.schema) || hasTag(o.spec, "compat") {
 			o.input.bodyLimit, o.input.maxValues = limit, contentMaxValues
 		}
 	}
@@ -75,7 +75,7 @@ func carriesContent(schema *openapi3.Schema) bool {
 
 // guardInput refuses, before anything decodes or stores them, path and query
 // values with NUL or invalid UTF-8, and JSON bodies that scanJSON refuses
-// (DESIGN §15). PostgreSQL cannot hold either kind of text in a text column
+// (docs/api.md#input-leniency). PostgreSQL cannot hold either kind of text in a text column
 // and answered them with an error; SQLite stored them. It runs after
 // authentication, so an anonymous caller learns nothing but 401.
 func (s *Server) guardInput(next echo.HandlerFunc) echo.HandlerFunc {

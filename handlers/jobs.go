@@ -18,41 +18,48 @@ import (
 func (s *Server) CreateJob(ctx context.Context, req gen.CreateJobRequestObject) (gen.CreateJobResponseObject, error) {
 	b := req.Body
 	r := jobs.Request{
-		PolicyID: b.PolicyId, Content: toDomainContent(b.ContentData), Threshold: jderef(b.Threshold),
-		Expedited: jderef(b.Expedited), Options: toDomainOptions(b.Options), Wait: jderef(b.WaitForCompletion),
+		PolicyID: b.PolicyId, Content: toDomainContent(b.ContentData), Threshold: deref(b.Threshold),
+		Expedited: deref(b.Expedited), Options: toDomainOptions(b.Options), Wait: deref(b.WaitForCompletion),
 	}
 	if b.Webhook != nil {
-		r.Webhook = &domain.Webhook{URL: b.Webhook.Url, ExtraHeaders: jderef(b.Webhook.ExtraHeaders)}
+		r.Webhook = &domain.Webhook{URL: b.Webhook.Url, ExtraHeaders: deref(b.Webhook.ExtraHeaders)}
 	}
 	j, err := s.deps.Jobs.Submit(ctx, AccountFrom(ctx), r)
 	if err != nil {
 		return nil, err
 	}
-	return createJobResponse{Job: toAPIJob(j)}, nil
+	resp := jobResponse{job: j}
+	if j.ResultsStored {
+		resp.each = func(fn func(*domain.JobResult) error) error { return s.deps.Jobs.EachResult(ctx, j.ID, fn) }
+	}
+	return resp, nil
 }
 
 // GetJob returns one job of the account, with results when complete.
 func (s *Server) GetJob(ctx context.Context, req gen.GetJobRequestObject) (gen.GetJobResponseObject, error) {
+	if err := s.reviewerJob(ctx, req.JobUuid); err != nil {
+		return nil, err
+	}
 	j, err := s.deps.Jobs.Get(ctx, AccountFrom(ctx), req.JobUuid)
 	if err != nil {
 		return nil, err
 	}
-	return getJobResponse{Job: toAPIJob(j)}, nil
+	return jobResponse{job: j}, nil
 }
 
 // ListJobs returns a page of the account's jobs, newest first.
 func (s *Server) ListJobs(ctx context.Context, req gen.ListJobsRequestObject) (gen.ListJobsResponseObject, error) {
 	p := req.Params
 	f := domain.JobFilter{
-		PolicyID:  jderef(p.QueryPolicyId),
-		Created:   domain.TimeRange{Start: p.QueryCreatedTimeRangeStart, End: p.QueryCreatedTimeRangeEnd, Inclusive: jderef(p.QueryCreatedTimeRangeInclusive)},
-		Updated:   domain.TimeRange{Start: p.QueryUpdatedTimeRangeStart, End: p.QueryUpdatedTimeRangeEnd, Inclusive: jderef(p.QueryUpdatedTimeRangeInclusive)},
-		Completed: domain.TimeRange{Start: p.QueryCompletedTimeRangeStart, End: p.QueryCompletedTimeRangeEnd, Inclusive: jderef(p.QueryCompletedTimeRangeInclusive)},
+		PolicyID:  deref(p.QueryPolicyId),
+		Created:   domain.TimeRange{Start: p.QueryCreatedTimeRangeStart, End: p.QueryCreatedTimeRangeEnd, Inclusive: deref(p.QueryCreatedTimeRangeInclusive)},
+		Updated:   domain.TimeRange{Start: p.QueryUpdatedTimeRangeStart, End: p.QueryUpdatedTimeRangeEnd, Inclusive: deref(p.QueryUpdatedTimeRangeInclusive)},
+		Completed: domain.TimeRange{Start: p.QueryCompletedTimeRangeStart, End: p.QueryCompletedTimeRangeEnd, Inclusive: deref(p.QueryCompletedTimeRangeInclusive)},
 	}
 	if p.QueryStatus != nil {
 		f.Status = toDomainJobStatus(*p.QueryStatus)
 	}
-	js, next, err := s.deps.Jobs.List(ctx, AccountFrom(ctx), f, p.PageSize, jderef(p.PageToken))
+	js, next, err := s.deps.Jobs.List(ctx, AccountFrom(ctx), f, p.PageSize, deref(p.PageToken))
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +67,7 @@ func (s *Server) ListJobs(ctx context.Context, req gen.ListJobsRequestObject) (g
 	for i, j := range js {
 		out[i] = toAPIJob(j)
 	}
-	return gen.ListJobs200JSONResponse{Jobs: out, NextPageToken: jnonEmpty(next)}, nil
+	return gen.ListJobs200JSONResponse{Jobs: out, NextPageToken: nonEmpty(next)}, nil
 }
 
 // StreamJobs validates the request and records its job; the entries are
@@ -68,19 +75,24 @@ func (s *Server) ListJobs(ctx context.Context, req gen.ListJobsRequestObject) (g
 func (s *Server) StreamJobs(ctx context.Context, req gen.StreamJobsRequestObject) (gen.StreamJobsResponseObject, error) {
 	b := req.Body
 	st, err := s.deps.Jobs.StartStream(ctx, AccountFrom(ctx), jobs.Request{
-		PolicyID: b.PolicyId, Content: toDomainContent(b.ContentData), Threshold: jderef(b.Threshold),
-		Expedited: jderef(b.Expedited), Options: toDomainOptions(b.Options),
+		PolicyID: b.PolicyId, Content: toDomainContent(b.ContentData), Threshold: deref(b.Threshold),
+		Expedited: deref(b.Expedited), Options: toDomainOptions(b.Options),
 	})
 	if err != nil {
 		return nil, err
 	}
-	return streamJobsResponse{ctx: ctx, stream: st, log: s.log}, nil
+	window := s.cfg.StreamWriteTimeout
+	if window <= 0 {
+		window = defaultStreamWriteWindow
+	}
+	return streamJobsResponse{ctx: ctx, stream: st, log: s.log, writeWindow: window}, nil
 }
 
-// streamWriteWindow is how long writing one stream line may take; each line
-// pushes the connection's write deadline this far out, so a long stream is
-// not cut by the server's WriteTimeout while a stalled client still is.
-const streamWriteWindow = 2 * time.Minute
+// defaultStreamWriteWindow is how long writing one stream line may take
+// unless configured; each line pushes the connection's write deadline this
+// far out, so a long stream is not cut by the server's WriteTimeout while a
+// stalled client still is.
+const defaultStreamWriteWindow = 2 * time.Minute
 
 // streamJobsResponse writes the NDJSON stream of POST /v1/jobs/stream: one
 // line per entry, flushed as soon as the entry is evaluated. The request
@@ -92,6 +104,7 @@ type streamJobsResponse struct {
 	log    interface {
 		Debug(msg string, args ...any)
 	}
+	writeWindow time.Duration
 }
 
 // streamLine is one line: exactly one of result and error.
@@ -107,7 +120,7 @@ func (r streamJobsResponse) VisitStreamJobsResponse(w http.ResponseWriter) error
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	_ = rc.SetWriteDeadline(time.Now().Add(streamWriteWindow))
+	_ = rc.SetWriteDeadline(time.Now().Add(r.writeWindow))
 	_ = rc.Flush()
 	enc := json.NewEncoder(w)
 	j := r.stream.Job
@@ -123,7 +136,7 @@ func (r streamJobsResponse) VisitStreamJobsResponse(w http.ResponseWriter) error
 				PolicyEvaluationReport: toAPIReport(j, res),
 			}
 		}
-		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteWindow))
+		_ = rc.SetWriteDeadline(time.Now().Add(r.writeWindow))
 		if err := enc.Encode(line); err != nil {
 			return err
 		}
@@ -141,7 +154,7 @@ func toDomainContent(in []gen.ContentData) []domain.ContentInput {
 	for i, c := range in {
 		out[i] = domain.ContentInput{
 			Text: c.Text, ImageURL: c.ImageUrl, VideoURL: c.VideoUrl, AudioURL: c.AudioUrl, Captions: c.Captions,
-			Image: c.Image, Video: c.Video, Audio: c.Audio, Metadata: jderef(c.Metadata),
+			Image: c.Image, Video: c.Video, Audio: c.Audio, Metadata: deref(c.Metadata),
 		}
 	}
 	return out
@@ -176,6 +189,21 @@ func toAPIJobError(e *domain.JobError) *gen.JobError {
 }
 
 func toAPIJob(j *domain.Job) gen.Job {
+	out := toAPIJobHead(j)
+	// Results only for complete jobs (docs/api.md#jobs: an unfinished job carries
+	// basic information only).
+	if j.Status == domain.JobCompleted && j.Results != nil {
+		rs := make([]gen.JobResult, len(j.Results))
+		for i, r := range j.Results {
+			rs[i] = toAPIJobResult(j, r)
+		}
+		out.Results = &rs
+	}
+	return out
+}
+
+// toAPIJobHead is toAPIJob without the results.
+func toAPIJobHead(j *domain.Job) gen.Job {
 	out := gen.Job{
 		JobUuid: j.ID, CustomerId: j.AccountID, Status: toAPIJobStatus(j.Status),
 		Created: j.Created, Updated: j.Updated, Completed: j.Completed,
@@ -195,20 +223,16 @@ func toAPIJob(j *domain.Job) gen.Job {
 		}
 	}
 	out.ContentData = cs
-	// Results only for complete jobs (SPEC.md: an unfinished job carries
-	// basic information only).
-	if j.Status == domain.JobCompleted && j.Results != nil {
-		rs := make([]gen.JobResult, len(j.Results))
-		for i, r := range j.Results {
-			rs[i] = gen.JobResult{
-				JobUuid: j.ID, JobResultId: r.ID, Created: r.Created,
-				Report: toAPIReport(j, r), Error: toAPIJobError(r.Error),
-			}
-			if r.ContentHash != "" {
-				rs[i].ContentHash = &r.ContentHash
-			}
-		}
-		out.Results = &rs
+	return out
+}
+
+func toAPIJobResult(j *domain.Job, r *domain.JobResult) gen.JobResult {
+	out := gen.JobResult{
+		JobUuid: j.ID, JobResultId: r.ID, Created: r.Created,
+		Report: toAPIReport(j, r), Error: toAPIJobError(r.Error),
+	}
+	if r.ContentHash != "" {
+		out.ContentHash = &r.ContentHash
 	}
 	return out
 }
@@ -251,12 +275,28 @@ func toAPIReport(j *domain.Job, r *domain.JobResult) *gen.EvaluationReport {
 		},
 	}
 	if r.ContentHash != "" {
-		out.ContentHash = jptr(r.ContentHash)
+		out.ContentHash = ptr(r.ContentHash)
+	}
+	if msg := truncationMessage(rep); msg != "" {
+		out.Truncation = &gen.ReportTruncation{Message: msg}
 	}
 	if j.LabelID != "" {
-		out.LabelId, out.LabelVersionId = jptr(j.LabelID), jptr(j.LabelVersionID)
+		out.LabelId, out.LabelVersionId = ptr(j.LabelID), ptr(j.LabelVersionID)
 	}
 	return out
+}
+
+// truncationMessage says what rep left out ("" when nothing).
+func truncationMessage(rep *rules.Report) string {
+	switch {
+	case rep.SpansTruncated && rep.HitsTruncated:
+		return rules.SpansTruncatedMessage + "; " + domain.TimedHitsTruncatedMessage
+	case rep.SpansTruncated:
+		return rules.SpansTruncatedMessage
+	case rep.HitsTruncated:
+		return domain.TimedHitsTruncatedMessage
+	}
+	return ""
 }
 
 func toAPIAssertions(as []rules.AssertionReport) []gen.AssertionReport {
@@ -280,5 +320,3 @@ func toAPIReview(r rules.ReviewResult) *gen.ReviewResult {
 	}
 	return &gen.ReviewResult{Outcome: gen.Outcome(r.Outcome), Score: r.Score}
 }
-
-func jptr[T any](v T) *T { return &v }

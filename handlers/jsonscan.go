@@ -6,7 +6,7 @@ import (
 )
 
 // maxJSONDepth is the deepest nesting of objects and arrays a body may have
-// (DESIGN §15). The API's own schemas nest five deep at most.
+// (docs/api.md#limits). The API's own schemas nest five deep at most.
 const maxJSONDepth = 64
 
 // pathStep is one step from the root to the value being scanned.
@@ -50,119 +50,154 @@ const (
 // literals are only delimited, not parsed: the decoders that run next refuse
 // a bad one before building anything. It allocates only to report a problem.
 func scanJSON(b []byte, maxValues int) *jsonProblem {
-	var stack [maxJSONDepth]pathStep
-	depth, values, i := 0, 0, 0
-	problem := func(reason string) *jsonProblem {
-		return &jsonProblem{path: append([]pathStep(nil), stack[:depth]...), reason: reason, offset: i}
-	}
-	malformed := func() *jsonProblem {
-		p := problem(reasonMalform)
-		p.syntax = true
-		return p
-	}
-	// key scans the member name at b[i] and the colon after it.
-	key := func() *jsonProblem {
-		if i = skipSpace(b, i); i >= len(b) || b[i] != '"' {
-			return malformed()
-		}
-		start := i + 1
-		end, reason := scanString(b, i)
-		switch {
-		case end < 0:
-			return malformed()
-		case reason != "":
-			// The path leads to the object: its current key is the last one.
-			p := problem(reasonKeyNUL)
-			if reason == reasonUTF8 {
-				p.reason = reasonKeyUTF8
-			}
-			p.path = p.path[:depth-1]
-			return p
-		}
-		stack[depth-1].key = b[start : end-1]
-		if i = skipSpace(b, end); i >= len(b) || b[i] != ':' {
-			return malformed()
-		}
-		i++
-		return nil
-	}
+	sc := jsonScanner{b: b}
 	for {
 		// A value starts here.
-		if i = skipSpace(b, i); i >= len(b) {
-			return malformed()
+		if p := sc.value(maxValues); p != nil {
+			return p
 		}
-		if values++; values > maxValues {
-			return problem(reasonTooMany)
-		}
-		switch c := b[i]; c {
-		case '{', '[':
-			if depth == maxJSONDepth {
-				return problem(reasonTooDeep)
-			}
-			stack[depth] = pathStep{array: c == '['}
-			depth++
-			i = skipSpace(b, i+1)
-			if i < len(b) && (b[i] == '}' && c == '{' || b[i] == ']' && c == '[') {
-				depth--
-				i++
-				break
-			}
-			if c == '{' {
-				if p := key(); p != nil {
-					return p
-				}
-			}
+		if sc.opened {
 			continue
-		case '"':
-			end, reason := scanString(b, i)
-			if end < 0 {
-				return malformed()
-			}
-			if reason != "" {
-				return problem(reason)
-			}
-			i = end
-		default:
-			start := i
-			for i < len(b) && isLiteralByte(b[i]) {
-				i++
-			}
-			if i == start {
-				return malformed()
-			}
 		}
-		// A value ended: close the containers it ends, then go to the next
-		// element or member.
-		for {
-			if depth == 0 {
-				if i = skipSpace(b, i); i != len(b) {
-					p := problem(reasonTrailing)
-					p.syntax = true
-					return p
-				}
-				return nil
-			}
-			if i = skipSpace(b, i); i >= len(b) {
-				return malformed()
-			}
-			top := &stack[depth-1]
-			c := b[i]
-			if c == ']' && top.array || c == '}' && !top.array {
-				depth--
-				i++
-				continue
-			}
-			if c != ',' {
-				return malformed()
-			}
-			i++
-			if top.array {
-				top.index++
-			} else if p := key(); p != nil {
-				return p
-			}
-			break
+		if done, p := sc.close(); done || p != nil {
+			return p
 		}
+	}
+}
+
+// jsonScanner is the state of scanJSON: the path to the current value
+// (stack[:depth]), the values counted, the offset i in b.
+type jsonScanner struct {
+	b                []byte
+	stack            [maxJSONDepth]pathStep
+	depth, values, i int
+	// opened says that the last value opened a container whose first
+	// value is next.
+	opened bool
+}
+
+func (sc *jsonScanner) problem(reason string) *jsonProblem {
+	return &jsonProblem{path: append([]pathStep(nil), sc.stack[:sc.depth]...), reason: reason, offset: sc.i}
+}
+
+func (sc *jsonScanner) malformed() *jsonProblem {
+	p := sc.problem(reasonMalform)
+	p.syntax = true
+	return p
+}
+
+// key scans the member name at b[i] and the colon after it.
+func (sc *jsonScanner) key() *jsonProblem {
+	b := sc.b
+	if sc.i = skipSpace(b, sc.i); sc.i >= len(b) || b[sc.i] != '"' {
+		return sc.malformed()
+	}
+	start := sc.i + 1
+	end, reason := scanString(b, sc.i)
+	switch {
+	case end < 0:
+		return sc.malformed()
+	case reason != "":
+		// The path leads to the object: its current key is the last one.
+		p := sc.problem(reasonKeyNUL)
+		if reason == reasonUTF8 {
+			p.reason = reasonKeyUTF8
+		}
+		p.path = p.path[:sc.depth-1]
+		return p
+	}
+	sc.stack[sc.depth-1].key = b[start : end-1]
+	if sc.i = skipSpace(b, end); sc.i >= len(b) || b[sc.i] != ':' {
+		return sc.malformed()
+	}
+	sc.i++
+	return nil
+}
+
+// value scans the value that starts at b[i]: a whole string or literal, an
+// empty container, or the opening of a container and, in an object, its
+// first key (then opened is set).
+func (sc *jsonScanner) value(maxValues int) *jsonProblem {
+	b := sc.b
+	sc.opened = false
+	if sc.i = skipSpace(b, sc.i); sc.i >= len(b) {
+		return sc.malformed()
+	}
+	if sc.values++; sc.values > maxValues {
+		return sc.problem(reasonTooMany)
+	}
+	switch c := b[sc.i]; c {
+	case '{', '[':
+		if sc.depth == maxJSONDepth {
+			return sc.problem(reasonTooDeep)
+		}
+		sc.stack[sc.depth] = pathStep{array: c == '['}
+		sc.depth++
+		sc.i = skipSpace(b, sc.i+1)
+		if sc.i < len(b) && (b[sc.i] == '}' && c == '{' || b[sc.i] == ']' && c == '[') {
+			sc.depth--
+			sc.i++
+			return nil
+		}
+		sc.opened = true
+		if c == '{' {
+			return sc.key()
+		}
+	case '"':
+		end, reason := scanString(b, sc.i)
+		if end < 0 {
+			return sc.malformed()
+		}
+		if reason != "" {
+			return sc.problem(reason)
+		}
+		sc.i = end
+	default:
+		start := sc.i
+		for sc.i < len(b) && isLiteralByte(b[sc.i]) {
+			sc.i++
+		}
+		if sc.i == start {
+			return sc.malformed()
+		}
+	}
+	return nil
+}
+
+// close is what follows a value that ended: it closes the containers the
+// value ends, then goes to the next element or member (done when the
+// document ended).
+func (sc *jsonScanner) close() (done bool, p *jsonProblem) {
+	b := sc.b
+	for {
+		if sc.depth == 0 {
+			if sc.i = skipSpace(b, sc.i); sc.i != len(b) {
+				p := sc.problem(reasonTrailing)
+				p.syntax = true
+				return true, p
+			}
+			return true, nil
+		}
+		if sc.i = skipSpace(b, sc.i); sc.i >= len(b) {
+			return true, sc.malformed()
+		}
+		top := &sc.stack[sc.depth-1]
+		c := b[sc.i]
+		if c == ']' && top.array || c == '}' && !top.array {
+			sc.depth--
+			sc.i++
+			continue
+		}
+		if c != ',' {
+			return true, sc.malformed()
+		}
+		sc.i++
+		if top.array {
+			top.index++
+		} else if p := sc.key(); p != nil {
+			return true, p
+		}
+		return false, nil
 	}
 }
 

@@ -15,7 +15,7 @@ func (s *Server) EvaluateLabels(ctx context.Context, req gen.EvaluateLabelsReque
 		Content:         toDomainContent([]gen.ContentData{b.ContentData})[0],
 		Threshold:       b.Threshold,
 		LabelVersionIDs: b.LabelVersionIds,
-		GlobalContext:   lderef(b.GlobalContext),
+		GlobalContext:   deref(b.GlobalContext),
 	}
 	if b.LabelEvalOptions != nil {
 		o := toDomainLabelEvalOptions(b.LabelEvalOptions)
@@ -31,7 +31,7 @@ func (s *Server) EvaluateLabels(ctx context.Context, req gen.EvaluateLabelsReque
 	}
 	resp := gen.EvaluateLabels200JSONResponse{Results: out}
 	if res.ContentHash != "" {
-		resp.ContentHash = lptr(res.ContentHash)
+		resp.ContentHash = ptr(res.ContentHash)
 	}
 	return resp, nil
 }
@@ -40,13 +40,13 @@ func (s *Server) EvaluateLabels(ctx context.Context, req gen.EvaluateLabelsReque
 func toAPILabelEvaluationResult(r *labels.LabelEvaluationResult) gen.LabelEvaluationResult {
 	out := gen.LabelEvaluationResult{LabelVersionId: r.LabelVersionID}
 	if r.LabelID != "" {
-		out.LabelId = lptr(r.LabelID)
+		out.LabelId = ptr(r.LabelID)
 	}
 	if r.JobID != "" {
-		out.JobUuid = lptr(r.JobID)
+		out.JobUuid = ptr(r.JobID)
 	}
 	if r.Error != "" {
-		out.Error = lptr(r.Error)
+		out.Error = ptr(r.Error)
 	}
 	if ev := r.Evaluation; ev != nil {
 		out.Evaluation = &gen.LabelEvaluation{

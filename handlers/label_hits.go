@@ -15,9 +15,12 @@ import (
 // ListJobLabelHits returns a page of a job's label hits, or only its status
 // while it is not complete.
 func (s *Server) ListJobLabelHits(ctx context.Context, req gen.ListJobLabelHitsRequestObject) (gen.ListJobLabelHitsResponseObject, error) {
+	if err := s.reviewerJob(ctx, req.JobUuid); err != nil {
+		return nil, err
+	}
 	p := req.Params
 	page, err := s.deps.LabelEvaluation.ListJobLabelHits(ctx, AccountFrom(ctx).ID, labels.ListJobLabelHitsRequest{
-		JobID: req.JobUuid, JobResultID: lderef(p.JobResultId), PageSize: p.PageSize, PageToken: lderef(p.PageToken),
+		JobID: req.JobUuid, JobResultID: deref(p.JobResultId), PageSize: p.PageSize, PageToken: deref(p.PageToken),
 	})
 	if err != nil {
 		return nil, err

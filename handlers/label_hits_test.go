@@ -22,8 +22,13 @@ func TestTimecode(t *testing.T) {
 			t.Errorf("timecode(%d) = %s, want %s", v, got, want)
 		}
 	}
-	if got := timecode(-5); got != "00:00:00.000" {
-		t.Errorf("timecode(-5) = %s", got)
+	// Hours do not wrap at 24; negative values, which no evaluation
+	// produces, clamp to zero rather than print a sign the format has no
+	// room for.
+	for v, want := range map[int64]string{-5: "00:00:00.000", 100 * 3_600_000: "100:00:00.000", 4*3_600_000 + 5*60_000 + 6_007: "04:05:06.007"} {
+		if got := timecode(v); got != want {
+			t.Errorf("timecode(%d) = %s, want %s", v, got, want)
+		}
 	}
 }
 
@@ -50,7 +55,7 @@ func TestLabelHitsResponseMatchesEncodingJSON(t *testing.T) {
 	}
 	for i, p := range pages {
 		want := gen.ListJobLabelHits200JSONResponse{
-			Status: toAPIJobStatus(p.Status), Error: toAPIJobError(p.Error), NextPageToken: tokenOrNil(p.NextPageToken),
+			Status: toAPIJobStatus(p.Status), Error: toAPIJobError(p.Error), NextPageToken: nonEmpty(p.NextPageToken),
 		}
 		if p.Hits != nil {
 			hs := make([]gen.LabelHit, len(p.Hits))

@@ -10,7 +10,7 @@ import (
 
 // CreateLabelTag creates a label tag.
 func (s *Server) CreateLabelTag(ctx context.Context, req gen.CreateLabelTagRequestObject) (gen.CreateLabelTagResponseObject, error) {
-	t, err := s.deps.Labels.CreateLabelTag(ctx, AccountFrom(ctx).ID, labels.NewLabelTag{Name: req.Body.Name, Color: lderef(req.Body.Color)})
+	t, err := s.deps.Labels.CreateLabelTag(ctx, AccountFrom(ctx).ID, labels.NewLabelTag{Name: req.Body.Name, Color: deref(req.Body.Color)})
 	if err != nil {
 		return nil, err
 	}

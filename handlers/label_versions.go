@@ -15,10 +15,10 @@ func (s *Server) CreateLabelVersion(ctx context.Context, req gen.CreateLabelVers
 	account := AccountFrom(ctx)
 	in := labels.NewLabelVersion{
 		Text:                 b.Text,
-		Description:          lderef(b.Description),
+		Description:          deref(b.Description),
 		EvalOptions:          toDomainLabelEvalOptions(b.LabelEvalOptions),
-		GlobalContext:        lderef(b.GlobalContext),
-		ParentLabelVersionID: lderef(b.ParentLabelVersionId),
+		GlobalContext:        deref(b.GlobalContext),
+		ParentLabelVersionID: deref(b.ParentLabelVersionId),
 		CreatedByID:          account.ID,
 	}
 	if b.Blob != nil {
@@ -42,7 +42,7 @@ func (s *Server) GetLabelVersion(ctx context.Context, req gen.GetLabelVersionReq
 
 // ListLabelVersions returns a page of a label's versions, oldest first.
 func (s *Server) ListLabelVersions(ctx context.Context, req gen.ListLabelVersionsRequestObject) (gen.ListLabelVersionsResponseObject, error) {
-	page, err := s.deps.Labels.ListLabelVersions(ctx, AccountFrom(ctx).ID, req.LabelId, req.Params.PageSize, lderef(req.Params.PageToken))
+	page, err := s.deps.Labels.ListLabelVersions(ctx, AccountFrom(ctx).ID, req.LabelId, req.Params.PageSize, deref(req.Params.PageToken))
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (s *Server) ListLabelVersions(ctx context.Context, req gen.ListLabelVersion
 	for i, v := range page.Versions {
 		vs[i] = toAPILabelVersion(v)
 	}
-	return gen.ListLabelVersions200JSONResponse{LabelVersions: vs, NextPageToken: tokenOrNil(page.NextPageToken)}, nil
+	return gen.ListLabelVersions200JSONResponse{LabelVersions: vs, NextPageToken: nonEmpty(page.NextPageToken)}, nil
 }
 
 // toDomainLabelEvalOptions maps API options to the domain (nil -> none).
@@ -63,7 +63,7 @@ func toDomainLabelEvalOptions(o *gen.LabelEvalOptions) domain.LabelEvalOptions {
 		Threshold: o.Threshold, Stack: o.Stack,
 	}
 	if o.ImageDetailLevel != nil {
-		out.ImageDetailLevel = lptr(string(*o.ImageDetailLevel))
+		out.ImageDetailLevel = ptr(string(*o.ImageDetailLevel))
 	}
 	return out
 }
@@ -75,7 +75,7 @@ func toAPILabelEvalOptions(o domain.LabelEvalOptions) gen.LabelEvalOptions {
 		Threshold: o.Threshold, Stack: o.Stack,
 	}
 	if o.ImageDetailLevel != nil {
-		out.ImageDetailLevel = lptr(gen.ImageDetailLevel(*o.ImageDetailLevel))
+		out.ImageDetailLevel = ptr(gen.ImageDetailLevel(*o.ImageDetailLevel))
 	}
 	return out
 }
@@ -103,7 +103,7 @@ func toAPILabelVersion(v *domain.LabelVersion) gen.LabelVersion {
 		out.Blob = &b
 	}
 	if v.ParentLabelVersionID != "" {
-		out.ParentLabelVersionId = lptr(v.ParentLabelVersionID)
+		out.ParentLabelVersionId = ptr(v.ParentLabelVersionID)
 	}
 	return out
 }

@@ -11,7 +11,7 @@ import (
 // CreateLabel creates a label without versions.
 func (s *Server) CreateLabel(ctx context.Context, req gen.CreateLabelRequestObject) (gen.CreateLabelResponseObject, error) {
 	b := req.Body
-	in := labels.NewLabel{Name: b.Name, Description: lderef(b.Description), PolicyID: lderef(b.PolicyId)}
+	in := labels.NewLabel{Name: b.Name, Description: deref(b.Description), PolicyID: deref(b.PolicyId)}
 	if b.TagIds != nil {
 		in.TagIDs = *b.TagIds
 	}
@@ -34,7 +34,7 @@ func (s *Server) GetLabel(ctx context.Context, req gen.GetLabelRequestObject) (g
 // ListLabels returns a page of the account's labels, newest first.
 func (s *Server) ListLabels(ctx context.Context, req gen.ListLabelsRequestObject) (gen.ListLabelsResponseObject, error) {
 	p := req.Params
-	r := labels.ListLabelsRequest{PageSize: p.PageSize, PageToken: lderef(p.PageToken), IncludeArchived: lderef(p.IncludeArchived)}
+	r := labels.ListLabelsRequest{PageSize: p.PageSize, PageToken: deref(p.PageToken), IncludeArchived: deref(p.IncludeArchived)}
 	if p.TagIds != nil {
 		r.TagIDs = *p.TagIds
 	}
@@ -46,7 +46,7 @@ func (s *Server) ListLabels(ctx context.Context, req gen.ListLabelsRequestObject
 	for i, l := range page.Labels {
 		labels[i] = toAPILabel(l)
 	}
-	return gen.ListLabels200JSONResponse{Labels: labels, NextPageToken: tokenOrNil(page.NextPageToken)}, nil
+	return gen.ListLabels200JSONResponse{Labels: labels, NextPageToken: nonEmpty(page.NextPageToken)}, nil
 }
 
 // UpdateLabel applies a partial update of name, disabled and description.
@@ -106,22 +106,4 @@ func toAPILabel(l *domain.Label) gen.Label {
 		ArchivedAt:  l.ArchivedAt,
 		Tags:        tags,
 	}
-}
-
-func lptr[T any](v T) *T { return &v }
-
-func lderef[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
-// tokenOrNil returns nil for "", so an unset token is omitted from the JSON.
-func tokenOrNil(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

@@ -23,6 +23,7 @@ type operation struct {
 	echoPath     string
 	secured      bool
 	accountType  domain.AccountType // "" when both types may call it
+	roles        access.RoleSet
 	spec         *openapi3.Operation
 	queryAliases map[string]string // snake or camel spelling -> declared name
 	queryMaximum map[string]int64  // integer query parameter -> its declared maximum
@@ -41,6 +42,7 @@ func operations(spec *openapi3.T) map[routeKey]*operation {
 				continue
 			}
 			o := &operation{id: lowerFirst(op.OperationID), method: method, echoPath: echoPath(path), spec: op, secured: true}
+			o.roles = operationRoles[o.id]
 			sec := op.Security
 			if sec == nil {
 				sec = &spec.Security
@@ -107,10 +109,19 @@ const (
 
 type accountKey struct{}
 
+type callerKey struct{}
+
 // AccountFrom returns the authenticated account of a handler's context.
 func AccountFrom(ctx context.Context) *domain.Account {
 	a, _ := ctx.Value(accountKey{}).(*domain.Account)
 	return a
+}
+
+// CallerFrom returns the authenticated key of a handler's context (its role
+// and name); ok is false on an unsecured operation.
+func CallerFrom(ctx context.Context) (c access.Caller, ok bool) {
+	c, ok = ctx.Value(callerKey{}).(access.Caller)
+	return c, ok
 }
 
 func operationOf(c echo.Context) *operation {
@@ -130,8 +141,9 @@ func (s *Server) resolveOperation(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // authenticate verifies the bearer key of secured operations, applies the
-// account's rate limit and the operation's account type, in that order, so a
-// caller learns first who it is, then how fast, then what it may call.
+// account's rate limit, the operation's key roles (operationRoles) and its
+// account type, in that order, so a caller learns first who it is, then how
+// fast, then what it may call.
 func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		o := operationOf(c)
@@ -139,16 +151,19 @@ func (s *Server) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 			return next(c)
 		}
 		req := c.Request()
-		account, wait, err := access.Admit(req.Context(), s.deps.Keys, s.deps.Limiter,
-			req.Header.Get(echo.HeaderAuthorization), o.id, o.accountType)
+		caller, wait, err := access.Admit(req.Context(), s.deps.Keys, s.deps.Limiter,
+			req.Header.Get(echo.HeaderAuthorization), o.id, o.roles, o.accountType)
+		if caller.Account != nil {
+			c.Set(ctxAccount, caller.Account)
+		}
 		if wait > 0 {
 			return retryAfterError{err: err.(*domain.Error), seconds: int(wait / time.Second)}
 		}
 		if err != nil {
 			return err
 		}
-		c.Set(ctxAccount, account)
-		c.SetRequest(req.WithContext(context.WithValue(req.Context(), accountKey{}, account)))
+		ctx := context.WithValue(req.Context(), accountKey{}, caller.Account)
+		c.SetRequest(req.WithContext(context.WithValue(ctx, callerKey{}, caller)))
 		return next(c)
 	}
 }

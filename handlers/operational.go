@@ -46,13 +46,16 @@ func (s *Server) registerOperational(e *echo.Echo) {
 	})
 	index, _ := docsAssets.ReadFile("docs/index.html")
 	bundle, _ := docsAssets.ReadFile("docs/redoc.standalone.js")
-	e.GET("/docs", func(c echo.Context) error { return c.HTMLBlob(http.StatusOK, index) })
+	e.GET("/docs", func(c echo.Context) error {
+		docsHeaders(c)
+		return c.HTMLBlob(http.StatusOK, index)
+	})
 	e.GET("/docs/redoc.standalone.js", func(c echo.Context) error {
 		c.Response().Header().Set("Cache-Control", "public, max-age=86400")
 		return c.Blob(http.StatusOK, "application/javascript", bundle)
 	})
 	// The review console: static files that call the API above like any
-	// client (DESIGN §13); they carry their own Content-Security-Policy.
+	// client (console/README.md); they carry their own Content-Security-Policy.
 	ui := echo.WrapHandler(console.Handler())
 	e.Match([]string{http.MethodGet, http.MethodHead}, "/console", ui)
 	e.Match([]string{http.MethodGet, http.MethodHead}, console.Prefix+"*", ui)

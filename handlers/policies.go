@@ -28,7 +28,7 @@ func (s *Server) GetPolicy(ctx context.Context, req gen.GetPolicyRequestObject) 
 
 // ListPolicies returns a page of the account's policies, newest first.
 func (s *Server) ListPolicies(ctx context.Context, req gen.ListPoliciesRequestObject) (gen.ListPoliciesResponseObject, error) {
-	ps, next, err := s.deps.Policies.List(ctx, AccountFrom(ctx), req.Params.PageSize, jderef(req.Params.PageToken))
+	ps, next, err := s.deps.Policies.List(ctx, AccountFrom(ctx), req.Params.PageSize, deref(req.Params.PageToken))
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func (s *Server) ListPolicies(ctx context.Context, req gen.ListPoliciesRequestOb
 	for i, p := range ps {
 		out[i] = toAPIPolicy(p)
 	}
-	return gen.ListPolicies200JSONResponse{Policies: out, NextPageToken: jnonEmpty(next)}, nil
+	return gen.ListPolicies200JSONResponse{Policies: out, NextPageToken: nonEmpty(next)}, nil
 }
 
 // CreatePolicyVersion publishes a new version in its mode (active unless
@@ -55,7 +55,7 @@ func (s *Server) CreatePolicyVersion(ctx context.Context, req gen.CreatePolicyVe
 
 // ListPolicyVersions returns a page of a policy's versions, oldest first.
 func (s *Server) ListPolicyVersions(ctx context.Context, req gen.ListPolicyVersionsRequestObject) (gen.ListPolicyVersionsResponseObject, error) {
-	vs, next, err := s.deps.Policies.ListVersions(ctx, AccountFrom(ctx), req.PolicyId, req.Params.PageSize, jderef(req.Params.PageToken))
+	vs, next, err := s.deps.Policies.ListVersions(ctx, AccountFrom(ctx), req.PolicyId, req.Params.PageSize, deref(req.Params.PageToken))
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func (s *Server) ListPolicyVersions(ctx context.Context, req gen.ListPolicyVersi
 	for i, v := range vs {
 		out[i] = toAPIPolicyVersion(v)
 	}
-	return gen.ListPolicyVersions200JSONResponse{PolicyVersions: out, NextPageToken: jnonEmpty(next)}, nil
+	return gen.ListPolicyVersions200JSONResponse{PolicyVersions: out, NextPageToken: nonEmpty(next)}, nil
 }
 
 func toAPIPolicy(p *domain.Policy) gen.Policy {
@@ -85,7 +85,7 @@ func toAPIPolicyVersion(v *domain.PolicyVersion) gen.PolicyVersion {
 		TokenCountsV2: toAPITokenCounts(tc),
 	}
 	if v.Mode != "" {
-		out.Mode = jptr(gen.PolicyVersionMode(v.Mode))
+		out.Mode = ptr(gen.PolicyVersionMode(v.Mode))
 	}
 	if v.Mode == domain.PolicyVersionShadow {
 		out.ShadowSampleRate = &v.ShadowSampleRate
@@ -99,21 +99,4 @@ func toAPITokenCounts(tc rules.TokenCounts) gen.TokenCounts {
 		SignalTokens: float32(tc.SignalTokens), SignalSpecialTokens: float32(tc.SignalSpecialTokens),
 		ContentSpecialTokens: float32(tc.ContentSpecialTokens),
 	}
-}
-
-// jderef returns *p, or the zero value for nil.
-func jderef[T any](p *T) T {
-	if p == nil {
-		var zero T
-		return zero
-	}
-	return *p
-}
-
-// jnonEmpty returns &s, or nil for "" (an absent nextPageToken).
-func jnonEmpty(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }

@@ -26,9 +26,9 @@ func (s *Server) CheckRules(_ context.Context, req gen.CheckRulesRequestObject) 
 		out.Errors[i] = gen.RuleCheckError{Message: e.Message, Line: int32(e.Line), Column: int32(e.Column)}
 	}
 	if st := check.Stats; st != nil {
-		out.SignalCount = jptr(int32(st.SignalCount))
-		out.ComplexityScore = jptr(st.ComplexityScore)
-		out.TokenCountsV2 = jptr(toAPITokenCounts(st.TokenCounts))
+		out.SignalCount = ptr(int32(st.SignalCount))
+		out.ComplexityScore = ptr(st.ComplexityScore)
+		out.TokenCountsV2 = ptr(toAPITokenCounts(st.TokenCounts))
 	}
 	return out, nil
 }

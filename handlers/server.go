@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"github.com/contenteval/contenteval/tracing"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -9,10 +10,13 @@ import (
 
 	"github.com/contenteval/contenteval/domain/access"
 	"github.com/contenteval/contenteval/domain/batches"
+	"github.com/contenteval/contenteval/domain/hashlists"
 	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/labels"
+	"github.com/contenteval/contenteval/domain/moderation"
 	"github.com/contenteval/contenteval/domain/policies"
 	"github.com/contenteval/contenteval/domain/quality"
+	"github.com/contenteval/contenteval/domain/review"
 	"github.com/contenteval/contenteval/gen"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/labstack/echo/v4"
@@ -28,6 +32,9 @@ type Config struct {
 	// versions); operations without content take bodies of eight times it
 	// plus 1 MiB (at most BodyLimit).
 	RuleTextMaxBytes int
+	// StreamWriteTimeout is how long writing one line of a job stream may
+	// take; 0 is 2 minutes.
+	StreamWriteTimeout time.Duration
 }
 
 // Deps are the domain services the handlers translate to.
@@ -46,9 +53,15 @@ type Deps struct {
 	Jobs *jobs.Service
 	// Batches creates, lists and cancels batch jobs and moves their files.
 	Batches *batches.Service
+	// Moderation answers the OpenAI-compatible moderation endpoint.
+	Moderation *moderation.Service
 	// Quality serves dataset examples and runs, live metrics and shadow
-	// versions (DESIGN §12).
+	// versions (docs/api.md#extension-endpoints).
 	Quality *quality.Service
+	// Review serves review queues and items (docs/review.md).
+	Review *review.Service
+	// HashLists serves the accounts' hash lists of the precheck.
+	HashLists *hashlists.Service
 	// PublicURL is the server's external base URL (http://host:port), the
 	// prefix of the signed URLs of the batch file endpoints.
 	PublicURL func() string
@@ -91,8 +104,12 @@ func New(cfg Config, deps Deps) (*echo.Echo, error) {
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	// First, so that every later middleware (the request log among them)
+	// runs inside the request's span.
+	tracing.Echo(e)
 	e.Use(
-		middleware.RequestID(),
+		assignRequestID,
+		noSniff,
 		s.requestLogger(),
 		s.metrics.middleware(s),
 		middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, LogErrorFunc: s.logPanic}),

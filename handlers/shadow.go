@@ -6,7 +6,7 @@ import (
 	"github.com/contenteval/contenteval/gen"
 )
 
-// The shadow endpoints of policies (DESIGN §12).
+// The shadow endpoints of policies (docs/api.md#extension-endpoints).
 
 // ActivatePolicyVersion makes a version the policy's active version.
 func (s *Server) ActivatePolicyVersion(ctx context.Context, req gen.ActivatePolicyVersionRequestObject) (gen.ActivatePolicyVersionResponseObject, error) {
@@ -33,7 +33,7 @@ func (s *Server) GetShadowStats(ctx context.Context, req gen.GetShadowStatsReque
 
 // ListShadowResults returns a page of a version's shadow disagreements.
 func (s *Server) ListShadowResults(ctx context.Context, req gen.ListShadowResultsRequestObject) (gen.ListShadowResultsResponseObject, error) {
-	rs, next, err := s.deps.Quality.ShadowDisagreements(ctx, AccountFrom(ctx), req.PolicyId, req.PolicyVersionId, req.Params.PageSize, jderef(req.Params.PageToken))
+	rs, next, err := s.deps.Quality.ShadowDisagreements(ctx, AccountFrom(ctx), req.PolicyId, req.PolicyVersionId, req.Params.PageSize, deref(req.Params.PageToken))
 	if err != nil {
 		return nil, err
 	}
@@ -42,5 +42,5 @@ func (s *Server) ListShadowResults(ctx context.Context, req gen.ListShadowResult
 		out[i] = gen.ShadowDisagreement{JobUuid: r.JobID, JobResultId: r.JobResultID, ContentHash: r.ContentHash, Label: r.Label,
 			ActiveOutcome: gen.Outcome(r.Active), ShadowOutcome: gen.Outcome(r.Shadow)}
 	}
-	return gen.ListShadowResults200JSONResponse{Disagreements: out, NextPageToken: jnonEmpty(next)}, nil
+	return gen.ListShadowResults200JSONResponse{Disagreements: out, NextPageToken: nonEmpty(next)}, nil
 }

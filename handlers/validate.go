@@ -20,7 +20,7 @@ import (
 
 // validateRequest checks each API request against its operation in the spec
 // with kin-openapi, and decodes a JSON body once for the validator and the
-// strict handler both (DESIGN §15: one request's peak memory stays under 8x
+// strict handler both (docs/api.md#limits: one request's peak memory stays under 8x
 // its body plus 64 MiB).
 //
 // openapi3filter.ValidateRequest, as oapi-codegen's echo middleware calls

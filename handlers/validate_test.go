@@ -79,7 +79,7 @@ func checkDecodeJSON(t *testing.T, b []byte) {
 // left in place, little more. openapi3filter's own body validation copied
 // such a body about twelve times (two io.ReadAll, a json.Decoder buffer,
 // the decoded strings, the value encoded again for its defaults), which put
-// a served request over DESIGN §15's 8x its body plus 64 MiB.
+// a served request over the 8x its body plus 64 MiB of docs/api.md#limits.
 func TestValidatedBodyIsDecodedOnce(t *testing.T) {
 	spec, err := gen.GetSpec()
 	require.NoError(t, err)

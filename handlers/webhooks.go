@@ -10,7 +10,7 @@ import (
 )
 
 // WebhookPayloads renders outbox events as the API shapes their receivers
-// get (DESIGN §6): {"type", "job": Job}. The subject is read at delivery
+// get (docs/api.md#webhooks): {"type", "job": Job}. The subject is read at delivery
 // time; it is terminal, so it no longer changes.
 type WebhookPayloads struct {
 	Jobs *jobs.Service

@@ -14,12 +14,12 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/evaluation"
 	"github.com/contenteval/contenteval/domain/imaging"
-	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/contenteval/contenteval/safehttp"
 )
 
-// Config bounds the pipeline (DESIGN §8, §10). Zero fields take the defaults
+// Config bounds the pipeline (docs/api.md#timed-media). Zero fields take the defaults
 // of DefaultConfig.
 type Config struct {
 	MaxBytes    int64         // input size, 2 GiB
@@ -37,6 +37,9 @@ type Config struct {
 	ASRTimeout   time.Duration // speech recognition over the whole audio
 	// Frames bounds the decoding of extracted frames.
 	Frames imaging.Limits
+	// DecodeBudget is the process's budget of decoded pixels, which the
+	// extracted frames share with images; nil bounds nothing.
+	DecodeBudget *imaging.Budget
 	// Process applies to every subprocess.
 	Process ProcessLimits
 	// TempDir is where inputs are staged ("" = os.TempDir()).
@@ -104,6 +107,9 @@ type Analyzer struct {
 	tools   Tools
 	fetcher Fetcher
 	run     *runner
+	// notePeakHits, when set, is told the most timed hits an analysis
+	// held at once (for tests of the bound).
+	notePeakHits func(int)
 }
 
 var _ domain.MediaAnalyzer = (*Analyzer)(nil)
@@ -120,7 +126,7 @@ func New(cfg Config, tools Tools, fetcher Fetcher) *Analyzer {
 // Tools returns the tools the analyzer uses, for start-up logging.
 func (a *Analyzer) Tools() Tools { return a.tools }
 
-// The fixed client-facing messages of each failure (SPEC.md: a fixed
+// The fixed client-facing messages of each failure (the contract: a fixed
 // explanation per reason; the cause goes to the log through MediaError.Err).
 const (
 	msgUndecodable   = "The submitted media could not be validated or decoded."
@@ -150,16 +156,9 @@ func (a *Analyzer) AnalyzeMedia(ctx context.Context, in domain.MediaInput, pre d
 		return nil, fmt.Errorf("media: unknown kind %q", in.Kind)
 	}
 	// Captions are checked before any download: a bad file fails fast.
-	var chunks []domain.TranscriptChunk
-	source := "none"
-	if in.HasCaptions {
-		var err error
-		if chunks, err = ParseWebVTT(in.Captions); err != nil {
-			return nil, domain.NewMediaError(domain.ReasonTranscriptArtifactInvalid, msgCaptions, err)
-		}
-		source = "captions"
-	} else if in.Kind == domain.MediaAudio && !a.tools.ASRReady() {
-		return nil, domain.NewMediaError(domain.ReasonJobFailed, msgNoTranscriber, nil)
+	chunks, source, err := a.captions(in)
+	if err != nil {
+		return nil, err
 	}
 
 	dir, err := os.MkdirTemp(a.cfg.TempDir, stagingPrefix+"*")
@@ -187,90 +186,27 @@ func (a *Analyzer) AnalyzeMedia(ctx context.Context, in domain.MediaInput, pre d
 	}
 
 	out := &domain.MediaAnalysis{Kind: in.Kind, ContentHash: contentHash, DurationMs: pr.DurationMs}
-	var reports []*rules.Report
-	var frames []domain.FrameLabels
+	p := &mediaPass{out: out}
 	if in.Kind == domain.MediaVideo {
-		err := a.scanScenes(ctx, input, pr.Demuxer, pr.DurationMs, func(seg domain.FrameSegment, f sampledFrame) error {
-			rep, labels, err := a.evaluateFrame(ctx, seg, f, pre, eval)
-			if err != nil {
-				return &frameError{err}
-			}
-			out.Segments = append(out.Segments, seg)
-			reports = append(reports, rep)
-			frames = append(frames, domain.FrameLabels{Segment: seg, Labels: labels})
-			return nil
-		})
-		var fe *frameError
-		switch {
-		case errors.As(err, &fe):
-			return nil, fe.err
-		case errors.Is(err, errSceneCeiling):
-			return nil, domain.NewMediaError(domain.ReasonVideoSceneCeilingExceeded, msgSceneCeiling,
-				fmt.Errorf("more than %d scenes", a.cfg.SceneCeiling))
-		case err != nil:
-			return nil, a.failure(ctx, err, domain.ReasonVideoValidationFailure, msgUndecodable)
-		}
-	}
-	if !in.HasCaptions && pr.HasAudio && a.tools.ASRReady() {
-		words, err := a.recognise(ctx, input, pr.Demuxer)
-		if err != nil {
-			return nil, a.failure(ctx, err, domain.ReasonTranscriptArtifactInvalid, msgTranscript)
-		}
-		chunks, source = ChunkWords(words, MaxASRChunkMs), "asr"
-	}
-	out.Chunks, out.TranscriptSource = chunks, source
-
-	modality := string(in.Kind)
-	var chunkLabels []domain.ChunkLabels
-	for _, c := range chunks {
-		rep, err := eval(ctx, rules.Content{Text: c.Text, Modality: modality, Transcript: &rules.TimeRange{StartMs: c.StartMs, EndMs: c.EndMs}})
-		if err != nil {
+		if err := a.framePass(ctx, input, pr, pre, eval, p); err != nil {
 			return nil, err
 		}
-		reports = append(reports, rep)
-		chunkLabels = append(chunkLabels, domain.ChunkLabels{Chunk: c, Labels: domain.TrueLabels(rep)})
 	}
-	if len(reports) == 0 {
-		// Silent audio: evaluate the empty transcript once so the item still
-		// has a report (every section FALSE, or FAILED where it needs a model).
-		rep, err := eval(ctx, rules.Content{Text: "", Modality: modality})
-		if err != nil {
-			return nil, err
-		}
-		reports = append(reports, rep)
+	if err := a.transcriptPass(ctx, in, input, pr, chunks, source, eval, p); err != nil {
+		return nil, err
 	}
-	if in.Kind == domain.MediaVideo {
-		out.Hits = domain.VideoHits(frames, chunkLabels)
-	} else {
-		out.Hits = domain.AudioHits(chunkLabels)
+	var cut bool
+	out.Hits, cut = p.hits.Hits()
+	out.Report = evaluation.MergeReports(p.reports)
+	// The report says what was left out, and by which bounds; its
+	// verdicts are whole (the reports were all merged).
+	if cut && out.Report != nil {
+		out.Report.HitsTruncated = true
 	}
-	out.Report = domain.MergeReports(reports)
+	if a.notePeakHits != nil {
+		a.notePeakHits(p.hits.Peak())
+	}
 	return out, nil
-}
-
-// frameError carries an error of a frame's precheck or evaluation out of
-// the scene pass unchanged.
-type frameError struct{ err error }
-
-func (e *frameError) Error() string { return e.err.Error() }
-
-// evaluateFrame hashes a segment's representative frame, prechecks it and
-// evaluates it with the image signals.
-func (a *Analyzer) evaluateFrame(ctx context.Context, seg domain.FrameSegment, f sampledFrame, pre domain.FramePrecheck, eval domain.MediaEvalFunc) (*rules.Report, []domain.ScoredLabel, error) {
-	feat, err := frameFeatures(f.png, a.cfg.Frames)
-	if err != nil {
-		return nil, nil, domain.NewMediaError(domain.ReasonVideoValidationFailure, msgUndecodable, err)
-	}
-	if pre != nil {
-		if err := pre.PrecheckFrame(ctx, domain.VideoFrame{Segment: seg, AtMs: f.atMs, Encoded: f.png, Features: feat}); err != nil {
-			return nil, nil, err
-		}
-	}
-	rep, err := eval(ctx, rules.Content{Image: &feat, Modality: string(domain.MediaVideo), ImageBytes: f.png, ImageType: "image/png"})
-	if err != nil {
-		return nil, nil, err
-	}
-	return rep, domain.TrueLabels(rep), nil
 }
 
 // failure maps a subprocess error: the caller's context ending is returned

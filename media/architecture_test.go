@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// TestNothingInnerImportsMedia: media is an adapter (DESIGN §1) — domain
+// TestNothingInnerImportsMedia: media is an adapter (docs/architecture.md#layers) — domain
 // declares what it needs and handlers never run subprocesses; only cmd wires
 // this package in.
 func TestNothingInnerImportsMedia(t *testing.T) {

@@ -13,7 +13,7 @@ import (
 )
 
 // MaxASRChunkMs is the longest transcript chunk cut from recognised speech
-// (DESIGN §8: at most 10 s, at word boundaries).
+// (docs/api.md#timed-media: at most 10 s, at word boundaries).
 const MaxASRChunkMs = 10_000
 
 // Word is one recognised word on the media timeline.

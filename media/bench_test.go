@@ -29,7 +29,8 @@ func benchVideo(b *testing.B, tools Tools, dir string) (string, string) {
 		if i%10 == 0 {
 			text = fmt.Sprintf("caption %d: I will kill you", i)
 		}
-		fmt.Fprintf(&vtt, "%s --> %s\n%s\n\n", domain.FormatTimecode(int64(i)*3000), domain.FormatTimecode(int64(i)*3000+2500), text)
+		start := i * 3 // seconds; every cue ends 2.5 s after it starts
+		fmt.Fprintf(&vtt, "00:%02d:%02d.000 --> 00:%02d:%02d.500\n%s\n\n", start/60, start%60, (start+2)/60, (start+2)%60, text)
 	}
 	if _, err := os.Stat(path); err == nil {
 		return path, vtt.String()

@@ -1,4 +1,4 @@
-// Package media is the timed-media adapter (DESIGN §8, issue 8): it turns a
+// Package media is the timed-media adapter (docs/api.md#timed-media): it turns a
 // video or audio item into frame segments, representative frames and
 // transcript chunks by running ffprobe, ffmpeg and pocketsphinx as
 // subprocesses, evaluates them through a caller-supplied function, and builds
@@ -22,7 +22,7 @@
 //     only ever given local files (an HLS playlist is downloaded and written
 //     anew with local names, hls.go), and refuses every protocol but file.
 //   - ffmpeg and ffprobe open a staged file with the container demuxers
-//     only (DESIGN §15, containerDemuxers in probe.go): never a playlist,
+//     only (containerDemuxers in probe.go): never a playlist,
 //     manifest, concat script, session description or image sequence,
 //     whatever its first bytes are, so no input can make them read another
 //     file of the server's or a URL.

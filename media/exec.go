@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/contenteval/contenteval/domain/traces"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,7 +122,13 @@ func (r *runner) wrap(path string, args []string) (string, []string) {
 // run runs c to completion. Errors: *toolTimeoutError when c.timeout ran
 // out, ctx's error when ctx ended, errOutputTooLarge, the stderrLine
 // callback's error, or *toolError for a non-zero exit.
-func (r *runner) run(ctx context.Context, c command) error {
+func (r *runner) run(ctx context.Context, c command) (err error) {
+	// The tool's name only: its arguments name files of the content.
+	ctx, span := traces.Start(ctx, "media.tool")
+	if span.IsRecording() {
+		span.SetAttributes(traces.Tool(filepath.Base(c.path)))
+	}
+	defer func() { traces.Fail(span, err); span.End() }()
 	cctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	tctx := cctx

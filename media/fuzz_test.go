@@ -54,7 +54,7 @@ func FuzzReferencingHead(f *testing.F) {
 }
 
 // ffprobeSeeds are ffprobe outputs: real ones (an MP4, an MP3 with cover
-// art, what ffprobe 5.1 printed for the DASH manifest of issue 13 before the
+// art, what ffprobe 5.1 printed for the DASH manifest that read a server file before the
 // allowlist, an HLS playlist) and edge cases.
 var ffprobeSeeds = []string{
 	`{"programs":[],"streams":[{"codec_name":"h264","codec_type":"video","width":320,"height":240,"duration":"5.600000","disposition":{"attached_pic":0}},{"codec_name":"aac","codec_type":"audio","duration":"5.600000","disposition":{"attached_pic":0}}],"format":{"format_name":"mov,mp4,m4a,3gp,3g2,mj2","duration":"5.600000"}}`,

@@ -2,6 +2,7 @@ package media
 
 import (
 	"context"
+	"github.com/contenteval/contenteval/internal/testenv"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,10 +21,7 @@ func requireTools(t testing.TB) Tools {
 	t.Helper()
 	tools := FindTools()
 	if !tools.VideoReady() {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and %v missing: run make media-tools", tools.MissingForMedia())
-		}
-		t.Skipf("%v not installed (make media-tools)", tools.MissingForMedia())
+		testenv.SkipUnlessCI(t, "%v not installed (make media-tools)", tools.MissingForMedia())
 	}
 	return tools
 }
@@ -33,10 +31,7 @@ func requireASR(t testing.TB) Tools {
 	t.Helper()
 	tools := requireTools(t)
 	if !tools.ASRReady() {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("CI=true and %v missing: run make media-tools", tools.MissingForASR())
-		}
-		t.Skipf("%v not installed (make media-tools)", tools.MissingForASR())
+		testenv.SkipUnlessCI(t, "%v not installed (make media-tools)", tools.MissingForASR())
 	}
 	return tools
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/contenteval/contenteval/safehttp"
 )
 
-// Fetcher fetches a customer URL under the SSRF rules of DESIGN §5.
+// Fetcher fetches a customer URL under the SSRF rules of docs/api.md#url-fetching.
 // *safehttp.Client implements it. Its body arrives in memory, bounded by the
 // client's MaxBytes: safehttp has no streaming read yet, so a direct video
 // URL is held once in memory while it is written to the temporary file

@@ -170,7 +170,7 @@ func hostileCases(s secretFiles) []hostileCase {
 	return cases
 }
 
-// TestMediaNeverOpensServerFiles is finding 1 of issue 13 (a HASH rule
+// TestMediaNeverOpensServerFiles replays an attack a review found (a HASH rule
 // matched frames of a file on the server's disk, read by ffmpeg through an
 // inline DASH manifest behind an XML comment), with the real ffprobe and
 // ffmpeg, against files of the server's that the inputs name.

@@ -114,7 +114,7 @@ func parseSeconds(s string) float64 {
 }
 
 // containerDemuxers are the only demuxers ffmpeg and ffprobe may open a
-// staged file with (DESIGN §15), by ffmpeg's name for each (the first of the
+// staged file with (no format that opens another file), by ffmpeg's name for each (the first of the
 // comma-separated names it reports as format_name). Each is a container or
 // a stream format of video or audio that reads nothing but the file it is
 // given: no playlist or manifest (hls, dash, webm_dash_manifest), no concat

@@ -178,13 +178,17 @@ func (p *pngSplitter) Write(b []byte) (int, error) {
 // frameFeatures decodes a PNG frame and computes what HASH signals compare:
 // the PDQ hash and quality, and md5/sha1 of the PNG bytes (which only ever
 // equal a list entry made from the same extraction, but give md5/sha1
-// signals an answer instead of -1).
-func frameFeatures(png []byte, lim imaging.Limits) (rules.ImageFeatures, error) {
-	img, _, err := imaging.Decode(png, lim)
+// signals an answer instead of -1). The decoded frame counts against the
+// process's decode budget, as images do, until it is hashed; the wait for
+// room ends with ctx.
+func frameFeatures(ctx context.Context, budget *imaging.Budget, png []byte, lim imaging.Limits) (rules.ImageFeatures, error) {
+	img, _, release, err := budget.Decode(ctx, png, lim)
 	if err != nil {
 		return rules.ImageFeatures{}, err
 	}
 	h, q := imaging.PDQ(img)
+	release() // img is not used past here, so a collection can free it
+
 	d := imaging.Digest(png)
 	return rules.ImageFeatures{PDQ: h, PDQQuality: q, HasPDQ: !h.IsZero(), MD5: d.MD5, SHA1: d.SHA1}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/evaluation"
 	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/persistence/persistencetest"
@@ -50,7 +51,7 @@ func TestVideoHitsRoundTripTheStore(t *testing.T) {
 			{ID: "r0", JobID: "j1", Index: 0, ContentHash: got.ContentHash, Report: got.Report, Created: t0},
 			{ID: "r1", JobID: "j1", Index: 1, ContentHash: audio.ContentHash, Report: audio.Report, Created: t0},
 		}
-		hits := append(domain.TimedLabelHits("j1", "r0", got.Hits, &seq), domain.TimedLabelHits("j1", "r1", audio.Hits, &seq)...)
+		hits := append(evaluation.TimedLabelHits("j1", "r0", got.Hits, &seq), evaluation.TimedLabelHits("j1", "r1", audio.Hits, &seq)...)
 		require.NoError(t, jobs.FinishJob(ctx, "j1", "w", domain.JobCompleted, t0.Add(time.Second), nil, results, hits))
 
 		stored, err := jobs.ListLabelHits(ctx, "j1", "", -1, 100)

@@ -27,7 +27,7 @@ type VTTError struct {
 func (e *VTTError) Error() string { return fmt.Sprintf("webvtt line %d: %s", e.Line, e.Msg) }
 
 // ParseWebVTT parses WebVTT captions into transcript chunks, one per cue
-// with text (DESIGN §8), in ascending start order. It follows the W3C WebVTT
+// with text (docs/api.md#timed-media), in ascending start order. It follows the W3C WebVTT
 // file structure: the "WEBVTT" signature (after an optional BOM), a header
 // block, then blocks separated by blank lines; NOTE, STYLE and REGION blocks
 // are skipped; a cue is an optional identifier, a timing line

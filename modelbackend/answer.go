@@ -35,7 +35,9 @@ type wireAnswer struct {
 	Choices []struct {
 		Text    *string `json:"text"`
 		Message *struct {
-			Content any `json:"content"` // a string, or parts on some servers
+			// A string, or parts on some servers: read as one or the other,
+			// never as arbitrary values.
+			Content json.RawMessage `json:"content"`
 		} `json:"message"`
 		Logprobs json.RawMessage `json:"logprobs"`
 	} `json:"choices"`
@@ -70,6 +72,9 @@ func errUnreadable(what string) error {
 }
 
 func parseAnswer(body []byte) (*answer, error) {
+	if err := checkAnswerShape(body); err != nil {
+		return nil, err
+	}
 	var w wireAnswer
 	if err := json.Unmarshal(body, &w); err != nil {
 		return nil, &malformedError{msg: "not JSON: " + shorten(err.Error())}
@@ -81,18 +86,7 @@ func parseAnswer(body []byte) (*answer, error) {
 	a := &answer{}
 	switch {
 	case c.Message != nil:
-		switch v := c.Message.Content.(type) {
-		case string:
-			a.text = v
-		case []any:
-			for _, part := range v {
-				if m, ok := part.(map[string]any); ok {
-					if s, ok := m["text"].(string); ok {
-						a.text += s
-					}
-				}
-			}
-		}
+		a.text = messageText(c.Message.Content)
 	case c.Text != nil:
 		a.text = *c.Text
 	}
@@ -121,6 +115,26 @@ func parseAnswer(body []byte) (*answer, error) {
 		}
 	}
 	return a, nil
+}
+
+// messageText reads a chat message's content: a string, or the text of
+// its parts (other parts and other shapes read as no text).
+func messageText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range parts {
+		b.WriteString(p.Text)
+	}
+	return b.String()
 }
 
 // final is the answer without the reasoning a model wrote before it

@@ -80,6 +80,14 @@ func (b *Backend) EvaluateSignals(ctx context.Context, batch rules.SignalBatch) 
 		}
 		return out, nil
 	}
+	if err := b.checkPromptSize(batch, text); err != nil {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		b.metrics.errors.WithLabelValues(b.spec.Name, err.reason).Inc()
+		return b.failed(ctx, out, batch, all, err)
+	}
 	keys := b.cacheKeys(batch, text, withImage)
 	var miss []int
 	for i, k := range keys {
@@ -192,6 +200,23 @@ func (b *Backend) failed(ctx context.Context, out rules.SignalScores, sub rules.
 		out.Scores[i], out.Notes[i] = -1, "model "+b.spec.Model+" failed: "+msg
 	}
 	return out, nil
+}
+
+// checkPromptSize refuses a call whose content, global context and
+// criteria exceed the backend's maxPromptBytes: the longer the prompt the
+// longer the call, and one account's long content must not time out the
+// calls it shares the server with. Nothing is cut: a model shown only the
+// start of the content would miss what follows, and padding would hide a
+// violation from it.
+func (b *Backend) checkPromptSize(batch rules.SignalBatch, text string) *callError {
+	n := len(text) + len(batch.GlobalContext)
+	for _, s := range batch.Signals {
+		n += len(s.Text) + len(s.Right)
+	}
+	if n <= b.spec.MaxPromptBytes {
+		return nil
+	}
+	return &callError{reason: "too_large", msg: fmt.Sprintf("content, context and criteria of %d bytes; this backend takes at most %d (maxPromptBytes)", n, b.spec.MaxPromptBytes)}
 }
 
 func (b *Backend) note(r reading) string {

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/contenteval/contenteval/domain/traces"
+	"github.com/contenteval/contenteval/tracing"
+	"go.opentelemetry.io/otel/attribute"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -13,28 +16,27 @@ import (
 	"os"
 	"strconv"
 	"time"
-
-	"github.com/sony/gobreaker/v2"
 )
 
 // maxAnswerBytes bounds what is read of an answer: a reasoning model's
-// answer is a few KiB; a server that sends more is broken or hostile.
-const maxAnswerBytes = 4 << 20
+// answer is a few KiB, and even 32768 tokens (the most maxTokens allows) of
+// reasoning and answer, or the most logprobs an answer may hold
+// (maxAnswerValues), stay well below; a server that sends more is broken
+// or hostile, and what is read is held in memory until it is refused.
+const maxAnswerBytes = 1 << 20
 
 // The backoff between attempts: full jitter over an exponential base, or
 // the server's Retry-After when it gives one (capped, and never past the
 // caller's deadline).
 const (
-	backoffBase     = 100 * time.Millisecond
-	backoffCap      = 5 * time.Second
-	retryAfterCap   = 30 * time.Second
-	breakerFailures = 5                // consecutive failed calls that open the breaker
-	breakerOpenFor  = 30 * time.Second // before one trial call
+	backoffBase   = 100 * time.Millisecond
+	backoffCap    = 5 * time.Second
+	retryAfterCap = 30 * time.Second
 )
 
 // callError is a failed call, with the reason metrics and reports give.
 type callError struct {
-	reason string // timeout | unreachable | http_429 | http_5xx | http_4xx | malformed | circuit_open
+	reason string // timeout | unreachable | http_429 | http_5xx | http_4xx | malformed | circuit_open | too_large
 	msg    string
 	// retryAfter is the server's Retry-After, when it sent one.
 	retryAfter time.Duration
@@ -51,13 +53,13 @@ func (e *callError) retryable() bool {
 }
 
 // caller makes the HTTP calls of one backend: the concurrency cap, the
-// per-attempt timeout, retries and the circuit breaker.
+// per-attempt timeout, retries and the circuit breakers.
 type caller struct {
-	spec    *Spec
-	http    *http.Client
-	key     string
-	slots   *fairSlots
-	breaker *gobreaker.CircuitBreaker[*answer]
+	spec     *Spec
+	http     *http.Client
+	key      string
+	slots    *fairSlots
+	breakers *breakers
 	// wait sleeps between attempts; tests record the waits instead.
 	wait func(ctx context.Context, d time.Duration) error
 }
@@ -68,46 +70,34 @@ func newCaller(s *Spec) *caller {
 	tr.Proxy = nil // a model server is the operator's own; no environment proxy in between
 	c := &caller{
 		spec: s,
-		http: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+		http: &http.Client{Transport: tracing.WrapTransport(tr), CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse // never carry the key elsewhere
 		}},
-		slots: newFairSlots(s.MaxConcurrency),
-		wait:  sleep,
+		slots:    newFairSlots(s.MaxConcurrency),
+		breakers: newBreakers(s.Name),
+		wait:     sleep,
 	}
 	if s.APIKeyEnv != "" {
 		c.key = os.Getenv(s.APIKeyEnv)
 	}
-	c.breaker = gobreaker.NewCircuitBreaker[*answer](gobreaker.Settings{
-		Name:        s.Name,
-		MaxRequests: 1,
-		Timeout:     breakerOpenFor,
-		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= breakerFailures },
-		// A request the server refused as malformed (4xx) or a caller that
-		// gave up says nothing about the server's health.
-		IsSuccessful: func(err error) bool {
-			var ce *callError
-			if errors.As(err, &ce) {
-				return ce.reason == "http_4xx"
-			}
-			return err == nil || errors.Is(err, context.Canceled)
-		},
-	})
 	return c
 }
 
 // call posts body to the profile's endpoint for account and returns the
 // parsed answer.
-func (c *caller) call(ctx context.Context, account, endpoint string, body map[string]any) (*answer, error) {
+func (c *caller) call(ctx context.Context, account, endpoint string, body map[string]any) (_ *answer, err error) {
+	ctx, span := traces.Start(ctx, "modelbackend.call")
+	if span.IsRecording() {
+		span.SetAttributes(traces.Backend(c.spec.Name), traces.AccountID(account),
+			attribute.String("contenteval.backend.model", c.spec.Model), attribute.String("contenteval.backend.endpoint", endpoint))
+	}
+	defer func() { traces.Fail(span, err); span.End() }()
 	body["model"] = c.spec.Model
 	payload, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
-	a, err := c.breaker.Execute(func() (*answer, error) { return c.attempts(ctx, account, endpoint, payload) })
-	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
-		return nil, &callError{reason: "circuit_open", msg: "circuit open after repeated failures"}
-	}
-	return a, err
+	return c.breakers.execute(account, func() (*answer, error) { return c.attempts(ctx, account, endpoint, payload) })
 }
 
 func (c *caller) attempts(ctx context.Context, account, endpoint string, payload []byte) (*answer, error) {

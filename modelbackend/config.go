@@ -13,7 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// File is the backends file (DESIGN §11): the model servers an operator
+// File is the backends file (docs/operations.md#model-backends): the model servers an operator
 // runs and which one a version or job that names no stack uses.
 type File struct {
 	Default  string `yaml:"default"`
@@ -44,6 +44,10 @@ type Spec struct {
 	ReasoningEffort string `yaml:"reasoningEffort"`
 	// MaxTokens bounds the answer; reasoning models need room (profile default).
 	MaxTokens int `yaml:"maxTokens"`
+	// MaxPromptBytes bounds what one call sends of the content, its global
+	// context and the criteria (32 KiB, about 8k tokens); more is refused
+	// rather than sent or cut.
+	MaxPromptBytes int `yaml:"maxPromptBytes"`
 
 	line int
 }
@@ -74,6 +78,8 @@ const (
 	maxBundleSize     = 64
 	maxCacheEntries   = 1_000_000
 	maxRetries        = 5
+	minPromptBytes    = 1 << 10
+	maxPromptBytesCap = 1 << 20
 	maxFileBytes      = 1 << 20
 )
 
@@ -193,6 +199,9 @@ func (f *File) validate() error {
 		if s.MaxTokens < 0 || s.MaxTokens > 32768 {
 			bad(s.line, "backend %q: maxTokens must be 0 to 32768", s.Name)
 		}
+		if s.MaxPromptBytes < minPromptBytes || s.MaxPromptBytes > maxPromptBytesCap {
+			bad(s.line, "backend %q: maxPromptBytes must be %d to %d", s.Name, minPromptBytes, maxPromptBytesCap)
+		}
 	}
 	for i := range f.Backends {
 		s := &f.Backends[i]
@@ -224,6 +233,9 @@ func (s *Spec) applyDefaults() {
 	}
 	if s.CacheEntries == 0 {
 		s.CacheEntries = 10_000
+	}
+	if s.MaxPromptBytes == 0 {
+		s.MaxPromptBytes = 32 << 10
 	}
 	if s.Retries == nil {
 		two := 2

@@ -29,7 +29,7 @@ backends:
 	}
 	l := f.Backends[0]
 	if l.URL != "http://127.0.0.1:8000/v1" || l.Timeout.Duration != 30*time.Second || l.MaxConcurrency != 16 || l.BundleSize != 8 ||
-		l.OnFailure != "fail" || l.CacheTTL.Duration != 10*time.Minute || *l.Retries != 2 {
+		l.OnFailure != "fail" || l.CacheTTL.Duration != 10*time.Minute || *l.Retries != 2 || l.MaxPromptBytes != 32<<10 {
 		t.Errorf("defaults: %+v", l)
 	}
 	if fast := f.Backends[1]; fast.CacheTTL.Duration != 0 || fast.Timeout.Duration != 2*time.Second || fast.OnFailure != "builtin" {
@@ -50,6 +50,7 @@ func TestParseFileErrorsNameTheirLine(t *testing.T) {
 		{"missing model", "backends:\n  - name: a\n    url: http://x\n    profile: generic\n", `line 2: backend "a": model is required`},
 		{"unset key variable", "backends:\n" + ok + "    apiKeyEnv: CE_TEST_SURELY_UNSET\n", "line 2: backend \"a\": apiKeyEnv names CE_TEST_SURELY_UNSET, which is not set"},
 		{"bad onFailure", "backends:\n" + ok + "    onFailure: ignore\n", `onFailure must be fail or builtin, not "ignore"`},
+		{"a prompt cap below a useful prompt", "backends:\n" + ok + "    maxPromptBytes: 100\n", `line 2: backend "a": maxPromptBytes must be 1024 to 1048576`},
 		{"too much concurrency", "backends:\n" + ok + "    maxConcurrency: 100000\n", "maxConcurrency must be 1 to 1024"},
 		{"unknown expedited backend", "backends:\n" + ok + "    expeditedBackend: zz\n", `line 2: backend "a": expeditedBackend "zz" is not a backend`},
 		{"unknown default", "default: zz\nbackends:\n" + ok, `default "zz" is not a backend`},

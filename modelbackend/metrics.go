@@ -6,7 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// metrics are per backend (DESIGN §11): calls, latency, errors by reason,
+// metrics are per backend (docs/operations.md#model-backends): calls, latency, errors by reason,
 // cache hits and tokens.
 type metrics struct {
 	calls     *prometheus.CounterVec

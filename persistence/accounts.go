@@ -28,11 +28,14 @@ type accountRow struct {
 	Burst             int       `db:"burst"`
 	EvaluationsPerDay int64     `db:"evaluations_per_day"`
 	WebhookSecret     string    `db:"webhook_secret"`
+	RetentionSeconds  int64     `db:"retention_seconds"`
+	ModerationPolicy  string    `db:"moderation_policy_key"`
+	ModerationTag     string    `db:"moderation_tag"`
 	Created           time.Time `db:"created"`
 	Updated           time.Time `db:"updated"`
 }
 
-const accountColumns = `id, name, type, rps, burst, evaluations_per_day, webhook_secret, created, updated`
+const accountColumns = `id, name, type, rps, burst, evaluations_per_day, webhook_secret, retention_seconds, moderation_policy_key, moderation_tag, created, updated`
 
 // toDomain returns the account of r with its webhook secret opened. Codes:
 // INTERNAL when the secret does not open (the server key was replaced, or
@@ -53,9 +56,20 @@ func (s *Accounts) toDomain(r *accountRow) (*domain.Account, error) {
 			EvaluationsPerDay: r.EvaluationsPerDay,
 		},
 		WebhookSecret: secret,
+		Retention:     time.Duration(r.RetentionSeconds) * time.Second,
+		Moderation:    domain.ModerationDefaults{PolicyKey: r.ModerationPolicy, Tag: r.ModerationTag},
 		Created:       r.Created.UTC(),
 		Updated:       r.Updated.UTC(),
 	}, nil
+}
+
+// retentionSeconds is d as stored: whole seconds, at least one for a
+// positive d (a retention shorter than a second is one second, not none).
+func retentionSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return max(1, int64(d/time.Second))
 }
 
 // normalizeAccount makes a's times what the database will store, so the
@@ -63,6 +77,7 @@ func (s *Accounts) toDomain(r *accountRow) (*domain.Account, error) {
 func normalizeAccount(a *domain.Account) {
 	a.Created = StoredTime(a.Created)
 	a.Updated = StoredTime(a.Updated)
+	a.Retention = time.Duration(retentionSeconds(a.Retention)) * time.Second
 }
 
 // CreateAccount inserts a as given (the caller sets ID and times); a's times
@@ -78,9 +93,10 @@ func (s *Accounts) CreateAccount(ctx context.Context, a *domain.Account) error {
 	err = s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		_, err := tx.ExecContext(ctx, tx.Rebind(`
 			INSERT INTO accounts (`+accountColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
 			a.ID, a.Name, string(a.Type), a.Limits.RequestsPerSecond, a.Limits.Burst,
-			a.Limits.EvaluationsPerDay, secret, a.Created, a.Updated)
+			a.Limits.EvaluationsPerDay, secret, retentionSeconds(a.Retention),
+			a.Moderation.PolicyKey, a.Moderation.Tag, a.Created, a.Updated)
 		return err
 	})
 	return describe(err, domain.AlreadyExists, "account %q already exists", a.ID)
@@ -146,10 +162,12 @@ func (s *Accounts) UpdateAccount(ctx context.Context, id string, fn func(*domain
 		_, err = tx.ExecContext(ctx, tx.Rebind(`
 			UPDATE accounts
 			SET name = ?, type = ?, rps = ?, burst = ?, evaluations_per_day = ?,
-			    webhook_secret = ?, updated = ?
+			    webhook_secret = ?, retention_seconds = ?, moderation_policy_key = ?,
+			    moderation_tag = ?, updated = ?
 			WHERE id = ?`),
 			a.Name, string(a.Type), a.Limits.RequestsPerSecond, a.Limits.Burst,
-			a.Limits.EvaluationsPerDay, secret, a.Updated, id)
+			a.Limits.EvaluationsPerDay, secret, retentionSeconds(a.Retention),
+			a.Moderation.PolicyKey, a.Moderation.Tag, a.Updated, id)
 		return err
 	})
 	if err != nil {

@@ -147,6 +147,7 @@ type batchOutcomeRow struct {
 	ResultHash    *string `db:"result_hash"`
 	Metadata      *string `db:"result_metadata"`
 	Report        *string `db:"result_report"`
+	ReportPacked  []byte  `db:"result_report_packed"`
 	ResErrReason  *string `db:"result_error_reason"`
 	ResErrMessage *string `db:"result_error_message"`
 }
@@ -159,7 +160,7 @@ func (s *BatchJobs) ListBatchOutcomes(ctx context.Context, batchID string, from,
 		SELECT bi.seq, bi.ref_id, bi.job_id, bi.content_hash AS item_hash,
 		       j.status AS job_status, j.error_reason AS job_error_reason, j.error_message AS job_error_message,
 		       r.id AS result_id, r.content_hash AS result_hash, r.metadata AS result_metadata,
-		       r.report AS result_report, r.error_reason AS result_error_reason,
+		       r.report AS result_report, r.report_packed AS result_report_packed, r.error_reason AS result_error_reason,
 		       r.error_message AS result_error_message
 		FROM batch_items bi
 		LEFT JOIN jobs j ON j.id = bi.job_id
@@ -185,9 +186,9 @@ func (s *BatchJobs) ListBatchOutcomes(ctx context.Context, batchID string, from,
 					return nil, err
 				}
 			}
-			if rep := strDeref(r.Report); rep != "" {
+			if rep := strDeref(r.Report); rep != "" || r.ReportPacked != nil {
 				res.Report = &rules.Report{}
-				if err := json.Unmarshal([]byte(rep), res.Report); err != nil {
+				if err := readJSONColumn(r.ReportPacked, rep, res.Report); err != nil {
 					return nil, err
 				}
 			}

@@ -81,6 +81,33 @@ func batchIDs(bs []*domain.BatchJob) []string {
 	return out
 }
 
+// requireClaimGuards claims the queued batch b1 as w1 and checks that a
+// second claim finds nothing, that transitions by another owner, from a
+// stale state or of an unknown batch fail, and that w1 then starts
+// preprocessing, after which the input can no longer change.
+func requireClaimGuards(t *testing.T, b batchBundle) {
+	t.Helper()
+	ctx := context.Background()
+	got, err := b.store.ClaimBatch(ctx, "w1", t0, t0.Add(time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, "b1", got.ID)
+	require.Equal(t, "batches/b1/input-2", got.InputKey)
+	_, err = b.store.ClaimBatch(ctx, "w2", t0, t0.Add(time.Minute))
+	requireCode(t, err, domain.NotFound)
+	_, err = b.store.TransitionBatch(ctx, domain.BatchTransition{ID: "b1", From: domain.BatchQueued, To: domain.BatchPreprocessing, Owner: "w2", Now: t0})
+	requireCode(t, err, domain.Aborted)
+	_, err = b.store.TransitionBatch(ctx, domain.BatchTransition{ID: "b1", From: domain.BatchInitialized, To: domain.BatchQueued, Now: t0})
+	requireCode(t, err, domain.Aborted)
+	_, err = b.store.TransitionBatch(ctx, domain.BatchTransition{ID: "nope", From: domain.BatchQueued, To: domain.BatchPreprocessing, Now: t0})
+	requireCode(t, err, domain.NotFound)
+
+	got, err = b.store.TransitionBatch(ctx, domain.BatchTransition{ID: "b1", From: domain.BatchQueued, To: domain.BatchPreprocessing, Owner: "w1", Now: t0})
+	require.NoError(t, err)
+	require.Equal(t, domain.BatchPreprocessing, got.State)
+	_, err = b.store.SetBatchInput(ctx, "b1", "batches/b1/input-3", t0)
+	requireCode(t, err, domain.FailedPrecondition)
+}
+
 func TestBatchStore_GuardedTransitions(t *testing.T) {
 	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
 		ctx := context.Background()
@@ -96,27 +123,10 @@ func TestBatchStore_GuardedTransitions(t *testing.T) {
 		require.Equal(t, "batches/b1/input-1", prev)
 
 		// Claim, then a transition by a non-owner and a stale one are ABORTED.
-		got, err := b.store.ClaimBatch(ctx, "w1", t0, t0.Add(time.Minute))
-		require.NoError(t, err)
-		require.Equal(t, "b1", got.ID)
-		require.Equal(t, "batches/b1/input-2", got.InputKey)
-		_, err = b.store.ClaimBatch(ctx, "w2", t0, t0.Add(time.Minute))
-		requireCode(t, err, domain.NotFound)
-		_, err = b.store.TransitionBatch(ctx, domain.BatchTransition{ID: "b1", From: domain.BatchQueued, To: domain.BatchPreprocessing, Owner: "w2", Now: t0})
-		requireCode(t, err, domain.Aborted)
-		_, err = b.store.TransitionBatch(ctx, domain.BatchTransition{ID: "b1", From: domain.BatchInitialized, To: domain.BatchQueued, Now: t0})
-		requireCode(t, err, domain.Aborted)
-		_, err = b.store.TransitionBatch(ctx, domain.BatchTransition{ID: "nope", From: domain.BatchQueued, To: domain.BatchPreprocessing, Now: t0})
-		requireCode(t, err, domain.NotFound)
-
-		got, err = b.store.TransitionBatch(ctx, domain.BatchTransition{ID: "b1", From: domain.BatchQueued, To: domain.BatchPreprocessing, Owner: "w1", Now: t0})
-		require.NoError(t, err)
-		require.Equal(t, domain.BatchPreprocessing, got.State)
-		_, err = b.store.SetBatchInput(ctx, "b1", "batches/b1/input-3", t0)
-		requireCode(t, err, domain.FailedPrecondition)
+		requireClaimGuards(t, b)
 
 		// An expired lease lets another worker claim; the old owner's steps fail.
-		got, err = b.store.ClaimBatch(ctx, "w2", t0.Add(2*time.Minute), t0.Add(3*time.Minute))
+		got, err := b.store.ClaimBatch(ctx, "w2", t0.Add(2*time.Minute), t0.Add(3*time.Minute))
 		require.NoError(t, err)
 		require.Equal(t, "w2", got.LeaseOwner)
 		requireCode(t, b.store.RenewBatchLease(ctx, "b1", "w1", t0.Add(time.Hour), t0), domain.Aborted)

@@ -1,6 +1,6 @@
 package persistence
 
-// Dataset runs (DESIGN §12): the run rows, their snapshot of examples
+// Dataset runs (docs/api.md#extension-endpoints): the run rows, their snapshot of examples
 // (items), the chunks queued as jobs, and the chunks' results, written in
 // the transaction that finishes the chunk's job.
 
@@ -203,13 +203,9 @@ func (s *Datasets) DatasetRunItems(ctx context.Context, runID string, from, to, 
 
 var datasetResultColumns = strings.Fields(`run_id seq example_id expected_outcome outcome score report error`)
 
-// FinishDatasetRunChunk records a chunk's results and counts and finishes
-// its job, guarded by the job's lease (domain.DatasetStore). The run row's
-// UPDATE locks it (PostgreSQL) or runs under the write lock (SQLite), so
-// concurrent chunks add up and exactly one of them sees the last chunk
-// done. Codes: ABORTED; UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
-func (s *Datasets) FinishDatasetRunChunk(ctx context.Context, jobID, owner, runID string, results []*domain.DatasetRunResult, gaveUp bool, now time.Time) error {
-	now = StoredTime(now)
+// chunkResults returns the rows of a chunk's results and their counts:
+// the confusion of those evaluated, and how many failed.
+func chunkResults(runID string, results []*domain.DatasetRunResult) (rowsInsert, domain.Confusion, int, error) {
 	in := rowsInsert{table: "dataset_run_results", columns: datasetResultColumns, rows: make([][]any, 0, len(results))}
 	var c domain.Confusion
 	failed := 0
@@ -218,7 +214,7 @@ func (s *Datasets) FinishDatasetRunChunk(ctx context.Context, jobID, owner, runI
 		if r.Report != nil {
 			var err error
 			if report, err = marshalJSON(r.Report); err != nil {
-				return err
+				return in, c, 0, err
 			}
 		}
 		in.rows = append(in.rows, []any{runID, r.Seq, r.ExampleID, string(r.Expected), string(r.Outcome), r.Score, report, r.Error})
@@ -229,11 +225,22 @@ func (s *Datasets) FinishDatasetRunChunk(ctx context.Context, jobID, owner, runI
 			failed++
 		}
 	}
+	return in, c, failed, nil
+}
+
+// FinishDatasetRunChunk records a chunk's results and counts and finishes
+// its job, guarded by the job's lease (domain.DatasetStore). The run row's
+// UPDATE locks it (PostgreSQL) or runs under the write lock (SQLite), so
+// concurrent chunks add up and exactly one of them sees the last chunk
+// done. Codes: ABORTED; UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+func (s *Datasets) FinishDatasetRunChunk(ctx context.Context, jobID, owner, runID string, results []*domain.DatasetRunResult, gaveUp bool, now time.Time) error {
+	now = StoredTime(now)
+	in, c, failed, err := chunkResults(runID, results)
+	if err != nil {
+		return err
+	}
 	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		if err := guarded(ctx, tx, jobID, `
-			UPDATE jobs
-			SET status = 'completed', completed = ?, updated = ?, lease_owner = NULL, lease_expires_at = NULL
-			WHERE id = ? AND status = 'running' AND lease_owner = ?`, now, now, jobID, owner); err != nil {
+		if err := finishHeldJob(ctx, tx, heldJob{jobID, owner}, domain.JobCompleted, nil, now); err != nil {
 			return err
 		}
 		if err := execInserts(ctx, tx, []rowsInsert{in}); err != nil {

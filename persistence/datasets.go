@@ -1,6 +1,6 @@
 package persistence
 
-// Dataset examples of labels (DESIGN §12). The runs over them are in
+// Dataset examples of labels (docs/api.md#extension-endpoints). The runs over them are in
 // dataset_runs.go.
 
 import (
@@ -167,9 +167,10 @@ func (s *Datasets) DeleteExample(ctx context.Context, accountID, labelID, id str
 	})
 }
 
-// internalJobTypesExcluded is the condition of ListJobs that leaves out the
-// internal job types (domain.InternalJobTypes): the job endpoints list the
-// clients' jobs only.
+// internalJobTypesExcluded is the condition of GetJob and ListJobs that
+// leaves out the internal job types (domain.InternalJobTypes): the job
+// endpoints show the clients' jobs only, and the store decides it once for
+// every caller.
 var internalJobTypesExcluded = func() string {
 	quoted := make([]string, len(domain.InternalJobTypes))
 	for i, t := range domain.InternalJobTypes {

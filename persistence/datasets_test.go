@@ -90,6 +90,63 @@ func chunkJobs(account string, run *domain.DatasetRun, made *[]*domain.Job) func
 	}
 }
 
+// runResult is the result of example ex-seq of the runs of
+// TestDatasets_RunSnapshotChunksAndExactlyOnceCounts (even examples are
+// expected TRUE).
+func runResult(seq int, outcome rules.Outcome) *domain.DatasetRunResult {
+	e := domain.EvaluationResultFalse
+	if seq%2 == 0 {
+		e = domain.EvaluationResultTrue
+	}
+	return &domain.DatasetRunResult{Seq: seq, ExampleID: fmt.Sprintf("ex-%d", seq), Expected: e, Outcome: outcome, Score: 1,
+		Report: &rules.Report{Result: outcome}}
+}
+
+// finishChunksConcurrently finishes the chunks of run runID, each with its
+// results, at once.
+func finishChunksConcurrently(t *testing.T, store *persistence.Datasets, runID string, chunks map[string][]*domain.DatasetRunResult, now time.Time) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(chunks))
+	for id, rs := range chunks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- store.FinishDatasetRunChunk(t.Context(), id, "w", runID, rs, false, now)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+// requireRunListings checks the comparison and listing of the two runs
+// of label labelID, and that their chunk jobs are not listed as jobs.
+func requireRunListings(t *testing.T, db *persistence.DB, account, labelID, runID, run2ID string) {
+	t.Helper()
+	ctx := t.Context()
+	store, jobs := persistence.NewDatasets(db), persistence.NewJobs(db)
+	// Compare: run 2 against run 1, examples in both with other outcomes.
+	changes, err := store.CompareDatasetRuns(ctx, run2ID, runID, -1, 10)
+	require.NoError(t, err)
+	require.Equal(t, []*domain.DatasetRunChange{{Seq: 0, ExampleID: "ex-0", Expected: domain.EvaluationResultTrue,
+		BaseOutcome: rules.OutcomeTrue, Outcome: rules.OutcomeFailed}}, changes)
+
+	runs, err := store.ListDatasetRuns(ctx, account, labelID, nil, 10)
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+	runs, err = store.ListDatasetRuns(ctx, account, labelID, &domain.DatasetRunCursor{Created: runs[0].Created, ID: runs[0].ID}, 10)
+	require.NoError(t, err)
+	require.Len(t, runs, 1)
+
+	// The chunk jobs never show in a job listing.
+	listed, err := jobs.ListJobs(ctx, account, domain.JobFilter{}, nil, 100)
+	require.NoError(t, err)
+	require.Empty(t, listed)
+}
+
 func TestDatasets_RunSnapshotChunksAndExactlyOnceCounts(t *testing.T) {
 	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
 		ctx := t.Context()
@@ -144,14 +201,7 @@ func TestDatasets_RunSnapshotChunksAndExactlyOnceCounts(t *testing.T) {
 		claimed, err := jobs.ClaimJobs(ctx, "w", now, now.Add(time.Hour), 10, 0)
 		require.NoError(t, err)
 		require.Len(t, claimed, 4)
-		result := func(seq int, outcome rules.Outcome) *domain.DatasetRunResult {
-			e := domain.EvaluationResultFalse
-			if seq%2 == 0 {
-				e = domain.EvaluationResultTrue
-			}
-			return &domain.DatasetRunResult{Seq: seq, ExampleID: fmt.Sprintf("ex-%d", seq), Expected: e, Outcome: outcome, Score: 1,
-				Report: &rules.Report{Result: outcome}}
-		}
+		result := runResult
 		T, F, X := rules.OutcomeTrue, rules.OutcomeFalse, rules.OutcomeFailed
 		chunks := map[string][]*domain.DatasetRunResult{
 			made[0].ID: {result(0, T), result(1, T), result(2, F)}, // TP FP FN
@@ -159,20 +209,7 @@ func TestDatasets_RunSnapshotChunksAndExactlyOnceCounts(t *testing.T) {
 			made[2].ID: {result(6, T)},                             // TP
 		}
 		requireCode(t, store.FinishDatasetRunChunk(ctx, made[0].ID, "someone-else", run.ID, chunks[made[0].ID], false, now), domain.Aborted)
-		var wg sync.WaitGroup
-		errs := make(chan error, len(chunks))
-		for id, rs := range chunks {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs <- store.FinishDatasetRunChunk(ctx, id, "w", run.ID, rs, false, now)
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			require.NoError(t, err)
-		}
+		finishChunksConcurrently(t, store, run.ID, chunks, now)
 		// A second finish of a finished chunk records nothing.
 		requireCode(t, store.FinishDatasetRunChunk(ctx, made[0].ID, "w", run.ID, chunks[made[0].ID], false, now), domain.Aborted)
 
@@ -200,22 +237,6 @@ func TestDatasets_RunSnapshotChunksAndExactlyOnceCounts(t *testing.T) {
 		require.Equal(t, domain.DatasetRunFailed, got2.State)
 		require.Equal(t, 1, got2.Failed)
 
-		// Compare: run 2 against run 1, examples in both with other outcomes.
-		changes, err := store.CompareDatasetRuns(ctx, run2.ID, run.ID, -1, 10)
-		require.NoError(t, err)
-		require.Equal(t, []*domain.DatasetRunChange{{Seq: 0, ExampleID: "ex-0", Expected: domain.EvaluationResultTrue,
-			BaseOutcome: rules.OutcomeTrue, Outcome: rules.OutcomeFailed}}, changes)
-
-		runs, err := store.ListDatasetRuns(ctx, f.a, la.ID, nil, 10)
-		require.NoError(t, err)
-		require.Len(t, runs, 2)
-		runs, err = store.ListDatasetRuns(ctx, f.a, la.ID, &domain.DatasetRunCursor{Created: runs[0].Created, ID: runs[0].ID}, 10)
-		require.NoError(t, err)
-		require.Len(t, runs, 1)
-
-		// The chunk jobs never show in a job listing.
-		listed, err := jobs.ListJobs(ctx, f.a, domain.JobFilter{}, nil, 100)
-		require.NoError(t, err)
-		require.Empty(t, listed)
+		requireRunListings(t, db, f.a, la.ID, run.ID, run2.ID)
 	})
 }

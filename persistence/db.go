@@ -3,9 +3,9 @@ package persistence
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/contenteval/contenteval/tracing"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -78,6 +78,11 @@ type DB struct {
 	// secrets seals webhook secrets at rest; nil until
 	// EncryptSecretsWith (then they are stored as given).
 	secrets *secretBox
+	// content seals the retained content of review items; nil until
+	// EncryptSecretsWith.
+	content *contentBox
+	// review caches the review queues routing reads (review_routing.go).
+	review reviewRoutes
 }
 
 // prepared returns the cached prepared statement of query (written with ?).
@@ -154,7 +159,7 @@ func openPostgres(ctx context.Context, raw string) (*DB, error) {
 		q.Set("binary_parameters", "yes")
 	}
 	u.RawQuery = q.Encode()
-	sqlDB, err := sql.Open("postgres", u.String())
+	sqlDB, err := tracing.OpenDB("postgres", u.String(), "postgresql")
 	if err != nil {
 		return nil, fmt.Errorf("persistence: open postgres: %w", err)
 	}
@@ -194,7 +199,7 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 		// The driver splits its DSN at the first '?'.
 		return nil, errors.New("persistence: sqlite path must not contain '?'")
 	}
-	// The database holds secrets: owner only (DESIGN §15).
+	// The database holds secrets and customer content: owner only.
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("persistence: create database directory: %w", err)
 	}
@@ -206,6 +211,9 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	//   foreign_keys   SQLite enforces REFERENCES only when asked
 	//   journal_mode   WAL: readers never block the writer and vice versa
 	//   synchronous    NORMAL is durable across crashes in WAL, fsyncs less
+	//   auto_vacuum    INCREMENTAL: expiry gives freed pages back a few at a
+	//                  time (Retention.Compact); takes effect on a new file,
+	//                  and on an old one at the VACUUM of migration 00094
 	//   _txlock        BEGIN IMMEDIATE: take the write lock at BEGIN, so a
 	//                  transaction never fails upgrading read->write
 	//                  (SQLITE_BUSY_SNAPSHOT, which busy_timeout cannot fix);
@@ -215,12 +223,13 @@ func openSQLite(ctx context.Context, path string) (*DB, error) {
 	params := url.Values{}
 	params.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", SQLiteBusyTimeout.Milliseconds()))
 	params.Add("_pragma", "foreign_keys(1)")
+	params.Add("_pragma", "auto_vacuum(INCREMENTAL)")
 	params.Add("_pragma", "journal_mode(WAL)")
 	params.Add("_pragma", "synchronous(NORMAL)")
 	params.Set("_txlock", "immediate")
 	params.Set("_time_integer_format", "unix_micro")
 	params.Set("_inttotime", "1")
-	sqlDB, err := sql.Open("sqlite", path+"?"+params.Encode())
+	sqlDB, err := tracing.OpenDB("sqlite", path+"?"+params.Encode(), "sqlite")
 	if err != nil {
 		return nil, fmt.Errorf("persistence: open sqlite: %w", err)
 	}
@@ -445,6 +454,15 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *sqlx.Tx) error) (err error) 
 func (db *DB) forUpdate() string {
 	if db.Dialect == Postgres {
 		return " FOR UPDATE"
+	}
+	return ""
+}
+
+// forShare is forUpdate for a row that must only stay as it is until
+// the transaction ends.
+func (db *DB) forShare() string {
+	if db.Dialect == Postgres {
+		return " FOR SHARE"
 	}
 	return ""
 }

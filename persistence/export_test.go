@@ -3,12 +3,14 @@ package persistence
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"strings"
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/pressly/goose/v3"
 )
 
 // ExplainQueue returns the PostgreSQL plans of ClaimJobs' read and of one
@@ -39,24 +41,46 @@ func (s *Jobs) ExplainQueue(ctx context.Context, owner, accountID string, now ti
 	return read, claim, err
 }
 
-// ExplainMetricsJobs returns the plan of the live metrics' count of job
-// results for q (EXPLAIN QUERY PLAN on SQLite, EXPLAIN on PostgreSQL, with
-// sequential scans discouraged there: the tables of a test are small).
+// ExplainQueueLoad returns the PostgreSQL plan of QueueLoad's read, planned
+// as it is run (outside the claim's transaction settings).
+func (s *Jobs) ExplainQueueLoad(ctx context.Context, owner string, now time.Time) (string, error) {
+	now = StoredTime(now)
+	var lines []string
+	err := s.db.SelectContext(ctx, &lines, s.db.Rebind("EXPLAIN "+queueLoadSQL), now, now, owner, now)
+	return strings.Join(lines, "\n"), err
+}
+
+// ExplainMetricsJobs returns the plan of the live metrics' scan of the
+// version's job results for q (see explain).
 func (s *QualityMetrics) ExplainMetricsJobs(ctx context.Context, q domain.MetricsQuery) (string, error) {
 	cond, args := metricsJobs(q)
-	query := `SELECT COUNT(*) FROM job_results r JOIN jobs j ON j.id = r.job_id WHERE ` + cond
-	tx, err := s.db.BeginTxx(ctx, nil)
+	return explain(ctx, s.db, `SELECT COUNT(*) FROM job_results r JOIN jobs j ON j.id = r.job_id WHERE `+cond, args)
+}
+
+// ExplainListJobs returns the plan of ListJobs' query (see explain).
+func (s *Jobs) ExplainListJobs(ctx context.Context, accountID string, f domain.JobFilter, after *domain.JobCursor, limit int) (string, error) {
+	query, args := listJobsSQL(s.db.Dialect, accountID, f, after, limit)
+	return explain(ctx, s.db, query, args)
+}
+
+// explain returns the plan of query: EXPLAIN QUERY PLAN on SQLite; on
+// PostgreSQL EXPLAIN with sequential scans and sorts priced out, as they
+// are on a table of millions of rows (a test's tables are small enough
+// that either would be the cheapest plan), so that a Seq Scan or a Sort
+// left in the plan means no index serves the query.
+func explain(ctx context.Context, db *DB, query string, args []any) (string, error) {
+	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = tx.Rollback() }()
-	explain := "EXPLAIN "
-	if s.db.Dialect == SQLite {
-		explain = "EXPLAIN QUERY PLAN "
-	} else if _, err := tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off"); err != nil {
+	prefix := "EXPLAIN "
+	if db.Dialect == SQLite {
+		prefix = "EXPLAIN QUERY PLAN "
+	} else if _, err := tx.ExecContext(ctx, "SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off"); err != nil {
 		return "", err
 	}
-	rows, err := tx.QueryxContext(ctx, s.db.Rebind(explain+query), args...)
+	rows, err := tx.QueryxContext(ctx, db.Rebind(prefix+query), args...)
 	if err != nil {
 		return "", err
 	}
@@ -70,4 +94,76 @@ func (s *QualityMetrics) ExplainMetricsJobs(ctx context.Context, q domain.Metric
 		fmt.Fprintln(&plan, cols...)
 	}
 	return plan.String(), rows.Err()
+}
+
+// MigrateTo applies the migrations of db's dialect up to version and no
+// further: a database as an older release left it.
+func (db *DB) MigrateTo(ctx context.Context, version int64) error {
+	fsys, err := fs.Sub(migrations, "migrations/"+string(db.Dialect))
+	if err != nil {
+		return err
+	}
+	dialect := goose.DialectSQLite3
+	if db.Dialect == Postgres {
+		dialect = goose.DialectPostgres
+	}
+	p, err := goose.NewProvider(dialect, db.DB.DB, fsys, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return err
+	}
+	_, err = p.UpTo(ctx, version)
+	return err
+}
+
+// ScanVersionMetrics is VersionMetrics read from the jobs alone, as it was
+// before the counts: the reference the counts must agree with.
+func (s *QualityMetrics) ScanVersionMetrics(ctx context.Context, q domain.MetricsQuery) ([]*domain.VersionMetric, error) {
+	return s.versionMetrics(ctx, q, s.scanJobs)
+}
+
+// RecountVersionMetrics empties the metric count tables and counts the
+// stored history again with the backfills of migrations 00111 and 00140.
+func (db *DB) RecountVersionMetrics(ctx context.Context) error {
+	return db.InTx(ctx, func(tx *sqlx.Tx) error {
+		for _, m := range []struct{ file, table string }{
+			{"00111_version_metric_counts.sql", "version_metric_counts"},
+			{"00140_version_metric_hours.sql", "version_metric_hour_counts"},
+		} {
+			text, err := fs.ReadFile(migrations, "migrations/"+string(db.Dialect)+"/"+m.file)
+			if err != nil {
+				return err
+			}
+			up := string(text)
+			backfill := up[strings.Index(up, "INSERT INTO "+m.table):strings.Index(up, "-- +goose Down")]
+			if _, err := tx.ExecContext(ctx, `DELETE FROM `+m.table); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, backfill); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ExplainMetricCounts returns the plan of the live metrics' read of the
+// counts of q's version in [from, to), per hour or per day (see explain).
+func (s *QualityMetrics) ExplainMetricCounts(ctx context.Context, q domain.MetricsQuery, hourly bool, from, to *time.Time) (string, error) {
+	table := dayCounts
+	if hourly {
+		table = hourCounts
+	}
+	query, args := metricCountsSQL(q, table, from, to)
+	return explain(ctx, s.db, query, args)
+}
+
+// DetachAndDrop removes partition name of parent as a day's drop does.
+func (s *Retention) DetachAndDrop(ctx context.Context, parent, name string) (int64, error) {
+	var rows int64
+	err := s.withPartitionConn(ctx, func(conn *sqlx.Conn) error {
+		var err error
+		rows, err = s.detachAndDrop(ctx, conn, parent, name)
+		return err
+	})
+	return rows, err
 }

@@ -58,45 +58,88 @@ func (r *feedbackRow) toDomain() *domain.FeedbackAnnotation {
 
 // UpsertFeedback inserts a, or replaces the outcomes, comment, label ids and
 // updated time of the annotation with the same job, result, target and
-// label (INSERT ... ON CONFLICT DO UPDATE, atomic on both dialects, so
-// concurrent posts of one annotation never make two); a.ID
-// and a.Created become the stored annotation's. Codes: NOT_FOUND (no such
-// job or account); UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+// label (atomic on both dialects, so concurrent posts of one annotation
+// never make two); a.ID and a.Created become the stored annotation's. The
+// job's version metric counts change by the judgement's difference.
+// Codes: NOT_FOUND (no such job or account); UNAVAILABLE, CANCELED,
+// DEADLINE_EXCEEDED.
 func (s *Feedback) UpsertFeedback(ctx context.Context, a *domain.FeedbackAnnotation) error {
 	a.Created, a.Updated = StoredTime(a.Created), StoredTime(a.Updated)
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		// The job must exist and stay while the annotation is written:
+		// PostgreSQL's partitioned history has no foreign key to see to
+		// it (migration 00094), and expiry may be deleting the job.
+		var jobs []metricJob
+		err := tx.SelectContext(ctx, &jobs, tx.Rebind(`SELECT account_id, job_type, status, policy_version_id, label_version_id, created
+			FROM jobs WHERE id = ? AND account_id = ?`+s.db.forShare()), a.JobID, a.AccountID)
+		if err != nil {
+			return err
+		}
+		if len(jobs) == 0 {
+			return domain.Errorf(domain.NotFound, "job %q not found", a.JobID)
+		}
+		old, err := s.writeAnnotation(ctx, tx, a)
+		if err != nil {
+			return describe(TranslateError(err), domain.NotFound, "job %q not found", a.JobID)
+		}
+		counts := metricDeltas{}
+		modality := ""
+		if a.Occurrence != nil {
+			modality = string(a.Occurrence.Modality)
+		}
+		if c, ok := judgement(modality, string(a.Expected), string(a.Actual)); ok {
+			counts.add(jobs[0], a.Label, c, 1)
+		}
+		if old != nil {
+			if c, ok := judgement(old.Modality, old.Expected, old.Actual); ok {
+				counts.add(jobs[0], a.Label, c, -1)
+			}
+		}
+		return counts.apply(ctx, tx)
+	})
+}
+
+// writeAnnotation inserts a, or updates the annotation of its key and
+// returns what that one was. The insert comes first and does nothing on a
+// conflict: PostgreSQL makes it wait for a concurrent insert of the key
+// to commit, so the row read (and locked) after it is the one replaced,
+// and its judgement is taken out of the counts exactly once.
+func (s *Feedback) writeAnnotation(ctx context.Context, tx *sqlx.Tx, a *domain.FeedbackAnnotation) (*feedbackRow, error) {
 	modality := ""
 	var start, end *int64
 	if o := a.Occurrence; o != nil {
 		modality, start, end = string(o.Modality), &o.StartMs, o.EndMs
 	}
-	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		var kept struct {
-			ID      string    `db:"id"`
-			Created time.Time `db:"created"`
-		}
-		_, err := tx.ExecContext(ctx, tx.Rebind(`
-			INSERT INTO feedback_annotations (`+feedbackColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-			ON CONFLICT (job_id, job_result_id, target_key, label) DO UPDATE SET
-				expected_outcome = excluded.expected_outcome, actual_outcome = excluded.actual_outcome,
-				comment = excluded.comment, label_id = excluded.label_id,
-				label_version_id = excluded.label_version_id, updated = excluded.updated`),
-			a.ID, a.AccountID, a.JobID, a.JobResultID, a.TargetKey(), a.ContentHash, modality, start, end,
-			a.Label, a.LabelID, a.LabelVersionID, string(a.Expected), string(a.Actual), a.Comment, a.Created, a.Updated)
-		if err != nil {
-			return describe(TranslateError(err), domain.NotFound, "job %q not found", a.JobID)
-		}
-		// Read the kept id and created back (not RETURNING: on SQLite a
-		// returned column loses its declared type and would scan as int64).
-		err = tx.GetContext(ctx, &kept, tx.Rebind(`SELECT id, created FROM feedback_annotations
-			WHERE job_id = ? AND job_result_id = ? AND target_key = ? AND label = ?`),
-			a.JobID, a.JobResultID, a.TargetKey(), a.Label)
-		if err != nil {
-			return TranslateError(err)
-		}
-		a.ID, a.Created = kept.ID, kept.Created.UTC()
-		return nil
-	})
+	res, err := tx.ExecContext(ctx, tx.Rebind(`
+		INSERT INTO feedback_annotations (`+feedbackColumns+`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (job_id, job_result_id, target_key, label) DO NOTHING`),
+		a.ID, a.AccountID, a.JobID, a.JobResultID, a.TargetKey(), a.ContentHash, modality, start, end,
+		a.Label, a.LabelID, a.LabelVersionID, string(a.Expected), string(a.Actual), a.Comment, a.Created, a.Updated)
+	if err != nil {
+		return nil, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return nil, err
+	}
+	var old feedbackRow
+	err = tx.GetContext(ctx, &old, tx.Rebind(`SELECT `+feedbackColumns+` FROM feedback_annotations
+		WHERE job_id = ? AND job_result_id = ? AND target_key = ? AND label = ?`+s.db.forUpdate()),
+		a.JobID, a.JobResultID, a.TargetKey(), a.Label)
+	if err != nil {
+		return nil, err
+	}
+	_, err = tx.ExecContext(ctx, tx.Rebind(`
+		UPDATE feedback_annotations SET expected_outcome = ?, actual_outcome = ?, comment = ?, label_id = ?,
+			label_version_id = ?, updated = ?
+		WHERE job_id = ? AND job_result_id = ? AND target_key = ? AND label = ?`),
+		string(a.Expected), string(a.Actual), a.Comment, a.LabelID, a.LabelVersionID, a.Updated,
+		a.JobID, a.JobResultID, a.TargetKey(), a.Label)
+	if err != nil {
+		return nil, err
+	}
+	a.ID, a.Created = old.ID, old.Created.UTC()
+	return &old, nil
 }
 
 // ListFeedback returns up to limit annotations of the account's job, oldest

@@ -26,11 +26,23 @@ const insertBatch = 500
 func (s *HashLists) ImportHashList(ctx context.Context, l *domain.HashList, entries func(yield func(domain.HashListEntry) error) error) error {
 	l.Created = StoredTime(l.Created)
 	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM hash_lists WHERE name = ?`), l.Name); err != nil {
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM hash_list_entries WHERE list_id IN (SELECT id FROM hash_lists WHERE account_id = '' AND name = ?)`), l.Name); err != nil {
 			return TranslateError(err)
 		}
-		if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO hash_lists (id, name, kind, count, created) VALUES (?, ?, ?, 0, ?)`),
-			l.ID, l.Name, string(l.Kind), l.Created); err != nil {
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM hash_lists WHERE account_id = '' AND name = ?`), l.Name); err != nil {
+			return TranslateError(err)
+		}
+		if l.Mode == "" {
+			l.Mode = domain.HashListEnforce
+		}
+		if l.FloodLimit == 0 {
+			l.FloodLimit = domain.DefaultFloodLimit
+		}
+		l.Updated = l.Created
+		b := bandColumns(l.Bands)
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`INSERT INTO hash_lists (id, account_id, name, kind, count, created, mode, band_exact, band_high, band_medium, band_low, flood_limit, updated)
+			VALUES (?, '', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)`),
+			l.ID, l.Name, string(l.Kind), l.Created, string(l.Mode), b[0], b[1], b[2], b[3], l.FloodLimit, l.Created); err != nil {
 			return TranslateError(err)
 		}
 		var batch []domain.HashListEntry
@@ -39,14 +51,14 @@ func (s *HashLists) ImportHashList(ctx context.Context, l *domain.HashList, entr
 				return nil
 			}
 			q := strings.Builder{}
-			q.WriteString(`INSERT INTO hash_list_entries (list_id, hash, quality) VALUES `)
-			args := make([]any, 0, 3*len(batch))
+			q.WriteString(`INSERT INTO hash_list_entries (list_id, hash, quality, source, note, created) VALUES `)
+			args := make([]any, 0, 6*len(batch))
 			for i, e := range batch {
 				if i > 0 {
 					q.WriteString(", ")
 				}
-				q.WriteString("(?, ?, ?)")
-				args = append(args, l.ID, e.Hex, e.Quality)
+				q.WriteString("(?, ?, ?, ?, ?, ?)")
+				args = append(args, l.ID, e.Hex, e.Quality, e.Source, e.Note, l.Created)
 			}
 			q.WriteString(` ON CONFLICT (list_id, hash) DO NOTHING`)
 			batch = batch[:0]
@@ -77,37 +89,24 @@ func (s *HashLists) ImportHashList(ctx context.Context, l *domain.HashList, entr
 	})
 }
 
-type hashListRow struct {
-	ID      string    `db:"id"`
-	Name    string    `db:"name"`
-	Kind    string    `db:"kind"`
-	Count   int64     `db:"count"`
-	Created time.Time `db:"created"`
-}
-
-// ListHashLists returns every list by name. Codes: UNAVAILABLE.
+// ListHashLists returns every operator-wide list by name. Codes: UNAVAILABLE.
 func (s *HashLists) ListHashLists(ctx context.Context) ([]*domain.HashList, error) {
-	var rows []hashListRow
-	if err := s.db.SelectContext(ctx, &rows, `SELECT id, name, kind, count, created FROM hash_lists ORDER BY name`); err != nil {
-		return nil, TranslateError(err)
-	}
-	out := make([]*domain.HashList, len(rows))
-	for i, r := range rows {
-		out[i] = &domain.HashList{ID: r.ID, Name: r.Name, Kind: domain.HashKind(r.Kind), Count: r.Count, Created: r.Created.UTC()}
-	}
-	return out, nil
+	return s.selectLists(ctx, `WHERE account_id = '' ORDER BY name`)
 }
 
 // DeleteHashList removes a list and its entries. Codes: NOT_FOUND.
 func (s *HashLists) DeleteHashList(ctx context.Context, name string) error {
 	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		var id string
-		if err := tx.GetContext(ctx, &id, tx.Rebind(`SELECT id FROM hash_lists WHERE name = ?`), name); err != nil {
+		if err := tx.GetContext(ctx, &id, tx.Rebind(`SELECT id FROM hash_lists WHERE account_id = '' AND name = ?`), name); err != nil {
 			return describe(TranslateError(err), domain.NotFound, "hash list %q not found", name)
 		}
 		// Entries first: SQLite enforces ON DELETE CASCADE only with
 		// foreign_keys on, and deleting them explicitly costs nothing.
 		if _, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM hash_list_entries WHERE list_id = ?`), id); err != nil {
+			return TranslateError(err)
+		}
+		if _, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM hash_list_hits WHERE list_id = ?`), id); err != nil {
 			return TranslateError(err)
 		}
 		if _, err := tx.ExecContext(ctx, tx.Rebind(`DELETE FROM hash_lists WHERE id = ?`), id); err != nil {
@@ -125,23 +124,23 @@ func (s *HashLists) HashListsGeneration(ctx context.Context) (int64, error) {
 	return g, TranslateError(err)
 }
 
-// EachHashEntry streams every entry with its list. Codes: UNAVAILABLE.
-func (s *HashLists) EachHashEntry(ctx context.Context, fn func(list string, kind domain.HashKind, e domain.HashListEntry) error) error {
+// EachHashEntry streams every entry with its list id. Codes: UNAVAILABLE.
+func (s *HashLists) EachHashEntry(ctx context.Context, fn func(listID string, kind domain.HashKind, e domain.HashListEntry) error) error {
 	rows, err := s.db.QueryxContext(ctx, `
-		SELECT l.name, l.kind, e.hash, e.quality
+		SELECT l.id, l.kind, e.hash, e.quality, e.state
 		FROM hash_list_entries e JOIN hash_lists l ON l.id = e.list_id
-		ORDER BY l.name, e.hash`)
+		ORDER BY l.id, e.hash`)
 	if err != nil {
 		return TranslateError(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var name, kind, hash string
+		var id, kind, hash, state string
 		var quality int
-		if err := rows.Scan(&name, &kind, &hash, &quality); err != nil {
+		if err := rows.Scan(&id, &kind, &hash, &quality, &state); err != nil {
 			return TranslateError(err)
 		}
-		if err := fn(name, domain.HashKind(kind), domain.HashListEntry{Hex: hash, Quality: quality}); err != nil {
+		if err := fn(id, domain.HashKind(kind), domain.HashListEntry{Hex: hash, Quality: quality, State: domain.HashState(state)}); err != nil {
 			return err
 		}
 	}

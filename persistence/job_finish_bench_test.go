@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/persistence/persistencetest"
@@ -42,7 +43,7 @@ func BenchmarkCreateFinishedJobShadow(b *testing.B) {
 					if shadow {
 						j.Then = []*domain.Job{{ID: j.ID + "-s", AccountID: "a1", Type: domain.JobTypeShadow, Status: domain.JobPending,
 							PolicyID: "p", PolicyVersionID: "v2", Threshold: 0.5, Created: t0, Updated: t0,
-							Options: map[string]string{domain.ShadowOfOption: j.ID, domain.ShadowActiveOption: domain.EncodeShadowActive(results)}}}
+							Options: map[string]string{domain.ShadowOfOption: j.ID, domain.ShadowActiveOption: jobs.EncodeShadowActive(results)}}}
 					}
 					require.NoError(b, store.CreateFinishedJob(ctx, j, results, nil))
 				}

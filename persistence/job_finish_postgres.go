@@ -19,19 +19,25 @@ import (
 // insert nothing). A fixed text is prepared once per connection, so
 // PostgreSQL neither parses nor plans it again. The INSERTs are
 // data-modifying CTEs: all of them run, and the foreign keys between them
-// are checked at the end of the statement, when every row exists.
-var finishedJobsPostgres = fmt.Sprintf("WITH j AS (%s), r AS (%s) %s",
+// are checked at the end of the statement, when every row exists. The last
+// two add the jobs' results and hits to their versions' metric counts per
+// day and per hour (metric_counts.go), in the same commit.
+var finishedJobsPostgres = fmt.Sprintf("WITH j AS (%s), r AS (%s), h AS (%s), c AS (%s) %s",
 	unnestInsert("jobs", jobInsertColumns, jobColumnTypes, 1),
 	unnestInsert("job_results", resultInsertColumns, resultColumnTypes, len(jobInsertColumns)+1),
-	unnestInsert("label_hits", hitInsertColumns, hitColumnTypes, len(jobInsertColumns)+len(resultInsertColumns)+1))
+	unnestInsert("label_hits", hitInsertColumns, hitColumnTypes, len(jobInsertColumns)+len(resultInsertColumns)+1),
+	unnestInsert(dayCounts.name, dayCounts.columns(), metricCountTypes,
+		len(jobInsertColumns)+len(resultInsertColumns)+len(hitInsertColumns)+1)+dayCounts.upsert(),
+	unnestInsert(hourCounts.name, hourCounts.columns(), metricCountTypes,
+		len(jobInsertColumns)+len(resultInsertColumns)+len(hitInsertColumns)+len(metricCountTypes)+1)+hourCounts.upsert())
 
 // The PostgreSQL types of the columns, for finishedJobsPostgres.
 var (
 	jobColumnTypes = strings.Fields(`text text text text text text text
-		text text float8 boolean text text text text
+		text text float8 boolean text text bytea text text
 		text text text text timestamptz integer
 		timestamptz timestamptz timestamptz timestamptz`)
-	resultColumnTypes = strings.Fields(`text text integer text text text text text timestamptz`)
+	resultColumnTypes = strings.Fields(`text text integer text text text bytea text text timestamptz`)
 	hitColumnTypes    = strings.Fields(`text text integer text text float8 bigint bigint bigint bigint bigint bigint text`)
 )
 
@@ -48,6 +54,8 @@ func unnestInsert(table string, columns, types []string, first int) string {
 // finishedWrite is one finished job's rows, a write of DB.finishedJobs.
 type finishedWrite struct {
 	job, results, hits rowsInsert
+	// counts is what the job adds to its versions' metric counts.
+	counts metricDeltas
 }
 
 // Group commit of finished jobs. One statement in flight, and at least 2 ms
@@ -78,18 +86,25 @@ func newFinishedJobsGroup(db *DB) *groupCommit[finishedWrite] {
 // driver's, untranslated (the group commit tells server-side failures from
 // the others).
 func (db *DB) insertFinishedJobs(ctx context.Context, ws []finishedWrite) error {
-	job, results, hits := ws[0].job, ws[0].results, ws[0].hits
+	job, results, hits, counts := ws[0].job, ws[0].results, ws[0].hits, ws[0].counts
 	if len(ws) > 1 {
 		job.rows, results.rows, hits.rows = nil, nil, nil
+		// One row per key: an INSERT ... ON CONFLICT may not update a row
+		// twice, and the group's jobs share their versions' days and hours.
+		counts = metricDeltas{}
 		for _, w := range ws {
 			job.rows = append(job.rows, w.job.rows...)
 			results.rows = append(results.rows, w.results.rows...)
 			hits.rows = append(hits.rows, w.hits.rows...)
+			counts.merge(w.counts)
 		}
 	}
 	args := job.columnArrays(jobColumnTypes, db.binaryParameters)
 	args = append(args, results.columnArrays(resultColumnTypes, db.binaryParameters)...)
 	args = append(args, hits.columnArrays(hitColumnTypes, db.binaryParameters)...)
+	for _, t := range countTables {
+		args = append(args, counts.rows(t).columnArrays(metricCountTypes, db.binaryParameters)...)
+	}
 	st, err := db.prepared(ctx, finishedJobsPostgres)
 	if err != nil {
 		return err

@@ -7,7 +7,6 @@ package persistence
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ type jobResultRow struct {
 	ContentHash  string    `db:"content_hash"`
 	Metadata     string    `db:"metadata"`
 	Report       string    `db:"report"`
+	ReportPacked []byte    `db:"report_packed"`
 	ErrorReason  string    `db:"error_reason"`
 	ErrorMessage string    `db:"error_message"`
 	Created      time.Time `db:"created"`
@@ -33,7 +33,7 @@ type jobResultRow struct {
 func (s *Jobs) ListJobResults(ctx context.Context, jobID string) ([]*domain.JobResult, error) {
 	var rows []jobResultRow
 	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`
-		SELECT id, job_id, seq, content_hash, metadata, report, error_reason, error_message, created
+		SELECT id, job_id, seq, content_hash, metadata, report, report_packed, error_reason, error_message, created
 		FROM job_results WHERE job_id = ? ORDER BY seq`), jobID)
 	if err != nil {
 		return nil, TranslateError(err)
@@ -61,7 +61,7 @@ func (s *Jobs) ListResultsOfJobs(ctx context.Context, jobIDs []string) (map[stri
 		chunk := jobIDs[:min(len(jobIDs), maxResultsJobs)]
 		jobIDs = jobIDs[len(chunk):]
 		q, args, err := sqlx.In(`
-			SELECT id, job_id, seq, content_hash, metadata, report, error_reason, error_message, created
+			SELECT id, job_id, seq, content_hash, metadata, report, report_packed, error_reason, error_message, created
 			FROM job_results WHERE job_id IN (?) ORDER BY job_id, seq`, chunk)
 		if err != nil {
 			return nil, err
@@ -86,9 +86,9 @@ func (r *jobResultRow) toDomain() (*domain.JobResult, error) {
 	if err := unmarshalJSON(r.Metadata, &jr.Metadata); err != nil {
 		return nil, err
 	}
-	if r.Report != "" {
+	if r.ReportPacked != nil || r.Report != "" {
 		jr.Report = &rules.Report{}
-		if err := json.Unmarshal([]byte(r.Report), jr.Report); err != nil {
+		if err := readJSONColumn(r.ReportPacked, r.Report, jr.Report); err != nil {
 			return nil, err
 		}
 	}

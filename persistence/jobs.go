@@ -9,12 +9,14 @@ package persistence
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/traces"
 )
 
 // Jobs implements domain.JobStore: the job records, their results and label
@@ -52,6 +54,7 @@ type jobRow struct {
 	Expedited       bool       `db:"expedited"`
 	Options         string     `db:"options"`
 	Input           string     `db:"input"`
+	InputPacked     []byte     `db:"input_packed"`
 	Contents        string     `db:"contents"`
 	WebhookURL      string     `db:"webhook_url"`
 	WebhookHeaders  string     `db:"webhook_headers"`
@@ -60,26 +63,36 @@ type jobRow struct {
 	LeaseOwner      *string    `db:"lease_owner"`
 	LeaseExpiresAt  *time.Time `db:"lease_expires_at"`
 	Attempts        int        `db:"attempts"`
+	Yields          int        `db:"yields"`
 	Created         time.Time  `db:"created"`
 	Updated         time.Time  `db:"updated"`
 	Started         *time.Time `db:"started"`
 	Completed       *time.Time `db:"completed"`
+	// Read by claims only, with tracing on (claimSQL): the worker
+	// continues the trace of the request that queued the job.
+	TraceParent string `db:"trace_parent"`
+	TraceState  string `db:"trace_state"`
 }
 
-// jobColumns are the columns every read returns; the (large) input is read
-// only by claims, which need it, and by GetJob.
+// jobColumns are the columns every read returns; the (large) input,
+// jobInputColumns, is read only by claims, which need it, and by GetJob.
 const jobColumns = `id, account_id, job_type, status, policy_id, policy_key, policy_version_id,
 	label_id, label_version_id, threshold, expedited, options, contents, webhook_url,
-	webhook_headers, error_reason, error_message, lease_owner, lease_expires_at, attempts,
+	webhook_headers, error_reason, error_message, lease_owner, lease_expires_at, attempts, yields,
 	created, updated, started, completed`
+
+// jobInputColumns are the input's: packed, or JSON text in rows written
+// before inputs were packed (packed.go).
+const jobInputColumns = `input, input_packed`
 
 func (r *jobRow) toDomain() (*domain.Job, error) {
 	j := &domain.Job{
 		ID: r.ID, AccountID: r.AccountID, Type: domain.JobType(r.Type), Status: domain.JobStatus(r.Status),
 		PolicyID: r.PolicyID, PolicyKey: r.PolicyKey, PolicyVersionID: r.PolicyVersionID,
 		LabelID: r.LabelID, LabelVersionID: r.LabelVersionID, Threshold: r.Threshold, Expedited: r.Expedited,
-		LeaseExpiresAt: utcPtr(r.LeaseExpiresAt), Attempts: r.Attempts,
+		LeaseExpiresAt: utcPtr(r.LeaseExpiresAt), Attempts: r.Attempts, Yields: r.Yields,
 		Created: r.Created.UTC(), Updated: r.Updated.UTC(), Started: utcPtr(r.Started), Completed: utcPtr(r.Completed),
+		TraceParent: r.TraceParent, TraceState: r.TraceState,
 	}
 	if r.LeaseOwner != nil {
 		j.LeaseOwner = *r.LeaseOwner
@@ -90,8 +103,8 @@ func (r *jobRow) toDomain() (*domain.Job, error) {
 	if err := unmarshalJSON(r.Contents, &j.Contents); err != nil {
 		return nil, err
 	}
-	if r.Input != "" {
-		if err := unmarshalJSON(r.Input, &j.Input); err != nil {
+	if r.InputPacked != nil || r.Input != "" {
+		if err := readJSONColumn(r.InputPacked, r.Input, &j.Input); err != nil {
 			return nil, err
 		}
 	}
@@ -117,7 +130,7 @@ func unmarshalJSON(s string, v any) error {
 // marshalJSON encodes v for a text column. A job's input is as large as
 // its request body (100 texts of 256 KiB): json.Marshal copies its grown
 // buffer out and string() copies that again, two of the copies that put a
-// full job over DESIGN §15's memory bound (issue 13). An Encoder writes its
+// full job over the memory bound of docs/api.md#limits. An Encoder writes its
 // buffer into the Builder once, and String does not copy.
 func marshalJSON(v any) (string, error) {
 	var b strings.Builder
@@ -139,25 +152,39 @@ func toJobs(rows []jobRow) ([]*domain.Job, error) {
 	return out, nil
 }
 
-// CreateJob inserts j as given; its times are normalized in place. Codes:
-// ALREADY_EXISTS; NOT_FOUND (unknown account); UNAVAILABLE, CANCELED,
-// DEADLINE_EXCEEDED.
+// CreateJob inserts j as given; its times are normalized in place. A job
+// a worker may claim (not finished) without a trace context gets ctx's,
+// the one of the request that queues it; a given one is checked and
+// bounded (traces.Stored). Codes: ALREADY_EXISTS; NOT_FOUND (unknown
+// account); UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
 func (s *Jobs) CreateJob(ctx context.Context, j *domain.Job) error {
+	if j.TraceParent != "" {
+		j.TraceParent, j.TraceState = traces.Stored(j.TraceParent, j.TraceState)
+	} else if !j.Status.Terminal() {
+		j.TraceParent, j.TraceState = traces.Context(ctx)
+	}
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error { return insertJob(ctx, tx, j) })
 	err = describe(err, domain.AlreadyExists, "job %q already exists", j.ID)
 	return describe(err, domain.NotFound, "account %q not found", j.AccountID)
 }
 
 var jobInsertColumns = strings.Fields(`id account_id job_type status policy_id policy_key policy_version_id
-	label_id label_version_id threshold expedited options input contents webhook_url
+	label_id label_version_id threshold expedited options input input_packed contents webhook_url
 	webhook_headers error_reason error_message lease_owner lease_expires_at attempts
 	created updated started completed`)
 
-// insertJob writes j's row; its times are normalized in place.
+// insertJob writes j's row; its times are normalized in place. Its trace
+// context goes in only when it has one: the rows written untraced, and the
+// finished jobs of the synchronous path (jobInsert), keep the columns'
+// empty defaults without binding them.
 func insertJob(ctx context.Context, tx *sqlx.Tx, j *domain.Job) error {
 	in, err := jobInsert(j)
 	if err != nil {
 		return err
+	}
+	if j.TraceParent != "" {
+		in.columns = append(slices.Clip(in.columns), "trace_parent", "trace_state")
+		in.rows[0] = append(in.rows[0], j.TraceParent, j.TraceState)
 	}
 	return execInserts(ctx, tx, []rowsInsert{in})
 }
@@ -171,7 +198,7 @@ func jobInsert(j *domain.Job) (rowsInsert, error) {
 	if err != nil {
 		return in, err
 	}
-	input, err := marshalJSON(j.Input)
+	input, err := packJSON(j.Input)
 	if err != nil {
 		return in, err
 	}
@@ -196,7 +223,7 @@ func jobInsert(j *domain.Job) (rowsInsert, error) {
 	}
 	in.rows = [][]any{{
 		j.ID, j.AccountID, string(j.Type), string(j.Status), j.PolicyID, j.PolicyKey, j.PolicyVersionID,
-		j.LabelID, j.LabelVersionID, j.Threshold, j.Expedited, options, input, contents, hookURL,
+		j.LabelID, j.LabelVersionID, j.Threshold, j.Expedited, options, "", input, contents, hookURL,
 		hookHeaders, reason, msg, owner, j.LeaseExpiresAt, j.Attempts,
 		j.Created, j.Updated, j.Started, j.Completed,
 	}}
@@ -207,7 +234,7 @@ func jobInsert(j *domain.Job) (rowsInsert, error) {
 // UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
 func (s *Jobs) GetJob(ctx context.Context, accountID, id string) (*domain.Job, error) {
 	var r jobRow
-	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+jobColumns+`, input FROM jobs WHERE id = ? AND account_id = ?`), id, accountID)
+	err := s.db.GetContext(ctx, &r, s.db.Rebind(`SELECT `+jobColumns+`, `+jobInputColumns+` FROM jobs WHERE id = ? AND account_id = ? AND `+internalJobTypesExcluded), id, accountID)
 	if err != nil {
 		return nil, describe(TranslateError(err), domain.NotFound, "job %q not found", id)
 	}
@@ -235,28 +262,7 @@ func rangeSQL(col string, r domain.TimeRange, where *[]string, args *[]any) {
 // leaves out jobs that have not completed. Codes: UNAVAILABLE, CANCELED,
 // DEADLINE_EXCEEDED.
 func (s *Jobs) ListJobs(ctx context.Context, accountID string, f domain.JobFilter, after *domain.JobCursor, limit int) ([]*domain.Job, error) {
-	where := []string{"account_id = ?", internalJobTypesExcluded}
-	args := []any{accountID}
-	if f.Status != "" {
-		where = append(where, "status = ?")
-		args = append(args, string(f.Status))
-	}
-	if f.PolicyID != "" {
-		where = append(where, "policy_id = ?")
-		args = append(args, f.PolicyID)
-	}
-	rangeSQL("created", f.Created, &where, &args)
-	rangeSQL("updated", f.Updated, &where, &args)
-	rangeSQL("completed", f.Completed, &where, &args)
-	if after != nil {
-		c := StoredTime(after.Created)
-		where = append(where, "(created < ? OR (created = ? AND id < ?))")
-		args = append(args, c, c, after.ID)
-	}
-	args = append(args, limit)
-	var rows []jobRow
-	err := s.db.SelectContext(ctx, &rows, s.db.Rebind(`SELECT `+jobColumns+` FROM jobs WHERE `+
-		strings.Join(where, " AND ")+` ORDER BY created DESC, id DESC LIMIT ?`), args...)
+	rows, err := listJobRows(ctx, s.db, s.db.Dialect, accountID, f, after, limit)
 	if err != nil {
 		return nil, TranslateError(err)
 	}

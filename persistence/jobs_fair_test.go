@@ -23,6 +23,49 @@ type queuedJob struct {
 	expired     bool
 }
 
+// queueFixture stores queuedJobs as they stand at now, an hour after t0,
+// creating each account once.
+type queueFixture struct {
+	t        *testing.T
+	db       *persistence.DB
+	store    *persistence.Jobs
+	now      time.Time
+	accounts map[string]bool
+}
+
+func newQueueFixture(t *testing.T, db *persistence.DB) *queueFixture {
+	return &queueFixture{t: t, db: db, store: persistence.NewJobs(db), now: t0.Add(time.Hour), accounts: map[string]bool{}}
+}
+
+// account creates the account id unless it exists.
+func (f *queueFixture) account(id string) {
+	f.t.Helper()
+	if !f.accounts[id] {
+		f.accounts[id] = true
+		require.NoError(f.t, persistence.NewAccounts(f.db).CreateAccount(f.t.Context(), newAccount(id, t0)))
+	}
+}
+
+// add stores q: pending, or running under owner's lease, which ends a
+// minute after now, or a second before it when q is expired.
+func (f *queueFixture) add(q queuedJob) {
+	f.t.Helper()
+	f.account(q.account)
+	created := t0.Add(time.Duration(q.at) * time.Second)
+	j := &domain.Job{
+		ID: q.id, AccountID: q.account, Type: domain.JobTypeStandard, Status: domain.JobPending,
+		Threshold: 0.5, Expedited: q.expedited, Created: created, Updated: created,
+	}
+	if q.owner != "" {
+		until := f.now.Add(time.Minute)
+		if q.expired {
+			until = f.now.Add(-time.Second)
+		}
+		j.Status, j.LeaseOwner, j.LeaseExpiresAt, j.Started, j.Attempts = domain.JobRunning, q.owner, &until, &created, 1
+	}
+	require.NoError(f.t, f.store.CreateJob(f.t.Context(), j))
+}
+
 // fairClaim is one ClaimJobs call and the jobs it must return.
 type fairClaim struct {
 	owner        string
@@ -30,143 +73,128 @@ type fairClaim struct {
 	want         []string
 }
 
-// TestJobs_ClaimFairly checks the order of DESIGN §15: least running work
+// claimFairlyCases are the claims of a fair queue, each from its own queue.
+var claimFairlyCases = []struct {
+	name   string
+	jobs   []queuedJob
+	claims []fairClaim
+}{{
+	name: "least running account first, though its job is newer",
+	jobs: []queuedJob{
+		{id: "a-run1", account: "a", at: 0, owner: "x"}, {id: "a-run2", account: "a", at: 1, owner: "y"},
+		{id: "a3", account: "a", at: 2}, {id: "b1", account: "b", at: 9},
+	},
+	claims: []fairClaim{{owner: "w", limit: 1, want: []string{"b1"}}},
+}, {
+	name: "ties go to the account with the oldest job",
+	jobs: []queuedJob{
+		{id: "a1", account: "a", at: 2}, {id: "b1", account: "b", at: 1}, {id: "c1", account: "c", at: 3},
+	},
+	claims: []fairClaim{
+		{owner: "w", limit: 1, want: []string{"b1"}},
+		{owner: "w", limit: 1, want: []string{"a1"}},
+		{owner: "w", limit: 1, want: []string{"c1"}},
+	},
+}, {
+	name: "expedited orders only the account's own jobs",
+	jobs: []queuedJob{
+		{id: "a1", account: "a", at: 1}, {id: "b1", account: "b", at: 2}, {id: "b-fast", account: "b", at: 3, expedited: true},
+	},
+	claims: []fairClaim{
+		{owner: "w", limit: 1, want: []string{"a1"}},
+		{owner: "w", limit: 1, want: []string{"b-fast"}},
+		{owner: "w", limit: 1, want: []string{"b1"}},
+	},
+}, {
+	name: "accounts alternate in one claim",
+	jobs: []queuedJob{
+		{id: "a1", account: "a", at: 1}, {id: "a2", account: "a", at: 2}, {id: "a3", account: "a", at: 3},
+		{id: "b1", account: "b", at: 4}, {id: "b2", account: "b", at: 5}, {id: "b3", account: "b", at: 6},
+	},
+	claims: []fairClaim{{owner: "w", limit: 4, want: []string{"a1", "a2", "b1", "b2"}}},
+}, {
+	name: "the cap holds while another account waits",
+	jobs: []queuedJob{
+		{id: "b-run1", account: "b", at: 0, owner: "x"}, {id: "b-run2", account: "b", at: 0, owner: "x"},
+		{id: "b-run3", account: "b", at: 0, owner: "x"},
+		{id: "a1", account: "a", at: 1}, {id: "a2", account: "a", at: 2}, {id: "a3", account: "a", at: 3}, {id: "a4", account: "a", at: 4},
+		{id: "b4", account: "b", at: 5}, {id: "b5", account: "b", at: 6},
+	},
+	claims: []fairClaim{{owner: "w", limit: 4, capAt: 2, want: []string{"a1", "a2", "b4", "b5"}}},
+}, {
+	name: "no cap: the least running account takes what it is owed",
+	jobs: []queuedJob{
+		{id: "b-run1", account: "b", at: 0, owner: "x"}, {id: "b-run2", account: "b", at: 0, owner: "x"},
+		{id: "b-run3", account: "b", at: 0, owner: "x"},
+		{id: "a1", account: "a", at: 1}, {id: "a2", account: "a", at: 2}, {id: "a3", account: "a", at: 3}, {id: "a4", account: "a", at: 4},
+		{id: "b4", account: "b", at: 5}, {id: "b5", account: "b", at: 6},
+	},
+	claims: []fairClaim{{owner: "w", limit: 4, want: []string{"a1", "a2", "a3", "a4"}}},
+}, {
+	name: "the cap counts the claimer's own jobs only",
+	jobs: []queuedJob{
+		{id: "a-run", account: "a", at: 0, owner: "w"},
+		{id: "a1", account: "a", at: 1}, {id: "b1", account: "b", at: 2}, {id: "b2", account: "b", at: 3},
+	},
+	claims: []fairClaim{
+		// w holds one of a's jobs: a gets no more from w, and b only one
+		// while a's job waits.
+		{owner: "w", limit: 2, capAt: 1, want: []string{"b1"}},
+		// x holds none: a (running 1, oldest job) then b.
+		{owner: "x", limit: 2, capAt: 1, want: []string{"a1", "b2"}},
+	},
+}, {
+	name: "another claimer is not capped by w's jobs",
+	jobs: []queuedJob{
+		{id: "a-run", account: "a", at: 0, owner: "w"},
+		{id: "a1", account: "a", at: 1}, {id: "b1", account: "b", at: 2}, {id: "b2", account: "b", at: 3},
+	},
+	claims: []fairClaim{
+		{owner: "x", limit: 2, capAt: 1, want: []string{"a1", "b1"}},
+	},
+}, {
+	name: "no cap when one account is alone in the queue",
+	jobs: []queuedJob{
+		{id: "a1", account: "a", at: 1}, {id: "a2", account: "a", at: 2}, {id: "a3", account: "a", at: 3},
+		{id: "b-run", account: "b", at: 0, owner: "x"},
+	},
+	claims: []fairClaim{{owner: "w", limit: 4, capAt: 1, want: []string{"a1", "a2", "a3"}}},
+}, {
+	name: "the cap lifts once the other account's jobs are all claimed",
+	jobs: []queuedJob{
+		{id: "a1", account: "a", at: 1}, {id: "a2", account: "a", at: 2}, {id: "a3", account: "a", at: 3},
+		{id: "b1", account: "b", at: 4},
+	},
+	claims: []fairClaim{{owner: "w", limit: 4, capAt: 1, want: []string{"a1", "a2", "a3", "b1"}}},
+}, {
+	name: "an expired lease is queued work, not running work",
+	jobs: []queuedJob{
+		{id: "a-dead", account: "a", at: 0, owner: "dead", expired: true},
+		{id: "a-run", account: "a", at: 1, owner: "x"},
+		{id: "b1", account: "b", at: 2}, {id: "b-run", account: "b", at: 3, owner: "x"},
+		{id: "b-run2", account: "b", at: 4, owner: "x"},
+	},
+	claims: []fairClaim{
+		{owner: "w", limit: 1, want: []string{"a-dead"}},
+		{owner: "w", limit: 1, want: []string{"b1"}},
+	},
+}}
+
+// TestJobs_ClaimFairly checks the claim order of docs/operations.md#scaling: least running work
 // first (every owner's live leases), ties to the account with the oldest
 // job, expedited only within an account, and the cap on the claimer's own
 // jobs of an account while another account waits.
 func TestJobs_ClaimFairly(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name   string
-		jobs   []queuedJob
-		claims []fairClaim
-	}{{
-		name: "least running account first, though its job is newer",
-		jobs: []queuedJob{
-			{id: "a-run1", account: "a", at: 0, owner: "x"}, {id: "a-run2", account: "a", at: 1, owner: "y"},
-			{id: "a3", account: "a", at: 2}, {id: "b1", account: "b", at: 9},
-		},
-		claims: []fairClaim{{owner: "w", limit: 1, want: []string{"b1"}}},
-	}, {
-		name: "ties go to the account with the oldest job",
-		jobs: []queuedJob{
-			{id: "a1", account: "a", at: 2}, {id: "b1", account: "b", at: 1}, {id: "c1", account: "c", at: 3},
-		},
-		claims: []fairClaim{
-			{owner: "w", limit: 1, want: []string{"b1"}},
-			{owner: "w", limit: 1, want: []string{"a1"}},
-			{owner: "w", limit: 1, want: []string{"c1"}},
-		},
-	}, {
-		name: "expedited orders only the account's own jobs",
-		jobs: []queuedJob{
-			{id: "a1", account: "a", at: 1}, {id: "b1", account: "b", at: 2}, {id: "b-fast", account: "b", at: 3, expedited: true},
-		},
-		claims: []fairClaim{
-			{owner: "w", limit: 1, want: []string{"a1"}},
-			{owner: "w", limit: 1, want: []string{"b-fast"}},
-			{owner: "w", limit: 1, want: []string{"b1"}},
-		},
-	}, {
-		name: "accounts alternate in one claim",
-		jobs: []queuedJob{
-			{id: "a1", account: "a", at: 1}, {id: "a2", account: "a", at: 2}, {id: "a3", account: "a", at: 3},
-			{id: "b1", account: "b", at: 4}, {id: "b2", account: "b", at: 5}, {id: "b3", account: "b", at: 6},
-		},
-		claims: []fairClaim{{owner: "w", limit: 4, want: []string{"a1", "a2", "b1", "b2"}}},
-	}, {
-		name: "the cap holds while another account waits",
-		jobs: []queuedJob{
-			{id: "b-run1", account: "b", at: 0, owner: "x"}, {id: "b-run2", account: "b", at: 0, owner: "x"},
-			{id: "b-run3", account: "b", at: 0, owner: "x"},
-			{id: "a1", account: "a", at: 1}, {id: "a2", account: "a", at: 2}, {id: "a3", account: "a", at: 3}, {id: "a4", account: "a", at: 4},
-			{id: "b4", account: "b", at: 5}, {id: "b5", account: "b", at: 6},
-		},
-		claims: []fairClaim{{owner: "w", limit: 4, capAt: 2, want: []string{"a1", "a2", "b4", "b5"}}},
-	}, {
-		name: "no cap: the least running account takes what it is owed",
-		jobs: []queuedJob{
-			{id: "b-run1", account: "b", at: 0, owner: "x"}, {id: "b-run2", account: "b", at: 0, owner: "x"},
-			{id: "b-run3", account: "b", at: 0, owner: "x"},
-			{id: "a1", account: "a", at: 1}, {id: "a2", account: "a", at: 2}, {id: "a3", account: "a", at: 3}, {id: "a4", account: "a", at: 4},
-			{id: "b4", account: "b", at: 5}, {id: "b5", account: "b", at: 6},
-		},
-		claims: []fairClaim{{owner: "w", limit: 4, want: []string{"a1", "a2", "a3", "a4"}}},
-	}, {
-		name: "the cap counts the claimer's own jobs only",
-		jobs: []queuedJob{
-			{id: "a-run", account: "a", at: 0, owner: "w"},
-			{id: "a1", account: "a", at: 1}, {id: "b1", account: "b", at: 2}, {id: "b2", account: "b", at: 3},
-		},
-		claims: []fairClaim{
-			// w holds one of a's jobs: a gets no more from w, and b only one
-			// while a's job waits.
-			{owner: "w", limit: 2, capAt: 1, want: []string{"b1"}},
-			// x holds none: a (running 1, oldest job) then b.
-			{owner: "x", limit: 2, capAt: 1, want: []string{"a1", "b2"}},
-		},
-	}, {
-		name: "another claimer is not capped by w's jobs",
-		jobs: []queuedJob{
-			{id: "a-run", account: "a", at: 0, owner: "w"},
-			{id: "a1", account: "a", at: 1}, {id: "b1", account: "b", at: 2}, {id: "b2", account: "b", at: 3},
-		},
-		claims: []fairClaim{
-			{owner: "x", limit: 2, capAt: 1, want: []string{"a1", "b1"}},
-		},
-	}, {
-		name: "no cap when one account is alone in the queue",
-		jobs: []queuedJob{
-			{id: "a1", account: "a", at: 1}, {id: "a2", account: "a", at: 2}, {id: "a3", account: "a", at: 3},
-			{id: "b-run", account: "b", at: 0, owner: "x"},
-		},
-		claims: []fairClaim{{owner: "w", limit: 4, capAt: 1, want: []string{"a1", "a2", "a3"}}},
-	}, {
-		name: "the cap lifts once the other account's jobs are all claimed",
-		jobs: []queuedJob{
-			{id: "a1", account: "a", at: 1}, {id: "a2", account: "a", at: 2}, {id: "a3", account: "a", at: 3},
-			{id: "b1", account: "b", at: 4},
-		},
-		claims: []fairClaim{{owner: "w", limit: 4, capAt: 1, want: []string{"a1", "a2", "a3", "b1"}}},
-	}, {
-		name: "an expired lease is queued work, not running work",
-		jobs: []queuedJob{
-			{id: "a-dead", account: "a", at: 0, owner: "dead", expired: true},
-			{id: "a-run", account: "a", at: 1, owner: "x"},
-			{id: "b1", account: "b", at: 2}, {id: "b-run", account: "b", at: 3, owner: "x"},
-			{id: "b-run2", account: "b", at: 4, owner: "x"},
-		},
-		claims: []fairClaim{
-			{owner: "w", limit: 1, want: []string{"a-dead"}},
-			{owner: "w", limit: 1, want: []string{"b1"}},
-		},
-	}}
-	for _, tc := range cases {
+	for _, tc := range claimFairlyCases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
 				ctx := t.Context()
-				store := persistence.NewJobs(db)
-				now := t0.Add(time.Hour)
-				accounts := map[string]bool{}
-				for _, q := range tc.jobs {
-					if !accounts[q.account] {
-						accounts[q.account] = true
-						require.NoError(t, persistence.NewAccounts(db).CreateAccount(ctx, newAccount(q.account, t0)))
-					}
-					created := t0.Add(time.Duration(q.at) * time.Second)
-					j := &domain.Job{
-						ID: q.id, AccountID: q.account, Type: domain.JobTypeStandard, Status: domain.JobPending,
-						Threshold: 0.5, Expedited: q.expedited, Created: created, Updated: created,
-					}
-					if q.owner != "" {
-						until := now.Add(time.Minute)
-						if q.expired {
-							until = now.Add(-time.Second)
-						}
-						j.Status, j.LeaseOwner, j.LeaseExpiresAt, j.Started, j.Attempts = domain.JobRunning, q.owner, &until, &created, 1
-					}
-					require.NoError(t, store.CreateJob(ctx, j))
+				q := newQueueFixture(t, db)
+				store, now := q.store, q.now
+				for _, j := range tc.jobs {
+					q.add(j)
 				}
 				for i, c := range tc.claims {
 					got, err := store.ClaimJobs(ctx, c.owner, now, now.Add(time.Minute), c.limit, c.capAt)

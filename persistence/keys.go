@@ -24,18 +24,20 @@ type keyRow struct {
 	ID        string     `db:"id"`
 	AccountID string     `db:"account_id"`
 	Name      string     `db:"name"`
+	Role      string     `db:"role"`
 	Created   time.Time  `db:"created"`
 	ExpiresAt *time.Time `db:"expires_at"`
 	RevokedAt *time.Time `db:"revoked_at"`
 }
 
-const keyColumns = `id, account_id, name, created, expires_at, revoked_at`
+const keyColumns = `id, account_id, name, role, created, expires_at, revoked_at`
 
 func (r *keyRow) toDomain() *domain.APIKey {
 	return &domain.APIKey{
 		ID:        r.ID,
 		AccountID: r.AccountID,
 		Name:      r.Name,
+		Role:      domain.KeyRole(r.Role),
 		Created:   r.Created.UTC(),
 		ExpiresAt: utcPtr(r.ExpiresAt),
 		RevokedAt: utcPtr(r.RevokedAt),
@@ -50,11 +52,14 @@ func (s *Keys) CreateKey(ctx context.Context, k *domain.APIKey) error {
 	k.Created = StoredTime(k.Created)
 	k.ExpiresAt = storedTimePtr(k.ExpiresAt)
 	k.RevokedAt = storedTimePtr(k.RevokedAt)
+	if k.Role == "" {
+		k.Role = domain.RoleAdmin
+	}
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		_, err := tx.ExecContext(ctx, tx.Rebind(`
 			INSERT INTO api_keys (`+keyColumns+`)
-			VALUES (?, ?, ?, ?, ?, ?)`),
-			k.ID, k.AccountID, k.Name, k.Created, k.ExpiresAt, k.RevokedAt)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`),
+			k.ID, k.AccountID, k.Name, string(k.Role), k.Created, k.ExpiresAt, k.RevokedAt)
 		return err
 	})
 	// The only foreign key of api_keys is account_id.

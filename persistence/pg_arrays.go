@@ -9,6 +9,7 @@ package persistence
 import (
 	"database/sql/driver"
 	"encoding/binary"
+	"encoding/hex"
 	"time"
 
 	"github.com/lib/pq"
@@ -26,6 +27,10 @@ const postgresArrayTime = "2006-01-02T15:04:05.999999Z07:00"
 func (in rowsInsert) columnArrays(types []string, binary bool) []any {
 	out := make([]any, len(in.columns))
 	for c := range in.columns {
+		if types[c] == "bytea" {
+			out[c] = in.byteaColumn(c, binary)
+			continue
+		}
 		texts := make([]string, 0, len(in.rows))
 		vals := make([]any, len(in.rows))
 		for r, row := range in.rows {
@@ -48,6 +53,84 @@ func (in rowsInsert) columnArrays(types []string, binary bool) []any {
 		}
 	}
 	return out
+}
+
+// byteaColumn is column c of in's rows ([]byte values, nil for NULL) as a
+// bytea[] argument.
+func (in rowsInsert) byteaColumn(c int, binary bool) driver.Valuer {
+	vals := make(byteaArray, len(in.rows))
+	for r, row := range in.rows {
+		vals[r], _ = row[c].([]byte)
+	}
+	if binary {
+		return binaryByteaArray(vals)
+	}
+	return vals
+}
+
+// byteaArray is a bytea[] argument as an array literal: each element in
+// bytea's hex format, NULL for nil.
+type byteaArray [][]byte
+
+func (a byteaArray) Value() (driver.Value, error) {
+	n := 2
+	for _, v := range a {
+		n += 6 + 2*len(v)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for i, v := range a {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if v == nil {
+			b = append(b, "NULL"...)
+			continue
+		}
+		b = append(b, `"\\x`...)
+		b = hex.AppendEncode(b, v)
+		b = append(b, '"')
+	}
+	return string(append(b, '}')), nil
+}
+
+// binaryByteaArray is a bytea[] argument in the binary array format of
+// binaryTextArray, with NULL (length -1) for nil.
+type binaryByteaArray [][]byte
+
+// byteaOID is the type OID of bytea.
+const byteaOID = 17
+
+func (a binaryByteaArray) Value() (driver.Value, error) {
+	n := 20
+	nulls := uint32(0)
+	for _, v := range a {
+		n += 4 + len(v)
+		if v == nil {
+			nulls = 1
+		}
+	}
+	b := make([]byte, 0, n)
+	ndim := uint32(1)
+	if len(a) == 0 {
+		ndim = 0
+	}
+	b = binary.BigEndian.AppendUint32(b, ndim)
+	b = binary.BigEndian.AppendUint32(b, nulls)
+	b = binary.BigEndian.AppendUint32(b, byteaOID)
+	if ndim == 1 {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(a)))
+		b = binary.BigEndian.AppendUint32(b, 1)
+	}
+	for _, v := range a {
+		if v == nil {
+			b = binary.BigEndian.AppendUint32(b, 0xFFFFFFFF)
+			continue
+		}
+		b = binary.BigEndian.AppendUint32(b, uint32(len(v)))
+		b = append(b, v...)
+	}
+	return b, nil
 }
 
 // binaryTextArray is a text[] argument in PostgreSQL's binary array format

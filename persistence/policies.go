@@ -107,6 +107,17 @@ func (s *Policies) GetPolicy(ctx context.Context, accountID, id string) (*domain
 	return r.toDomain(), nil
 }
 
+// GetPolicyByKey returns the account's policy with that key (unique per
+// account). Codes: NOT_FOUND; UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
+func (s *Policies) GetPolicyByKey(ctx context.Context, accountID, key string) (*domain.Policy, error) {
+	var r policyRow
+	err := s.db.getPrepared(ctx, &r, `SELECT `+policyColumns+` FROM policies WHERE account_id = ? AND policy_key = ?`, accountID, key)
+	if err != nil {
+		return nil, describe(TranslateError(err), domain.NotFound, "policy key %q not found", key)
+	}
+	return r.toDomain(), nil
+}
+
 // ListPolicies returns up to limit policies of the account, newest first.
 // Codes: UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
 func (s *Policies) ListPolicies(ctx context.Context, accountID string, after *domain.PolicyCursor, limit int) ([]*domain.Policy, error) {

@@ -26,7 +26,34 @@ func TestQualityMetrics_ReadTheVersionsJobsByIndex(t *testing.T) {
 		} {
 			plan, err := persistence.NewQualityMetrics(db).ExplainMetricsJobs(t.Context(), c.q)
 			require.NoError(t, err)
-			require.True(t, strings.Contains(plan, c.index), "the plan does not use %s:\n%s", c.index, plan)
+			requireIndexedPlan(t, db, plan, c.index)
+		}
+	})
+}
+
+// The counts of a version, per day and per hour, are read as a range of
+// their primary key, whatever the window: a few rows per day or hour of
+// the version, nothing of the rest of the account's history.
+func TestQualityMetrics_ReadTheVersionsCountsByKey(t *testing.T) {
+	t.Parallel()
+	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
+		from, to := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 1, 8, 0, 0, 0, 0, time.UTC)
+		for _, hourly := range []bool{false, true} {
+			table := map[bool]string{false: "version_metric_counts", true: "version_metric_hour_counts"}[hourly]
+			index := table + "_pkey"
+			if db.Dialect == persistence.SQLite {
+				index = "sqlite_autoindex_" + table + "_1"
+			}
+			for _, w := range [][2]*time.Time{{nil, nil}, {&from, nil}, {nil, &to}, {&from, &to}} {
+				plan, err := persistence.NewQualityMetrics(db).ExplainMetricCounts(t.Context(),
+					domain.MetricsQuery{AccountID: "a", PolicyVersionID: "v"}, hourly, w[0], w[1])
+				require.NoError(t, err)
+				// SQLite groups the version's rows (days or hours times
+				// labels, the same with any history) by label in a
+				// temporary B-tree.
+				plan = strings.ReplaceAll(plan, "USE TEMP B-TREE FOR GROUP BY", "")
+				requireIndexedPlan(t, db, plan, index)
+			}
 		}
 	})
 }

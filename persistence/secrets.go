@@ -13,9 +13,9 @@ import (
 	"strings"
 )
 
-// Webhook secrets are stored sealed (DESIGN §15): AES-256-GCM under a key
+// Webhook secrets are stored sealed (never in plaintext at rest): AES-256-GCM under a key
 // derived with HKDF-SHA256 from the server's Ed25519 key, which every
-// replica and CLI command already share (DESIGN §3), so nothing new needs
+// replica and CLI command already share (docs/operations.md#keys-and-roles), so nothing new needs
 // configuring. The account id is the additional data: a sealed value copied
 // to another account's row does not open. A stored value is
 // sealedPrefix + base64(nonce | ciphertext); a value without the prefix is
@@ -37,19 +37,16 @@ func (db *DB) EncryptSecretsWith(serverKey ed25519.PrivateKey) error {
 	if len(serverKey) != ed25519.PrivateKeySize {
 		return errors.New("persistence: the server key is not an Ed25519 private key")
 	}
-	key, err := hkdf.Key(sha256.New, serverKey.Seed(), nil, secretsKeyInfo, 32)
-	if err != nil {
-		return err
-	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return err
-	}
-	aead, err := cipher.NewGCM(block)
+	aead, err := newAEAD(serverKey, secretsKeyInfo)
 	if err != nil {
 		return err
 	}
 	db.secrets = &secretBox{aead: aead}
+	content, err := newAEAD(serverKey, reviewContentKeyInfo)
+	if err != nil {
+		return err
+	}
+	db.content = &contentBox{aead: content}
 	return nil
 }
 
@@ -59,11 +56,10 @@ func (b *secretBox) seal(account, secret string) (string, error) {
 	if b == nil || secret == "" {
 		return secret, nil
 	}
-	nonce := make([]byte, b.aead.NonceSize(), b.aead.NonceSize()+len(secret)+b.aead.Overhead())
-	if _, err := rand.Read(nonce); err != nil {
+	out, err := sealBytes(b.aead, []byte(secret), account)
+	if err != nil {
 		return "", err
 	}
-	out := b.aead.Seal(nonce, nonce, []byte(secret), []byte(account))
 	return sealedPrefix + base64.RawStdEncoding.EncodeToString(out), nil
 }
 
@@ -81,13 +77,48 @@ func (b *secretBox) open(account, stored string) (string, error) {
 		return "", fmt.Errorf("persistence: the webhook secret of account %s is sealed and no server key was given", account)
 	}
 	raw, err := base64.RawStdEncoding.DecodeString(rest)
-	if err != nil || len(raw) < b.aead.NonceSize() {
-		return "", errUnsealed
-	}
-	n := b.aead.NonceSize()
-	plain, err := b.aead.Open(nil, raw[:n], raw[n:], []byte(account))
 	if err != nil {
 		return "", errUnsealed
 	}
+	plain, ok := openBytes(b.aead, raw, account)
+	if !ok {
+		return "", errUnsealed
+	}
 	return string(plain), nil
+}
+
+// newAEAD returns AES-256-GCM under the key HKDF-SHA256 derives from
+// serverKey for info: one key per purpose (secrets, review content).
+func newAEAD(serverKey ed25519.PrivateKey, info string) (cipher.AEAD, error) {
+	key, err := hkdf.Key(sha256.New, serverKey.Seed(), nil, info, 32)
+	if err != nil {
+		return nil, err
+	}
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
+}
+
+// sealBytes returns nonce | ciphertext of plain, with account as the
+// additional data, so that a sealed value copied to another account's row
+// does not open.
+func sealBytes(aead cipher.AEAD, plain []byte, account string) ([]byte, error) {
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, err
+	}
+	return aead.Seal(nonce, nonce, plain, []byte(account)), nil
+}
+
+// openBytes opens what sealBytes made for account; false when it does not
+// open (another key, another account, altered bytes).
+func openBytes(aead cipher.AEAD, sealed []byte, account string) ([]byte, bool) {
+	n := aead.NonceSize()
+	if len(sealed) < n {
+		return nil, false
+	}
+	plain, err := aead.Open(nil, sealed[:n], sealed[n:], []byte(account))
+	return plain, err == nil
 }

@@ -1,6 +1,6 @@
 package persistence
 
-// Shadow evaluations of policy versions (DESIGN §12): stored in the
+// Shadow evaluations of policy versions (docs/api.md#extension-endpoints): stored in the
 // transaction that finishes the shadow job, and summarised.
 
 import (
@@ -28,7 +28,7 @@ func NewShadows(db *DB) *Shadows { return &Shadows{db: db} }
 var (
 	shadowEvaluationColumns = strings.Fields(`shadow_version_id job_result_id account_id policy_id active_version_id
 		job_id job_created content_hash disagrees created`)
-	shadowResultColumns = strings.Fields(`shadow_version_id job_result_id label active_outcome shadow_outcome disagrees`)
+	shadowResultColumns = strings.Fields(`shadow_version_id job_result_id label active_outcome shadow_outcome disagrees job_id`)
 )
 
 // FinishShadowJobs completes the shadow jobs still held by their owners
@@ -38,34 +38,64 @@ var (
 func (s *Shadows) FinishShadowJobs(ctx context.Context, finishes []domain.ShadowFinish, now time.Time) (int, error) {
 	now = StoredTime(now)
 	finished := 0
+	held := make([]heldJob, len(finishes))
+	for i, f := range finishes {
+		held[i] = heldJob{f.JobID, f.Owner}
+	}
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		finished = 0
+		done, err := finishHeld(ctx, tx, held, domain.JobCompleted, nil, now)
+		if err != nil {
+			return err
+		}
+		finished = len(done)
 		es := rowsInsert{table: "shadow_evaluations", columns: shadowEvaluationColumns}
 		ls := rowsInsert{table: "shadow_results", columns: shadowResultColumns}
 		for _, f := range finishes {
-			err := guarded(ctx, tx, f.JobID, `
-				UPDATE jobs
-				SET status = 'completed', completed = ?, updated = ?, lease_owner = NULL, lease_expires_at = NULL
-				WHERE id = ? AND status = 'running' AND lease_owner = ?`, now, now, f.JobID, f.Owner)
-			if domain.ErrorCode(err) == domain.Aborted {
+			if !done[f.JobID] {
 				continue // another holder has it: its evaluations are that one's to store
 			}
-			if err != nil {
-				return err
-			}
-			finished++
-			for _, e := range f.Evaluations {
-				e.JobCreated, e.Created = StoredTime(e.JobCreated), StoredTime(e.Created)
-				es.rows = append(es.rows, []any{e.ShadowVersionID, e.JobResultID, e.AccountID, e.PolicyID, e.ActiveVersionID,
-					e.JobID, e.JobCreated, e.ContentHash, e.Disagrees, e.Created})
-				for _, l := range e.Labels {
-					ls.rows = append(ls.rows, []any{e.ShadowVersionID, e.JobResultID, l.Label, string(l.Active), string(l.Shadow), l.Disagrees})
-				}
-			}
+			addShadowRows(&es, &ls, f.Evaluations)
 		}
 		return execInserts(ctx, tx, []rowsInsert{es, ls})
 	})
 	return finished, err
+}
+
+// YieldShadowJob stores a shadow job's evaluations so far and queues it
+// again with options (domain.ShadowStore.YieldShadowJob). The claim that
+// is given back is taken off attempts, which counts the claims that ended
+// in an error or a lost lease. Codes: ABORTED; UNAVAILABLE, CANCELED,
+// DEADLINE_EXCEEDED.
+func (s *Shadows) YieldShadowJob(ctx context.Context, y domain.ShadowFinish, options map[string]string, now time.Time) error {
+	encoded, err := marshalJSON(options)
+	if err != nil {
+		return err
+	}
+	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if err := guarded(ctx, tx, y.JobID, `
+			UPDATE jobs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL,
+			    attempts = attempts - 1, yields = yields + 1, options = ?, updated = ?
+			WHERE id = ? AND status = 'running' AND lease_owner = ?`,
+			encoded, StoredTime(now), y.JobID, y.Owner); err != nil {
+			return err
+		}
+		es := rowsInsert{table: "shadow_evaluations", columns: shadowEvaluationColumns}
+		ls := rowsInsert{table: "shadow_results", columns: shadowResultColumns}
+		addShadowRows(&es, &ls, y.Evaluations)
+		return execInserts(ctx, tx, []rowsInsert{es, ls})
+	})
+}
+
+// addShadowRows adds the rows of evaluations to their inserts.
+func addShadowRows(es, ls *rowsInsert, evaluations []*domain.ShadowEvaluation) {
+	for _, e := range evaluations {
+		e.JobCreated, e.Created = StoredTime(e.JobCreated), StoredTime(e.Created)
+		es.rows = append(es.rows, []any{e.ShadowVersionID, e.JobResultID, e.AccountID, e.PolicyID, e.ActiveVersionID,
+			e.JobID, e.JobCreated, e.ContentHash, e.Disagrees, e.Created})
+		for _, l := range e.Labels {
+			ls.rows = append(ls.rows, []any{e.ShadowVersionID, e.JobResultID, l.Label, string(l.Active), string(l.Shadow), l.Disagrees, e.JobID})
+		}
+	}
 }
 
 // ShadowStats summarises a shadow version's evaluations. Codes:

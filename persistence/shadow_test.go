@@ -116,21 +116,25 @@ func TestJobs_ThenQueuedWithTheCompletion(t *testing.T) {
 		ql := finished("queued-lost", domain.JobCompleted)
 		requireCode(t, jobs.FinishJob(ctx, "queued-lost", "someone-else", domain.JobCompleted, done, nil, result("queued-lost"), nil, ql.Then...), domain.Aborted)
 
-		for id, want := range map[string]bool{"fast-shadow": true, "fast-failed-shadow": false, "queued-shadow": true, "queued-lost-shadow": false} {
-			j, err := jobs.GetJob(ctx, "a1", id)
-			if !want {
-				requireCode(t, err, domain.NotFound)
-				continue
+		// The shadow jobs are claimable work, never shown: the two that
+		// follow a completion were queued, the others not.
+		shadows := map[string]*domain.Job{}
+		for _, j := range claimed {
+			if j.Type == domain.JobTypeShadow {
+				shadows[j.ID] = j
 			}
-			require.NoError(t, err, id)
-			require.Equal(t, domain.JobTypeShadow, j.Type)
-			require.Equal(t, map[string]string{domain.ShadowOfOption: id[:len(id)-len("-shadow")]}, j.Options)
 		}
-		// The shadow jobs are claimable work, never listed.
 		claimed, err = jobs.ClaimJobs(ctx, "w", t0, t0.Add(time.Hour), 10, 0)
 		require.NoError(t, err)
 		require.Len(t, claimed, 1)
-		require.Equal(t, "queued-shadow", claimed[0].ID)
+		shadows[claimed[0].ID] = claimed[0]
+		require.Len(t, shadows, 2)
+		for _, id := range []string{"fast-shadow", "queued-shadow"} {
+			require.Contains(t, shadows, id)
+			require.Equal(t, map[string]string{domain.ShadowOfOption: id[:len(id)-len("-shadow")]}, shadows[id].Options)
+			_, err := jobs.GetJob(ctx, "a1", id)
+			requireCode(t, err, domain.NotFound)
+		}
 		listed, err := jobs.ListJobs(ctx, "a1", domain.JobFilter{}, nil, 100)
 		require.NoError(t, err)
 		require.Len(t, listed, 5)
@@ -179,15 +183,20 @@ func TestShadows_FinishStatsDisagreements(t *testing.T) {
 			eval("r2", lo("Spam", F, T), lo("Scam", U, T)),   // disagree twice
 			eval("r3", lo("Spam", T, F), lo("Threat", X, X)), // disagree once; FAILED both agree
 		}
-		n, err := store.FinishShadowJobs(ctx, []domain.ShadowFinish{{JobID: "s1", Owner: "someone-else", Evaluations: evals}}, t0)
-		require.NoError(t, err)
-		require.Zero(t, n, "a job held by another is skipped, its evaluations with it")
-		n, err = store.FinishShadowJobs(ctx, []domain.ShadowFinish{
-			{JobID: "s1", Owner: "w", Evaluations: evals},
+		// One statement finishes the jobs of a call, each under its own
+		// owner: s1 is held by w, not by someone-else.
+		n, err := store.FinishShadowJobs(ctx, []domain.ShadowFinish{
+			{JobID: "s1", Owner: "someone-else", Evaluations: evals},
 			{JobID: "s2", Owner: "w"}, // a dropped evaluation stores nothing
 		}, t0)
 		require.NoError(t, err)
-		require.Equal(t, 2, n)
+		require.Equal(t, 1, n, "a job held by another is skipped, its evaluations with it")
+		n, err = store.FinishShadowJobs(ctx, []domain.ShadowFinish{
+			{JobID: "s1", Owner: "w", Evaluations: evals},
+			{JobID: "s2", Owner: "w"},
+		}, t0)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "s2 is finished already")
 		n, err = store.FinishShadowJobs(ctx, []domain.ShadowFinish{{JobID: "s1", Owner: "w", Evaluations: evals}}, t0)
 		require.NoError(t, err)
 		require.Zero(t, n, "finished once")
@@ -224,5 +233,52 @@ func TestShadows_FinishStatsDisagreements(t *testing.T) {
 		none, err := store.ListShadowDisagreements(ctx, "a2", "shadow-v", nil, 10)
 		require.NoError(t, err)
 		require.Empty(t, none)
+	})
+}
+
+// TestShadows_YieldKeepsEvaluations: a shadow job given back part-way
+// stores its evaluations so far and is queued again with the options that
+// say where the rest starts, the claim not counted as an attempt; only its
+// holder can give it back.
+func TestShadows_YieldKeepsEvaluations(t *testing.T) {
+	t.Parallel()
+	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
+		ctx := t.Context()
+		require.NoError(t, persistence.NewAccounts(db).CreateAccount(ctx, newAccount("a1", t0)))
+		jobs := persistence.NewJobs(db)
+		store := persistence.NewShadows(db)
+		live := &domain.Job{ID: "live", AccountID: "a1", Type: domain.JobTypeStandard, Status: domain.JobCompleted, PolicyID: "p",
+			Threshold: 0.5, Created: t0, Updated: t0}
+		require.NoError(t, jobs.CreateJob(ctx, live))
+		require.NoError(t, jobs.CreateJob(ctx, shadowJobOf(live, "s1")))
+		claimed, err := jobs.ClaimJobs(ctx, "w", t0, t0.Add(time.Hour), 10, 0)
+		require.NoError(t, err)
+		require.Len(t, claimed, 1)
+
+		evals := []*domain.ShadowEvaluation{{ShadowVersionID: "shadow-v", JobResultID: "r0", AccountID: "a1", PolicyID: "p",
+			ActiveVersionID: "v1", JobID: "live", JobCreated: t0, ContentHash: "sha256::r0", Created: t0,
+			Labels:    []domain.ShadowLabelOutcome{{Label: "Spam", Active: rules.OutcomeFalse, Shadow: rules.OutcomeTrue, Disagrees: true}},
+			Disagrees: true}}
+		options := map[string]string{domain.ShadowOfOption: "live", domain.ShadowFromOption: "1"}
+		err = store.YieldShadowJob(ctx, domain.ShadowFinish{JobID: "s1", Owner: "someone-else", Evaluations: evals}, options, t0)
+		require.Equal(t, domain.Aborted, domain.ErrorCode(err), "only the holder gives a job back")
+		st, err := store.ShadowStats(ctx, "a1", "shadow-v", nil)
+		require.NoError(t, err)
+		require.Zero(t, st.Evaluated, "nothing stored by a refused yield")
+
+		require.NoError(t, store.YieldShadowJob(ctx, domain.ShadowFinish{JobID: "s1", Owner: "w", Evaluations: evals}, options, t0))
+		st, err = store.ShadowStats(ctx, "a1", "shadow-v", nil)
+		require.NoError(t, err)
+		require.Equal(t, 1, st.Evaluated)
+		require.Equal(t, 1, st.Disagreements)
+
+		claimed, err = jobs.ClaimJobs(ctx, "w2", t0, t0.Add(time.Hour), 10, 0)
+		require.NoError(t, err)
+		require.Len(t, claimed, 1, "queued again")
+		// GetJob hides internal jobs: the claim shows what the yield stored.
+		got := claimed[0]
+		require.Equal(t, options, got.Options)
+		require.Equal(t, 1, got.Attempts, "a yield is not an attempt: this claim is the first that counts")
+		require.Equal(t, 1, got.Yields)
 	})
 }

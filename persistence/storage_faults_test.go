@@ -19,8 +19,8 @@ import (
 	"github.com/contenteval/contenteval/persistence"
 )
 
-// Storage faults are UNAVAILABLE with a message that says which (DESIGN
-// §15), not INTERNAL; busy and connection errors keep the generic one.
+// Storage faults are UNAVAILABLE with a message that says which
+// (docs/api.md#error-bodies), not INTERNAL; busy and connection errors keep the generic one.
 func TestTranslateError_StorageFaults(t *testing.T) {
 	t.Parallel()
 	const busy = "the database is busy or unreachable; retry later"

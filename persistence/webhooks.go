@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/traces"
 	"github.com/jmoiron/sqlx"
 )
 
@@ -19,7 +20,7 @@ var _ domain.WebhookStore = (*Webhooks)(nil)
 func NewWebhooks(db *DB) *Webhooks { return &Webhooks{db: db} }
 
 const webhookColumns = `id, account_id, url, headers, type, subject_kind, subject_id, attempts,
-	next_attempt_at, created, delivered_at, failed_at, last_error`
+	next_attempt_at, created, delivered_at, failed_at, last_error, trace_parent, trace_state`
 
 type webhookRow struct {
 	ID            string       `db:"id"`
@@ -35,6 +36,8 @@ type webhookRow struct {
 	DeliveredAt   *time.Time   `db:"delivered_at"`
 	FailedAt      *time.Time   `db:"failed_at"`
 	LastError     string       `db:"last_error"`
+	TraceParent   string       `db:"trace_parent"`
+	TraceState    string       `db:"trace_state"`
 }
 
 func (r *webhookRow) toDomain() *domain.WebhookEvent {
@@ -42,6 +45,7 @@ func (r *webhookRow) toDomain() *domain.WebhookEvent {
 		ID: r.ID, AccountID: r.AccountID, URL: r.URL, Type: r.Type, SubjectKind: r.SubjectKind,
 		SubjectID: r.SubjectID, Attempts: r.Attempts, Created: r.Created.UTC(),
 		DeliveredAt: utcPtr(r.DeliveredAt), FailedAt: utcPtr(r.FailedAt), LastError: r.LastError,
+		TraceParent: r.TraceParent, TraceState: r.TraceState,
 	}
 	if r.NextAttemptAt.Valid {
 		e.NextAttemptAt = r.NextAttemptAt.Time.UTC()
@@ -58,7 +62,12 @@ func (s *Webhooks) EnqueueWebhook(ctx context.Context, e *domain.WebhookEvent) e
 
 // EnqueueWebhookTx inserts the event within tx, so the stores of jobs and
 // batch jobs can write it in the transaction of the state change it reports.
+// An event without a trace context gets ctx's: the one of the request or
+// run that reached the state change.
 func EnqueueWebhookTx(ctx context.Context, tx *sqlx.Tx, e *domain.WebhookEvent) error {
+	if e.TraceParent == "" {
+		e.TraceParent, e.TraceState = traces.Context(ctx)
+	}
 	e.Created = StoredTime(e.Created)
 	if e.NextAttemptAt.IsZero() {
 		e.NextAttemptAt = e.Created
@@ -69,9 +78,11 @@ func EnqueueWebhookTx(ctx context.Context, tx *sqlx.Tx, e *domain.WebhookEvent) 
 		return err
 	}
 	_, err = tx.ExecContext(ctx, tx.Rebind(`
-		INSERT INTO webhook_events (id, account_id, url, headers, type, subject_kind, subject_id, next_attempt_at, created)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`),
-		e.ID, e.AccountID, e.URL, string(headers), e.Type, e.SubjectKind, e.SubjectID, e.NextAttemptAt, e.Created)
+		INSERT INTO webhook_events (id, account_id, url, headers, type, subject_kind, subject_id, next_attempt_at, created,
+		                            trace_parent, trace_state)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+		e.ID, e.AccountID, e.URL, string(headers), e.Type, e.SubjectKind, e.SubjectID, e.NextAttemptAt, e.Created,
+		e.TraceParent, e.TraceState)
 	return describe(TranslateError(err), domain.AlreadyExists, "webhook event %q already exists", e.ID)
 }
 

@@ -26,7 +26,11 @@ func budgetFixture(t *testing.T, slack int64) ([]byte, *Service, *imaging.Budget
 	if err := png.Encode(&buf, m); err != nil {
 		t.Fatal(err)
 	}
-	b := imaging.NewBudget(40*30*4 + slack) // an NRGBA PNG decodes to 4 bytes a pixel
+	one, err := imaging.Reservation(buf.Bytes(), imaging.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := imaging.NewBudget(one + slack)
 	svc, err := NewService(nil, Config{DecodeBudget: b}, domain.SystemClock{}, func() string { return "id" }, nil)
 	if err != nil {
 		t.Fatal(err)

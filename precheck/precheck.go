@@ -1,5 +1,5 @@
 // Package precheck stops known abusive images before any evaluation
-// (DESIGN §7): operator hash lists (md5, sha1, PDQ) are matched against every
+// (docs/operations.md#image-precheck-hash-lists): operator hash lists (md5, sha1, PDQ) are matched against every
 // image and video frame; a match blocks the content, is written to an audit
 // table (never the content itself), and undecodable or unsupported images are
 // rejected with their failure type.
@@ -14,10 +14,12 @@ import (
 	"log/slog"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/imaging"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Config holds the precheck settings.
@@ -27,15 +29,18 @@ type Config struct {
 	// MinPDQQuality: images whose PDQ quality is lower are matched only by
 	// md5/sha1 (a near-flat image's PDQ is noise that can land near anything).
 	MinPDQQuality int
-	// DecodeBudget is shared by every decode of the process (DESIGN §15);
+	// DecodeBudget is shared by every decode of the process (docs/api.md#limits);
 	// nil bounds nothing.
 	DecodeBudget *imaging.Budget
+	// Registerer receives the per-list metrics; nil keeps them private.
+	Registerer prometheus.Registerer
 }
 
 // Service runs prechecks and manages the lists.
 type Service struct {
 	store   domain.HashListStore
-	matcher *imaging.Matcher
+	snap    atomic.Pointer[snapshot]
+	metrics *metrics
 	cfg     Config
 	clock   domain.Clock
 	newID   func() string
@@ -57,8 +62,12 @@ func NewService(store domain.HashListStore, cfg Config, clock domain.Clock, newI
 	if cfg.MinPDQQuality == 0 {
 		cfg.MinPDQQuality = imaging.RecommendedMinPDQQuality
 	}
-	return &Service{store: store, matcher: imaging.NewMatcher(nil), cfg: cfg, clock: clock, newID: newID, log: log}, nil
+	return &Service{store: store, metrics: newMetrics(cfg.Registerer), cfg: cfg, clock: clock, newID: newID, log: log}, nil
 }
+
+// DecodeBudget returns the budget the service decodes within, for the other
+// decoders of the process (video frames) to share.
+func (s *Service) DecodeBudget() *imaging.Budget { return s.cfg.DecodeBudget }
 
 var listName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
 
@@ -108,34 +117,15 @@ func (s *Service) Reload(ctx context.Context) error {
 	if s.loaded && gen == s.generation {
 		return nil
 	}
-	var md5s, sha1s []imaging.ExactEntry
-	var pdqs []imaging.IndexEntry
-	err = s.store.EachHashEntry(ctx, func(list string, kind imaging.Kind, e domain.HashListEntry) error {
-		switch kind {
-		case imaging.KindMD5:
-			md5s = append(md5s, imaging.ExactEntry{Hex: e.Hex, List: list})
-		case imaging.KindSHA1:
-			sha1s = append(sha1s, imaging.ExactEntry{Hex: e.Hex, List: list})
-		case imaging.KindPDQ:
-			h, err := imaging.ParseHash(e.Hex)
-			if err != nil {
-				return fmt.Errorf("hash list %s: %w", list, err)
-			}
-			pdqs = append(pdqs, imaging.IndexEntry{Hash: h, List: list})
-		}
-		return nil
-	})
+	// Built aside while checks go on with the old snapshot, then swapped.
+	snap, n, err := s.build(ctx)
 	if err != nil {
 		return err
 	}
-	hl, err := imaging.NewHashLists(md5s, sha1s, pdqs)
-	if err != nil {
-		return err
-	}
-	s.matcher.Load(hl)
+	s.snap.Store(snap)
 	s.generation, s.loaded = gen, true
 	if s.log != nil {
-		s.log.Info("hash lists loaded", "md5", len(md5s), "sha1", len(sha1s), "pdq", len(pdqs), "generation", gen)
+		s.log.Info("hash lists loaded", "lists", len(snap.lists), "hashes", n, "generation", gen)
 	}
 	return nil
 }
@@ -171,9 +161,12 @@ type Image struct {
 }
 
 // Release gives the image's share of the decode budget back; Decoded must
-// not be used after it. It may be called more than once.
+// not be used after it. It may be called more than once. Decoded is cleared
+// first: the budget counts the pixels until a collection frees them, which
+// it cannot while the Image still points at them.
 func (img *Image) Release() {
 	if img != nil && img.release != nil {
+		img.Decoded = nil
 		img.release()
 	}
 }
@@ -185,9 +178,29 @@ type Blocked struct {
 	// Match is set for hash-list matches; nil for images the check could not
 	// read (invalid or unsupported), for which it could not be completed.
 	Match *imaging.Result
+	// At is the segment of the video frame that matched; nil for images.
+	At *domain.FrameSegment
 }
 
 func (b *Blocked) Error() string { return b.Failure.Message }
+
+// JobMessage is the message of the job error: the fixed one, with the time
+// range of the video frame that matched.
+func (b *Blocked) JobMessage() string {
+	msg := domain.ErrJobContentBlocked.Message
+	if b.Match == nil {
+		msg = domain.ErrJobPrecheckFailed.Message
+	}
+	if b.At != nil {
+		msg += fmt.Sprintf(" A video frame from %s to %s matched a hash list.", timecode(b.At.StartMs), timecode(b.At.EndMs))
+	}
+	return msg
+}
+
+// timecode formats ms as HH:MM:SS.mmm.
+func timecode(ms int64) string {
+	return fmt.Sprintf("%02d:%02d:%02d.%03d", ms/3_600_000, ms/60_000%60, ms/1000%60, ms%1000)
+}
 
 // Reason is the JobErrorReason an asynchronous job fails with.
 func (b *Blocked) Reason() string {
@@ -204,6 +217,12 @@ func (b *Blocked) Reason() string {
 // decode budget. The caller must Release the returned image once done with
 // its pixels. accountID and jobID are for the audit record.
 func (s *Service) Check(ctx context.Context, accountID, jobID string, data []byte) (*Image, error) {
+	return s.CheckAt(ctx, accountID, jobID, data, nil)
+}
+
+// CheckAt is Check for a video frame of the segment at: a rejection and a
+// shadow match carry its time range.
+func (s *Service) CheckAt(ctx context.Context, accountID, jobID string, data []byte, at *domain.FrameSegment) (*Image, error) {
 	d := imaging.Digest(data)
 	contentHash := d.ContentHash()
 	img, format, release, err := s.cfg.DecodeBudget.Decode(ctx, data, s.cfg.Limits)
@@ -223,21 +242,31 @@ func (s *Service) Check(ctx context.Context, accountID, jobID string, data []byt
 		return nil, err
 	}
 	pdq, quality := imaging.PDQ(img)
-	res := s.matcher.Check(d.MD5, d.SHA1, pdq, quality >= s.cfg.MinPDQQuality, s.cfg.Bands)
-	if res.Matched {
-		release()
-		m := &domain.PrecheckMatch{ID: s.newID(), AccountID: accountID, JobID: jobID, List: res.List, Kind: res.Kind,
-			Confidence: res.Confidence, Distance: res.Distance, Created: s.clock.Now()}
-		if err := s.store.RecordMatch(ctx, m); err != nil {
-			// Blocking must not depend on the audit write; the log keeps it.
-			if s.log != nil {
-				s.log.Error("recording precheck match", "account", accountID, "job", jobID, "list", res.List, "error", err.Error())
-			}
+	hits := s.snap.Load().lookup(accountID, d, pdq, quality >= s.cfg.MinPDQQuality)
+	if len(hits) > 0 {
+		dec, err := s.decide(ctx, hits, contentHash, at)
+		if err != nil {
+			release()
+			return nil, err
 		}
-		return nil, &Blocked{Match: &res, Failure: domain.PrecheckFailure{
-			Type: domain.PrecheckFailureNCMEC, Message: "the content matched a known-abuse hash list",
-			ContentHash: contentHash, MatchConfidence: res.Confidence,
-		}}
+		if h := dec.reject; h != nil {
+			release()
+			l := h.list.list
+			m := &domain.PrecheckMatch{ID: s.newID(), AccountID: accountID, JobID: jobID, List: l.Name, Kind: h.kind,
+				Confidence: h.confidence, Distance: h.distance, Created: s.clock.Now()}
+			if err := s.store.RecordMatch(ctx, m); err != nil {
+				// Blocking must not depend on the audit write; the log keeps it.
+				if s.log != nil {
+					s.log.Error("recording precheck match", "account", accountID, "job", jobID, "list", l.ID, "error", err.Error())
+				}
+			}
+			return nil, &Blocked{At: at, Match: &imaging.Result{Matched: true, Confidence: h.confidence, Kind: h.kind, List: l.Name, Distance: h.distance},
+				Failure: domain.PrecheckFailure{
+					Type: domain.PrecheckFailureNCMEC, Message: "the content matched a known-abuse hash list",
+					ContentHash: contentHash, MatchConfidence: h.confidence,
+					ListID: l.ID, ListName: l.Name, Source: h.source, Note: h.note, MatchedHash: h.hash, Distance: h.distance,
+				}}
+		}
 	}
 	return &Image{Decoded: img, Format: format, Digests: d, PDQ: pdq, PDQQuality: quality, ContentHash: contentHash,
 		release: release}, nil

@@ -1,7 +1,7 @@
 // Package safehttp is the HTTP client for every URL a customer gives us
 // (imageUrl, videoUrl, audioUrl, webhooks): http(s) only, and by default never
 // to loopback, private, link-local, metadata or otherwise internal addresses
-// (DESIGN §5). Addresses are checked after DNS resolution, on every redirect
+// (docs/api.md#url-fetching). Addresses are checked after DNS resolution, on every redirect
 // and at connect time — the dialer connects only to the address it checked —
 // so a DNS name that resolves, or later re-resolves, to an internal address
 // is refused (DNS rebinding). Bodies and time are bounded.
@@ -14,6 +14,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/contenteval/contenteval/tracing"
 	"io"
 	"net"
 	"net/http"
@@ -134,9 +135,11 @@ func New(cfg Config) *Client {
 		}
 		return c.CheckURL(req.URL.String())
 	}
-	c.http = &http.Client{Transport: transport, Timeout: cfg.Timeout, CheckRedirect: checkRedirect}
+	// Spans wrap the guarded transport: the dial checks stay on every hop.
+	traced := tracing.WrapTransport(transport)
+	c.http = &http.Client{Transport: traced, Timeout: cfg.Timeout, CheckRedirect: checkRedirect}
 	c.post = &http.Client{
-		Transport: transport,
+		Transport: traced,
 		Timeout:   cfg.Timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			// A redirected request carries the signed payload (307, 308)
@@ -202,7 +205,7 @@ func (c *Client) CheckURL(raw string) error {
 	return nil
 }
 
-// RequireHTTPS reports whether plain http is refused (webhooks: DESIGN §6).
+// RequireHTTPS reports whether plain http is refused (webhooks: docs/api.md#webhooks).
 func (c *Client) RequireHTTPS() bool { return !c.cfg.AllowPrivate }
 
 // Response is a fetched body.

@@ -145,94 +145,97 @@ func TestLimits(t *testing.T) {
 // Registries (and multicast, and the IPv6 space outside 2000::/3): the
 // first and last address of every block, then the IPv4-embedding IPv6 forms,
 // then public controls on either side of the blocks.
+// refusedBlocks are the address blocks IsPublic refuses, each by its
+// first and last address.
+var refusedBlocks = []struct{ block, first, last string }{
+	// IPv4 Special-Purpose Address Registry.
+	{"0.0.0.0/8 this network", "0.0.0.0", "0.255.255.255"},
+	{"10.0.0.0/8 private", "10.0.0.0", "10.255.255.255"},
+	{"100.64.0.0/10 shared (CGN)", "100.64.0.0", "100.127.255.255"},
+	{"127.0.0.0/8 loopback", "127.0.0.0", "127.255.255.255"},
+	{"169.254.0.0/16 link local", "169.254.0.0", "169.254.255.255"},
+	{"172.16.0.0/12 private", "172.16.0.0", "172.31.255.255"},
+	{"192.0.0.0/24 IETF protocol assignments", "192.0.0.0", "192.0.0.255"},
+	{"192.0.0.0/29 DS-Lite", "192.0.0.0", "192.0.0.7"},
+	{"192.0.0.8/32 dummy", "192.0.0.8", "192.0.0.8"},
+	{"192.0.0.9/32 PCP anycast", "192.0.0.9", "192.0.0.9"},
+	{"192.0.0.10/32 TURN anycast", "192.0.0.10", "192.0.0.10"},
+	{"192.0.0.170/32 NAT64 discovery", "192.0.0.170", "192.0.0.170"},
+	{"192.0.0.171/32 NAT64 discovery", "192.0.0.171", "192.0.0.171"},
+	{"192.0.2.0/24 TEST-NET-1", "192.0.2.0", "192.0.2.255"},
+	{"192.31.196.0/24 AS112-v4", "192.31.196.0", "192.31.196.255"},
+	{"192.52.193.0/24 AMT", "192.52.193.0", "192.52.193.255"},
+	{"192.88.99.0/24 6to4 relay anycast", "192.88.99.0", "192.88.99.255"},
+	{"192.168.0.0/16 private", "192.168.0.0", "192.168.255.255"},
+	{"192.175.48.0/24 AS112 direct delegation", "192.175.48.0", "192.175.48.255"},
+	{"198.18.0.0/15 benchmarking", "198.18.0.0", "198.19.255.255"},
+	{"198.51.100.0/24 TEST-NET-2", "198.51.100.0", "198.51.100.255"},
+	{"203.0.113.0/24 TEST-NET-3", "203.0.113.0", "203.0.113.255"},
+	{"224.0.0.0/4 multicast", "224.0.0.0", "239.255.255.255"},
+	{"240.0.0.0/4 reserved", "240.0.0.0", "255.255.255.254"},
+	{"255.255.255.255/32 broadcast", "255.255.255.255", "255.255.255.255"},
+
+	// IPv6 Special-Purpose Address Registry.
+	{"::/128 unspecified", "::", "::"},
+	{"::1/128 loopback", "::1", "::1"},
+	{"::ffff:0:0/96 mapped private", "::ffff:10.0.0.0", "::ffff:10.255.255.255"},
+	{"::ffff:0:0/96 mapped metadata", "::ffff:169.254.169.254", "::ffff:a9fe:a9fe"},
+	{"64:ff9b::/96 NAT64", "64:ff9b::", "64:ff9b::ffff:ffff"},
+	{"64:ff9b:1::/48 local NAT64", "64:ff9b:1::", "64:ff9b:1:ffff:ffff:ffff:ffff:ffff"},
+	{"100::/64 discard", "100::", "100::ffff:ffff:ffff:ffff"},
+	{"100:0:0:1::/64 dummy", "100:0:0:1::", "100::1:ffff:ffff:ffff:ffff"},
+	{"2001::/23 IETF protocol assignments", "2001::", "2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"2001::/32 Teredo", "2001::", "2001:0:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"2001:1::1/128 PCP anycast", "2001:1::1", "2001:1::1"},
+	{"2001:1::2/128 TURN anycast", "2001:1::2", "2001:1::2"},
+	{"2001:1::3/128 DNS-SD SRP anycast", "2001:1::3", "2001:1::3"},
+	{"2001:2::/48 benchmarking", "2001:2::", "2001:2:0:ffff:ffff:ffff:ffff:ffff"},
+	{"2001:3::/32 AMT", "2001:3::", "2001:3:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"2001:4:112::/48 AS112-v6", "2001:4:112::", "2001:4:112:ffff:ffff:ffff:ffff:ffff"},
+	{"2001:10::/28 ORCHID", "2001:10::", "2001:1f:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"2001:20::/28 ORCHIDv2", "2001:20::", "2001:2f:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"2001:30::/28 drone remote ID", "2001:30::", "2001:3f:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"2001:db8::/32 documentation", "2001:db8::", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"2002::/16 6to4", "2002::", "2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"2620:4f:8000::/48 AS112 direct delegation", "2620:4f:8000::", "2620:4f:8000:ffff:ffff:ffff:ffff:ffff"},
+	{"3fff::/20 documentation", "3fff::", "3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"5f00::/16 SRv6 SIDs", "5f00::", "5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"fc00::/7 unique local", "fc00::", "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"fe80::/10 link local", "fe80::", "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
+
+	// Outside the registries but not global unicast either.
+	{"fec0::/10 site local", "fec0::", "feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"ff00::/8 multicast", "ff00::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"::/8 reserved (below 2000::/3)", "::2", "ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"4000::/2 reserved (above 2000::/3)", "4000::", "7fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
+	{"8000::/1 reserved (below fc00::/7)", "8000::", "fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
+
+	// IPv4 embedded in IPv6: refused whatever it embeds, public or not,
+	// except the mapped form, which is the IPv4 host itself.
+	{"IPv4-compatible ::/96 loopback", "::127.0.0.1", "::7f00:1"},
+	{"IPv4-compatible ::/96 metadata", "::169.254.169.254", "::a9fe:a9fe"},
+	{"IPv4-compatible ::/96 public", "::8.8.8.8", "::1.1.1.1"},
+	{"SIIT ::ffff:0:0:0/96 loopback", "::ffff:0:7f00:1", "::ffff:0:127.255.255.255"},
+	{"SIIT ::ffff:0:0:0/96 public", "::ffff:0:8.8.8.8", "::ffff:0:808:808"},
+	{"NAT64 loopback", "64:ff9b::127.0.0.1", "64:ff9b::7f00:1"},
+	{"NAT64 public", "64:ff9b::8.8.8.8", "64:ff9b::808:808"},
+	{"local NAT64 private", "64:ff9b:1:a00::1", "64:ff9b:1::10.0.0.1"},
+	{"6to4 loopback", "2002:7f00:1::", "2002:7f00:1::1"},
+	{"6to4 metadata", "2002:a9fe:a9fe::", "2002:a9fe:a9fe:ffff::1"},
+	{"6to4 public", "2002:808:808::", "2002:808:808::1"},
+	{"Teredo server and client", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:0:c000:ab:0:80ff:80ff:fffe"},
+	{"mapped loopback", "::ffff:127.0.0.1", "::ffff:7f00:1"},
+	{"mapped unspecified", "::ffff:0.0.0.0", "::ffff:0:0"},
+	{"mapped broadcast", "::ffff:255.255.255.255", "::ffff:ffff:ffff"},
+	{"mapped 6to4 relay", "::ffff:192.88.99.1", "::ffff:c058:6301"},
+
+	// Scoped addresses.
+	{"zoned link local", "fe80::1%eth0", "fe80::1%1"},
+	{"zoned global", "2606:4700::1111%eth0", "2a00:1450:4001::1%2"},
+}
+
 func TestIsPublic(t *testing.T) {
-	refused := []struct{ block, first, last string }{
-		// IPv4 Special-Purpose Address Registry.
-		{"0.0.0.0/8 this network", "0.0.0.0", "0.255.255.255"},
-		{"10.0.0.0/8 private", "10.0.0.0", "10.255.255.255"},
-		{"100.64.0.0/10 shared (CGN)", "100.64.0.0", "100.127.255.255"},
-		{"127.0.0.0/8 loopback", "127.0.0.0", "127.255.255.255"},
-		{"169.254.0.0/16 link local", "169.254.0.0", "169.254.255.255"},
-		{"172.16.0.0/12 private", "172.16.0.0", "172.31.255.255"},
-		{"192.0.0.0/24 IETF protocol assignments", "192.0.0.0", "192.0.0.255"},
-		{"192.0.0.0/29 DS-Lite", "192.0.0.0", "192.0.0.7"},
-		{"192.0.0.8/32 dummy", "192.0.0.8", "192.0.0.8"},
-		{"192.0.0.9/32 PCP anycast", "192.0.0.9", "192.0.0.9"},
-		{"192.0.0.10/32 TURN anycast", "192.0.0.10", "192.0.0.10"},
-		{"192.0.0.170/32 NAT64 discovery", "192.0.0.170", "192.0.0.170"},
-		{"192.0.0.171/32 NAT64 discovery", "192.0.0.171", "192.0.0.171"},
-		{"192.0.2.0/24 TEST-NET-1", "192.0.2.0", "192.0.2.255"},
-		{"192.31.196.0/24 AS112-v4", "192.31.196.0", "192.31.196.255"},
-		{"192.52.193.0/24 AMT", "192.52.193.0", "192.52.193.255"},
-		{"192.88.99.0/24 6to4 relay anycast", "192.88.99.0", "192.88.99.255"},
-		{"192.168.0.0/16 private", "192.168.0.0", "192.168.255.255"},
-		{"192.175.48.0/24 AS112 direct delegation", "192.175.48.0", "192.175.48.255"},
-		{"198.18.0.0/15 benchmarking", "198.18.0.0", "198.19.255.255"},
-		{"198.51.100.0/24 TEST-NET-2", "198.51.100.0", "198.51.100.255"},
-		{"203.0.113.0/24 TEST-NET-3", "203.0.113.0", "203.0.113.255"},
-		{"224.0.0.0/4 multicast", "224.0.0.0", "239.255.255.255"},
-		{"240.0.0.0/4 reserved", "240.0.0.0", "255.255.255.254"},
-		{"255.255.255.255/32 broadcast", "255.255.255.255", "255.255.255.255"},
-
-		// IPv6 Special-Purpose Address Registry.
-		{"::/128 unspecified", "::", "::"},
-		{"::1/128 loopback", "::1", "::1"},
-		{"::ffff:0:0/96 mapped private", "::ffff:10.0.0.0", "::ffff:10.255.255.255"},
-		{"::ffff:0:0/96 mapped metadata", "::ffff:169.254.169.254", "::ffff:a9fe:a9fe"},
-		{"64:ff9b::/96 NAT64", "64:ff9b::", "64:ff9b::ffff:ffff"},
-		{"64:ff9b:1::/48 local NAT64", "64:ff9b:1::", "64:ff9b:1:ffff:ffff:ffff:ffff:ffff"},
-		{"100::/64 discard", "100::", "100::ffff:ffff:ffff:ffff"},
-		{"100:0:0:1::/64 dummy", "100:0:0:1::", "100::1:ffff:ffff:ffff:ffff"},
-		{"2001::/23 IETF protocol assignments", "2001::", "2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"2001::/32 Teredo", "2001::", "2001:0:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"2001:1::1/128 PCP anycast", "2001:1::1", "2001:1::1"},
-		{"2001:1::2/128 TURN anycast", "2001:1::2", "2001:1::2"},
-		{"2001:1::3/128 DNS-SD SRP anycast", "2001:1::3", "2001:1::3"},
-		{"2001:2::/48 benchmarking", "2001:2::", "2001:2:0:ffff:ffff:ffff:ffff:ffff"},
-		{"2001:3::/32 AMT", "2001:3::", "2001:3:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"2001:4:112::/48 AS112-v6", "2001:4:112::", "2001:4:112:ffff:ffff:ffff:ffff:ffff"},
-		{"2001:10::/28 ORCHID", "2001:10::", "2001:1f:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"2001:20::/28 ORCHIDv2", "2001:20::", "2001:2f:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"2001:30::/28 drone remote ID", "2001:30::", "2001:3f:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"2001:db8::/32 documentation", "2001:db8::", "2001:db8:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"2002::/16 6to4", "2002::", "2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"2620:4f:8000::/48 AS112 direct delegation", "2620:4f:8000::", "2620:4f:8000:ffff:ffff:ffff:ffff:ffff"},
-		{"3fff::/20 documentation", "3fff::", "3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"5f00::/16 SRv6 SIDs", "5f00::", "5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"fc00::/7 unique local", "fc00::", "fdff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"fe80::/10 link local", "fe80::", "febf:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
-
-		// Outside the registries but not global unicast either.
-		{"fec0::/10 site local", "fec0::", "feff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"ff00::/8 multicast", "ff00::", "ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"::/8 reserved (below 2000::/3)", "::2", "ff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"4000::/2 reserved (above 2000::/3)", "4000::", "7fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
-		{"8000::/1 reserved (below fc00::/7)", "8000::", "fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff"},
-
-		// IPv4 embedded in IPv6: refused whatever it embeds, public or not,
-		// except the mapped form, which is the IPv4 host itself.
-		{"IPv4-compatible ::/96 loopback", "::127.0.0.1", "::7f00:1"},
-		{"IPv4-compatible ::/96 metadata", "::169.254.169.254", "::a9fe:a9fe"},
-		{"IPv4-compatible ::/96 public", "::8.8.8.8", "::1.1.1.1"},
-		{"SIIT ::ffff:0:0:0/96 loopback", "::ffff:0:7f00:1", "::ffff:0:127.255.255.255"},
-		{"SIIT ::ffff:0:0:0/96 public", "::ffff:0:8.8.8.8", "::ffff:0:808:808"},
-		{"NAT64 loopback", "64:ff9b::127.0.0.1", "64:ff9b::7f00:1"},
-		{"NAT64 public", "64:ff9b::8.8.8.8", "64:ff9b::808:808"},
-		{"local NAT64 private", "64:ff9b:1:a00::1", "64:ff9b:1::10.0.0.1"},
-		{"6to4 loopback", "2002:7f00:1::", "2002:7f00:1::1"},
-		{"6to4 metadata", "2002:a9fe:a9fe::", "2002:a9fe:a9fe:ffff::1"},
-		{"6to4 public", "2002:808:808::", "2002:808:808::1"},
-		{"Teredo server and client", "2001:0:4136:e378:8000:63bf:3fff:fdd2", "2001:0:c000:ab:0:80ff:80ff:fffe"},
-		{"mapped loopback", "::ffff:127.0.0.1", "::ffff:7f00:1"},
-		{"mapped unspecified", "::ffff:0.0.0.0", "::ffff:0:0"},
-		{"mapped broadcast", "::ffff:255.255.255.255", "::ffff:ffff:ffff"},
-		{"mapped 6to4 relay", "::ffff:192.88.99.1", "::ffff:c058:6301"},
-
-		// Scoped addresses.
-		{"zoned link local", "fe80::1%eth0", "fe80::1%1"},
-		{"zoned global", "2606:4700::1111%eth0", "2a00:1450:4001::1%2"},
-	}
-	for _, tc := range refused {
+	for _, tc := range refusedBlocks {
 		t.Run(tc.block, func(t *testing.T) {
 			for _, s := range []string{tc.first, tc.last} {
 				require.False(t, safehttp.IsPublic(netip.MustParseAddr(s)), s)
@@ -240,11 +243,14 @@ func TestIsPublic(t *testing.T) {
 		})
 	}
 	require.False(t, safehttp.IsPublic(netip.Addr{}), "the zero Addr")
-	// The addresses of issue 13, which passed.
+	// Special-purpose addresses in IPv6 and IPv4 forms that an earlier check let pass.
 	for _, s := range []string{"::127.0.0.1", "::a9fe:a9fe", "::ffff:0:7f00:1", "fec0::1", "2001::1", "192.88.99.1"} {
 		require.False(t, safehttp.IsPublic(netip.MustParseAddr(s)), s)
 	}
+}
 
+// The neighbours of the refused blocks, and global addresses, are public.
+func TestIsPublicNeighbours(t *testing.T) {
 	for _, s := range []string{
 		// Neighbours of the IPv4 blocks.
 		"1.0.0.0", "9.255.255.255", "11.0.0.0", "100.63.255.255", "100.128.0.0", "126.255.255.255",

@@ -3,28 +3,27 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/rand"
-	"crypto/x509"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
-	"path/filepath"
 	"sync"
-	"time"
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/access"
 	"github.com/contenteval/contenteval/domain/batches"
+	"github.com/contenteval/contenteval/domain/evaluation"
+	"github.com/contenteval/contenteval/domain/hashlists"
 	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/labels"
+	"github.com/contenteval/contenteval/domain/moderation"
+	"github.com/contenteval/contenteval/domain/paging"
 	"github.com/contenteval/contenteval/domain/policies"
 	"github.com/contenteval/contenteval/domain/quality"
+	"github.com/contenteval/contenteval/domain/retention"
+	"github.com/contenteval/contenteval/domain/review"
 	"github.com/contenteval/contenteval/domain/webhooks"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/modelbackend"
@@ -54,31 +53,49 @@ type Main struct {
 	Policies        *policies.Service
 	Jobs            *jobs.Service
 	Batches         *batches.Service
+	// Moderation serves the OpenAI-compatible moderation endpoint.
+	Moderation *moderation.Service
 	// Quality serves dataset examples and runs, live metrics and shadow
-	// versions, and runs their queued work (DESIGN §12).
+	// versions, and runs their queued work (docs/api.md#extension-endpoints).
 	Quality *quality.Service
-	Blobs   domain.BlobStore
+	// Review serves review queues and items (review.go).
+	Review *review.Service
+	Blobs  domain.BlobStore
 	// URLs fetches customer URLs (images, media) and posts webhooks under
-	// the address rules of DESIGN §5.
+	// the address rules of docs/api.md#url-fetching.
 	URLs     *safehttp.Client
 	Webhooks *webhooks.Deliverer
 	// Precheck holds the hash lists every image is checked against.
 	Precheck *precheck.Service
-	OCR      *ocr.Tesseract
+	// HashLists serves the accounts' hash lists (the API).
+	HashLists *hashlists.Service
+	OCR       *ocr.Tesseract
 	// Backends are the model backends of --backends-file (nil without).
 	Backends *modelbackend.Registry
 	Registry *prometheus.Registry
+	// Retention expires evaluation history in the background.
+	Retention *retention.Service
 
 	// serving is set by serve: start-up statements are for servers only.
-	serving  bool
+	serving bool
+	// promise holds the soft memory limit to the large requests being
+	// served (serve only).
+	promise  *memoryPromise
 	listener net.Listener
 	http     *http.Server
 	workers  sync.WaitGroup
 
-	// httpListener is the REST share of listener; port serves the gRPC
-	// share (grpc.go), nil with --grpc=false.
+	// httpListener is the REST share of listener; port splits listener
+	// and serves the gRPC share (grpc.go).
 	httpListener net.Listener
 	port         *sharedPort
+
+	// The health listener of a worker (worker_health.go).
+	healthListener net.Listener
+	healthServer   *http.Server
+	// wrapJobStore, when tests set it, wraps the job store the workers
+	// claim from (to hold a claim, say).
+	wrapJobStore func(domain.JobStore) domain.JobStore
 }
 
 // Open connects the database (migrating it unless told not to) and builds the
@@ -90,66 +107,35 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	if m.Log == nil {
 		m.Log = newLogger(m.Stderr, m.Config.LogLevel)
 	}
-	if m.DB == nil { // tests hand in a database of their own
-		db, err := persistence.Open(ctx, m.Config.DatabaseURL)
-		if err != nil {
-			return err
-		}
-		m.DB = db
-	}
-	db := m.DB
-	if migrate {
-		if err := db.Migrate(ctx); err != nil {
-			return fmt.Errorf("migrate: %w", err)
-		}
-	}
-	key, err := loadOrCreateSigningKey(m.Config.JWTKeyFile)
+	key, err := m.openDatabase(ctx, migrate)
 	if err != nil {
 		return err
 	}
-	if err := db.EncryptSecretsWith(key); err != nil {
-		return err
-	}
-	m.Accounts = persistence.NewAccounts(db)
-	if migrate {
-		// Rows from before secrets were sealed; a goose migration cannot do
-		// it, the key is not in the database.
-		n, err := m.Accounts.SealWebhookSecrets(ctx)
-		if err != nil {
-			return fmt.Errorf("seal webhook secrets: %w", err)
-		}
-		if n > 0 {
-			m.Log.Info("sealed plaintext webhook secrets", "accounts", n)
-		}
-	}
+	db := m.DB
 	if m.serving {
 		warnOpenDataDir(m.Log, m.Config.DataDir)
 	}
 	m.Keys = access.NewKeyService(persistence.NewKeys(db), m.Accounts, key, m.Clock, m.Config.KeyCacheTTL)
 	m.Limiter = access.NewRateLimiter(domain.Limits{RequestsPerSecond: m.Config.RateRPS, Burst: m.Config.RateBurst}, m.Clock)
 	m.Registry = prometheus.NewRegistry()
-	if m.Config.BackendsFile != "" {
-		file, err := modelbackend.LoadFile(m.Config.BackendsFile)
-		if err != nil {
-			return err
-		}
-		m.Backends = modelbackend.NewRegistry(file, m.Registry, m.Log)
-		if m.serving {
-			m.Log.Info("model backends", "file", m.Config.BackendsFile, "backends", m.Backends.Stacks(), "default", file.Default)
-		}
+	if err := m.openBackends(); err != nil {
+		return err
 	}
 	backends := m.signalBackends()
+	// One cache of compiled plans for every service that evaluates.
+	plans := evaluation.NewPlans(planCacheSize)
 	m.Labels = labels.NewService(persistence.NewLabels(db), persistence.NewLabelVersions(db), persistence.NewLabelTags(db),
-		m.Clock, domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/labels"))).WithBackends(backends)
+		m.Clock, paging.NewTokens(m.Keys.DeriveSecret("contenteval/page-tokens/labels"))).WithBackends(backends)
 	m.Policies = policies.NewService(persistence.NewPolicies(db), m.Clock,
-		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/policies")),
-		policies.Config{MaxTextBytes: m.Config.PolicyMaxTextBytes, ActiveTTL: m.Config.PolicyCacheTTL}, nil)
+		paging.NewTokens(m.Keys.DeriveSecret("contenteval/page-tokens/policies")),
+		policies.Config{MaxTextBytes: m.Config.PolicyMaxTextBytes, ActiveTTL: m.Config.PolicyCacheTTL}, plans)
 	m.URLs = safehttp.New(safehttp.Config{AllowPrivate: m.Config.AllowPrivateURLs, MaxBytes: m.Config.ImageMaxBytes})
 	pc, err := newPrecheck(m)
 	if err != nil {
 		return err
 	}
 	m.Precheck, m.OCR = pc, &ocr.Tesseract{}
+	m.HashLists = newHashListService(m, pc)
 	images := &precheck.Inspector{Service: pc, OCR: m.OCR, OCRByDefault: m.Config.OCRByDefault,
 		Fetch: func(ctx context.Context, url string) ([]byte, error) {
 			resp, err := m.URLs.Get(ctx, url)
@@ -160,13 +146,14 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 		}}
 	m.LabelEvaluation = labels.NewEvaluationService(persistence.NewLabels(db), persistence.NewLabelVersions(db),
 		persistence.NewJobs(db), persistence.NewFeedback(db), m.Clock,
-		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/label-evaluation")),
+		paging.NewTokens(m.Keys.DeriveSecret("contenteval/page-tokens/label-evaluation")),
 		labels.EvaluationConfig{MaxTextBytes: m.Config.JobMaxTextBytes, Images: images, HitRanges: persistence.NewLabelHits(db),
-			ItemDeadline: m.Config.ItemDeadline, Backends: backends})
+			ItemDeadline: m.Config.ItemDeadline, Backends: backends, Plans: plans})
 	mcfg, err := mediaConfig(envOS)
 	if err != nil {
 		return err
 	}
+	mcfg.DecodeBudget = pc.DecodeBudget()
 	// Only a server states its media tools; CLI commands would repeat it on
 	// every run.
 	mediaLog := m.Log
@@ -174,8 +161,8 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 		mediaLog = slog.New(slog.DiscardHandler)
 	}
 	mediaAnalyzer := newMediaAnalyzer(mcfg, m.Config.AllowPrivateURLs, m.Clock.Now(), mediaLog)
-	m.Jobs = jobs.NewService(persistence.NewJobs(db), m.Policies, m.Accounts, m.Clock,
-		domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/jobs")), jobs.Config{
+	m.Jobs = jobs.NewService(m.workerJobStore(db), m.Policies, m.Accounts, m.Clock,
+		paging.NewTokens(m.Keys.DeriveSecret("contenteval/page-tokens/jobs")), jobs.Config{
 			MaxItems: m.Config.JobMaxItems, MaxTextBytes: m.Config.JobMaxTextBytes, WaitCap: m.Config.JobWaitCap,
 			ExecutionDeadline: m.Config.JobExecutionDeadline, AdmissionTimeout: m.Config.JobAdmissionTimeout,
 			Lease: m.Config.JobLease, PollInterval: m.Config.JobPollInterval, Concurrency: m.Config.JobWorkers,
@@ -184,11 +171,15 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 			Media: mediaAnalyzer, MediaPrecheck: framePrecheckFor(m.Precheck),
 			Backends: backends,
 		}, m.Log)
+	m.Moderation = moderation.NewService(m.Jobs, m.LabelEvaluation, m.Policies, moderation.Stores{
+		Accounts: m.Accounts, Labels: persistence.NewLabels(db), Versions: persistence.NewLabelVersions(db),
+		Tags: persistence.NewLabelTags(db),
+	}, m.Config.JobMaxItems)
 	m.Quality = quality.NewService(quality.Deps{
 		Datasets: persistence.NewDatasets(db), Metrics: persistence.NewQualityMetrics(db), Policies: m.Policies,
 		Shadows: persistence.NewShadows(db), JobStore: persistence.NewJobs(db), Labels: persistence.NewLabels(db), Versions: persistence.NewLabelVersions(db),
-		Jobs: m.Jobs, Images: images, FetchImage: images.Fetch, Clock: m.Clock, Log: m.Log, Backends: backends,
-		Tokens: domain.NewPageTokens(m.Keys.DeriveSecret("contenteval/page-tokens/quality")),
+		Jobs: m.Jobs, Images: images, FetchImage: images.Fetch, Clock: m.Clock, Log: m.Log, Backends: backends, Plans: plans,
+		Tokens: paging.NewTokens(m.Keys.DeriveSecret("contenteval/page-tokens/quality")),
 	}, quality.Config{MaxTextBytes: m.Config.JobMaxTextBytes})
 	m.Webhooks = &webhooks.Deliverer{
 		Store: persistence.NewWebhooks(db), Payloads: &handlers.WebhookPayloads{Jobs: m.Jobs},
@@ -198,7 +189,77 @@ func (m *Main) Open(ctx context.Context, migrate bool) error {
 	if err := m.openBatches(ctx); err != nil {
 		return err
 	}
+	m.openReview()
+	m.openRetention()
+	m.registerWorkerMetrics()
 	return nil
+}
+
+// planCacheSize bounds the compiled plans the server keeps: of the policy
+// versions jobs evaluate and of the label versions label evaluation and
+// dataset runs evaluate.
+const planCacheSize = 2048
+
+// openDatabase opens (unless a test handed one in) and migrates the
+// database, and returns the signing key its secrets are sealed with.
+func (m *Main) openDatabase(ctx context.Context, migrate bool) (ed25519.PrivateKey, error) {
+	if m.DB == nil { // tests hand in a database of their own
+		db, err := persistence.Open(ctx, m.Config.DatabaseURL)
+		if err != nil {
+			return nil, err
+		}
+		m.DB = db
+	}
+	db := m.DB
+	if migrate {
+		if err := db.Migrate(ctx); err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+	}
+	key, err := loadOrCreateSigningKey(m.Config.JWTKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.EncryptSecretsWith(key); err != nil {
+		return nil, err
+	}
+	m.Accounts = persistence.NewAccounts(db)
+	if migrate {
+		// Rows from before secrets were sealed; a goose migration cannot do
+		// it, the key is not in the database.
+		n, err := m.Accounts.SealWebhookSecrets(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("seal webhook secrets: %w", err)
+		}
+		if n > 0 {
+			m.Log.Info("sealed plaintext webhook secrets", "accounts", n)
+		}
+	}
+	return key, nil
+}
+
+// openBackends loads the model backends file, if one is configured.
+func (m *Main) openBackends() error {
+	if m.Config.BackendsFile == "" {
+		return nil
+	}
+	file, err := modelbackend.LoadFile(m.Config.BackendsFile)
+	if err != nil {
+		return err
+	}
+	m.Backends = modelbackend.NewRegistry(file, m.Registry, m.Log)
+	if m.serving {
+		m.Log.Info("model backends", "file", m.Config.BackendsFile, "backends", m.Backends.Stacks(), "default", file.Default)
+	}
+	return nil
+}
+
+// workerJobStore is the job store the job service claims from.
+func (m *Main) workerJobStore(db *persistence.DB) domain.JobStore {
+	if m.wrapJobStore != nil {
+		return m.wrapJobStore(persistence.NewJobs(db))
+	}
+	return persistence.NewJobs(db)
 }
 
 // signalBackends is the model backends port: nil, not a nil *Registry,
@@ -215,12 +276,15 @@ func (m *Main) Listen() error {
 	// One registry: /metrics shows the REST and the gRPC requests and the
 	// model backends.
 	registry := m.Registry
-	e, err := handlers.New(handlers.Config{BodyLimit: m.Config.BodyLimit, RuleTextMaxBytes: m.Config.PolicyMaxTextBytes}, handlers.Deps{
+	e, err := handlers.New(handlers.Config{BodyLimit: m.Config.BodyLimit, RuleTextMaxBytes: m.Config.PolicyMaxTextBytes, StreamWriteTimeout: m.Config.StreamWriteTimeout}, handlers.Deps{
 		Log: m.Log, Keys: m.Keys, Limiter: m.Limiter, Ready: m.DB.Ready,
 		Labels:          m.Labels,
 		LabelEvaluation: m.LabelEvaluation,
 		Policies:        m.Policies, Jobs: m.Jobs, Batches: m.Batches, Quality: m.Quality, PublicURL: m.publicURL,
-		Registry: registry,
+		Moderation: m.Moderation,
+		Review:     m.Review,
+		HashLists:  m.HashLists,
+		Registry:   registry,
 	})
 	if err != nil {
 		return err
@@ -231,6 +295,10 @@ func (m *Main) Listen() error {
 	}
 	m.listener = ln
 	m.http = handlers.HTTPServer(m.Config.Addr, e)
+	if m.serving {
+		m.promise = newMemoryPromise()
+		m.http.Handler = m.promise.wrap(m.http.Handler)
+	}
 	m.httpListener = m.shareWithGRPC(ln, registry)
 	return nil
 }
@@ -249,7 +317,11 @@ func (m *Main) Serve(ctx context.Context) error {
 	if m.http != nil {
 		go func() { errc <- m.http.Serve(m.httpListener) }()
 		m.port.serve(errc)
-		m.Log.Info("serving", "addr", m.Addr(), "role", m.Config.Role, "grpc", m.port != nil)
+		m.Log.Info("serving", "addr", m.Addr(), "role", m.Config.Role, "grpc", !m.Config.NoGRPC)
+	}
+	if m.healthServer != nil {
+		go func() { errc <- m.healthServer.Serve(m.healthListener) }()
+		m.Log.Info("serving health checks and metrics", "addr", m.HealthAddr(), "role", m.Config.Role)
 	}
 	var serveErr error
 	select {
@@ -267,6 +339,9 @@ func (m *Main) Serve(ctx context.Context) error {
 		if !grpcDrained() {
 			m.Log.Warn("shutdown: gRPC calls still running; cut")
 		}
+	}
+	if m.healthServer != nil {
+		_ = m.healthServer.Shutdown(shutdownCtx)
 	}
 	stopWorkers()
 	done := make(chan struct{})
@@ -298,7 +373,7 @@ func (m *Main) startWorkers(ctx context.Context) {
 	go func() {
 		defer m.workers.Done()
 		// Both roles check images (the API role runs synchronous jobs).
-		m.Precheck.Watch(ctx, 10*time.Second)
+		m.Precheck.Watch(ctx, hashListPoll)
 	}()
 	if m.Config.Role == "api" {
 		return
@@ -309,6 +384,7 @@ func (m *Main) startWorkers(ctx context.Context) {
 		m.Jobs.RunWorkers(ctx)
 	}()
 	m.runBatchWorkers(ctx)
+	m.runRetention(ctx)
 	m.workers.Add(1)
 	go func() {
 		defer m.workers.Done()
@@ -323,108 +399,3 @@ func (m *Main) Close() error {
 	}
 	return nil
 }
-
-// bootstrap creates the first account and key on an empty database and
-// prints the key once: `make run` must give a usable key with no other setup.
-func (m *Main) bootstrap(ctx context.Context) error {
-	n, err := m.Accounts.CountAccounts(ctx)
-	if err != nil || n > 0 {
-		return err
-	}
-	a, err := createAccount(ctx, m, "default", domain.AccountLabelFirst)
-	if err != nil {
-		return err
-	}
-	_, token, err := m.Keys.Issue(ctx, a.ID, "bootstrap", 0)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(m.Stdout, `
-First start: created account %q (%s, id %s) and this API key. It is shown once:
-
-  %s
-
-Try:  curl -H "Authorization: Bearer <key>" http://localhost%s/v1/labels
-A policy-first account (for /v1/jobs and /v1/policies):
-  contenteval accounts create --name NAME --type policy-first
-  contenteval keys create --account ACCOUNT_ID
-
-`, a.Name, a.Type, a.ID, token, portOf(m.Config.Addr))
-	return nil
-}
-
-func portOf(addr string) string {
-	_, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return ""
-	}
-	return ":" + port
-}
-
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(level))
-	if w == nil {
-		w = os.Stderr
-	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
-}
-
-// loadOrCreateSigningKey reads the Ed25519 key (PKCS#8 PEM), creating it with
-// mode 0600 when the file does not exist yet.
-func loadOrCreateSigningKey(path string) (ed25519.PrivateKey, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		_, priv, gerr := ed25519.GenerateKey(rand.Reader)
-		if gerr != nil {
-			return nil, gerr
-		}
-		der, merr := x509.MarshalPKCS8PrivateKey(priv)
-		if merr != nil {
-			return nil, merr
-		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			return nil, fmt.Errorf("signing key: %w", err)
-		}
-		f, cerr := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(cerr, fs.ErrExist) {
-			return loadOrCreateSigningKey(path) // another process won the race
-		}
-		if cerr != nil {
-			return nil, fmt.Errorf("signing key: %w", cerr)
-		}
-		defer f.Close()
-		if err := pem.Encode(f, &pem.Block{Type: "PRIVATE KEY", Bytes: der}); err != nil {
-			return nil, fmt.Errorf("signing key: %w", err)
-		}
-		return priv, f.Sync()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("signing key: %w", err)
-	}
-	block, _ := pem.Decode(b)
-	if block == nil {
-		return nil, fmt.Errorf("signing key %s: not PEM", path)
-	}
-	k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("signing key %s: %w", path, err)
-	}
-	priv, ok := k.(ed25519.PrivateKey)
-	if !ok {
-		return nil, fmt.Errorf("signing key %s: not an Ed25519 key", path)
-	}
-	return priv, nil
-}
-
-// warnOpenDataDir warns when others may enter the data directory. The
-// files in it are created 0600 and a directory created here is 0700, but an
-// existing one is the operator's: it is not narrowed behind their back.
-func warnOpenDataDir(log *slog.Logger, dir string) {
-	fi, err := os.Stat(dir)
-	if err == nil && fi.IsDir() && fi.Mode().Perm()&0o077 != 0 {
-		log.Warn("the data directory is open to other users; chmod 700 it", "mode", fmt.Sprintf("%#o", fi.Mode().Perm()))
-	}
-}
-
-func persistenceKeys(m *Main) *persistence.Keys { return persistence.NewKeys(m.DB) }

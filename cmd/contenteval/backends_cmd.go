@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/modelbackend"
+	"github.com/spf13/cobra"
 )
 
 const backendsUsage = `usage:
@@ -22,32 +21,24 @@ score was read (logprob or label). Exit 1 when the file is invalid or a
 backend fails. FILE defaults to $CONTENTEVAL_BACKENDS_FILE.
 `
 
-// runBackends implements `contenteval backends check`.
-func runBackends(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	if len(args) == 0 || args[0] != "check" {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
-			fmt.Fprint(stdout, backendsUsage)
-			return 0
-		}
-		fmt.Fprint(stderr, backendsUsage)
-		return 2
-	}
-	fs := flag.NewFlagSet("backends check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, backendsUsage) }
-	file := fs.String("backends-file", getenv("CONTENTEVAL_BACKENDS_FILE"), "the backends file")
+// backendsCommand implements `contenteval backends check`.
+func (c *command) backendsCommand() *cobra.Command {
+	fs := newFlagSet("backends check")
+	file := fs.String("backends-file", c.getenv("CONTENTEVAL_BACKENDS_FILE"), "the backends file ($CONTENTEVAL_BACKENDS_FILE)")
 	timeout := fs.Duration("timeout", time.Minute, "longest wait for all the backends")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	reg, code := loadBackends(*file, stderr)
+	check := &cobra.Command{Use: "check [--backends-file FILE] [--timeout 60s]", Short: "call every model backend once", Args: cobra.NoArgs,
+		RunE: c.action(func(*cobra.Command, []string) int { return checkBackends(c.ctx, c.stdout, c.stderr, *file, *timeout) })}
+	g := c.group("backends", "check the model backends", withGoFlags(check, fs))
+	g.Long = backendsUsage
+	return g
+}
+
+func checkBackends(ctx context.Context, stdout, stderr io.Writer, file string, timeout time.Duration) int {
+	reg, code := loadBackends(file, stderr)
 	if reg == nil {
 		return code
 	}
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BACKEND\tMODEL\tPROFILE\tRESULT\tLATENCY\tSCORE\tTOKENS")

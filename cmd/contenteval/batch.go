@@ -18,7 +18,7 @@ import (
 )
 
 // batchSettings are the configuration of batch jobs and the blob store
-// (DESIGN §2, §9, §10).
+// (docs/operations.md#object-store-s3).
 var batchSettings = []setting{
 	{"public-url", "CONTENTEVAL_PUBLIC_URL", "", "external base URL of the API (https://api.example.com), the prefix of signed batch upload/download URLs (default http://<listen address>)", func(c *Config, v string) error { c.PublicURL = v; return nil }, false},
 	{"batch-max-items", "CONTENTEVAL_BATCH_MAX_ITEMS", "25000", "most items in one batch input file", func(c *Config, v string) error { return parseIntInt(&c.BatchMaxItems, v) }, false},

@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestBatchThroughput is the batch benchmark of issue 7 (bench/results/
+// TestBatchThroughput is the batch benchmark (bench/results/
 // batch.md): the release binary on PostgreSQL evaluates a 25,000-item text
 // batch; the test reports items/s from upload to COMPLETED and the server's
 // peak RSS (VmHWM). It runs only when CONTENTEVAL_BENCH_BATCH=1 (and the
@@ -56,35 +56,7 @@ func TestBatchThroughput(t *testing.T) {
 	_, token, err := m.Keys.Issue(ctx, a.ID, "bench", 0)
 	require.NoError(t, err)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	ln.Close()
-	workers := os.Getenv("CONTENTEVAL_BENCH_JOB_WORKERS")
-	if workers == "" {
-		workers = "16"
-	}
-	cmd := exec.Command(bin, "serve", "--role=all", "--addr="+addr, "--database-url="+dbURL,
-		"--data-dir="+dataDir, "--jwt-key-file="+keyFile, "--rate-rps=0", "--log-level=error",
-		"--job-workers="+workers, "--job-poll-interval=20ms", "--no-migrate=true", "--body-limit=104857600")
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
-	require.NoError(t, cmd.Start())
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
-	srvURL := "http://" + addr
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		resp, err := http.Get(srvURL + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		require.True(t, time.Now().Before(deadline))
-		time.Sleep(50 * time.Millisecond)
-	}
+	srvURL, pid := startBatchBenchServer(t, bin, dbURL, dataDir, keyFile)
 	c, err := client.NewClientWithResponses(srvURL, client.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 		r.Header.Set("Authorization", "Bearer "+token)
 		return nil
@@ -110,7 +82,7 @@ func TestBatchThroughput(t *testing.T) {
 	var peak int64
 	phases := map[client.BatchJobState]time.Duration{}
 	for deadline := time.Now().Add(10 * time.Minute); ; {
-		peak = max(peak, vmHWM(t, cmd.Process.Pid))
+		peak = max(peak, vmHWM(t, pid))
 		r, err := c.ListBatchJobsWithResponse(ctx, &client.ListBatchJobsParams{BatchJobIds: &[]string{id}})
 		require.NoError(t, err)
 		done = r.JSON200.BatchJobs[0]
@@ -124,14 +96,14 @@ func TestBatchThroughput(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
-	peak = max(peak, vmHWM(t, cmd.Process.Pid))
+	peak = max(peak, vmHWM(t, pid))
 	require.Equal(t, client.BATCHJOBSTATECOMPLETED, done.State, "%+v", done.Error)
 	require.EqualValues(t, n, done.ProcessedCount)
 	out := getFile(t, *done.OutputFileUrl)
 	require.Equal(t, http.StatusOK, out.Status)
 	t.Logf("first seen after upload: %v", phases)
 	t.Logf("batch of %d text items (%.1f MB CSV), %s job workers: %s from upload to COMPLETED = %.0f items/s; server peak RSS %.0f MB; output %.1f MB",
-		n, float64(size)/(1<<20), workers, elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), float64(peak)/1024, float64(len(out.Body))/(1<<20))
+		n, float64(size)/(1<<20), benchJobWorkers(), elapsed.Round(time.Millisecond), float64(n)/elapsed.Seconds(), float64(peak)/1024, float64(len(out.Body))/(1<<20))
 }
 
 // vmHWM returns the peak resident set size of pid in KiB (Linux).
@@ -149,4 +121,37 @@ func vmHWM(t *testing.T, pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// startBatchBenchServer starts the binary on the benchmark's database with
+// CONTENTEVAL_BENCH_JOB_WORKERS workers (16), stopped when t ends, and
+// returns its URL, once it is ready, and its process id.
+func startBatchBenchServer(t *testing.T, bin, dbURL, dataDir, keyFile string) (string, int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+	workers := benchJobWorkers()
+	cmd := exec.Command(bin, "serve", "--role=all", "--addr="+addr, "--database-url="+dbURL,
+		"--data-dir="+dataDir, "--jwt-key-file="+keyFile, "--rate-rps=0", "--log-level=error",
+		"--job-workers="+workers, "--job-poll-interval=20ms", "--no-migrate=true", "--body-limit=104857600")
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	srvURL := "http://" + addr
+	waitReady(t, srvURL)
+	return srvURL, cmd.Process.Pid
+}
+
+// benchJobWorkers is the benchmark server's job workers:
+// CONTENTEVAL_BENCH_JOB_WORKERS, 16 by default.
+func benchJobWorkers() string {
+	if w := os.Getenv("CONTENTEVAL_BENCH_JOB_WORKERS"); w != "" {
+		return w
+	}
+	return "16"
 }

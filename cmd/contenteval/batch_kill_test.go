@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/contenteval/contenteval/internal/testwait"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -67,7 +68,6 @@ func batchKillRun(t *testing.T, bin, backend string) {
 
 	start := func(jobWorkers int) *killProc { return startKillProc(t, bin, dbURL, dataDir, keyFile, jobWorkers) }
 	clientOf := func(p *killProc) *client.ClientWithResponses { return p.client(t, token) }
-	kill := func(p *killProc) { p.kill(t) }
 
 	p := start(4)
 	c := clientOf(p)
@@ -80,78 +80,19 @@ func batchKillRun(t *testing.T, bin, backend string) {
 	id := cr.JSON200.BatchJobId
 
 	const n = 5000
-	var file strings.Builder
-	file.WriteString("ref_id,type,content\n")
-	for i := range n {
-		fmt.Fprintf(&file, "item-%05d,text,item %d says buy now %s\n", i, i, strings.Repeat("lorem ipsum ", 20))
-	}
-	up := putFile(t, *cr.JSON200.InputFileUploadUrl, file.String())
+	up := putFile(t, *cr.JSON200.InputFileUploadUrl, batchKillFile(n))
 	require.Equal(t, http.StatusOK, up.Status, "%s", up.Body)
 
-	state := func(c *client.ClientWithResponses) client.BatchJob {
-		r, err := c.ListBatchJobsWithResponse(ctx, &client.ListBatchJobsParams{BatchJobIds: &[]string{id}})
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-		return r.JSON200.BatchJobs[0]
-	}
-	waitUntil := func(c *client.ClientWithResponses, what string, ok func(client.BatchJob) bool) client.BatchJob {
-		deadline := time.Now().Add(3 * time.Minute)
-		for {
-			b := state(c)
-			if ok(b) {
-				return b
-			}
-			require.True(t, time.Now().Before(deadline), "waiting for %s; batch is %s", what, b.State)
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	// progress reads, in one query, the batch's state, how many of its
-	// items are recorded, how many of those have their jobs submitted and
-	// how many are evaluated (their job is terminal).
-	type progress struct {
-		State     string `db:"state"`
-		Recorded  int    `db:"recorded"`
-		Submitted int    `db:"submitted"`
-		Evaluated int    `db:"evaluated"`
-	}
-	progressNow := func() progress {
-		var s progress
-		require.NoError(t, m.DB.GetContext(ctx, &s, m.DB.Rebind(`SELECT b.state,
-			(SELECT COUNT(*) FROM batch_items WHERE batch_id = b.id) AS recorded,
-			(SELECT COUNT(*) FROM batch_items WHERE batch_id = b.id AND status = 'submitted') AS submitted,
-			(SELECT COUNT(*) FROM batch_items bi JOIN jobs j ON j.id = bi.job_id
-			 WHERE bi.batch_id = b.id AND j.status IN ('completed', 'failed', 'canceled')) AS evaluated
-			FROM batch_jobs b WHERE b.id = ?`), id))
-		return s
-	}
-	// killWhen kills p once ready holds, failing the test if the batch
-	// gets past the states in before it does.
-	killWhen := func(p *killProc, what string, pause time.Duration, before []domain.BatchState, ready func(progress) bool) progress {
-		deadline := time.Now().Add(3 * time.Minute)
-		for {
-			s := progressNow()
-			if ready(s) {
-				break
-			}
-			if !slices.Contains(before, domain.BatchState(s.State)) {
-				t.Fatalf("the batch got past %s (it is %s: %d/%d items recorded, %d evaluated) before the test could kill the process", what, s.State, s.Recorded, n, s.Evaluated)
-			}
-			require.True(t, time.Now().Before(deadline), "waiting for %s; batch is %s", what, s.State)
-			time.Sleep(pause)
-		}
-		kill(p)
-		// The process is dead: the database shows where it stopped.
-		s := progressNow()
-		t.Logf("killed during %s: batch %s, %d/%d items recorded, %d submitted, %d evaluated", what, s.State, s.Recorded, n, s.Submitted, s.Evaluated)
-		return s
+	killWhen := func(p *killProc, what string, before []domain.BatchState, ready func(batchProgress) bool) batchProgress {
+		return killBatchWhen(t, m, p, id, n, what, before, ready)
 	}
 
 	// Kill 1: while items are being enqueued, once some chunks are
 	// recorded and before all are. The submission of 5,000 items is ten
 	// chunks: the database is read without pause so as not to miss it.
-	s := killWhen(p, "submission", time.Millisecond,
+	s := killWhen(p, "submission",
 		[]domain.BatchState{domain.BatchInitialized, domain.BatchQueued, domain.BatchPreprocessing, domain.BatchPreprocessed},
-		func(s progress) bool {
+		func(s batchProgress) bool {
 			return s.State == string(domain.BatchPreprocessed) && s.Recorded > 0 && s.Recorded < n
 		})
 	require.Equal(t, string(domain.BatchPreprocessed), s.State, "the kill came during submission")
@@ -167,9 +108,9 @@ func batchKillRun(t *testing.T, bin, backend string) {
 	const holder = "held-by-the-test"
 	held := 0
 	p = start(1)
-	s = killWhen(p, "evaluation", 5*time.Millisecond,
+	s = killWhen(p, "evaluation",
 		[]domain.BatchState{domain.BatchPreprocessed, domain.BatchSubmitted, domain.BatchEvaluating},
-		func(s progress) bool {
+		func(s batchProgress) bool {
 			if held < 5 {
 				now := time.Now()
 				got, err := jobStore.ClaimJobs(ctx, holder, now, now.Add(time.Hour), 5-held, 0)
@@ -187,7 +128,7 @@ func batchKillRun(t *testing.T, bin, backend string) {
 
 	p = start(4)
 	c = clientOf(p)
-	b := waitUntil(c, "completion", func(b client.BatchJob) bool {
+	b := waitForBatchState(t, c, id, "completion", func(b client.BatchJob) bool {
 		return b.State == client.BATCHJOBSTATECOMPLETED || b.State == client.BATCHJOBSTATEERROR || b.State == client.BATCHJOBSTATECANCELLED
 	})
 	require.Equal(t, client.BATCHJOBSTATECOMPLETED, b.State, "%+v", b.Error)
@@ -195,7 +136,84 @@ func batchKillRun(t *testing.T, bin, backend string) {
 	require.EqualValues(t, n, b.ProcessedCount)
 	require.EqualValues(t, 0, b.FailedCount)
 
-	r := getFile(t, *b.OutputFileUrl)
+	requireBatchKillOutput(t, m, *b.OutputFileUrl, n)
+}
+
+// batchKillFile is the input of the kill test's batch: n text items.
+func batchKillFile(n int) string {
+	var file strings.Builder
+	file.WriteString("ref_id,type,content\n")
+	for i := range n {
+		fmt.Fprintf(&file, "item-%05d,text,item %d says buy now %s\n", i, i, strings.Repeat("lorem ipsum ", 20))
+	}
+	return file.String()
+}
+
+// waitForBatchState waits until batch id satisfies ok.
+func waitForBatchState(t *testing.T, c *client.ClientWithResponses, id, what string, ok func(client.BatchJob) bool) client.BatchJob {
+	t.Helper()
+	var b client.BatchJob
+	testwait.For(t, 3*time.Minute, what, func() (bool, error) {
+		r, err := c.ListBatchJobsWithResponse(context.Background(), &client.ListBatchJobsParams{BatchJobIds: &[]string{id}})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
+		b = r.JSON200.BatchJobs[0]
+		return ok(b), fmt.Errorf("batch is %s", b.State)
+	})
+	return b
+}
+
+// batchProgress is, read in one query, a batch's state, how many of its
+// items are recorded, how many of those have their jobs submitted and how
+// many are evaluated (their job is terminal).
+type batchProgress struct {
+	State     string `db:"state"`
+	Recorded  int    `db:"recorded"`
+	Submitted int    `db:"submitted"`
+	Evaluated int    `db:"evaluated"`
+}
+
+func batchProgressOf(t *testing.T, m *Main, id string) batchProgress {
+	t.Helper()
+	var s batchProgress
+	require.NoError(t, m.DB.GetContext(context.Background(), &s, m.DB.Rebind(`SELECT b.state,
+		(SELECT COUNT(*) FROM batch_items WHERE batch_id = b.id) AS recorded,
+		(SELECT COUNT(*) FROM batch_items WHERE batch_id = b.id AND status = 'submitted') AS submitted,
+		(SELECT COUNT(*) FROM batch_items bi JOIN jobs j ON j.id = bi.job_id
+		 WHERE bi.batch_id = b.id AND j.status IN ('completed', 'failed', 'canceled')) AS evaluated
+		FROM batch_jobs b WHERE b.id = ?`), id))
+	return s
+}
+
+// killBatchWhen kills p once ready holds of batch id (of n items), failing
+// the test if the batch gets past the states in before it does.
+func killBatchWhen(t *testing.T, m *Main, p *killProc, id string, n int, what string,
+	before []domain.BatchState, ready func(batchProgress) bool) batchProgress {
+	t.Helper()
+	// Read without pause: the state to kill in may last a moment only.
+	testwait.Busy(t, 3*time.Minute, what, func() (bool, error) {
+		s := batchProgressOf(t, m, id)
+		if ready(s) {
+			return true, nil
+		}
+		if !slices.Contains(before, domain.BatchState(s.State)) {
+			t.Fatalf("the batch got past %s (it is %s: %d/%d items recorded, %d evaluated) before the test could kill the process", what, s.State, s.Recorded, n, s.Evaluated)
+		}
+		return false, fmt.Errorf("batch is %s", s.State)
+	})
+	p.kill(t)
+	// The process is dead: the database shows where it stopped.
+	s := batchProgressOf(t, m, id)
+	t.Logf("killed during %s: batch %s, %d/%d items recorded, %d submitted, %d evaluated", what, s.State, s.Recorded, n, s.Submitted, s.Evaluated)
+	return s
+}
+
+// requireBatchKillOutput checks the output of the kill test's batch: each
+// item exactly once, in input order, in jobs no restart duplicated.
+func requireBatchKillOutput(t *testing.T, m *Main, url string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	r := getFile(t, url)
 	require.Equal(t, http.StatusOK, r.Status)
 	lines := readOutput(t, r.Body)
 	require.Len(t, lines, n, "each item exactly once")

@@ -53,13 +53,13 @@ func TestCLIAccountsAndKeys(t *testing.T) {
 
 	code, out, errOut = cli(t, dir, "keys", "create", "--account", id, "--ttl", "720h", "--name", "ci", "--json")
 	require.Equal(t, 0, code, errOut)
-	key := jsonObject(t, out, "keyId", "token", "expiresAt")
+	key := jsonObject(t, out, "keyId", "token", "role", "name", "expiresAt")
 	require.Regexp(t, regexp.MustCompile(`^[\w-]+\.[\w-]+\.[\w-]+$`), key["token"])
 	require.NotNil(t, key["expiresAt"])
 
 	code, out, _ = cli(t, dir, "keys", "create", "--account", id, "--json")
 	require.Equal(t, 0, code)
-	require.Nil(t, jsonObject(t, out, "keyId", "token", "expiresAt")["expiresAt"], "no --ttl: no expiry")
+	require.Nil(t, jsonObject(t, out, "keyId", "token", "role", "name", "expiresAt")["expiresAt"], "no --ttl: no expiry")
 
 	code, out, _ = cli(t, dir, "keys", "list", "--account", id, "--json")
 	require.Equal(t, 0, code)
@@ -149,4 +149,38 @@ func TestBootstrapOnEmptyDatabase(t *testing.T) {
 	require.NoError(t, m.bootstrap(ctx))
 	require.Empty(t, out.String())
 	cancel()
+}
+
+// TestCLIAccountsSetModerationDefaults: accounts set --moderation-policy and
+// --moderation-tag refuse what the account does not have, and clear with "".
+func TestCLIAccountsSetModerationDefaults(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, out, errOut := cli(t, dir, "accounts", "create", "--name", "p", "--type", "policy-first", "--json")
+	require.Equal(t, 0, code, errOut)
+	id := jsonObject(t, out, "accountId", "name", "type")["accountId"].(string)
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"unknown policy key", []string{"--moderation-policy", "nope"}, 1, `no policy with key "nope"`},
+		{"unknown tag", []string{"--moderation-tag", "nope"}, 1, `no label tag named "nope"`},
+		{"unknown account", []string{"--moderation-policy", ""}, 1, "not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target := id
+			if tc.name == "unknown account" {
+				target = "no-such-account"
+			}
+			code, _, errOut := cli(t, dir, append([]string{"accounts", "set", target}, tc.args...)...)
+			require.Equal(t, tc.code, code, errOut)
+			require.Contains(t, errOut, tc.want)
+		})
+	}
+	code, out, errOut = cli(t, dir, "accounts", "set", id, "--moderation-policy", "", "--moderation-tag", "", "--json")
+	require.Equal(t, 0, code, errOut)
+	got := jsonObject(t, out, "accountId", "retentionDays", "moderationPolicy", "moderationTag")
+	require.Equal(t, "", got["moderationPolicy"])
 }

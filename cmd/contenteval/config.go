@@ -18,6 +18,7 @@ import (
 // fresh machine: SQLite under ./data.
 type Config struct {
 	Addr             string
+	HealthAddr       string // a worker's health listener (worker_health.go)
 	DataDir          string
 	DatabaseURL      string
 	JWTKeyFile       string
@@ -36,17 +37,23 @@ type Config struct {
 	ImageMaxBytes int64
 	// ImageDecodeBudget bounds the decoded pixel buffers of all images at once.
 	ImageDecodeBudget int64
-	// BackendsFile is the model backends file (DESIGN §11); "" evaluates
+	// BackendsFile is the model backends file (docs/operations.md#model-backends); "" evaluates
 	// with the built-in evaluators only.
 	BackendsFile string
 
-	BodyLimit       int64
-	RateRPS         float64
-	RateBurst       int
-	KeyCacheTTL     time.Duration
-	ShutdownTimeout time.Duration
+	BodyLimit int64
+	// Connections of the port and gRPC receiving (portshare, grpcapi).
+	MaxConns             int
+	MaxConnsPerClient    int
+	ConnStartTimeout     time.Duration
+	GRPCMaxReceiving     int
+	GRPCConnMaxReceiving int
+	RateRPS              float64
+	RateBurst            int
+	KeyCacheTTL          time.Duration
+	ShutdownTimeout      time.Duration
 
-	// Jobs and policies (DESIGN §10).
+	// Jobs and policies (docs/api.md#limits).
 	JobMaxItems          int
 	JobMaxTextBytes      int
 	JobWaitCap           time.Duration
@@ -55,10 +62,13 @@ type Config struct {
 	JobLease             time.Duration
 	JobPollInterval      time.Duration
 	JobWorkers           int
-	ItemDeadline         time.Duration // fair sharing (DESIGN §15)
+	ItemDeadline         time.Duration // fair sharing (docs/operations.md#scaling)
 	AccountMaxRunning    int           // fair sharing; 0 is half of JobWorkers
 	PolicyMaxTextBytes   int
 	PolicyCacheTTL       time.Duration
+	// StreamWriteTimeout ends a stream whose client has not taken one
+	// line (REST) or message (gRPC) for this long.
+	StreamWriteTimeout time.Duration
 
 	// Batch jobs and the blob store (batch.go).
 	PublicURL     string
@@ -66,6 +76,10 @@ type Config struct {
 	BatchWorkers  int
 	BlobStore     string
 	S3            blobstore.S3Config
+
+	// Retention of evaluation history (retention.go); 0 keeps everything.
+	Retention         time.Duration
+	RetentionInterval time.Duration
 }
 
 // setting describes one configuration value for the flag set and the README.
@@ -81,6 +95,7 @@ var settings = []setting{
 	{"database-url", "CONTENTEVAL_DATABASE_URL", "", "postgres://... or sqlite:PATH (default sqlite:$DATA_DIR/contenteval.db)", func(c *Config, v string) error { c.DatabaseURL = v; return nil }, false},
 	{"jwt-key-file", "CONTENTEVAL_JWT_KEY_FILE", "", "Ed25519 private key (PEM) signing API keys (default $DATA_DIR/jwt-ed25519.pem, created on first start); share it between replicas", func(c *Config, v string) error { c.JWTKeyFile = v; return nil }, false},
 	{"allow-private-urls", "CONTENTEVAL_ALLOW_PRIVATE_URLS", "false", "allow fetching and webhooks to loopback/private addresses (local testing only)", func(c *Config, v string) error { return parseBool(&c.AllowPrivateURLs, v) }, true},
+	{"health-addr", "CONTENTEVAL_HEALTH_ADDR", ":8081", "listen address of a --role worker process's /healthz, /readyz and /metrics (no API; other roles serve them on --addr); --health-addr= serves none", func(c *Config, v string) error { c.HealthAddr = v; return nil }, true},
 	{"role", "CONTENTEVAL_ROLE", "all", "all (API and workers), api, or worker", func(c *Config, v string) error { c.Role = v; return nil }, true},
 	{"grpc", "CONTENTEVAL_GRPC", "true", "serve the Clavata gRPC GatewayService (the official Clavata SDKs) on the same port as REST", func(c *Config, v string) error {
 		var on bool
@@ -91,6 +106,11 @@ var settings = []setting{
 	{"no-migrate", "CONTENTEVAL_NO_MIGRATE", "false", "do not apply migrations on start", func(c *Config, v string) error { return parseBool(&c.NoMigrate, v) }, true},
 	{"log-level", "CONTENTEVAL_LOG_LEVEL", "info", "debug, info, warn or error", func(c *Config, v string) error { c.LogLevel = v; return nil }, false},
 	{"body-limit", "CONTENTEVAL_BODY_LIMIT", "33554432", "largest request body in bytes", func(c *Config, v string) error { return parseInt(&c.BodyLimit, v) }, true},
+	{"max-conns", "CONTENTEVAL_MAX_CONNS", "1024", "most open connections of the port (0: no limit); more are closed on accept", func(c *Config, v string) error { return parseIntInt(&c.MaxConns, v) }, true},
+	{"max-conns-per-client", "CONTENTEVAL_MAX_CONNS_PER_CLIENT", "128", "most open connections of one client address (IPv6: one /64; 0: no limit); behind a proxy every client is the proxy", func(c *Config, v string) error { return parseIntInt(&c.MaxConnsPerClient, v) }, true},
+	{"conn-start-timeout", "CONTENTEVAL_CONN_START_TIMEOUT", "5s", "how long a new connection may take to show what it speaks (an HTTP/1 request's first byte, or HTTP/2 up to its first request's headers) before it is closed", func(c *Config, v string) error { return parseDuration(&c.ConnStartTimeout, v) }, true},
+	{"grpc-max-receiving", "CONTENTEVAL_GRPC_MAX_RECEIVING", "8", "gRPC request messages the process receives at once; each may be --body-limit bytes, so this bounds their memory; more wait", func(c *Config, v string) error { return parseIntInt(&c.GRPCMaxReceiving, v) }, true},
+	{"grpc-conn-max-receiving", "CONTENTEVAL_GRPC_CONN_MAX_RECEIVING", "2", "gRPC request messages one connection sends at once; more wait", func(c *Config, v string) error { return parseIntInt(&c.GRPCConnMaxReceiving, v) }, true},
 	{"rate-rps", "CONTENTEVAL_RATE_RPS", "50", "default per-account requests per second (0: unlimited)", func(c *Config, v string) error { return parseFloat(&c.RateRPS, v) }, true},
 	{"rate-burst", "CONTENTEVAL_RATE_BURST", "100", "default per-account burst", func(c *Config, v string) error { return parseIntInt(&c.RateBurst, v) }, true},
 	{"key-cache-ttl", "CONTENTEVAL_KEY_CACHE_TTL", "5s", "how long a verified API key is trusted before re-reading it (bounds how late a revocation made elsewhere applies)", func(c *Config, v string) error { return parseDuration(&c.KeyCacheTTL, v) }, true},
@@ -105,6 +125,7 @@ var settings = []setting{
 	{"job-workers", "CONTENTEVAL_JOB_WORKERS", "8", "queued jobs one process runs at once (roles all and worker)", func(c *Config, v string) error { return parseIntInt(&c.JobWorkers, v) }, true},
 	{"item-deadline", "CONTENTEVAL_ITEM_DEADLINE", "30s", "longest one content item's evaluation may take (then its job fails with JOB_ERROR_REASON_EXECUTION_DEADLINE_EXCEEDED)", func(c *Config, v string) error { return parseDuration(&c.ItemDeadline, v) }, true},
 	{"account-max-running", "CONTENTEVAL_ACCOUNT_MAX_RUNNING", "0", "most of this process's job workers one account holds while another account has queued jobs (0: half of --job-workers, at least 1)", func(c *Config, v string) error { return parseIntInt(&c.AccountMaxRunning, v) }, true},
+	{"stream-write-timeout", "CONTENTEVAL_STREAM_WRITE_TIMEOUT", "2m", "longest a job stream waits for its client to take one result; a client that stops reading has its stream ended and its job canceled", func(c *Config, v string) error { return parseDuration(&c.StreamWriteTimeout, v) }, true},
 	{"policy-max-text-bytes", "CONTENTEVAL_POLICY_MAX_TEXT_BYTES", "65536", "largest policy rule text, in bytes", func(c *Config, v string) error { return parseIntInt(&c.PolicyMaxTextBytes, v) }, true},
 	{"policy-cache-ttl", "CONTENTEVAL_POLICY_CACHE_TTL", "1s", "how long a policy read for a job is reused (0: read it for every job); bounds how late a new version or a disable made on another replica applies, this replica's own changes apply at once", func(c *Config, v string) error { return parseDuration(&c.PolicyCacheTTL, v) }, true},
 	{"pdq-bands", "CONTENTEVAL_PDQ_BANDS", "10,20,31", "PDQ Hamming distances of the HIGH,MEDIUM,LOW precheck bands", parsePDQBands, false},
@@ -181,6 +202,15 @@ func (c *Config) validate() error {
 	if c.BodyLimit < 1024 {
 		return errors.New("--body-limit: must be at least 1024 bytes")
 	}
+	if c.MaxConns < 0 || c.MaxConnsPerClient < 0 {
+		return errors.New("--max-conns and --max-conns-per-client must not be negative")
+	}
+	if c.ConnStartTimeout <= 0 {
+		return errors.New("--conn-start-timeout must be positive")
+	}
+	if c.GRPCMaxReceiving < 1 || c.GRPCConnMaxReceiving < 1 {
+		return errors.New("--grpc-max-receiving and --grpc-conn-max-receiving must be at least 1")
+	}
 	if c.RateRPS < 0 || c.RateBurst < 0 {
 		return errors.New("--rate-rps and --rate-burst must not be negative")
 	}
@@ -192,6 +222,9 @@ func (c *Config) validate() error {
 	}
 	if c.JobWaitCap <= 0 || c.JobExecutionDeadline <= 0 || c.JobAdmissionTimeout <= 0 || c.JobPollInterval <= 0 {
 		return errors.New("--job-wait-cap, --job-execution-deadline, --job-admission-timeout and --job-poll-interval must be positive")
+	}
+	if c.StreamWriteTimeout <= 0 {
+		return errors.New("--stream-write-timeout must be positive")
 	}
 	if c.ItemDeadline <= 0 {
 		return errors.New("--item-deadline must be positive")
@@ -226,6 +259,9 @@ func (b boolFlag) Set(v string) error { *b.v = v; return nil }
 
 // IsBoolFlag lets the flag package accept the flag without a value.
 func (b boolFlag) IsBoolFlag() bool { return true }
+
+// Type names the value in cobra's help (a bool flag shows no value).
+func (b boolFlag) Type() string { return "bool" }
 
 func parseBool(dst *bool, v string) error {
 	b, err := strconv.ParseBool(v)

@@ -9,7 +9,7 @@ import (
 )
 
 // TestConfigBoolFlags: a bool setting given without a value is true, like
-// the standard library's bool flags (issue 13), and still takes an explicit
+// the standard library's bool flags (they were string flags, which need a value), and still takes an explicit
 // value over its environment variable.
 func TestConfigBoolFlags(t *testing.T) {
 	t.Parallel()

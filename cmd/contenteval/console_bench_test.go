@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestConsoleBench is the console's bench of issue 17 (bench/results/
+// TestConsoleBench is the console's bench (bench/results/
 // console.md): console/test/bench.mjs in headless Chromium measures the
 // compressed JavaScript of the first load of /console/ and the time the
 // page of a job with 1,000 label hits (audio, one hit per caption cue)

@@ -6,11 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/contenteval/contenteval/console"
+	"github.com/contenteval/contenteval/internal/testenv"
 	"github.com/contenteval/contenteval/persistence/persistencetest"
 	"github.com/stretchr/testify/require"
 )
@@ -34,10 +34,7 @@ func requireBrowser(t *testing.T) (node, root, chromium string) {
 		}
 	}
 	if err != nil {
-		if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
-			t.Fatalf("CI must install node, playwright-core (make node_modules) and chromium (make browser-tools): %v", err)
-		}
-		t.Skipf("node, playwright-core or chromium is missing (make node_modules browser-tools): %v", err)
+		testenv.SkipUnlessCI(t, "node, playwright-core or chromium is missing (make node_modules browser-tools): %v", err)
 	}
 	return node, root, chromium
 }
@@ -62,7 +59,9 @@ func consoleArtifacts(t *testing.T, backend string) string {
 // playwright-core against a real server on each backend. It signs in,
 // finds a job, reads its highlighted span and its timeline marker, gives
 // feedback, edits policies and labels with the live check, reads batch
-// jobs, and checks that markup from the API is only ever text, that the
+// jobs, reviews (a queue made through the API, claim, decisions and a
+// skip by keyboard, the next claim and the empty state, queue admin), and
+// checks that markup from the API is only ever text, that the
 // keyboard reaches everything and that the pages fit 390 px. Screenshots
 // of every page go to consoleArtifacts.
 func TestConsoleBrowser(t *testing.T) {

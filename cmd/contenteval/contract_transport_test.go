@@ -118,7 +118,7 @@ func (c contractTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "application/json" && resp.StatusCode < 400 {
 			return resp, nil
 		}
-		if err := validateStatusBody(body); err != nil {
+		if err := validateStatusBody(req.URL.Path, body); err != nil {
 			return nil, contractViolation("%s (no operation): %v: %.2000s", op, err, body)
 		}
 		return resp, nil
@@ -167,7 +167,10 @@ func validateResponse(req *http.Request, resp *http.Response, route *routers.Rou
 	return openapi3filter.ValidateResponse(context.Background(), in)
 }
 
-func validateStatusBody(body []byte) error {
+// validateStatusBody checks the error body of a request no operation
+// matched: the Status, or OpenAI's error on the OpenAI-compatible path
+// (an unknown method there).
+func validateStatusBody(path string, body []byte) error {
 	doc, _, err := specForContract()
 	if err != nil {
 		return err
@@ -176,7 +179,11 @@ func validateStatusBody(body []byte) error {
 	if err := json.Unmarshal(body, &v); err != nil {
 		return err
 	}
-	return doc.Components.Schemas["Status"].Value.VisitJSON(v, openapi3.MultiErrors())
+	schema := "Status"
+	if path == "/v1/moderations" {
+		schema = "OpenAIErrorResponse"
+	}
+	return doc.Components.Schemas[schema].Value.VisitJSON(v, openapi3.MultiErrors())
 }
 
 func isNDJSON(h http.Header) bool {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/contenteval/contenteval/internal/testwait"
 	"io"
 	"net"
 	"net/http"
@@ -70,18 +71,8 @@ func startKillProc(t *testing.T, bin, dbURL, dataDir, keyFile string, jobWorkers
 			_ = cmd.Process.Kill()
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		resp, err := http.Get(p.url + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
-		}
-		require.True(t, time.Now().Before(deadline), "the server did not become ready")
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitReady(t, p.url)
+	return p
 }
 
 // client is a generated client of p whose exchanges the contract transport
@@ -121,9 +112,73 @@ func datasetKillRun(t *testing.T, bin, backend string) {
 	_, token, err := m.Keys.Issue(ctx, a.ID, "kill", 0)
 	require.NoError(t, err)
 
-	// Example i says "buy now" when i is even and is expected TRUE when i
-	// is a multiple of 3: the counts are known in advance.
 	const n = 3000
+	inputs, want := datasetKillExamples(n)
+
+	p := startKillProc(t, bin, dbURL, dataDir, keyFile, 2)
+	c := p.client(t, token)
+	lr, err := c.CreateLabelWithResponse(ctx, client.CreateLabelRequest{Name: "Spam"})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, lr.StatusCode(), "%s", lr.Body)
+	labelID := lr.JSON200.Label.LabelId
+	vr, err := c.CreateLabelVersionWithResponse(ctx, labelID, client.CreateLabelVersionRequest{Text: `=("buy now")`})
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, vr.StatusCode(), "%s", vr.Body)
+	for from := 0; from < n; from += 1000 {
+		r, err := c.CreateDatasetExamplesWithResponse(ctx, labelID, client.CreateDatasetExamplesRequest{Examples: inputs[from : from+1000]})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
+	}
+	run := startRun(t, c, labelID, vr.JSON200.LabelVersion.LabelVersionId, nil)
+	chunks := (n + 249) / 250
+
+	progressNow := func() runProgress { return runProgressOf(t, m, run.DatasetRunId) }
+	// Kill while the run is evaluated: some chunks done, and some held by
+	// the test as a worker that dies with the process would hold them
+	// (claimed, their lease far from expiring).
+	jobStore := persistence.NewJobs(m.DB)
+	const holder = "held-by-the-test"
+	held := 0
+	// Read without pause: the run must be caught while it is running.
+	testwait.Busy(t, 2*time.Minute, "the run to start", func() (bool, error) {
+		if held < 2 {
+			now := time.Now()
+			got, err := jobStore.ClaimJobs(ctx, holder, now, now.Add(time.Hour), 2-held, 0)
+			require.NoError(t, err)
+			held += len(got)
+		}
+		s := progressNow()
+		require.NotEqual(t, string(domain.DatasetRunCompleted), s.State, "the run finished before the test could kill the process")
+		return held > 0 && s.ChunksLeft < chunks, fmt.Errorf("run %s, %d of %d chunks left, %d held", s.State, s.ChunksLeft, chunks, held)
+	})
+	p.kill(t)
+	s := progressNow()
+	t.Logf("killed: run %s, %d of %d chunks left, %d results, %d chunks held", s.State, s.ChunksLeft, chunks, s.Results, held)
+	require.Equal(t, string(domain.DatasetRunRunning), s.State)
+	require.GreaterOrEqual(t, s.ChunksLeft, held, "the held chunks are not done")
+	_, err = m.DB.ExecContext(ctx, m.DB.Rebind(`UPDATE jobs SET lease_expires_at = ? WHERE lease_owner = ?`),
+		persistence.StoredTime(time.Now().Add(-time.Minute)), holder)
+	require.NoError(t, err)
+
+	p = startKillProc(t, bin, dbURL, dataDir, keyFile, 4)
+	c = p.client(t, token)
+	done := waitForRun(t, c, labelID, run.DatasetRunId)
+	require.Equal(t, client.DATASETRUNSTATECOMPLETED, done.State)
+	require.Equal(t, int32(n), done.ExampleCount)
+	require.Equal(t, want, [4]int32{done.TruePositives, done.FalsePositives, done.TrueNegatives, done.FalseNegatives}, "each example counted once")
+	require.Zero(t, done.Failed)
+
+	var rows, distinct int
+	require.NoError(t, m.DB.GetContext(ctx, &rows, m.DB.Rebind(`SELECT COUNT(*) FROM dataset_run_results WHERE run_id = ?`), run.DatasetRunId))
+	require.NoError(t, m.DB.GetContext(ctx, &distinct, m.DB.Rebind(`SELECT COUNT(DISTINCT example_id) FROM dataset_run_results WHERE run_id = ?`), run.DatasetRunId))
+	require.Equal(t, n, rows, "one result per example")
+	require.Equal(t, n, distinct)
+}
+
+// datasetKillExamples are the kill test's n examples: example i says "buy
+// now" when i is even and is expected TRUE when i is a multiple of 3, so
+// the counts (TP FP TN FN) are known in advance.
+func datasetKillExamples(n int) ([]client.DatasetExampleInput, [4]int32) {
 	var want [4]int32 // TP FP TN FN
 	inputs := make([]client.DatasetExampleInput, n)
 	for i := range n {
@@ -147,78 +202,21 @@ func datasetKillRun(t *testing.T, bin, backend string) {
 		}
 		inputs[i] = client.DatasetExampleInput{ContentData: client.ContentData{Text: &text}, ExpectedOutcome: expected}
 	}
+	return inputs, want
+}
 
-	p := startKillProc(t, bin, dbURL, dataDir, keyFile, 2)
-	c := p.client(t, token)
-	lr, err := c.CreateLabelWithResponse(ctx, client.CreateLabelRequest{Name: "Spam"})
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, lr.StatusCode(), "%s", lr.Body)
-	labelID := lr.JSON200.Label.LabelId
-	vr, err := c.CreateLabelVersionWithResponse(ctx, labelID, client.CreateLabelVersionRequest{Text: `=("buy now")`})
-	require.NoError(t, err)
-	require.Equal(t, http.StatusOK, vr.StatusCode(), "%s", vr.Body)
-	for from := 0; from < n; from += 1000 {
-		r, err := c.CreateDatasetExamplesWithResponse(ctx, labelID, client.CreateDatasetExamplesRequest{Examples: inputs[from : from+1000]})
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-	}
-	run := startRun(t, c, labelID, vr.JSON200.LabelVersion.LabelVersionId, nil)
-	chunks := (n + 249) / 250
+// runProgress is a dataset run's state, chunks left and results recorded.
+type runProgress struct {
+	State      string `db:"state"`
+	ChunksLeft int    `db:"chunks_left"`
+	Results    int    `db:"results"`
+}
 
-	type progress struct {
-		State      string `db:"state"`
-		ChunksLeft int    `db:"chunks_left"`
-		Results    int    `db:"results"`
-	}
-	progressNow := func() progress {
-		var s progress
-		require.NoError(t, m.DB.GetContext(ctx, &s, m.DB.Rebind(`SELECT state, chunks_left,
-			(SELECT COUNT(*) FROM dataset_run_results WHERE run_id = r.id) AS results
-			FROM dataset_runs r WHERE id = ?`), run.DatasetRunId))
-		return s
-	}
-	// Kill while the run is evaluated: some chunks done, and some held by
-	// the test as a worker that dies with the process would hold them
-	// (claimed, their lease far from expiring).
-	jobStore := persistence.NewJobs(m.DB)
-	const holder = "held-by-the-test"
-	held := 0
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if held < 2 {
-			now := time.Now()
-			got, err := jobStore.ClaimJobs(ctx, holder, now, now.Add(time.Hour), 2-held, 0)
-			require.NoError(t, err)
-			held += len(got)
-		}
-		s := progressNow()
-		if held > 0 && s.ChunksLeft < chunks {
-			break
-		}
-		require.NotEqual(t, string(domain.DatasetRunCompleted), s.State, "the run finished before the test could kill the process")
-		require.True(t, time.Now().Before(deadline), "waiting for the run to start")
-		time.Sleep(2 * time.Millisecond)
-	}
-	p.kill(t)
-	s := progressNow()
-	t.Logf("killed: run %s, %d of %d chunks left, %d results, %d chunks held", s.State, s.ChunksLeft, chunks, s.Results, held)
-	require.Equal(t, string(domain.DatasetRunRunning), s.State)
-	require.GreaterOrEqual(t, s.ChunksLeft, held, "the held chunks are not done")
-	_, err = m.DB.ExecContext(ctx, m.DB.Rebind(`UPDATE jobs SET lease_expires_at = ? WHERE lease_owner = ?`),
-		persistence.StoredTime(time.Now().Add(-time.Minute)), holder)
-	require.NoError(t, err)
-
-	p = startKillProc(t, bin, dbURL, dataDir, keyFile, 4)
-	c = p.client(t, token)
-	done := waitForRun(t, c, labelID, run.DatasetRunId)
-	require.Equal(t, client.DATASETRUNSTATECOMPLETED, done.State)
-	require.Equal(t, int32(n), done.ExampleCount)
-	require.Equal(t, want, [4]int32{done.TruePositives, done.FalsePositives, done.TrueNegatives, done.FalseNegatives}, "each example counted once")
-	require.Zero(t, done.Failed)
-
-	var rows, distinct int
-	require.NoError(t, m.DB.GetContext(ctx, &rows, m.DB.Rebind(`SELECT COUNT(*) FROM dataset_run_results WHERE run_id = ?`), run.DatasetRunId))
-	require.NoError(t, m.DB.GetContext(ctx, &distinct, m.DB.Rebind(`SELECT COUNT(DISTINCT example_id) FROM dataset_run_results WHERE run_id = ?`), run.DatasetRunId))
-	require.Equal(t, n, rows, "one result per example")
-	require.Equal(t, n, distinct)
+func runProgressOf(t *testing.T, m *Main, runID string) runProgress {
+	t.Helper()
+	var s runProgress
+	require.NoError(t, m.DB.GetContext(context.Background(), &s, m.DB.Rebind(`SELECT state, chunks_left,
+		(SELECT COUNT(*) FROM dataset_run_results WHERE run_id = r.id) AS results
+		FROM dataset_runs r WHERE id = ?`), runID))
+	return s
 }

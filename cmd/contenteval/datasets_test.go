@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"github.com/contenteval/contenteval/internal/testwait"
 	"net/http"
 	"strings"
 	"testing"
@@ -62,18 +63,15 @@ func createExamples(t *testing.T, c *client.ClientWithResponses, labelID string,
 // waitForRun polls a run until it is finished.
 func waitForRun(t *testing.T, c *client.ClientWithResponses, labelID, runID string) client.DatasetRun {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	var run client.DatasetRun
+	testwait.For(t, 2*time.Minute, "dataset run "+runID+" to end", func() (bool, error) {
 		r, err := c.GetDatasetRunWithResponse(context.Background(), labelID, runID)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-		run := r.JSON200.DatasetRun
-		if run.State == client.DATASETRUNSTATECOMPLETED || run.State == client.DATASETRUNSTATEFAILED {
-			return run
-		}
-		require.True(t, time.Now().Before(deadline), "run %s is still %s", runID, run.State)
-		time.Sleep(20 * time.Millisecond)
-	}
+		run = r.JSON200.DatasetRun
+		return run.State == client.DATASETRUNSTATECOMPLETED || run.State == client.DATASETRUNSTATEFAILED, fmt.Errorf("state %s", run.State)
+	})
+	return run
 }
 
 func startRun(t *testing.T, c *client.ClientWithResponses, labelID, versionID string, threshold *float64) client.DatasetRun {
@@ -204,6 +202,24 @@ func TestDatasetExamples_Images(t *testing.T) {
 	})
 }
 
+// compareByPages returns the changes from run baseID to run runID of
+// label id, read in pages of size.
+func compareByPages(t *testing.T, c *client.ClientWithResponses, id, runID, baseID string, size int32) []client.DatasetRunChange {
+	t.Helper()
+	var paged []client.DatasetRunChange
+	cp := &client.CompareDatasetRunsParams{BaseDatasetRunId: baseID, PageSize: &size}
+	for {
+		r, err := c.CompareDatasetRunsWithResponse(context.Background(), id, runID, cp)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
+		paged = append(paged, r.JSON200.Changes...)
+		if r.JSON200.NextPageToken == nil {
+			return paged
+		}
+		cp.PageToken = r.JSON200.NextPageToken
+	}
+}
+
 // TestDatasetRuns_CountsMetricsAndCompare runs two versions of a label over
 // 20 examples with known outcomes: exact counts, precision, recall, F1 and
 // accuracy, per-example results with reports, and the comparison listing
@@ -281,19 +297,7 @@ func TestDatasetRuns_CountsMetricsAndCompare(t *testing.T) {
 		require.Equal(t, want, cr.JSON200.Changes)
 		require.Nil(t, cr.JSON200.NextPageToken)
 		// Paged by one.
-		var paged []client.DatasetRunChange
-		cp := &client.CompareDatasetRunsParams{BaseDatasetRunId: run1.DatasetRunId, PageSize: ptr[int32](1)}
-		for {
-			r, err := c.CompareDatasetRunsWithResponse(ctx, id, run2.DatasetRunId, cp)
-			require.NoError(t, err)
-			require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-			paged = append(paged, r.JSON200.Changes...)
-			if r.JSON200.NextPageToken == nil {
-				break
-			}
-			cp.PageToken = r.JSON200.NextPageToken
-		}
-		require.Equal(t, want, paged)
+		require.Equal(t, want, compareByPages(t, c, id, run2.DatasetRunId, run1.DatasetRunId, 1))
 
 		// The listing: newest first.
 		lr, err := c.ListDatasetRunsWithResponse(ctx, id, nil)

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestConfigImageDecodeBudget: the process-wide decode budget (DESIGN §15)
+// TestConfigImageDecodeBudget: the process-wide decode budget (docs/api.md#limits)
 // defaults to 1 GiB and must leave room for at least one byte.
 func TestConfigImageDecodeBudget(t *testing.T) {
 	t.Parallel()

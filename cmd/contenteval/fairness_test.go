@@ -59,7 +59,7 @@ func (s *stallingURL) waitArrivals(t *testing.T, n int) {
 // CI machine, while A's eight jobs still hold their workers far longer.
 const fairnessDeadline = time.Second
 
-// TestFairQueue is issue 13's acceptance test: account A queues 8 jobs
+// TestFairQueue is the acceptance test of fair claiming: account A queues 8 jobs
 // that each take the whole item budget, then account B queues one small
 // job; B's job completes in under 2 s, and A's jobs fail with
 // EXECUTION_DEADLINE_EXCEEDED. With the queue in creation order B's job

@@ -23,6 +23,25 @@ func (e *testEnv) listFeedback(token, jobID, query string) client.ListFeedbackRe
 	return decodeAs[client.ListFeedbackResponse](e.t, e.call(http.MethodGet, "/v1/jobs/"+jobID+"/feedback?"+query, token, ""))
 }
 
+// requireFeedbackOfOtherJobs checks that a job that is not complete takes
+// no feedback, and that a policy-first account's job takes feedback on the
+// result it names.
+func requireFeedbackOfOtherJobs(t *testing.T, env *testEnv) {
+	t.Helper()
+	tok := env.LabelFirst.Token
+	h := hitsFixture{env: env, store: persistence.NewJobs(env.Main.DB)}
+	running, _ := h.recordJob(t, env.LabelFirst.ID, domain.JobRunning, 1)
+	requireStatus(t, env.call(http.MethodPost, "/v1/jobs/"+running+"/feedback", tok, `{"expectedOutcome":"EVALUATION_RESULT_TRUE","label":"x"}`), http.StatusBadRequest, domain.FailedPrecondition)
+	multi, results := h.recordJob(t, env.PolicyFirst.ID, domain.JobCompleted, 1, 1)
+	r := env.call(http.MethodPost, "/v1/jobs/"+multi+"/feedback", env.PolicyFirst.Token, `{"expectedOutcome":"EVALUATION_RESULT_TRUE","label":"x"}`)
+	m := requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
+	require.Contains(t, fieldViolations(t, m), "jobResultId")
+	pa := env.postFeedback(env.PolicyFirst.Token, multi, map[string]any{"expectedOutcome": "EVALUATION_RESULT_TRUE", "label": "x", "jobResultId": results[1]})
+	require.Equal(t, results[1], pa.JobResultId)
+	require.Equal(t, client.EVALUATIONRESULTUNSPECIFIED, pa.ActualOutcome, "no report: nothing to compare")
+	require.Len(t, env.listFeedback(env.PolicyFirst.Token, multi, "").Annotations, 1)
+}
+
 func TestFeedback(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
 		tok := env.LabelFirst.Token
@@ -113,23 +132,13 @@ func TestFeedback(t *testing.T) {
 
 		// Jobs that are not complete take no feedback; policy-first accounts
 		// give feedback on their jobs too (label required there).
-		h := hitsFixture{env: env, store: persistence.NewJobs(env.Main.DB)}
-		running, _ := h.recordJob(t, env.LabelFirst.ID, domain.JobRunning, 1)
-		requireStatus(t, env.call(http.MethodPost, "/v1/jobs/"+running+"/feedback", tok, `{"expectedOutcome":"EVALUATION_RESULT_TRUE","label":"x"}`), http.StatusBadRequest, domain.FailedPrecondition)
-		multi, results := h.recordJob(t, env.PolicyFirst.ID, domain.JobCompleted, 1, 1)
-		r := env.call(http.MethodPost, "/v1/jobs/"+multi+"/feedback", env.PolicyFirst.Token, `{"expectedOutcome":"EVALUATION_RESULT_TRUE","label":"x"}`)
-		m = requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
-		require.Contains(t, fieldViolations(t, m), "jobResultId")
-		pa := env.postFeedback(env.PolicyFirst.Token, multi, map[string]any{"expectedOutcome": "EVALUATION_RESULT_TRUE", "label": "x", "jobResultId": results[1]})
-		require.Equal(t, results[1], pa.JobResultId)
-		require.Equal(t, client.EVALUATIONRESULTUNSPECIFIED, pa.ActualOutcome, "no report: nothing to compare")
-		require.Len(t, env.listFeedback(env.PolicyFirst.Token, multi, "").Annotations, 1)
+		requireFeedbackOfOtherJobs(t, env)
 	})
 }
 
 // TestFeedbackLabelIDsOfTheAccount: labelId and labelVersionId must be the
 // caller's and agree with each other; another account's ids are NOT_FOUND
-// and never stored (issue 13).
+// and never stored.
 func TestFeedbackLabelIDsOfTheAccount(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
 		tok := env.LabelFirst.Token

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"github.com/contenteval/contenteval/internal/testwait"
 	"testing"
 	"time"
 
@@ -49,20 +51,20 @@ func requireCode(t *testing.T, err error, code codes.Code) *status.Status {
 // waitForGRPCJob polls GetJob until the job is terminal.
 func waitForGRPCJob(t *testing.T, gw pb.GatewayServiceClient, token, id string) *pb.Job {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second) // generous: -race on a busy 2-core machine
-	for {
+	var job *pb.Job
+	// generous: -race on a busy 2-core machine
+	testwait.For(t, 90*time.Second, "job "+id+" to end", func() (bool, error) {
 		r, err := gw.GetJob(bearer(context.Background(), token), &pb.GetJobRequest{JobUuid: id})
 		require.NoError(t, err)
-		switch r.Job.Status {
+		job = r.Job
+		switch job.Status {
 		case pb.JobStatus_JOB_STATUS_COMPLETED, pb.JobStatus_JOB_STATUS_FAILED, pb.JobStatus_JOB_STATUS_CANCELED:
-			return r.Job
+			return true, nil
 		}
-		require.Empty(t, r.Job.Results, "an unfinished job carries no results")
-		if time.Now().After(deadline) {
-			t.Fatalf("job %s still %s", id, r.Job.Status)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		require.Empty(t, job.Results, "an unfinished job carries no results")
+		return false, fmt.Errorf("still %s", job.Status)
+	})
+	return job
 }
 
 // rawCodec sends bytes as they are, for requests our generated client

@@ -257,6 +257,12 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 func (l *lockedBuffer) lines() []map[string]any {
 	l.mu.Lock()
 	defer l.mu.Unlock()

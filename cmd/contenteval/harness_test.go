@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/contenteval/contenteval/internal/testwait"
 	"io"
 	"net/http"
 	"net/url"
@@ -94,7 +95,15 @@ func startServerOn(t *testing.T, backend string, db *persistence.DB, configure f
 		configure(&cfg)
 	}
 	clock := &testClock{now: time.Now().UTC().Truncate(time.Second)}
-	m := &Main{Config: cfg, Stdout: io.Discard, Stderr: io.Discard, Clock: clock, DB: db}
+	// The server's log is kept, and shown only when the test fails: a
+	// warning is often the one trace of why a job never finished.
+	logs := &lockedBuffer{}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server log (level %s):\n%s", cfg.LogLevel, logs.String())
+		}
+	})
+	m := &Main{Config: cfg, Stdout: io.Discard, Stderr: logs, Clock: clock, DB: db}
 	ctx, cancel := context.WithCancel(context.Background())
 	require.NoError(t, m.Open(ctx, false))
 	require.NoError(t, m.Listen())
@@ -185,6 +194,20 @@ var binary struct {
 	dir  string
 	path string
 	err  error
+}
+
+// waitReady waits until the server process at url answers 200 on
+// /readyz.
+func waitReady(t *testing.T, url string) {
+	t.Helper()
+	testwait.For(t, 30*time.Second, url+"/readyz", func() (bool, error) {
+		resp, err := http.Get(url + "/readyz")
+		if err != nil {
+			return false, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, fmt.Errorf("HTTP %d", resp.StatusCode)
+	})
 }
 
 // buildBinary returns the contenteval command, built on first use into a

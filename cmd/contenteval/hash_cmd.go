@@ -7,15 +7,16 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 
+	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/imaging"
+	"github.com/spf13/cobra"
 )
 
-// runHash implements `contenteval hash FILE`: it prints the lines operators
+// hashCommand implements `contenteval hash FILE`: it prints the lines operators
 // put into hash lists,
 //
 //	md5 <hex>
@@ -27,24 +28,19 @@ import (
 // otherwise a one-line note on stderr says why it is missing, with exit 0,
 // since the md5/sha1 lines are still a complete answer. FILE "-" reads
 // standard input. A file that cannot be read exits 1; bad usage exits 2.
-func runHash(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("hash", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: contenteval hash FILE")
-		fmt.Fprintln(stderr, "Prints md5, sha1 and (for JPEG, PNG, GIF, WebP, BMP, TIFF images) pdq hash lines for hash lists.")
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
-	}
-	name := fs.Arg(0)
+func (c *command) hashCommand() *cobra.Command {
+	return &cobra.Command{Use: "hash FILE", Short: "print md5, sha1 and pdq of a file (for building hash lists)",
+		Long: "Prints md5, sha1 and (for JPEG, PNG, GIF, WebP, BMP, TIFF images) pdq hash lines for hash lists.",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return errors.New("want: hash FILE")
+			}
+			return nil
+		},
+		RunE: c.action(func(_ *cobra.Command, args []string) int { return hash(c.ctx, c.stdout, c.stderr, args[0]) })}
+}
+
+func hash(ctx context.Context, stdout, stderr io.Writer, name string) int {
 	lim := imaging.Limits{}
 	res, err := hashFile(ctx, name, lim)
 	if err != nil {
@@ -86,7 +82,7 @@ func hashFile(ctx context.Context, name string, lim imaging.Limits) (hashResult,
 	}
 	m5, s1 := md5.New(), sha1.New()
 	head := &capWriter{limit: maxBytes + 1}
-	if _, err := io.Copy(io.MultiWriter(m5, s1, head), ctxReader{ctx, r}); err != nil {
+	if _, err := io.Copy(io.MultiWriter(m5, s1, head), domain.ContextReader(ctx, r)); err != nil {
 		return hashResult{}, fmt.Errorf("read %s: %w", name, err)
 	}
 	res := hashResult{md5: hex.EncodeToString(m5.Sum(nil)), sha1: hex.EncodeToString(s1.Sum(nil))}
@@ -110,18 +106,4 @@ func (w *capWriter) Write(p []byte) (int, error) {
 		w.buf.Write(p[:min(int64(len(p)), room)])
 	}
 	return len(p), nil
-}
-
-// ctxReader stops a long read (a big file on a slow disk, or stdin) when
-// the command is cancelled.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

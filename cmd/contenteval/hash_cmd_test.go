@@ -12,7 +12,7 @@ import (
 func runHashT(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := runHash(context.Background(), args, &out, &errb)
+	code := run(context.Background(), append([]string{"hash"}, args...), &out, &errb, func(string) string { return "" })
 	return out.String(), errb.String(), code
 }
 
@@ -56,7 +56,7 @@ func TestHashErrors(t *testing.T) {
 	if _, _, code := runHashT(t, "a", "b"); code != 2 {
 		t.Errorf("two args: code %d", code)
 	}
-	if _, stderr, code := runHashT(t, "-h"); code != 0 || !strings.Contains(stderr, "usage") {
-		t.Errorf("-h: code %d stderr %q", code, stderr)
+	if stdout, _, code := runHashT(t, "-h"); code != 0 || !strings.Contains(stdout, "Usage:") {
+		t.Errorf("-h: code %d stdout %q", code, stdout)
 	}
 }

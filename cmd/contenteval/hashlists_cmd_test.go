@@ -39,3 +39,37 @@ func TestCLIHashLists(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.Equal(t, 1, strings.Count(strings.TrimSpace(errOut), "\n")+1)
 }
+
+// TestCLIHashListVerbs: the API's verbs for the operator-wide lists.
+func TestCLIHashListVerbs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	h1, h2 := strings.Repeat("a", 64), strings.Repeat("b", 64)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"create", "--name", "ops", "--kind", "pdq", "--mode", "shadow", "--bands", "0,8,16,24", "--flood-limit", "5"}, 0, "created ops"},
+		{[]string{"create", "--name", "bad", "--kind", "pdq", "--bands", "9,8,16,24"}, 2, "--bands"},
+		{[]string{"add", "ops", h1 + ",bank,first", h2}, 0, "added 2 hashes to ops (2 in all)"},
+		{[]string{"add", "ops", "nothex"}, 2, "line 1"},
+		{[]string{"disable", "ops", h1}, 0, "HASH_STATE_DISABLED"},
+		{[]string{"enable", "ops", h1}, 0, "HASH_STATE_ACTIVE"},
+		{[]string{"confirm", "ops", h2}, 0, "HASH_STATE_ACTIVE"},
+		{[]string{"hashes", "ops"}, 0, h1 + "\tHASH_STATE_ACTIVE\t0\tbank\tfirst"},
+		{[]string{"update", "ops", "--mode", "allow"}, 0, "updated ops"},
+		{[]string{"remove", "ops", h2}, 0, "removed " + h2},
+		{[]string{"remove", "ops", h2}, 1, "not found"},
+		{[]string{"list"}, 0, "ops\tpdq\t1"},
+	} {
+		code, out, errOut := cli(t, dir, append([]string{"hashlists"}, tc.args...)...)
+		require.Equal(t, tc.code, code, "%v: %s %s", tc.args, out, errOut)
+		require.Contains(t, out+errOut, tc.want, "%v", tc.args)
+	}
+	file := filepath.Join(dir, "bank.csv")
+	require.NoError(t, os.WriteFile(file, []byte("signal_type,signal_value\npdq,"+h2+"\npdq,zz\n"), 0o600))
+	code, _, errOut := cli(t, dir, "hashlists", "add-file", "ops", "--format", "hma", file)
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "line 3")
+}

@@ -13,7 +13,7 @@ import (
 // TestHostileTextIsInvalidArgument sends NUL and invalid UTF-8 in every kind
 // of text the API stores or looks up: body strings, path ids and query
 // values. PostgreSQL refuses both in text columns, so without the input guard
-// they were 500s there (and 200/404 on SQLite); DESIGN §15 makes them
+// they were 500s there (and 200/404 on SQLite); the input guard makes them
 // INVALID_ARGUMENT naming the field on every backend.
 func TestHostileTextIsInvalidArgument(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
@@ -100,7 +100,7 @@ func TestHostileTextIsInvalidArgument(t *testing.T) {
 	})
 }
 
-// TestJSONBodyBounds: the shape bounds of DESIGN §15 and the per-operation
+// TestJSONBodyBounds: the shape bounds of docs/api.md#limits and the per-operation
 // body limits, through the real server. Each would be served (200) or decoded
 // whole without the input guard.
 func TestJSONBodyBounds(t *testing.T) {

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
+	"github.com/contenteval/contenteval/internal/testwait"
 	"net/http"
 	"strings"
 	"testing"
@@ -96,111 +94,28 @@ func (e *testEnv) submit(token string, req client.CreateJobRequest) client.Job {
 // waitForJob polls GET /v1/jobs/{id} until the job is terminal.
 func (e *testEnv) waitForJob(token, id string) client.Job {
 	e.t.Helper()
-	deadline := time.Now().Add(90 * time.Second) // generous: -race on a busy 2-core machine
-	for {
+	return e.waitForJobWithin(token, id, 90*time.Second) // generous: -race on a busy 2-core machine
+}
+
+// waitForJobWithin is waitForJob for jobs meant to be long (many costly
+// items), whose end may take minutes under -race on a loaded machine.
+func (e *testEnv) waitForJobWithin(token, id string, within time.Duration) client.Job {
+	e.t.Helper()
+	var j client.Job
+	testwait.For(e.t, within, "job "+id+" to end", func() (bool, error) {
 		r, err := e.Client(token).GetJobWithResponse(context.Background(), id)
 		require.NoError(e.t, err)
 		require.Equal(e.t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-		j := r.JSON200.Job
+		j = r.JSON200.Job
 		switch j.Status {
 		case client.JOBSTATUSCOMPLETED, client.JOBSTATUSFAILED, client.JOBSTATUSCANCELED:
 			specChecked(e.t, r.HTTPResponse, r.Body)
-			return j
+			return true, nil
 		}
 		require.Nil(e.t, j.Results, "an unfinished job carries no results")
-		if time.Now().After(deadline) {
-			e.t.Fatalf("job %s still %s", id, j.Status)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func TestPolicies(t *testing.T) {
-	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
-		ctx := context.Background()
-		c := env.Client(env.PolicyFirst.Token)
-
-		r, err := c.CreatePolicyWithResponse(ctx, client.CreatePolicyRequest{PolicyKey: "main", Text: testPolicyText})
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-		specChecked(t, r.HTTPResponse, r.Body)
-		p, v := r.JSON200.Policy, r.JSON200.PolicyVersion
-		require.Equal(t, "main", p.PolicyKey)
-		require.Equal(t, v.PolicyVersionId, p.ActiveVersionId)
-		require.False(t, p.Disabled)
-		require.EqualValues(t, 1, v.SequentialVersion)
-		require.Equal(t, testPolicyText, v.Text)
-		require.Positive(t, v.TokenCountsV2.DslTokenCount)
-		require.Positive(t, v.ComplexityScore)
-
-		// Duplicate key, compile errors, bad key.
-		raw := env.call(http.MethodPost, "/v1/policies", env.PolicyFirst.Token, `{"policyKey":"main","text":"LABEL \"A\" { =(\"a\") }"}`)
-		requireStatus(t, raw, http.StatusConflict, domain.AlreadyExists)
-		raw = env.call(http.MethodPost, "/v1/policies", env.PolicyFirst.Token, `{"policyKey":"bad","text":"LABEL \"A\" {\n  =(\"a\"\n}\nFOO"}`)
-		m := requireStatus(t, raw, http.StatusBadRequest, domain.InvalidArgument)
-		details := m["details"].([]any)
-		require.Equal(t, "type.googleapis.com/contenteval.CompilationErrors", details[0].(map[string]any)["@type"])
-		errs := details[0].(map[string]any)["errors"].([]any)
-		require.NotEmpty(t, errs)
-		require.Positive(t, errs[0].(map[string]any)["line"])
-		raw = env.call(http.MethodPost, "/v1/policies", env.PolicyFirst.Token, `{"policyKey":"-x","text":"LABEL \"A\" { =(\"a\") }"}`)
-		requireStatus(t, raw, http.StatusBadRequest, domain.InvalidArgument)
-		raw = env.call(http.MethodPost, "/v1/policies", env.LabelFirst.Token, `{"policyKey":"x","text":"LABEL \"A\" { =(\"a\") }"}`)
-		requireStatus(t, raw, http.StatusBadRequest, domain.FailedPrecondition)
-
-		// Get; another account's policy is NOT_FOUND.
-		g, err := c.GetPolicyWithResponse(ctx, p.PolicyId)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, g.StatusCode())
-		require.Equal(t, p.PolicyId, g.JSON200.Policy.PolicyId)
-		other := env.newAccount("other", domain.AccountPolicyFirst)
-		raw = env.call(http.MethodGet, "/v1/policies/"+p.PolicyId, other.Token, "")
-		requireStatus(t, raw, http.StatusNotFound, domain.NotFound)
-		raw = env.call(http.MethodGet, "/v1/policies/nope", env.PolicyFirst.Token, "")
-		requireStatus(t, raw, http.StatusNotFound, domain.NotFound)
-
-		// A new version becomes active.
-		nv, err := c.CreatePolicyVersionWithResponse(ctx, p.PolicyId, client.CreatePolicyVersionRequest{Text: `LABEL "Only" { =("x") }`})
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, nv.StatusCode(), "%s", nv.Body)
-		specChecked(t, nv.HTTPResponse, nv.Body)
-		require.EqualValues(t, 2, nv.JSON200.PolicyVersion.SequentialVersion)
-		g, err = c.GetPolicyWithResponse(ctx, p.PolicyId)
-		require.NoError(t, err)
-		require.Equal(t, nv.JSON200.PolicyVersion.PolicyVersionId, g.JSON200.Policy.ActiveVersionId)
-		raw = env.call(http.MethodPost, "/v1/policies/"+p.PolicyId+"/versions", env.PolicyFirst.Token, `{"text":"LABEL {"}`)
-		requireStatus(t, raw, http.StatusBadRequest, domain.InvalidArgument)
-		raw = env.call(http.MethodPost, "/v1/policies/"+p.PolicyId+"/versions", other.Token, `{"text":"LABEL \"A\" { =(\"a\") }"}`)
-		requireStatus(t, raw, http.StatusNotFound, domain.NotFound)
-
-		// Versions, oldest first, paged.
-		lv, err := c.ListPolicyVersionsWithResponse(ctx, p.PolicyId, &client.ListPolicyVersionsParams{PageSize: ptr(int32(1))})
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, lv.StatusCode(), "%s", lv.Body)
-		specChecked(t, lv.HTTPResponse, lv.Body)
-		require.Len(t, lv.JSON200.PolicyVersions, 1)
-		require.EqualValues(t, 1, lv.JSON200.PolicyVersions[0].SequentialVersion)
-		require.NotNil(t, lv.JSON200.NextPageToken)
-		lv, err = c.ListPolicyVersionsWithResponse(ctx, p.PolicyId, &client.ListPolicyVersionsParams{PageSize: ptr(int32(1)), PageToken: lv.JSON200.NextPageToken})
-		require.NoError(t, err)
-		require.EqualValues(t, 2, lv.JSON200.PolicyVersions[0].SequentialVersion)
-		require.Nil(t, lv.JSON200.NextPageToken)
-
-		// Policies, newest first, paged; tokens are bound to the account.
-		env.Clock.Add(time.Second)
-		second := env.createPolicy(env.PolicyFirst.Token, "second")
-		lp, err := c.ListPoliciesWithResponse(ctx, &client.ListPoliciesParams{PageSize: ptr(int32(1))})
-		require.NoError(t, err)
-		specChecked(t, lp.HTTPResponse, lp.Body)
-		require.Equal(t, second, lp.JSON200.Policies[0].PolicyId)
-		tok := *lp.JSON200.NextPageToken
-		lp, err = c.ListPoliciesWithResponse(ctx, &client.ListPoliciesParams{PageSize: ptr(int32(1)), PageToken: &tok})
-		require.NoError(t, err)
-		require.Equal(t, p.PolicyId, lp.JSON200.Policies[0].PolicyId)
-		require.Nil(t, lp.JSON200.NextPageToken)
-		raw = env.call(http.MethodGet, "/v1/policies?pageToken="+tok, other.Token, "")
-		requireStatus(t, raw, http.StatusBadRequest, domain.InvalidArgument)
+		return false, fmt.Errorf("still %s", j.Status)
 	})
+	return j
 }
 
 func TestCreateJobSync(t *testing.T) {
@@ -413,29 +328,7 @@ func TestListJobs(t *testing.T) {
 		other := env.newAccount("other", domain.AccountPolicyFirst)
 		env.submit(other.Token, client.CreateJobRequest{PolicyId: env.createPolicy(other.Token, "x"), ContentData: text})
 
-		ids := func(p client.ListJobsParams) []string {
-			t.Helper()
-			r, err := c.ListJobsWithResponse(ctx, &p)
-			require.NoError(t, err)
-			require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-			specChecked(t, r.HTTPResponse, r.Body)
-			require.Nil(t, r.JSON200.NextPageToken)
-			out := []string{}
-			for _, j := range r.JSON200.Jobs {
-				if j.Status != client.JOBSTATUSCOMPLETED {
-					require.Nil(t, j.Results, "an incomplete job carries basic fields only")
-				} else {
-					// As GET /v1/jobs/{jobUuid} gives it, results included.
-					require.NotNil(t, j.Results, "a complete job carries its results")
-					require.Len(t, *j.Results, len(j.ContentData))
-					got, err := c.GetJobWithResponse(ctx, j.JobUuid)
-					require.NoError(t, err)
-					require.Equal(t, got.JSON200.Job, j)
-				}
-				out = append(out, j.JobUuid)
-			}
-			return out
-		}
+		ids := func(p client.ListJobsParams) []string { return listJobIDs(t, c, p) }
 		A, B, C, D := a.JobUuid, b.JobUuid, cj.JobUuid, d.JobUuid
 		st := func(s client.JobStatus) *client.JobStatus { return &s }
 		for _, tc := range []struct {
@@ -466,22 +359,7 @@ func TestListJobs(t *testing.T) {
 		}
 
 		// Paging one at a time walks every job once, in order.
-		var walked []string
-		var token *string
-		var tokens []string
-		for {
-			r, err := c.ListJobsWithResponse(ctx, &client.ListJobsParams{PageSize: ptr(int32(1)), PageToken: token})
-			require.NoError(t, err)
-			require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-			for _, j := range r.JSON200.Jobs {
-				walked = append(walked, j.JobUuid)
-			}
-			token = r.JSON200.NextPageToken
-			if token == nil {
-				break
-			}
-			tokens = append(tokens, *token)
-		}
+		walked, tokens := walkJobPages(t, c)
 		require.Equal(t, []string{D, C, B, A}, walked)
 		require.Len(t, tokens, 3, "no token after the last page")
 		// Exactly a page's worth: no token on the full last page.
@@ -491,19 +369,7 @@ func TestListJobs(t *testing.T) {
 		require.Nil(t, r.JSON200.NextPageToken)
 
 		// Tokens are bound to the filters and the account.
-		for _, tc := range []struct{ name, path, token string }{
-			{"other filter", "/v1/jobs?pageSize=1&query.status=JOB_STATUS_PENDING&pageToken=" + tokens[0], pf},
-			{"other policy filter", "/v1/jobs?pageSize=1&query.policyId=" + p1 + "&pageToken=" + tokens[0], pf},
-			{"other range", "/v1/jobs?pageSize=1&query.createdTimeRange.inclusive=true&pageToken=" + tokens[0], pf},
-			{"other account", "/v1/jobs?pageSize=1&pageToken=" + tokens[0], other.Token},
-			{"garbage", "/v1/jobs?pageToken=abc.def", pf},
-		} {
-			t.Run(tc.name, func(t *testing.T) {
-				r := callT(t, env, http.MethodGet, tc.path, tc.token, "")
-				m := requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
-				require.Contains(t, fieldViolations(t, m), "pageToken")
-			})
-		}
+		requireTokenBound(t, env, tokens[0], pf, p1, other.Token)
 		// A different page size is not a different request.
 		raw := env.call(http.MethodGet, "/v1/jobs?pageSize=3&pageToken="+tokens[0], pf, "")
 		require.Equal(t, http.StatusOK, raw.Status, "%s", raw.Body)
@@ -526,144 +392,69 @@ func TestListJobs(t *testing.T) {
 	})
 }
 
-// streamLines posts a stream request and returns the response with a reader
-// of its lines.
-func (e *testEnv) stream(token, body string) (*http.Response, *bufio.Reader) {
-	e.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, e.URL+"/v1/jobs/stream", strings.NewReader(body))
-	require.NoError(e.t, err)
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := specClient.Do(req)
-	require.NoError(e.t, err)
-	e.t.Cleanup(func() { resp.Body.Close() })
-	return resp, bufio.NewReader(resp.Body)
+// listJobIDs lists the jobs p selects, in one page, and checks each is as
+// GET /v1/jobs/{jobUuid} gives it (an incomplete one with basic fields only).
+func listJobIDs(t *testing.T, c *client.ClientWithResponses, p client.ListJobsParams) []string {
+	t.Helper()
+	ctx := context.Background()
+	r, err := c.ListJobsWithResponse(ctx, &p)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
+	specChecked(t, r.HTTPResponse, r.Body)
+	require.Nil(t, r.JSON200.NextPageToken)
+	out := []string{}
+	for _, j := range r.JSON200.Jobs {
+		if j.Status != client.JOBSTATUSCOMPLETED {
+			require.Nil(t, j.Results, "an incomplete job carries basic fields only")
+		} else {
+			// As GET /v1/jobs/{jobUuid} gives it, results included.
+			require.NotNil(t, j.Results, "a complete job carries its results")
+			require.Len(t, *j.Results, len(j.ContentData))
+			got, err := c.GetJobWithResponse(ctx, j.JobUuid)
+			require.NoError(t, err)
+			require.Equal(t, got.JSON200.Job, j)
+		}
+		out = append(out, j.JobUuid)
+	}
+	return out
 }
 
-func TestStreamJobs(t *testing.T) {
-	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
-		doc, _ := loadSpec(t)
-		lineSchema := doc.Components.Schemas["StreamJobsMessage"].Value
-		policyID := env.createPolicy(env.PolicyFirst.Token, "main")
-		texts := []string{"buy now", "nothing here", "i will kill you"}
-		body, err := json.Marshal(map[string]any{
-			"policyId": policyID, "threshold": 0.5,
-			"contentData": []map[string]any{
-				{"text": texts[0], "metadata": map[string]string{"k": "0"}}, {"text": texts[1]},
-				{"image": []byte("not an image")}, {"text": texts[2]},
-			},
-		})
+// walkJobPages lists the jobs one per page, and returns them and the page
+// tokens it was given.
+func walkJobPages(t *testing.T, c *client.ClientWithResponses) (walked, tokens []string) {
+	t.Helper()
+	var token *string
+	for {
+		r, err := c.ListJobsWithResponse(context.Background(), &client.ListJobsParams{PageSize: ptr(int32(1)), PageToken: token})
 		require.NoError(t, err)
-		resp, rd := env.stream(env.PolicyFirst.Token, string(body))
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		require.Equal(t, "application/x-ndjson", resp.Header.Get("Content-Type"))
-
-		// Read line by line as the lines arrive.
-		var jobID string
-		var lines []map[string]any
-		for {
-			line, err := rd.ReadBytes('\n')
-			if len(line) == 0 && err != nil {
-				break
-			}
-			require.True(t, bytes.HasSuffix(line, []byte("\n")), "every line ends with a newline: %q", line)
-			var v any
-			require.NoError(t, json.Unmarshal(line, &v), "line %q", line)
-			require.NoError(t, lineSchema.VisitJSON(v), "line %s", line)
-			lines = append(lines, v.(map[string]any))
+		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
+		for _, j := range r.JSON200.Jobs {
+			walked = append(walked, j.JobUuid)
 		}
-		require.Len(t, lines, 4, "one line per entry")
-		textIdx := 0
-		for i, l := range lines {
-			if i == 2 {
-				// Not an image: a precheck failure line (code 1).
-				e := l["error"].(map[string]any)
-				require.EqualValues(t, domain.Canceled, e["code"])
-				require.Equal(t, string(domain.PrecheckFailureInvalidImage), e["details"].([]any)[0].(map[string]any)["type"])
-				require.NotContains(t, l, "result")
-				continue
-			}
-			res := l["result"].(map[string]any)
-			require.NotContains(t, l, "error")
-			require.Equal(t, sha(texts[textIdx]), res["contentHash"])
-			require.NotEmpty(t, res["jobResultId"])
-			if jobID == "" {
-				jobID = res["jobUuid"].(string)
-			}
-			require.Equal(t, jobID, res["jobUuid"])
-			rep := res["policyEvaluationReport"].(map[string]any)
-			require.Equal(t, policyID, rep["policyId"])
-			textIdx++
+		token = r.JSON200.NextPageToken
+		if token == nil {
+			return walked, tokens
 		}
-		require.Equal(t, "OUTCOME_TRUE", lines[0]["result"].(map[string]any)["policyEvaluationReport"].(map[string]any)["result"])
-		require.Equal(t, "OUTCOME_FALSE", lines[1]["result"].(map[string]any)["policyEvaluationReport"].(map[string]any)["result"])
-
-		// The job is recorded; the image entry failed it.
-		j := env.waitForJob(env.PolicyFirst.Token, jobID)
-		require.Equal(t, client.JOBSTATUSFAILED, j.Status)
-		require.Equal(t, client.JOBERRORREASONCONTENTPRECHECKFAILED, j.Error.Reason)
-		require.Equal(t, client.JOBTYPESTANDARD, j.JobType)
-
-		// A text-only stream completes, with its results. Read as the spec
-		// tells a Go client to: StreamJobs (the raw response) and a
-		// scanner, each line a StreamJobsMessage.
-		sresp, err := env.Client(env.PolicyFirst.Token).StreamJobs(context.Background(), client.StreamJobsRequest{
-			PolicyId: policyID, ContentData: []client.ContentData{textItem("buy now", nil), textItem("x", nil)},
-		})
-		require.NoError(t, err)
-		defer sresp.Body.Close()
-		require.Equal(t, http.StatusOK, sresp.StatusCode)
-		var msgs []client.StreamJobsMessage
-		for sc := bufio.NewScanner(sresp.Body); sc.Scan(); {
-			var m client.StreamJobsMessage
-			require.NoError(t, json.Unmarshal(sc.Bytes(), &m))
-			msgs = append(msgs, m)
-		}
-		require.Len(t, msgs, 2)
-		require.NotNil(t, msgs[0].Result)
-		j = env.waitForJob(env.PolicyFirst.Token, msgs[0].Result.JobUuid)
-		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status)
-		require.Len(t, *j.Results, 2)
-	})
+		tokens = append(tokens, *token)
+	}
 }
 
-// TestStreamDisconnectCancels closes the connection after the first line:
-// the remaining entries are not evaluated and the job is recorded canceled.
-func TestStreamDisconnectCancels(t *testing.T) {
-	forEachBackend(t, func(c *Config) { c.JobMaxItems = 1000 }, func(t *testing.T, env *testEnv) {
-		policyID := env.createPolicy(env.PolicyFirst.Token, "main")
-		// Enough work that the stream cannot finish before the server sees
-		// the client go away, small enough to validate quickly.
-		entries := make([]map[string]string, 1000)
-		big := strings.Repeat("lorem ipsum dolor sit amet buy now ", 240) // ~8 KiB each
-		for i := range entries {
-			entries[i] = map[string]string{"text": big}
-		}
-		body, err := json.Marshal(map[string]any{"policyId": policyID, "contentData": entries})
-		require.NoError(t, err)
-		req, err := http.NewRequest(http.MethodPost, env.URL+"/v1/jobs/stream", bytes.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+env.PolicyFirst.Token)
-		req.Header.Set("Content-Type", "application/json")
-		// A transport of its own, so closing the body really closes the
-		// connection.
-		tr := &http.Transport{DisableKeepAlives: true}
-		defer tr.CloseIdleConnections()
-		resp, err := (&http.Client{Transport: contractTransport{base: tr}}).Do(req)
-		require.NoError(t, err)
-		rd := bufio.NewReader(resp.Body)
-		line, err := rd.ReadBytes('\n')
-		require.NoError(t, err)
-		var first struct {
-			Result struct {
-				JobUuid string `json:"jobUuid"`
-			} `json:"result"`
-		}
-		require.NoError(t, json.Unmarshal(line, &first))
-		require.NoError(t, resp.Body.Close())
-
-		j := env.waitForJob(env.PolicyFirst.Token, first.Result.JobUuid)
-		require.Equal(t, client.JOBSTATUSCANCELED, j.Status)
-		require.Nil(t, j.Results)
-	})
+// requireTokenBound checks that the page token of an unfiltered listing
+// by token (whose policy p1 there is) is refused with other filters or by
+// another account.
+func requireTokenBound(t *testing.T, env *testEnv, pageToken, token, p1, otherToken string) {
+	t.Helper()
+	for _, tc := range []struct{ name, path, token string }{
+		{"other filter", "/v1/jobs?pageSize=1&query.status=JOB_STATUS_PENDING&pageToken=" + pageToken, token},
+		{"other policy filter", "/v1/jobs?pageSize=1&query.policyId=" + p1 + "&pageToken=" + pageToken, token},
+		{"other range", "/v1/jobs?pageSize=1&query.createdTimeRange.inclusive=true&pageToken=" + pageToken, token},
+		{"other account", "/v1/jobs?pageSize=1&pageToken=" + pageToken, otherToken},
+		{"garbage", "/v1/jobs?pageToken=abc.def", token},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := callT(t, env, http.MethodGet, tc.path, tc.token, "")
+			m := requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
+			require.Contains(t, fieldViolations(t, m), "pageToken")
+		})
+	}
 }

@@ -238,36 +238,63 @@ func (e *testEnv) hits(token, jobID, query string) client.ListJobLabelHitsRespon
 	return decodeAs[client.ListJobLabelHitsResponse](e.t, e.call(http.MethodGet, "/v1/jobs/"+jobID+"/labels?"+query, token, ""))
 }
 
+// requireLabelEvaluationHits checks the hits of label evaluations' jobs.
+func requireLabelEvaluationHits(t *testing.T, env *testEnv) {
+	t.Helper()
+	tok := env.LabelFirst.Token
+	f := newEvalFixture(t, env)
+	res := env.evaluate(tok, map[string]any{"contentData": map[string]any{"text": "you are stupld"}, "labelVersionIds": []string{f.threatV.LabelVersionId}, "threshold": 0.5})
+	jobID := *res.Results[0].JobUuid
+	p := env.hits(tok, jobID, "")
+	require.Equal(t, client.JOBSTATUSCOMPLETED, p.Status)
+	require.Len(t, *p.Labels, 1)
+	hit := (*p.Labels)[0]
+	require.Equal(t, "Insult", hit.Label)
+	require.Equal(t, client.MODALITYTEXT, hit.Modality)
+	require.InDelta(t, 0.8, hit.Score, 1e-9)
+	require.Equal(t, "0", hit.StartMs)
+	require.Equal(t, "00:00:00.000", hit.StartTimecode)
+	require.Nil(t, hit.EndMs)
+	require.Nil(t, p.NextPageToken)
+	require.Nil(t, p.Error)
+	// No TRUE label: an empty list.
+	res = env.evaluate(tok, map[string]any{"contentData": map[string]any{"text": "you are stupld"}, "labelVersionIds": []string{f.threatV.LabelVersionId}})
+	p = env.hits(tok, *res.Results[0].JobUuid, "")
+	require.NotNil(t, p.Labels)
+	require.Empty(t, *p.Labels)
+}
+
+// requireIncompleteJobHits checks the hits answer of a running job (its
+// status only) and of a failed one (its status and error).
+func requireIncompleteJobHits(t *testing.T, env *testEnv, h hitsFixture) {
+	t.Helper()
+	tok := env.LabelFirst.Token
+	running, _ := h.recordJob(t, env.LabelFirst.ID, domain.JobRunning, 1)
+	p := env.hits(tok, running, "")
+	require.Equal(t, client.JOBSTATUSRUNNING, p.Status)
+	require.Nil(t, p.Labels)
+	require.Nil(t, p.NextPageToken)
+	require.Nil(t, p.Error)
+	failed, _ := h.recordJob(t, env.LabelFirst.ID, domain.JobFailed, 1)
+	p = env.hits(tok, failed, "")
+	require.Equal(t, client.JOBSTATUSFAILED, p.Status)
+	require.Nil(t, p.Labels)
+	require.Equal(t, client.JOBERRORREASONEXECUTIONDEADLINEEXCEEDED, p.Error.Reason)
+	require.NotEmpty(t, p.Error.Message)
+}
+
 func TestJobLabelHits(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
 		tok := env.LabelFirst.Token
 		h := hitsFixture{env: env, store: persistence.NewJobs(env.Main.DB)}
 
-		// A label evaluation's hit: the TRUE label, text, at 0.
-		f := newEvalFixture(t, env)
-		res := env.evaluate(tok, map[string]any{"contentData": map[string]any{"text": "you are stupld"}, "labelVersionIds": []string{f.threatV.LabelVersionId}, "threshold": 0.5})
-		jobID := *res.Results[0].JobUuid
-		p := env.hits(tok, jobID, "")
-		require.Equal(t, client.JOBSTATUSCOMPLETED, p.Status)
-		require.Len(t, *p.Labels, 1)
-		hit := (*p.Labels)[0]
-		require.Equal(t, "Insult", hit.Label)
-		require.Equal(t, client.MODALITYTEXT, hit.Modality)
-		require.InDelta(t, 0.8, hit.Score, 1e-9)
-		require.Equal(t, "0", hit.StartMs)
-		require.Equal(t, "00:00:00.000", hit.StartTimecode)
-		require.Nil(t, hit.EndMs)
-		require.Nil(t, p.NextPageToken)
-		require.Nil(t, p.Error)
-		// No TRUE label: an empty list.
-		res = env.evaluate(tok, map[string]any{"contentData": map[string]any{"text": "you are stupld"}, "labelVersionIds": []string{f.threatV.LabelVersionId}})
-		p = env.hits(tok, *res.Results[0].JobUuid, "")
-		require.NotNil(t, p.Labels)
-		require.Empty(t, *p.Labels)
+		// A label evaluation's hit: the TRUE label, text, at 0; none when
+		// no label is TRUE.
+		requireLabelEvaluationHits(t, env)
 
 		// 1,001 hits over two results: paging at 1000 and 1001, stable order.
 		big, results := h.recordJob(t, env.LabelFirst.ID, domain.JobCompleted, 600, 401)
-		p = env.hits(tok, big, "")
+		p := env.hits(tok, big, "")
 		require.Len(t, *p.Labels, 1000)
 		require.NotNil(t, p.NextPageToken)
 		for i, hit := range *p.Labels {
@@ -338,18 +365,7 @@ func TestJobLabelHits(t *testing.T) {
 		require.Len(t, *env.hits(tok, sparse, "jobResultId="+sparseResults[1]).Labels, 2)
 
 		// Incomplete jobs: status only. Failed jobs: status and error.
-		running, _ := h.recordJob(t, env.LabelFirst.ID, domain.JobRunning, 1)
-		p = env.hits(tok, running, "")
-		require.Equal(t, client.JOBSTATUSRUNNING, p.Status)
-		require.Nil(t, p.Labels)
-		require.Nil(t, p.NextPageToken)
-		require.Nil(t, p.Error)
-		failed, _ := h.recordJob(t, env.LabelFirst.ID, domain.JobFailed, 1)
-		p = env.hits(tok, failed, "")
-		require.Equal(t, client.JOBSTATUSFAILED, p.Status)
-		require.Nil(t, p.Labels)
-		require.Equal(t, client.JOBERRORREASONEXECUTIONDEADLINEEXCEEDED, p.Error.Reason)
-		require.NotEmpty(t, p.Error.Message)
+		requireIncompleteJobHits(t, env, h)
 
 		// Both account types; another account's job is NOT_FOUND, also
 		// with a valid token of the owner.

@@ -15,6 +15,61 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// requirePlanFigures checks the figures of the compiled plan of
+// labelRule with a global context: three signals, one nested rule, tokens.
+func requirePlanFigures(t *testing.T, v client.LabelVersion) {
+	t.Helper()
+	require.EqualValues(t, 3, v.SignalCount)
+	require.EqualValues(t, 4, v.ComplexityScore)
+	tc := v.TokenCountsV2
+	require.Positive(t, tc.DslTokenCount)
+	require.Positive(t, tc.GlobalContextTokens)
+	require.Positive(t, tc.SignalTokens)
+	require.Positive(t, tc.SignalSpecialTokens)
+	require.Positive(t, tc.ContentSpecialTokens)
+	require.Equal(t, tc.SignalTokens+tc.SignalSpecialTokens, v.TotalSignalTokens)
+}
+
+// requireVersionPages checks the listing of label id's three versions:
+// ascending, in pages, its page tokens refused for another label (otherID)
+// or another listing.
+func requireVersionPages(t *testing.T, env *testEnv, id, otherID string) {
+	t.Helper()
+	ctx := context.Background()
+	tok := env.LabelFirst.Token
+	c := env.Client(tok)
+	list, err := c.ListLabelVersionsWithResponse(ctx, id, nil)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, list.StatusCode())
+	var seqs []float32
+	for _, v := range list.JSON200.LabelVersions {
+		seqs = append(seqs, v.SequentialVersion)
+	}
+	require.Equal(t, []float32{1, 2, 3}, seqs)
+	require.Nil(t, list.JSON200.NextPageToken)
+	p1 := decodeAs[client.ListLabelVersionsResponse](t, env.call(http.MethodGet, "/v1/labels/"+id+"/versions?page_size=2", tok, ""))
+	require.Len(t, p1.LabelVersions, 2)
+	require.NotNil(t, p1.NextPageToken)
+	tk := url.QueryEscape(*p1.NextPageToken)
+	p2 := decodeAs[client.ListLabelVersionsResponse](t, env.call(http.MethodGet, "/v1/labels/"+id+"/versions?page_size=2&page_token="+tk, tok, ""))
+	require.Len(t, p2.LabelVersions, 1)
+	require.EqualValues(t, 3, p2.LabelVersions[0].SequentialVersion)
+	require.Nil(t, p2.NextPageToken)
+	p3 := decodeAs[client.ListLabelVersionsResponse](t, env.call(http.MethodGet, "/v1/labels/"+id+"/versions?page_size=3", tok, ""))
+	require.Nil(t, p3.NextPageToken, "exactly one page")
+	r := env.call(http.MethodGet, "/v1/labels/"+otherID+"/versions?page_token="+tk, tok, "")
+	m := requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
+	require.Contains(t, fieldViolations(t, m), "page_token")
+	r = env.call(http.MethodGet, "/v1/labels?page_token="+tk, tok, "")
+	requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
+	r = env.call(http.MethodGet, "/v1/labels/"+id+"/versions?page_size=-3", tok, "")
+	requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
+	for _, size := range []string{"0", "1000", "1001"} {
+		p := decodeAs[client.ListLabelVersionsResponse](t, env.call(http.MethodGet, "/v1/labels/"+id+"/versions?page_size="+size, tok, ""))
+		require.Len(t, p.LabelVersions, 3, size)
+	}
+}
+
 func TestLabelVersions_CreateGetList(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
@@ -51,15 +106,7 @@ func TestLabelVersions_CreateGetList(t *testing.T) {
 		require.Equal(t, level, *v1.LabelEvalOptions.ImageDetailLevel)
 		require.Nil(t, v1.LabelEvalOptions.Stack)
 		// Figures from the compiled plan: three signals, one nested rule.
-		require.EqualValues(t, 3, v1.SignalCount)
-		require.EqualValues(t, 4, v1.ComplexityScore)
-		tc := v1.TokenCountsV2
-		require.Positive(t, tc.DslTokenCount)
-		require.Positive(t, tc.GlobalContextTokens)
-		require.Positive(t, tc.SignalTokens)
-		require.Positive(t, tc.SignalSpecialTokens)
-		require.Positive(t, tc.ContentSpecialTokens)
-		require.Equal(t, tc.SignalTokens+tc.SignalSpecialTokens, v1.TotalSignalTokens)
+		requirePlanFigures(t, v1)
 
 		// GET one returns what POST returned.
 		got := decodeAs[client.LabelVersionResponse](t, env.call(http.MethodGet, "/v1/labels/"+id+"/versions/"+v1.LabelVersionId, tok, "")).LabelVersion
@@ -95,36 +142,7 @@ func TestLabelVersions_CreateGetList(t *testing.T) {
 		requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
 
 		// List: ascending, pageable, tokens bound to the label.
-		list, err := c.ListLabelVersionsWithResponse(ctx, id, nil)
-		require.NoError(t, err)
-		require.Equal(t, http.StatusOK, list.StatusCode())
-		var seqs []float32
-		for _, v := range list.JSON200.LabelVersions {
-			seqs = append(seqs, v.SequentialVersion)
-		}
-		require.Equal(t, []float32{1, 2, 3}, seqs)
-		require.Nil(t, list.JSON200.NextPageToken)
-		p1 := decodeAs[client.ListLabelVersionsResponse](t, env.call(http.MethodGet, "/v1/labels/"+id+"/versions?page_size=2", tok, ""))
-		require.Len(t, p1.LabelVersions, 2)
-		require.NotNil(t, p1.NextPageToken)
-		tk := url.QueryEscape(*p1.NextPageToken)
-		p2 := decodeAs[client.ListLabelVersionsResponse](t, env.call(http.MethodGet, "/v1/labels/"+id+"/versions?page_size=2&page_token="+tk, tok, ""))
-		require.Len(t, p2.LabelVersions, 1)
-		require.EqualValues(t, 3, p2.LabelVersions[0].SequentialVersion)
-		require.Nil(t, p2.NextPageToken)
-		p3 := decodeAs[client.ListLabelVersionsResponse](t, env.call(http.MethodGet, "/v1/labels/"+id+"/versions?page_size=3", tok, ""))
-		require.Nil(t, p3.NextPageToken, "exactly one page")
-		r = env.call(http.MethodGet, "/v1/labels/"+other.LabelId+"/versions?page_token="+tk, tok, "")
-		m := requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
-		require.Contains(t, fieldViolations(t, m), "page_token")
-		r = env.call(http.MethodGet, "/v1/labels?page_token="+tk, tok, "")
-		requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
-		r = env.call(http.MethodGet, "/v1/labels/"+id+"/versions?page_size=-3", tok, "")
-		requireStatus(t, r, http.StatusBadRequest, domain.InvalidArgument)
-		for _, size := range []string{"0", "1000", "1001"} {
-			p := decodeAs[client.ListLabelVersionsResponse](t, env.call(http.MethodGet, "/v1/labels/"+id+"/versions?page_size="+size, tok, ""))
-			require.Len(t, p.LabelVersions, 3, size)
-		}
+		requireVersionPages(t, env, id, other.LabelId)
 
 		// A label without versions lists none; unknown ids are NOT_FOUND.
 		empty := env.createLabel(tok, map[string]any{"name": "Empty"})

@@ -12,12 +12,12 @@ import (
 	"github.com/contenteval/contenteval/safehttp"
 )
 
-// Timed media (issue 8) is wired from here: the settings, the analyzer with
+// Timed media (docs/api.md#timed-media) is wired from here: the settings, the analyzer with
 // its start-up statement of which tools exist, and the frame precheck. The
 // job service takes them as JobConfig.Media and JobConfig.MediaPrecheck
 // (see domain/media_jobs.go).
 
-// mediaSettings are the timed-media limits (DESIGN §8, §10), from the
+// mediaSettings are the timed-media limits (docs/api.md#timed-media), from the
 // environment like every setting; unset means the default.
 var mediaSettings = []struct {
 	env, def, help string
@@ -88,7 +88,8 @@ type framePrecheck struct {
 }
 
 func (p framePrecheck) PrecheckFrame(ctx context.Context, f domain.VideoFrame) error {
-	img, err := p.svc.Check(ctx, p.accountID, p.jobID, f.Encoded)
+	seg := f.Segment
+	img, err := p.svc.CheckAt(ctx, p.accountID, p.jobID, f.Encoded, &seg)
 	img.Release()
 	return err
 }

@@ -130,6 +130,20 @@ func requireScoredByModel(t *testing.T, report any, calls int) {
 	require.EqualValues(t, fmt.Sprint(120*calls), fmt.Sprint(usage["inputTokens"]), "tokenUsage %v", usage)
 }
 
+// requireCachedRepeat submits text, evaluated by the model backend
+// before (3 calls), again: the cache answers, no call is made and no token
+// billed.
+func requireCachedRepeat(t *testing.T, env *testEnv, fake *modelbackendtest.Server, policyID, text string) {
+	t.Helper()
+	job := jsonMap(t, env.call(http.MethodPost, "/v1/jobs", env.PolicyFirst.Token, mustJSON(t, map[string]any{
+		"policyId": policyID, "waitForCompletion": true, "contentData": []any{map[string]any{"text": text}},
+	})).Body)["job"].(map[string]any)
+	require.EqualValues(t, 3, fake.Calls(), "a repeat is served from the cache")
+	report := job["results"].([]any)[0].(map[string]any)["report"]
+	require.Equal(t, "OUTCOME_TRUE", sectionsOf(t, report)["Threat"]["result"])
+	require.EqualValues(t, "0", fmt.Sprint(report.(map[string]any)["tokenUsage"].(map[string]any)["inputTokens"]))
+}
+
 func TestModelBackendsEndToEnd(t *testing.T) {
 	const meets = "a threat of violence, a scam, a weapon against a person"
 	withFakeModel(t, func(t *testing.T, env *testEnv, fake *modelbackendtest.Server) {
@@ -148,13 +162,7 @@ func TestModelBackendsEndToEnd(t *testing.T) {
 		require.EqualValues(t, 3, fake.Calls())
 
 		// A cached repeat makes no backend call, and bills no tokens.
-		job = jsonMap(t, env.call(http.MethodPost, "/v1/jobs", tok, mustJSON(t, map[string]any{
-			"policyId": policyID, "waitForCompletion": true, "contentData": []any{map[string]any{"text": meets}},
-		})).Body)["job"].(map[string]any)
-		require.EqualValues(t, 3, fake.Calls(), "a repeat is served from the cache")
-		report := job["results"].([]any)[0].(map[string]any)["report"]
-		require.Equal(t, "OUTCOME_TRUE", sectionsOf(t, report)["Threat"]["result"])
-		require.EqualValues(t, "0", fmt.Sprint(report.(map[string]any)["tokenUsage"].(map[string]any)["inputTokens"]))
+		requireCachedRepeat(t, env, fake, policyID, meets)
 
 		// Async, with other content: the worker asks the backend.
 		const async = "another threat of violence, a scam, a weapon against a person"

@@ -11,8 +11,8 @@ import (
 )
 
 // TestPageSizeAboveMaximum: every page size declares maximum 1000, and a
-// larger one (in either spelling) is treated as 1000, not rejected (SPEC.md,
-// DESIGN §4); a negative one is still rejected. The cases cover every
+// larger one (in either spelling) is treated as 1000, not rejected
+// (docs/api.md#paging); a negative one is still rejected. The cases cover every
 // operation of openapi.yaml that has a page size.
 func TestPageSizeAboveMaximum(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {

@@ -12,6 +12,29 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// rulePos is an error expected of a rules check: where, and a part of its
+// message.
+type rulePos struct {
+	line, column int32
+	message      string // a part of it
+}
+
+// requireRuleErrors checks that got reports exactly the errors want, and
+// no figures.
+func requireRuleErrors(t *testing.T, got client.CheckRulesResponse, want []rulePos) {
+	t.Helper()
+	require.Len(t, got.Errors, len(want), "%+v", got.Errors)
+	for i, w := range want {
+		e := got.Errors[i]
+		require.Equal(t, w.line, e.Line, "error %d: %+v", i, e)
+		require.Equal(t, w.column, e.Column, "error %d: %+v", i, e)
+		require.Contains(t, e.Message, w.message, "error %d", i)
+	}
+	require.Nil(t, got.SignalCount, "no figures for a text that does not compile")
+	require.Nil(t, got.ComplexityScore)
+	require.Nil(t, got.TokenCountsV2)
+}
+
 // TestCheckRules: POST /v1/rules/check lists every compile error with its line
 // and column (in code points), for both kinds of text and both account types,
 // and for a text that compiles, the figures publishing it gives the version.
@@ -26,24 +49,6 @@ func TestCheckRules(t *testing.T) {
 			specChecked(t, r.HTTPResponse, r.Body)
 			return *r.JSON200
 		}
-		type pos struct {
-			line, column int32
-			message      string // a part of it
-		}
-		requireErrors := func(t *testing.T, got client.CheckRulesResponse, want []pos) {
-			t.Helper()
-			require.Len(t, got.Errors, len(want), "%+v", got.Errors)
-			for i, w := range want {
-				e := got.Errors[i]
-				require.Equal(t, w.line, e.Line, "error %d: %+v", i, e)
-				require.Equal(t, w.column, e.Column, "error %d: %+v", i, e)
-				require.Contains(t, e.Message, w.message, "error %d", i)
-			}
-			require.Nil(t, got.SignalCount, "no figures for a text that does not compile")
-			require.Nil(t, got.ComplexityScore)
-			require.Nil(t, got.TokenCountsV2)
-		}
-
 		label := "=(\"kill\")\n" +
 			"  REGEX(\"[\")\n" +
 			"\"😀🔪\" [NEAAR] \"b\"\n" + // columns count code points: the operator is at 6
@@ -54,16 +59,16 @@ func TestCheckRules(t *testing.T) {
 			"}\n" +
 			"LABEL \"é😀\" { \"x\" [FOOBAR] \"y\" }\n"
 		for _, tok := range []string{env.LabelFirst.Token, env.PolicyFirst.Token} {
-			requireErrors(t, check(t, tok, client.RULESKINDLABEL, label), []pos{
+			requireRuleErrors(t, check(t, tok, client.RULESKINDLABEL, label), []rulePos{
 				{2, 3, "invalid REGEX"}, {3, 6, "unknown context operator [NEAAR]; did you mean [NEAR]?"}, {4, 1, "SENTIMENT takes"},
 			})
-			requireErrors(t, check(t, tok, client.RULESKINDPOLICY, policy), []pos{
+			requireRuleErrors(t, check(t, tok, client.RULESKINDPOLICY, policy), []rulePos{
 				{2, 5, "invalid REGEX"}, {3, 2, "SENTIMENT takes"}, {5, 18, "unknown context operator [FOOBAR]"},
 			})
 			// The kind decides how a text compiles: rules outside a block are a
 			// label version, not a policy.
 			require.Equal(t, []client.RuleCheckError{}, check(t, tok, client.RULESKINDLABEL, `=("kill")`).Errors)
-			requireErrors(t, check(t, tok, client.RULESKINDPOLICY, `=("kill")`), []pos{{1, 1, "rules belong inside a LABEL or SECTION block"}})
+			requireRuleErrors(t, check(t, tok, client.RULESKINDPOLICY, `=("kill")`), []rulePos{{1, 1, "rules belong inside a LABEL or SECTION block"}})
 		}
 
 		// Every error is listed, up to 100 and one saying there were more.

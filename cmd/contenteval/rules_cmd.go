@@ -1,16 +1,14 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 
 	"github.com/contenteval/contenteval/domain/rules"
+	"github.com/spf13/cobra"
 )
 
 const rulesUsage = `usage:
@@ -25,67 +23,53 @@ context signals with that model backend of the backends file (default
 $CONTENTEVAL_BACKENDS_FILE).
 `
 
-// runRules implements `contenteval rules check|eval`. Exit codes: 0 success, 1 compile
-// or evaluation failure, 2 usage error.
-func runRules(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, rulesUsage)
-		return 2
-	}
-	sub, rest := args[0], args[1:]
-	fs := flag.NewFlagSet("rules "+sub, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() { fmt.Fprint(stderr, rulesUsage) }
-	label := fs.String("label", "", "compile FILE as a label version with this name")
-	var text, textFile *string
-	var threshold *float64
-	var expedited, countTokens *bool
-	var backend, backendsFile, globalContext *string
-	switch sub {
-	case "check":
-	case "eval":
-		text = fs.String("text", "", "text to evaluate")
-		textFile = fs.String("text-file", "", "file holding the text to evaluate")
-		threshold = fs.Float64("threshold", 0, "threshold in (0, 1]; 0 means 0.5")
-		expedited = fs.Bool("expedited", false, "bill as expedited")
-		countTokens = fs.Bool("count-tokens", false, "report the BPE token count of the text as input tokens")
-		backend = fs.String("backend", "", "score concept, question and context signals with this model backend")
-		backendsFile = fs.String("backends-file", getenv("CONTENTEVAL_BACKENDS_FILE"), "the backends file --backend names a backend of")
-		globalContext = fs.String("global-context", "", "context about the content, for the model's prompt")
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, rulesUsage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "contenteval rules: unknown subcommand %q\n%s", sub, rulesUsage)
-		return 2
-	}
-	// The file comes first in the documented usage, and flag stops at the first
-	// positional argument, so parse around positionals.
-	var positional []string
-	for {
-		if err := fs.Parse(rest); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return 0
-			}
-			return 2
+// rulesFlags are the flags of rules check and rules eval.
+type rulesFlags struct {
+	label, text, textFile, backend, backendsFile, globalContext string
+	threshold                                                   float64
+	expedited, countTokens                                      bool
+}
+
+// rulesCommand implements `contenteval rules check|eval`. Exit codes: 0
+// success, 1 compile or evaluation failure, 2 usage error.
+func (c *command) rulesCommand() *cobra.Command {
+	var f rulesFlags
+	oneFile := func(cmd *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return errors.New("expected one FILE")
 		}
-		if fs.NArg() == 0 {
-			break
-		}
-		positional = append(positional, fs.Arg(0))
-		rest = fs.Args()[1:]
+		return nil
 	}
-	if len(positional) != 1 {
-		fmt.Fprintf(stderr, "contenteval rules %s: expected one FILE\n%s", sub, rulesUsage)
-		return 2
-	}
-	file := positional[0]
+	checkFS := newFlagSet("rules check")
+	checkFS.StringVar(&f.label, "label", "", "compile FILE as a label version with this name")
+	check := &cobra.Command{Use: "check FILE [--label NAME]", Short: "print every compile error of a rule file, or ok", Args: oneFile,
+		RunE: c.action(func(_ *cobra.Command, args []string) int { return c.rules("check", args[0], &f) })}
+	evalFS := newFlagSet("rules eval")
+	evalFS.StringVar(&f.label, "label", "", "compile FILE as a label version with this name")
+	evalFS.StringVar(&f.text, "text", "", "text to evaluate")
+	evalFS.StringVar(&f.textFile, "text-file", "", "file holding the text to evaluate")
+	evalFS.Float64Var(&f.threshold, "threshold", 0, "threshold in (0, 1]; 0 means 0.5")
+	evalFS.BoolVar(&f.expedited, "expedited", false, "bill as expedited")
+	evalFS.BoolVar(&f.countTokens, "count-tokens", false, "report the BPE token count of the text as input tokens")
+	evalFS.StringVar(&f.backend, "backend", "", "score concept, question and context signals with this model backend")
+	evalFS.StringVar(&f.backendsFile, "backends-file", c.getenv("CONTENTEVAL_BACKENDS_FILE"), "the backends file --backend names a backend of ($CONTENTEVAL_BACKENDS_FILE)")
+	evalFS.StringVar(&f.globalContext, "global-context", "", "context about the content, for the model's prompt")
+	eval := &cobra.Command{Use: "eval FILE (--text TEXT | --text-file PATH)", Short: "evaluate a text against a rule file and print the report as JSON", Args: oneFile,
+		RunE: c.action(func(_ *cobra.Command, args []string) int { return c.rules("eval", args[0], &f) })}
+	g := c.group("rules", "check and evaluate rule files", withGoFlags(check, checkFS), withGoFlags(eval, evalFS))
+	g.Long = rulesUsage
+	return g
+}
+
+// rules compiles file and, for eval, evaluates the text of f against it.
+func (c *command) rules(sub, file string, f *rulesFlags) int {
+	ctx, stdout, stderr := c.ctx, c.stdout, c.stderr
 	src, err := os.ReadFile(file)
 	if err != nil {
 		fmt.Fprintf(stderr, "contenteval rules: %v\n", err)
 		return 1
 	}
-	plan, err := rules.Compile(string(src), rules.CompileOptions{LabelName: *label})
+	plan, err := rules.Compile(string(src), rules.CompileOptions{LabelName: f.label})
 	if err != nil {
 		var ce *rules.CompileErrors
 		if errors.As(err, &ce) {
@@ -101,30 +85,30 @@ func runRules(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 		fmt.Fprintln(stdout, "ok")
 		return 0
 	}
-	content := *text
-	if *textFile != "" {
+	content := f.text
+	if f.textFile != "" {
 		if content != "" {
 			fmt.Fprintln(stderr, "contenteval rules eval: give --text or --text-file, not both")
 			return 2
 		}
-		b, err := os.ReadFile(*textFile)
+		b, err := os.ReadFile(f.textFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "contenteval rules: %v\n", err)
 			return 1
 		}
 		content = string(b)
 	}
-	opts := rules.EvalOptions{Threshold: *threshold, Expedited: *expedited, CountTokens: *countTokens, GlobalContext: *globalContext}
-	if *backend != "" {
-		reg, code := loadBackends(*backendsFile, stderr)
+	opts := rules.EvalOptions{Threshold: f.threshold, Expedited: f.expedited, CountTokens: f.countTokens, GlobalContext: f.globalContext}
+	if f.backend != "" {
+		reg, code := loadBackends(f.backendsFile, stderr)
 		if reg == nil {
 			return code
 		}
-		if _, ok := reg.Backend(*backend); !ok {
-			fmt.Fprintf(stderr, "contenteval rules eval: --backend %q is not in %s (it has %v)\n", *backend, *backendsFile, reg.Stacks())
+		if _, ok := reg.Backend(f.backend); !ok {
+			fmt.Fprintf(stderr, "contenteval rules eval: --backend %q is not in %s (it has %v)\n", f.backend, f.backendsFile, reg.Stacks())
 			return 2
 		}
-		opts.Evaluator = reg.Evaluator(*backend, *expedited)
+		opts.Evaluator = reg.Evaluator(f.backend, f.expedited)
 	}
 	rep, err := plan.Evaluate(ctx, rules.Content{Text: content, Modality: "text"}, opts)
 	if err != nil {
@@ -140,7 +124,7 @@ func runRules(ctx context.Context, args []string, stdout, stderr io.Writer, gete
 	return 0
 }
 
-// The JSON shapes below follow the EvaluationReport of DESIGN §7 (camelCase, 64-bit
+// The JSON shapes below follow the API's EvaluationReport (camelCase, 64-bit
 // integers as decimal strings); they live here because only the CLI prints reports
 // without going through the API's generated types.
 

@@ -14,7 +14,7 @@ import (
 func runRulesT(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := runRules(context.Background(), args, &out, &errb, func(string) string { return "" })
+	code := run(context.Background(), append([]string{"rules"}, args...), &out, &errb, func(string) string { return "" })
 	return out.String(), errb.String(), code
 }
 

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"github.com/contenteval/contenteval/internal/testwait"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -51,16 +53,12 @@ func webhookReceiver(t *testing.T, secret string) (*httptest.Server, func() []re
 
 func waitForWebhooks(t *testing.T, received func() []receivedWebhook, n int) []receivedWebhook {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if got := received(); len(got) >= n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("got %d webhooks, want %d", len(received()), n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var got []receivedWebhook
+	testwait.For(t, 20*time.Second, fmt.Sprintf("%d webhooks", n), func() (bool, error) {
+		got = received()
+		return len(got) >= n, fmt.Errorf("got %d", len(got))
+	})
+	return got
 }
 
 func TestJobWebhooks(t *testing.T) {
@@ -121,7 +119,7 @@ func TestJobWebhooks(t *testing.T) {
 			FailedAt    *time.Time `db:"failed_at"`
 		}
 		var rows []outboxRow
-		for deadline := time.Now().Add(20 * time.Second); ; {
+		testwait.For(t, 20*time.Second, "the outbox to be delivered", func() (bool, error) {
 			rows = nil
 			require.NoError(t, env.Main.DB.SelectContext(ctx, &rows, env.Main.DB.Rebind(
 				`SELECT type, subject_id, attempts, delivered_at, failed_at FROM webhook_events WHERE account_id = ?`), env.PolicyFirst.ID))
@@ -131,12 +129,8 @@ func TestJobWebhooks(t *testing.T) {
 					pending++
 				}
 			}
-			if pending == 0 {
-				break
-			}
-			require.True(t, time.Now().Before(deadline), "%d outbox events still pending", pending)
-			time.Sleep(10 * time.Millisecond)
-		}
+			return pending == 0, fmt.Errorf("%d events pending", pending)
+		})
 		require.Len(t, received(), 2, "each job's webhook is delivered once")
 		require.Len(t, rows, 2, "one outbox event per job")
 		for _, r := range rows {

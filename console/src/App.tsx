@@ -9,6 +9,7 @@ import { Jobs } from "./pages/Jobs";
 import { LabelDetail } from "./pages/LabelDetail";
 import { Labels } from "./pages/Labels";
 import { Policies, PolicyDetail } from "./pages/Policies";
+import { Review } from "./pages/Review";
 import { SignIn } from "./pages/SignIn";
 import { href, navigate, useRoute, type Route } from "./router";
 
@@ -24,6 +25,7 @@ const nav: NavItem[] = [
   { path: "labels", name: "Labels", type: "label-first" },
   { path: "policies", name: "Policies", type: "policy-first" },
   { path: "batches", name: "Batch jobs", type: "policy-first" },
+  { path: "review", name: "Review" },
 ];
 
 function Page({ route }: { route: Route }) {
@@ -38,6 +40,8 @@ function Page({ route }: { route: Route }) {
       return second ? <PolicyDetail key={second} policyId={second} route={route} /> : <Policies />;
     case "batches":
       return <Batches />;
+    case "review":
+      return <Review />;
     default:
       return (
         <section class="state error" data-state="not-found">

@@ -1,4 +1,4 @@
-// The console's bench (issue 17, bench/results/console.md), run by
+// The console's bench (bench/results/console.md), run by
 // cmd/contenteval's TestConsoleBench against a real server holding a job
 // with 1,000 label hits and a baseline job with one:
 //   1. first load: the compressed bytes of JavaScript (and of everything)

@@ -317,7 +317,7 @@ test("policies: versions, the editor's live check, a new active version; batch j
   await page.locator('.check-errors li[data-line="3"]').waitFor();
   assert.equal(await page.locator('.gutter .ln.err[data-line="3"]').count(), 1);
   await screenshot(page, "policy-error");
-  const v2Text = policyText + `SECTION "Scam": "review" {\n    =("wire the money")\n}\n`;
+  const v2Text = `${policyText}SECTION "Scam": "review" {\n    =("wire the money")\n}\n`;
   await editor.fill(v2Text);
   await page.locator('.check-status[data-check="ok"]').waitFor();
   await page.getByRole("button", { name: "Publish and activate" }).click();
@@ -495,7 +495,8 @@ test("labels: a version with an error shown at its line, fixed, published and tr
   const changes = page.locator("table.changes tbody tr");
   assert.equal(await changes.count(), 1);
   assert.equal(await changes.first().getAttribute("data-effect"), "fixed");
-  assert.match(await changes.first().textContent(), /you are dead to me/);
+  // The example's text arrives after the table (it is read separately): wait for it.
+  await changes.first().filter({ hasText: /you are dead to me/ }).waitFor({ timeout: 30_000 });
   assert.match(await page.locator('table.compare-figures tr[data-figure="recall"]').textContent(), /50\.0%\s*75\.0%\s*\+25\.0 pt/);
   await screenshot(page, "label-compare");
 
@@ -594,7 +595,7 @@ async function fits(page, name, hash, ready) {
   await screenshot(page, `390-${name}`);
   const overflow = await page.evaluate(() => {
     const wide = [...document.querySelectorAll("main *")].filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5);
-    return { by: document.documentElement.scrollWidth - document.documentElement.clientWidth, what: wide.slice(0, 3).map((e) => e.tagName + "." + e.className) };
+    return { by: document.documentElement.scrollWidth - document.documentElement.clientWidth, what: wide.slice(0, 3).map((e) => `${e.tagName}.${e.className}`) };
   });
   assert.ok(overflow.by <= 0, `${name} is ${overflow.by}px wider than the screen: ${overflow.what.join(", ")}`);
 }
@@ -632,6 +633,114 @@ test("390 px: the pages fit the width of a phone", async () => {
   ]) {
     await fits(page, name, hash, ready);
   }
+  await watcher.assertClean();
+  await context.close();
+});
+
+test("review: queues with their depth, claim across queues, decide by keyboard, skip, the next claim and the empty state, queue admin", async () => {
+  // A policy of its own and a queue (made through the API) fed by its TRUE "Threat" sections.
+  const p = await call(policyKey, "POST", "/v1/policies", { policyKey: "review", text: policyText });
+  const policyId = p.policy.policyId;
+  const queue = (
+    await call(policyKey, "POST", "/v1/review-queues", {
+      name: "Threats",
+      routes: [{ policyId, label: "Threat", outcomes: ["OUTCOME_TRUE"] }],
+      priority: 5,
+      slaMinutes: 60,
+    })
+  ).reviewQueue;
+  const jobs = [];
+  for (const text of ["first: I will kill you", "second: i will kill you, buy now"]) {
+    const j = await call(policyKey, "POST", "/v1/jobs", { policyId, waitForCompletion: true, contentData: [{ text }] });
+    assert.equal(j.job.status, "JOB_STATUS_COMPLETED");
+    jobs.push(j.job.jobUuid);
+  }
+  const stats = () => call(policyKey, "GET", `/v1/review-queues/${queue.queueId}/stats`);
+  await until("two open items", async () => (await stats()).open === 2);
+
+  const { context, page, watcher } = await newPage();
+  await signIn(page, policyKey);
+  await page.getByRole("link", { name: "Review" }).click();
+  const row = page.locator(`table.queues tr[data-queue="${queue.queueId}"]`);
+  await row.waitFor();
+  assert.equal(await row.locator('[data-stat="open"]').textContent(), "2");
+  assert.match(await row.locator('[data-stat="oldest"]').textContent(), /\d+ s|min/);
+  assert.match(await row.locator('[data-stat="breaches"]').textContent(), /^0 \(SLA 60 min\)$/);
+  await screenshot(page, "review-queues");
+
+  // The first claim is the oldest item, with its text, the flagged span and the report.
+  await page.getByRole("button", { name: "Start reviewing" }).click();
+  const item = page.locator("article.review-item");
+  await item.waitFor();
+  const first = await item.getAttribute("data-item");
+  assert.match(await item.locator(".review-content").textContent(), /first: I will kill you/);
+  assert.deepEqual(await item.locator(".review-content mark").allTextContents(), ["I will kill you"]);
+  await item.locator('details.section[data-section="Threat"]').waitFor();
+  await screenshot(page, "review-item");
+
+  // S skips it: the next claim is the other item.
+  await page.keyboard.press("s");
+  await page.waitForFunction((f) => {
+    const a = document.querySelector("article.review-item");
+    return a && a.getAttribute("data-item") !== f;
+  }, first);
+  const second = await item.getAttribute("data-item");
+  assert.match(await item.locator(".review-content").textContent(), /second: i will kill you/);
+  // 1 picks Threat (the matched label comes first), F overturns it, Enter submits and claims the next.
+  await page.keyboard.press("1");
+  await page.keyboard.press("f");
+  assert.equal(await item.locator('tr[data-label-row="Threat"]').getAttribute("data-decision"), "FALSE");
+  await page.keyboard.press("Enter");
+  await page.waitForFunction((s) => document.querySelector("article.review-item")?.getAttribute("data-item") !== s, second);
+  assert.equal(await item.getAttribute("data-item"), first, "the skipped item comes back last");
+  // Enter without a decision is refused on the page.
+  await page.keyboard.press("Enter");
+  await item.locator(".note.error", { hasText: "Decide at least one label" }).waitFor();
+  await page.keyboard.press("1");
+  await page.keyboard.press("t");
+  await page.keyboard.press("Enter");
+  await page.locator('[data-state="empty"]', { hasText: "Nothing left to review" }).waitFor();
+  await screenshot(page, "review-empty");
+
+  // The server has both decisions, as the keys set them, and the queue is empty.
+  const s = await stats();
+  assert.equal(s.open, 0);
+  assert.equal(s.decided, 2);
+  assert.deepEqual(
+    s.labels.map((l) => [l.label, l.decided, l.overturned]),
+    [["Threat", 2, 1]],
+  );
+  const decided = (await call(policyKey, "GET", `/v1/review-queues/${queue.queueId}/items?state=REVIEW_ITEM_STATE_DECIDED`)).reviewItems;
+  const outcomes = Object.fromEntries(decided.map((i) => [i.reviewItemId, i.decision.labels.map((l) => `${l.label}=${l.outcome}`).join(",")]));
+  assert.deepEqual(outcomes, { [first]: "Threat=OUTCOME_TRUE", [second]: "Threat=OUTCOME_FALSE" });
+
+  // Queue admin: create one with one route, see it listed, delete it.
+  await page.getByRole("button", { name: "Back to the queues" }).click();
+  // (the list is read again; the old counts stay on screen until it arrives)
+  await row.locator('[data-stat="decided"]', { hasText: /^2$/ }).waitFor();
+  assert.equal(await row.locator('[data-stat="open"]').textContent(), "0");
+  await page.locator("details.new-queue summary").click();
+  const form = page.locator("details.new-queue form");
+  await form.getByLabel("Name", { exact: true }).fill("Spam <b>check</b>");
+  await form.getByLabel("Policy id", { exact: true }).fill(policyId);
+  await form.getByLabel("Section (empty: any)").fill("Spam");
+  await form.getByRole("button", { name: "Create queue" }).click();
+  const made = page.locator("table.queues tr", { hasText: "Spam <b>check</b>" });
+  await made.waitFor();
+  await noMarkup(page, "the review page");
+  const listed = (await call(policyKey, "GET", "/v1/review-queues")).reviewQueues;
+  const created = listed.find((q) => q.name === "Spam <b>check</b>");
+  assert.equal(created.routes.length, 1);
+  const { policyId: routed, label: section, outcomes: when } = created.routes[0];
+  assert.deepEqual({ routed, section, when }, { routed: policyId, section: "Spam", when: ["OUTCOME_TRUE"] });
+  await made.getByRole("button", { name: "Delete queue Spam <b>check</b>" }).click();
+  await made.getByRole("button", { name: "Delete with its items" }).click();
+  await made.waitFor({ state: "detached" });
+  assert.equal((await call(policyKey, "GET", "/v1/review-queues")).reviewQueues.some((q) => q.queueId === created.queueId), false);
+
+  // The page fits a phone.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await fits(page, "review", "#/review", "table.queues");
   await watcher.assertClean();
   await context.close();
 });

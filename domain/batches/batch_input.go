@@ -15,9 +15,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/jobs"
 )
 
-// InputLimits bound a batch input file (DESIGN §9, §10).
+// InputLimits bound a batch input file (docs/api.md#limits).
 type InputLimits struct {
 	MaxItems     int // items per file (25,000)
 	MaxTextBytes int // bytes of one text item (256 KiB)
@@ -121,7 +122,7 @@ func (p *batchParser) item(line int, refID string, c domain.ContentInput) (stop 
 	}
 	p.seen[strings.Clone(refID)] = line // not a slice of the whole record
 	p.n++
-	items, sums, verr := domain.ValidateContent([]domain.ContentInput{c}, 1, p.lim.MaxTextBytes)
+	items, sums, verr := jobs.ValidateContent([]domain.ContentInput{c}, 1, p.lim.MaxTextBytes)
 	if verr != nil {
 		msg := domain.ErrorMessage(verr)
 		msg = strings.TrimPrefix(msg, "invalid ")
@@ -135,7 +136,7 @@ func (p *batchParser) item(line int, refID string, c domain.ContentInput) (stop 
 }
 
 // badContentText finds a string of c that PostgreSQL cannot store in a text
-// column or that encoding would silently alter (DESIGN §15: NUL or invalid
+// column or that encoding would silently alter (docs/api.md#input-leniency: NUL or invalid
 // UTF-8 is refused on every backend, as in request bodies): CSV fields are
 // raw bytes, and a JSON line may carry \u0000. It returns the field (in the
 // spelling of the API) and why, or "" for both.
@@ -328,7 +329,7 @@ func truncate(s string, n int) string {
 }
 
 // jsonContent is the ContentData of a JSON line; camelCase and snake_case
-// spellings are both accepted (DESIGN §4), unknown fields ignored.
+// spellings are both accepted (docs/api.md#input-leniency), unknown fields ignored.
 type jsonContent struct {
 	Text          *string           `json:"text"`
 	Image         *[]byte           `json:"image"`
@@ -391,7 +392,7 @@ func ParseJSONL(r io.Reader, lim InputLimits, emit func(*InputItem) error) (int,
 func (p *batchParser) jsonItem(line int, b []byte) (bool, error) {
 	// encoding/json would turn invalid UTF-8 into U+FFFD without a word
 	// (two different ref ids could then collide); request bodies with it
-	// are refused too (DESIGN §15).
+	// are refused too (docs/api.md#input-leniency).
 	if !utf8.Valid(b) {
 		return p.fail(line, "the line is not valid UTF-8"), nil
 	}

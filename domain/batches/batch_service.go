@@ -10,11 +10,13 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/evaluation"
 	"github.com/contenteval/contenteval/domain/jobs"
 	"github.com/contenteval/contenteval/domain/policies"
+	"github.com/contenteval/contenteval/domain/webhooks"
 )
 
-// Config are the limits and timings of batch jobs (DESIGN §9, §10),
+// Config are the limits and timings of batch jobs (docs/api.md#limits),
 // validated by cmd.
 type Config struct {
 	MaxItems      int           // items per input file (25,000)
@@ -74,7 +76,7 @@ type Deps struct {
 	Policies *policies.Service
 	Clock    domain.Clock
 	Signer   *URLSigner
-	// Poster validates webhook URLs (DESIGN §5); nil skips the check.
+	// Poster validates webhook URLs (docs/api.md#url-fetching); nil skips the check.
 	Poster domain.WebhookPoster
 	Lines  LineEncoder
 	Log    *slog.Logger
@@ -117,7 +119,7 @@ type CreateRequest struct {
 
 // Create records a batch job against the active version of the policy and
 // returns it with the link its input file is uploaded to. A policy that does not exist or is
-// disabled is not a request error (SPEC.md: the response carries `error`):
+// disabled is not a request error (the contract: the response carries `error`):
 // the batch is recorded in BatchError with BATCH_JOB_ERROR_INVALID_POLICY,
 // so its id can be listed like any other, and no upload link is returned.
 // Codes: INVALID_ARGUMENT (webhookUrl, policyId, name).
@@ -129,11 +131,11 @@ func (s *Service) Create(ctx context.Context, account *domain.Account, req Creat
 		return nil, nil, domain.InvalidField("name", "is longer than 200 characters")
 	}
 	if req.WebhookURL != "" && s.d.Poster != nil {
-		if err := domain.ValidateWebhook(s.d.Poster, "webhookUrl", req.WebhookURL, nil); err != nil {
+		if err := webhooks.ValidateTarget(s.d.Poster, "webhookUrl", req.WebhookURL, nil); err != nil {
 			return nil, nil, err
 		}
 	}
-	if err := domain.CheckStack(s.d.Backends, "options.options.stack", req.Options[domain.StackOption]); err != nil {
+	if err := evaluation.CheckStack(s.d.Backends, "options.options.stack", req.Options[domain.StackOption]); err != nil {
 		return nil, nil, err
 	}
 	now := s.d.Clock.Now()

@@ -14,7 +14,9 @@ import (
 	"github.com/contenteval/contenteval/blobstore"
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/batches"
+	"github.com/contenteval/contenteval/domain/evaluation"
 	"github.com/contenteval/contenteval/domain/jobs"
+	"github.com/contenteval/contenteval/domain/paging"
 	"github.com/contenteval/contenteval/domain/policies"
 	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/contenteval/contenteval/persistence"
@@ -47,11 +49,11 @@ func newBatchFixture(t *testing.T, db *persistence.DB) *batchFixture {
 	t.Helper()
 	ctx := t.Context()
 	clock := domain.SystemClock{}
-	tokens := domain.NewPageTokens([]byte("secret"))
+	tokens := paging.NewTokens([]byte("secret"))
 	account := &domain.Account{ID: domain.NewID(), Name: "acme", Type: domain.AccountPolicyFirst,
 		WebhookSecret: "whsec_x", Created: clock.Now(), Updated: clock.Now()}
 	require.NoError(t, persistence.NewAccounts(db).CreateAccount(ctx, account))
-	ps := policies.NewService(persistence.NewPolicies(db), clock, tokens, policies.Config{}, rules.NewCache(10))
+	ps := policies.NewService(persistence.NewPolicies(db), clock, tokens, policies.Config{}, evaluation.NewPlans(10))
 	p, _, err := ps.Create(ctx, account, "spam", `LABEL "Spam" { =("buy now") }`)
 	require.NoError(t, err)
 	js := jobs.NewService(persistence.NewJobs(db), ps, persistence.NewAccounts(db), clock, tokens,

@@ -236,19 +236,7 @@ func (s *Service) parse(ctx context.Context, b *domain.BatchJob, emit func(*Inpu
 		return 0, err
 	}
 	defer rc.Close()
-	return ParseInput(ctxReader{ctx, rc}, s.limits(), emit)
-}
-
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
+	return ParseInput(domain.ContextReader(ctx, rc), s.limits(), emit)
 }
 
 // submit records the items and enqueues one job per item, chunk by chunk in
@@ -291,6 +279,7 @@ func (s *Service) submitChunk(ctx context.Context, b *domain.BatchJob, from int,
 		return err
 	}
 	items := existing
+	now := s.d.Clock.Now()
 	if len(existing) == 0 {
 		items = make([]*domain.BatchItem, len(chunk))
 		group := 0
@@ -304,7 +293,7 @@ func (s *Service) submitChunk(ctx context.Context, b *domain.BatchJob, from int,
 			items[i] = &domain.BatchItem{BatchID: b.ID, Seq: from + i, RefID: it.RefID, ContentHash: it.Summary.ContentHash,
 				Status: domain.BatchItemPending, JobIndex: i - group}
 			if i == group {
-				items[i].JobID = domain.NewID()
+				items[i].JobID = domain.NewIDAt(now)
 			} else {
 				items[i].JobID = items[group].JobID
 			}
@@ -319,7 +308,6 @@ func (s *Service) submitChunk(ctx context.Context, b *domain.BatchJob, from int,
 	sem := make(chan struct{}, s.cfg.SubmitWorkers)
 	var mu sync.Mutex
 	var firstErr error
-	now := s.d.Clock.Now()
 	for i := 0; i < len(items); {
 		// One job per run of items with the same job id (recorded order).
 		k := i + 1
@@ -331,10 +319,17 @@ func (s *Service) submitChunk(ctx context.Context, b *domain.BatchJob, from int,
 		if group[0].Status == domain.BatchItemSubmitted {
 			continue
 		}
+		// The job was created when its id was made, with its items,
+		// however much later a resumed batch submits it: a job's id is a
+		// UUIDv7 of its creation time (docs/operations.md, "Retention").
+		created := now
+		if t, ok := domain.IDTime(group[0].JobID); ok && t.Before(now) {
+			created = t
+		}
 		j := &domain.Job{
 			ID: group[0].JobID, AccountID: b.AccountID, Type: domain.JobTypeBatch, Status: domain.JobPending,
 			PolicyID: b.PolicyID, PolicyKey: b.PolicyKey, PolicyVersionID: b.PolicyVersionID,
-			Threshold: rules.DefaultThreshold, Options: b.Options, Created: now, Updated: now,
+			Threshold: rules.DefaultThreshold, Options: b.Options, Created: created, Updated: now,
 		}
 		for n, item := range group {
 			if item.RefID != inputs[n].RefID || item.JobIndex != n {

@@ -112,11 +112,10 @@ func holdAll(t *testing.T, b *Budget, data []byte, n int) (acquired chan func(),
 func TestBudgetBoundsConcurrentDecodes(t *testing.T) {
 	t.Parallel()
 	data := encode(t, FormatPNG, testImage(64, 32))
-	cfg, _, err := DecodeConfig(data, Limits{})
+	one, err := Reservation(data, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	one := decodedBytes(cfg, FormatPNG, data)
 	tests := []struct {
 		name    string
 		size    int64
@@ -147,7 +146,7 @@ func TestBudgetBoundsConcurrentDecodes(t *testing.T) {
 				if got := b.Held(); got != int64(len(held))*one || got > tc.size {
 					t.Fatalf("%d bytes held by %d images of %d bytes, budget %d", got, len(held), one, tc.size)
 				}
-				if len(held) == tc.atOnce && b.sem.TryAcquire(one) {
+				if len(held) == tc.atOnce && b.fitsNow(one) {
 					t.Fatalf("budget of %d has room for another %d bytes with %d held", tc.size, one, b.Held())
 				}
 				held[0]()
@@ -155,7 +154,7 @@ func TestBudgetBoundsConcurrentDecodes(t *testing.T) {
 				held = held[1:]
 				done++
 			}
-			if p := b.peak.Load(); p > tc.size || p != int64(tc.atOnce)*one {
+			if p := b.peakBytes(); p > tc.size || p != int64(tc.atOnce)*one {
 				t.Errorf("peak %d bytes, want %d within the budget of %d", p, int64(tc.atOnce)*one, tc.size)
 			}
 			if b.Held() != 0 {
@@ -165,11 +164,24 @@ func TestBudgetBoundsConcurrentDecodes(t *testing.T) {
 	}
 }
 
+// fitsNow reports whether n more bytes would be reserved without waiting.
+func (b *Budget) fitsNow(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.waiters.Len() == 0 && b.fits(n)
+}
+
+func (b *Budget) peakBytes() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.peak
+}
+
 func TestBudgetWaitEndsWithContext(t *testing.T) {
 	t.Parallel()
 	data := encode(t, FormatPNG, testImage(64, 32))
-	cfg, _, _ := DecodeConfig(data, Limits{})
-	b := NewBudget(decodedBytes(cfg, FormatPNG, data))
+	one, _ := Reservation(data, Limits{})
+	b := NewBudget(one)
 	_, _, release, err := b.Decode(context.Background(), data, Limits{})
 	if err != nil {
 		t.Fatal(err)

@@ -17,7 +17,7 @@ import (
 	"github.com/contenteval/contenteval/domain"
 )
 
-// Default limits (DESIGN §10: image 20 MiB / 50 MP).
+// Default limits (docs/api.md#limits: image 20 MiB / 50 MP).
 const (
 	DefaultMaxBytes  = 20 << 20
 	DefaultMaxPixels = 50_000_000
@@ -45,7 +45,7 @@ func (l Limits) withDefaults() Limits {
 }
 
 // Error is the error of Decode, DecodeConfig and ReadAll. Type is the precheck failure type
-// the API reports (DESIGN §7); Message is safe to show to a client; Err is
+// the API reports (docs/api.md#error-bodies); Message is safe to show to a client; Err is
 // the decoder's own error, for logs only.
 type Error struct {
 	Type     domain.PrecheckFailureType

@@ -28,7 +28,7 @@ func SHA256Hex(b []byte) string {
 }
 
 // ContentHash returns the contentHash the API reports for content bytes:
-// "sha256::<hex>" (DESIGN §5).
+// "sha256::<hex>" (docs/api.md#jobs).
 func ContentHash(b []byte) string { return "sha256::" + SHA256Hex(b) }
 
 // Digests are the exact-match digests of one content item.

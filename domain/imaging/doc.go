@@ -1,4 +1,4 @@
-// Package imaging holds the pure image parts of the precheck (DESIGN §5, §7):
+// Package imaging holds the pure image parts of the precheck (docs/operations.md#image-precheck-hash-lists):
 // sniffing and decoding images under size limits, the PDQ perceptual hash,
 // md5/sha1/sha256 digests, hash-list file parsing, and an in-memory PDQ
 // nearest-neighbour index with a Matcher that turns a lookup into a

@@ -32,7 +32,8 @@ const (
 	// cut into 16 substrings of 16 bits, each with a bucket table. Two
 	// hashes within distance d agree within floor(d/16) bits on at least
 	// one substring (pigeonhole), so probing each table at that radius
-	// finds every hash within d. About 98 bytes per hash.
+	// finds every hash within d. About 109 bytes per hash (see
+	// bench/results/hashlists.md).
 	StrategyMIH
 )
 
@@ -66,8 +67,26 @@ type Index struct {
 	// Multi-index tables. Hashes are stored sorted by substring 0, so table
 	// 0 needs only bucket offsets; tables 1..15 also map bucket positions to
 	// hash positions.
-	offsets  [mihTables][]uint32 // mihBuckets+1 each
-	postings [mihTables][]uint32 // nil for table 0
+	offsets [mihTables][]uint32 // mihBuckets+1 each
+	// postings of tables 1..15 (nil for table 0): per hash, in bucket
+	// order, a record of postingBytes: its position (24 bits) and its
+	// partner substring (16 bits; the other half of the same 32-bit chunk),
+	// so most candidates are refused without reading their hash.
+	postings [mihTables][]byte
+}
+
+// postingBytes is the size of a posting record: a 24-bit position and a
+// 16-bit partner substring.
+const postingBytes = 5
+
+// MaxMIHEntries is the most hashes a multi-index holds (24-bit positions).
+const MaxMIHEntries = 1<<24 - 1
+
+// posting returns the position and partner substring of record i of a
+// table's postings.
+func posting(post []byte, i uint32) (int, uint16) {
+	r := post[postingBytes*i : postingBytes*i+postingBytes : postingBytes*i+postingBytes]
+	return int(r[0]) | int(r[1])<<8 | int(r[2])<<16, uint16(r[3]) | uint16(r[4])<<8
 }
 
 // NewIndex builds an index of entries with StrategyAuto.
@@ -83,6 +102,9 @@ func NewIndexWithStrategy(entries []IndexEntry, s IndexStrategy) (*Index, error)
 		return nil, fmt.Errorf("pdq index: %d hashes is more than 2^32-1", n)
 	}
 	mih := s == StrategyMIH || (s == StrategyAuto && n >= MIHMinEntries)
+	if mih && n > MaxMIHEntries {
+		return nil, fmt.Errorf("pdq index: %d hashes is more than %d", n, MaxMIHEntries)
+	}
 	ix := &Index{n: n, mih: mih}
 
 	listID := map[string]uint16{}
@@ -132,7 +154,13 @@ func NewIndexWithStrategy(entries []IndexEntry, s IndexStrategy) (*Index, error)
 		}
 		var post []uint32
 		ix.offsets[t], post = countingSort(keys, positions)
-		ix.postings[t] = post
+		rec := make([]byte, postingBytes*n)
+		for i, pos := range post {
+			partner := substring(ix.wordsAt(int(pos)), t^1)
+			r := rec[postingBytes*i:]
+			r[0], r[1], r[2], r[3], r[4] = byte(pos), byte(pos>>8), byte(pos>>16), byte(partner), byte(partner>>8)
+		}
+		ix.postings[t] = rec
 	}
 	return ix, nil
 }
@@ -261,8 +289,9 @@ func (ix *Index) nearestMIH(q [4]uint64, maxDist int) (int, int) {
 					}
 					continue
 				}
-				for _, pos := range post[lo:hi] {
-					consider(int(pos))
+				for i := lo; i < hi; i++ {
+					pos, _ := posting(post, i)
+					consider(pos)
 				}
 			}
 		}

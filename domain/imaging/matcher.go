@@ -8,7 +8,7 @@ import (
 	"github.com/contenteval/contenteval/domain"
 )
 
-// Bands are the PDQ distance bands of the precheck (DESIGN §7): a match at
+// Bands are the PDQ distance bands of the precheck (--pdq-bands): a match at
 // distance <= High is HIGH confidence, <= Medium MEDIUM, <= Low LOW, and
 // anything farther is no match.
 type Bands struct {

@@ -61,7 +61,7 @@ func readPDQVectors(t testing.TB) []pdqVector {
 
 // TestPDQReferenceVectors checks PDQ against the hashes Meta's reference
 // C++ core gives for the same decoded pixels: within 2 bits and quality
-// within 5 (issue 6); "quality" rows are near-flat images whose hash is
+// within 5; "quality" rows are near-flat images whose hash is
 // float-rounding noise, so only their quality is checked.
 func TestPDQReferenceVectors(t *testing.T) {
 	t.Parallel()

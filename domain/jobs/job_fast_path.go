@@ -2,22 +2,31 @@ package jobs
 
 import (
 	"context"
-	"errors"
+	"github.com/contenteval/contenteval/domain/traces"
+	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/evaluation"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
 // fastPathMaxText bounds the text of a synchronous job that takes the fast
-// path: small enough to evaluate in milliseconds.
+// path: small enough to evaluate in milliseconds with the built-in
+// evaluators.
 const fastPathMaxText = 64 << 10
+
+// fastPathGrace is how long a fast-path job may be evaluated before it is
+// stored. The built-in evaluators end well within it; a model backend may
+// take far longer, and a job it holds past the grace is stored running, so
+// that it is listed while it runs and the wait cap holds.
+const fastPathGrace = 100 * time.Millisecond
 
 // fastPath reports whether a synchronous job may be evaluated before it is
 // stored and then recorded finished in one write, instead of being stored
 // running, evaluated under a lease and finished (two writes): small text-only
 // jobs of accounts without a daily quota (charging needs the stored job).
-// The trade: such a job is recorded only once it is done, so a crash during
-// its few milliseconds of evaluation leaves no record; the client, whose
+// The trade: such a job is recorded only once it is done or its grace has
+// passed, so a crash within that grace leaves no record; the client, whose
 // request fails with the crash, never learned its id either.
 func (s *Service) fastPath(j *domain.Job, account *domain.Account) bool {
 	if account.Limits.EvaluationsPerDay > 0 {
@@ -33,51 +42,80 @@ func (s *Service) fastPath(j *domain.Job, account *domain.Account) bool {
 	return total <= fastPathMaxText
 }
 
-// runFast evaluates j in the request and records it finished (see fastPath).
-// The evaluation runs under the process's lifetime, not the request's, so a
-// client that goes away does not leave the job half done.
-func (s *Service) runFast(ctx context.Context, j *domain.Job, plan *rules.Plan) (*domain.Job, error) {
-	ectx, cancel := context.WithTimeout(s.bgCtx, s.cfg.ExecutionDeadline)
-	defer cancel()
+// runFast evaluates j (see fastPath) under the process's lifetime, not the
+// request's, so a client that goes away does not leave the job half done.
+// An evaluation that ends within fastPathGrace is recorded finished in one
+// write and the job is returned. Otherwise j is stored running under this
+// process's lease and the returned run finishes it, whenever its evaluators
+// answer.
+func (s *Service) runFast(ctx context.Context, j *domain.Job, plan *rules.Plan) (*domain.Job, *syncRun, error) {
+	ectx, cancel := context.WithTimeout(traces.CarrySpan(s.bgCtx, ctx), s.cfg.ExecutionDeadline)
 	started := j.Created
 	j.Started, j.Attempts = &started, 1
-	eval := PlanEvaluator(plan, j, s.cfg.Backends)
-	var results []*domain.JobResult
-	var hits []*domain.LabelHit
+	// The evaluation reads only these, made before it starts: j itself
+	// changes when it is stored.
+	items, eval := evaluation.JobItems(j), evaluation.PolicyEvaluator(plan, j, s.cfg.Backends)
+	evals := make(chan evaluated, 1)
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		evals <- s.evaluate(ectx, items, eval)
+	}()
+	grace := time.NewTimer(min(fastPathGrace, s.cfg.WaitCap))
+	defer grace.Stop()
+	select {
+	case ev := <-evals:
+		defer cancel()
+		done, err := s.recordFast(ctx, ectx, j, ev)
+		return done, nil, err
+	case <-grace.C:
+	}
+	s.own(j)
+	if err := s.jobs.CreateJob(ctx, j); err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	run := s.inBackground(func() *evaluation.ItemError {
+		defer cancel()
+		stopRenew := s.renewWhileRunning(ectx, cancel, j)
+		ev := <-evals
+		stopRenew()
+		return s.conclude(s.bgCtx, ectx, j, ev)
+	})
+	return nil, run, nil
+}
+
+// recordFast records j, evaluated before it was stored, finished in one
+// write, and returns it. ectx is the evaluation's context, derived from
+// the process's lifetime: a run the shutdown stopped is not recorded, and
+// the request is answered UNAVAILABLE.
+func (s *Service) recordFast(ctx, ectx context.Context, j *domain.Job, ev evaluated) (*domain.Job, error) {
 	var jobErr *domain.JobError
-	seq := 0
-	for i := range j.Input {
-		r, h, err := s.runner.Run(ectx, JobItem(j, i), eval, &seq)
-		if err != nil {
-			if s.bgCtx.Err() != nil {
-				return nil, domain.Errorf(domain.Unavailable, "the server is shutting down; retry the request")
-			}
-			e := domain.ErrJobInternal
-			if ie, ok := AsItemError(err); ok {
-				e = ie.Job
-			} else if errors.Is(ectx.Err(), context.DeadlineExceeded) {
-				e = domain.ErrJobDeadline
-			} else {
-				s.log.Error("job failed", "job", j.ID, "error", err.Error())
-			}
-			jobErr, results, hits = &e, nil, nil
-			break
+	if ev.err != nil {
+		ending, e := evaluation.End(s.bgCtx, ectx, ev.err)
+		switch ending {
+		case evaluation.EndStopped:
+			return nil, domain.Errorf(domain.Unavailable, "the server is shutting down; retry the request")
+		case evaluation.EndInternal, evaluation.EndLeaseLost:
+			// No lease is held before the job is stored: a canceled
+			// evaluation that is not the shutdown's is an internal error.
+			e = domain.ErrJobInternal
+			s.log.Error("job failed", "job", j.ID, "error", ev.err.Error())
 		}
-		results = append(results, r)
-		hits = append(hits, h...)
+		jobErr, ev.results, ev.hits = &e, nil, nil
 	}
 	now := s.clock.Now()
 	j.Status, j.Error, j.Completed, j.Updated = domain.JobCompleted, jobErr, &now, now
 	if jobErr != nil {
 		j.Status = domain.JobFailed
 	} else {
-		j.Then = withActive(j.Then, results)
+		j.Then = withActive(j.Then, ev.results)
 	}
-	if err := s.jobs.CreateFinishedJob(context.WithoutCancel(ctx), j, results, hits); err != nil {
+	if err := s.jobs.CreateFinishedJob(context.WithoutCancel(ctx), j, ev.results, ev.hits); err != nil {
 		return nil, err
 	}
 	if j.Status == domain.JobCompleted {
-		j.Results = results
+		j.Results = ev.results
 	}
 	return j, nil
 }

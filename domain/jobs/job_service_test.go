@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/evaluation"
 	"github.com/contenteval/contenteval/domain/jobs"
+	"github.com/contenteval/contenteval/domain/paging"
 	"github.com/contenteval/contenteval/domain/policies"
 	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/contenteval/contenteval/persistence"
@@ -37,22 +39,23 @@ func (stubImages) InspectImage(ctx context.Context, _, _ string, it domain.Conte
 }
 
 type jobsFixture struct {
-	jobs    *jobs.Service
-	store   *persistence.Jobs
-	account *domain.Account
-	policy  string
+	jobs     *jobs.Service
+	store    *persistence.Jobs
+	policies *policies.Service
+	account  *domain.Account
+	policy   string
 }
 
 func newJobsFixture(t *testing.T, db *persistence.DB) *jobsFixture {
 	t.Helper()
 	ctx := t.Context()
 	clock := domain.SystemClock{}
-	tokens := domain.NewPageTokens([]byte("secret"))
+	tokens := paging.NewTokens([]byte("secret"))
 	account := &domain.Account{ID: domain.NewID(), Name: "acme", Type: domain.AccountPolicyFirst,
 		Limits: domain.Limits{RequestsPerSecond: 100, Burst: 100}, WebhookSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 		Created: clock.Now(), Updated: clock.Now()}
 	require.NoError(t, persistence.NewAccounts(db).CreateAccount(ctx, account))
-	policies := policies.NewService(persistence.NewPolicies(db), clock, tokens, policies.Config{}, rules.NewCache(10))
+	policies := policies.NewService(persistence.NewPolicies(db), clock, tokens, policies.Config{}, evaluation.NewPlans(10))
 	p, _, err := policies.Create(ctx, account, "violence", `LABEL "Violence" { =("kill") }`)
 	require.NoError(t, err)
 	store := persistence.NewJobs(db)
@@ -64,7 +67,7 @@ func newJobsFixture(t *testing.T, db *persistence.DB) *jobsFixture {
 		defer cancel()
 		jobs.Shutdown(ctx)
 	})
-	return &jobsFixture{jobs: jobs, store: store, account: account, policy: p.ID}
+	return &jobsFixture{jobs: jobs, store: store, policies: policies, account: account, policy: p.ID}
 }
 
 func text(s string) domain.ContentInput { return domain.ContentInput{Text: &s} }

@@ -2,10 +2,10 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/evaluation"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
@@ -32,7 +32,7 @@ type Stream struct {
 // RESOURCE_EXHAUSTED (daily quota; the job is recorded failed).
 func (s *Service) StartStream(ctx context.Context, account *domain.Account, req Request) (*Stream, error) {
 	req.Wait, req.Webhook = false, nil
-	j, plan, err := s.prepare(ctx, account, req)
+	j, plan, err := s.prepare(ctx, account, req, false)
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +42,8 @@ func (s *Service) StartStream(ctx context.Context, account *domain.Account, req 
 	}
 	jobErr, left, err := s.begin(ctx, j, account, false)
 	if err != nil {
-		s.finish(j, domain.JobFailed, &domain.ErrJobInternal, nil, nil)
+		e := domain.ErrJobInternal
+		s.finish(j, domain.JobFailed, &e, nil, nil)
 		return nil, err
 	}
 	if jobErr != nil {
@@ -58,17 +59,22 @@ func (s *Service) StartStream(ctx context.Context, account *domain.Account, req 
 // Run evaluates the entries in order and calls emit with each one as soon
 // as it is done. When ctx ends (the client went away) or emit fails, the
 // remaining entries are not evaluated and the job is recorded canceled; the
-// error is returned. An entry that cannot be evaluated (image, video, audio
-// in this build) gets an error item, and the job is recorded failed with
-// JOB_ERROR_REASON_JOB_FAILED after the other entries are streamed.
+// error is returned. An entry that fails on its own (refused by the
+// precheck, unfetchable, undecodable, over its budget, or that this build
+// cannot evaluate) gets an error item, and the job is recorded failed with
+// the entry's job error after the other entries are streamed.
 func (st *Stream) Run(ctx context.Context, emit func(StreamItem) error) error {
 	s, j := st.s, st.Job
 	s.live.begin()
 	defer s.live.end()
-	ectx, cancel := context.WithTimeout(ctx, st.left)
-	defer cancel()
-	stopShutdown := context.AfterFunc(s.bgCtx, cancel)
+	// The run stops, without failing the job, when the client goes away
+	// or the process shuts down.
+	stopped, stop := context.WithCancel(ctx)
+	defer stop()
+	stopShutdown := context.AfterFunc(s.bgCtx, stop)
 	defer stopShutdown()
+	ectx, cancel := context.WithTimeout(stopped, st.left)
+	defer cancel()
 	stopRenew := s.renewWhileRunning(ectx, cancel, j)
 	defer stopRenew()
 
@@ -76,55 +82,54 @@ func (st *Stream) Run(ctx context.Context, emit func(StreamItem) error) error {
 	var hits []*domain.LabelHit
 	var jobErr *domain.JobError
 	seq := 0
-	eval := PlanEvaluator(st.plan, j, s.cfg.Backends)
-	for i, it := range j.Input {
-		if e := unavailableContent([]domain.ContentItem{it}, s.cfg.Images != nil, s.cfg.Media != nil); e != nil {
-			jobErr = e
-			if err := emit(StreamItem{Index: i, Err: domain.Errorf(domain.Unimplemented, "%s", e.Message)}); err != nil {
-				s.finish(j, domain.JobCanceled, nil, nil, nil)
-				return err
-			}
-			continue
-		}
-		r, h, err := s.runner.Run(ectx, JobItem(j, i), eval, &seq)
-		if ie, ok := AsItemError(err); ok {
+	loop := evaluation.Loop{Runner: s.runner, Eval: evaluation.PolicyEvaluator(st.plan, j, s.cfg.Backends), KeepGoing: true}
+	var emitErr error
+	n, err := loop.Run(ectx, evaluation.JobItems(j), &seq, func(o evaluation.Outcome) error {
+		line := StreamItem{Index: o.Item.Index, Result: o.Result}
+		if o.Failed != nil {
 			// The entry's error line carries the precheck body (code 1), the
 			// fetch error, the media failure, or the item's overrun budget;
 			// the other entries still stream.
-			jobErr = &ie.Job
-			if err := emit(StreamItem{Index: i, Err: ie.StreamError()}); err != nil {
-				s.finish(j, domain.JobCanceled, nil, nil, nil)
-				return err
-			}
-			continue
+			e := o.Failed.Job
+			jobErr, line.Result, line.Err = &e, nil, o.Failed.StreamError()
+		} else {
+			results = append(results, o.Result)
+			hits = append(hits, o.Hits...)
 		}
-		if err != nil {
-			switch {
-			case ctx.Err() != nil || s.bgCtx.Err() != nil:
-				s.finish(j, domain.JobCanceled, nil, nil, nil)
-				return err
-			case errors.Is(ectx.Err(), context.DeadlineExceeded):
-				s.finish(j, domain.JobFailed, &domain.ErrJobDeadline, nil, nil)
-				_ = emit(StreamItem{Index: i, Err: domain.Errorf(domain.DeadlineExceeded, "%s", domain.ErrJobDeadline.Message)})
-				return err
-			default:
-				s.log.Error("stream job failed", "job", j.ID, "error", err.Error())
-				s.finish(j, domain.JobFailed, &domain.ErrJobInternal, nil, nil)
-				_ = emit(StreamItem{Index: i, Err: domain.Errorf(domain.Internal, "%s", domain.ErrJobInternal.Message)})
-				return err
-			}
-		}
-		results = append(results, r)
-		hits = append(hits, h...)
-		if err := emit(StreamItem{Index: i, Result: r}); err != nil {
-			s.finish(j, domain.JobCanceled, nil, nil, nil)
-			return err
-		}
-	}
-	if jobErr != nil {
+		emitErr = emit(line)
+		return emitErr
+	})
+	switch {
+	case emitErr != nil:
+		s.finish(j, domain.JobCanceled, nil, nil, nil)
+		return emitErr
+	case err != nil:
+		return st.end(stopped, ectx, n, err, emit)
+	case jobErr != nil:
 		s.finish(j, domain.JobFailed, jobErr, results, hits)
 		return nil
 	}
 	s.finish(j, domain.JobCompleted, nil, results, hits)
 	return nil
+}
+
+// end ends the stream's job when the evaluation of entry i returned err,
+// as evaluation.End maps it: canceled when the run was stopped, failed
+// otherwise, with an error line for the entry.
+func (st *Stream) end(stopped, ectx context.Context, i int, err error, emit func(StreamItem) error) error {
+	s, j := st.s, st.Job
+	ending, jobErr := evaluation.End(stopped, ectx, err)
+	line := domain.Errorf(domain.DeadlineExceeded, "%s", jobErr.Message)
+	switch ending {
+	case evaluation.EndStopped:
+		s.finish(j, domain.JobCanceled, nil, nil, nil)
+		return err
+	case evaluation.EndInternal, evaluation.EndLeaseLost:
+		s.log.Error("stream job failed", "job", j.ID, "error", err.Error())
+		jobErr = domain.ErrJobInternal
+		line = domain.Errorf(domain.Internal, "%s", jobErr.Message)
+	}
+	s.finish(j, domain.JobFailed, &jobErr, nil, nil)
+	_ = emit(StreamItem{Index: i, Err: line})
+	return err
 }

@@ -2,7 +2,9 @@ package jobs
 
 import (
 	"context"
+	"github.com/contenteval/contenteval/domain/traces"
 	"sync"
+	"time"
 
 	"github.com/contenteval/contenteval/domain"
 )
@@ -12,6 +14,9 @@ import (
 
 // Notify wakes this process's workers: jobs were queued.
 func (s *Service) Notify() {
+	if f := s.fair.Load(); f != nil {
+		f.markStale()
+	}
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -36,6 +41,11 @@ func (s *Service) RunWorkers(ctx context.Context) {
 	freed := make(chan struct{}, s.cfg.Concurrency)
 	var running sync.WaitGroup
 	defer running.Wait()
+	fair := &fairShare{store: s.jobs, owner: s.owner, clock: s.clock, every: s.cfg.PollInterval,
+		accountMax: s.cfg.AccountMaxRunning, freeSlots: func() int { return s.cfg.Concurrency - len(slots) }, log: s.log}
+	s.fair.Store(fair)
+	defer s.fair.Store(nil)
+	s.stats.pass(s.clock.Now())
 	// start runs fn in n slots (there are n free).
 	start := func(n int, fn func()) {
 		for range n {
@@ -57,12 +67,19 @@ func (s *Service) RunWorkers(ctx context.Context) {
 		}()
 	}
 	PollLoop(ctx, s.cfg.PollInterval, s.wake, freed, func() bool {
+		// A round with every slot busy is a live loop too.
+		s.stats.pass(s.clock.Now())
 		free := s.cfg.Concurrency - len(slots)
 		if free == 0 {
 			return false
 		}
 		now := s.clock.Now()
+		handedOver := fair.beforeClaim()
+		began := time.Now()
 		jobs, err := s.jobs.ClaimJobs(ctx, s.owner, now, now.Add(s.cfg.Lease), free, s.cfg.AccountMaxRunning)
+		traces.Claimed(ctx, "jobs.claim", began, len(jobs))
+		s.stats.Claimed.Add(int64(len(jobs)))
+		fair.claimed(handedOver)
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("claiming jobs", "error", err.Error())
 		}
@@ -74,10 +91,12 @@ func (s *Service) RunWorkers(ctx context.Context) {
 				grouped[j.Type] = append(grouped[j.Type], j)
 				continue
 			}
-			start(1, func() { s.run(ctx, j) })
+			// The run is a span of the trace of the request that queued
+			// the job (its stored trace context; docs/operations.md#tracing).
+			start(1, func() { s.run(traces.Resume(ctx, j.TraceParent, j.TraceState), j); s.stats.Finished.Add(1) })
 		}
 		for t, js := range grouped {
-			start(len(js), func() { s.runGroup(ctx, js, s.groups[t]) })
+			start(len(js), func() { s.runGroup(ctx, js, s.groups[t]); s.stats.Finished.Add(int64(len(js))) })
 		}
 		// A full claim may have left more behind, and no slot is free to
 		// wait for anyway.

@@ -2,12 +2,14 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"math/rand/v2"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/rules"
 )
 
-// Shadow evaluations (DESIGN §12): a completed job of a policy with a
+// Shadow evaluations (docs/api.md#extension-endpoints): a completed job of a policy with a
 // shadow version may be followed by a job of type shadow, queued in the
 // transaction that records the completion (domain.Job.Then), which
 // evaluates the job's content with the shadow version later, from the
@@ -25,7 +27,7 @@ func shadowJob(versionID string, rate float64, j *domain.Job, s *Service) *domai
 	}
 	now := s.clock.Now()
 	return &domain.Job{
-		ID: domain.NewID(), AccountID: j.AccountID, Type: domain.JobTypeShadow, Status: domain.JobPending,
+		ID: domain.NewIDAt(now), AccountID: j.AccountID, Type: domain.JobTypeShadow, Status: domain.JobPending,
 		PolicyID: j.PolicyID, PolicyKey: j.PolicyKey, PolicyVersionID: versionID, Threshold: j.Threshold,
 		Options: map[string]string{domain.ShadowOfOption: j.ID},
 		Input:   []domain.ContentItem{}, Contents: []domain.ContentSummary{}, Created: now, Updated: now,
@@ -52,7 +54,7 @@ func withActive(then []*domain.Job, results []*domain.JobResult) []*domain.Job {
 	if len(then) == 0 {
 		return nil
 	}
-	active := domain.EncodeShadowActive(results)
+	active := EncodeShadowActive(results)
 	out := make([]*domain.Job, len(then))
 	for i, t := range then {
 		if t.Type != domain.JobTypeShadow {
@@ -69,4 +71,31 @@ func withActive(then []*domain.Job, results []*domain.JobResult) []*domain.Job {
 		out[i] = &c
 	}
 	return out
+}
+
+// EncodeShadowActive is the domain.ShadowActiveOption of a completed job's results.
+func EncodeShadowActive(results []*domain.JobResult) string {
+	out := make([]domain.ShadowActive, len(results))
+	for i, r := range results {
+		out[i] = domain.ShadowActive{ResultID: r.ID, ContentHash: r.ContentHash}
+		if r.Report == nil {
+			continue
+		}
+		for _, sec := range r.Report.Sections {
+			if sec.Result != rules.OutcomeFalse {
+				if out[i].Outcomes == nil {
+					out[i].Outcomes = map[string]rules.Outcome{}
+				}
+				out[i].Outcomes[sec.Name] = sec.Result
+			}
+		}
+	}
+	b, _ := json.Marshal(out) // strings and maps of strings: cannot fail
+	return string(b)
+}
+
+// DecodeShadowActive reads a domain.ShadowActiveOption.
+func DecodeShadowActive(s string) ([]domain.ShadowActive, error) {
+	var out []domain.ShadowActive
+	return out, json.Unmarshal([]byte(s), &out)
 }

@@ -2,25 +2,28 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/evaluation"
+	"github.com/contenteval/contenteval/domain/paging"
 	"github.com/contenteval/contenteval/domain/policies"
 	"github.com/contenteval/contenteval/domain/rules"
+	"github.com/contenteval/contenteval/domain/webhooks"
 )
 
-// Config are the limits and timings of jobs (DESIGN §10), validated by cmd.
+// Config are the limits and timings of jobs (docs/api.md#limits), validated by cmd.
 type Config struct {
 	// WebhookPoster, when set, validates webhook URLs as they will be used.
 	WebhookPoster domain.WebhookPoster
 	// Images prechecks and analyses image entries; nil fails jobs with
 	// images (ErrJobNoImage).
 	Images domain.ImageInspector
-	// Media analyses video and audio entries (domain/media_jobs.go); nil
+	// Media analyses video and audio entries (domain/evaluation); nil
 	// fails jobs with them (ErrJobNoMedia). MediaPrecheck checks their frames
 	// against the hash lists.
 	Media             domain.MediaAnalyzer
@@ -35,10 +38,10 @@ type Config struct {
 	Concurrency       int           // jobs one process's workers run at once
 	// ItemDeadline is the budget of one content item's evaluation (30 s):
 	// past it the item, and so its job, fails with
-	// JOB_ERROR_REASON_EXECUTION_DEADLINE_EXCEEDED (DESIGN §15).
+	// JOB_ERROR_REASON_EXECUTION_DEADLINE_EXCEEDED (docs/operations.md#scaling).
 	ItemDeadline time.Duration
 	// AccountMaxRunning caps the workers of this process one account holds
-	// while another account has queued work (DESIGN §15); 0 means half of
+	// while another account has queued work (docs/operations.md#scaling); 0 means half of
 	// Concurrency, at least one.
 	AccountMaxRunning int
 	// Backends are the model backends a job's options.options.stack names
@@ -80,9 +83,9 @@ type Service struct {
 	policies *policies.Service
 	accounts domain.AccountStore
 	clock    domain.Clock
-	tokens   *domain.PageTokens
+	tokens   *paging.Tokens
 	cfg      Config
-	runner   *ItemRunner
+	runner   *evaluation.ItemRunner
 	owner    string // this process's lease owner id
 	log      *slog.Logger
 	// tasks and groups run the internal job types (tasks.go); groups
@@ -91,6 +94,11 @@ type Service struct {
 	tasks  map[domain.JobType]Task
 	groups map[domain.JobType]GroupTask
 	live   *liveWork
+	// fair is set while RunWorkers runs: the per-item fair share of the
+	// jobs its workers claimed.
+	fair atomic.Pointer[fairShare]
+	// stats is read by the worker health check and metrics.
+	stats WorkerStats
 
 	wake chan struct{}
 	// bgCtx bounds the jobs this process runs outside a worker (synchronous
@@ -102,13 +110,13 @@ type Service struct {
 
 // NewService returns the job service. owner identifies this process in
 // leases; it must be unique among the processes sharing the database.
-func NewService(jobs domain.JobStore, policies *policies.Service, accounts domain.AccountStore, clock domain.Clock, tokens *domain.PageTokens, cfg Config, log *slog.Logger) *Service {
+func NewService(jobs domain.JobStore, policies *policies.Service, accounts domain.AccountStore, clock domain.Clock, tokens *paging.Tokens, cfg Config, log *slog.Logger) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg = cfg.withDefaults()
-	runner := NewItemRunner(ItemRunnerConfig{
+	runner := evaluation.NewItemRunner(evaluation.ItemRunnerConfig{
 		Images: cfg.Images, Media: cfg.Media, MediaPrecheck: cfg.MediaPrecheck,
 		Budget: cfg.ItemDeadline, Now: clock.Now,
 	})
@@ -137,14 +145,14 @@ type Request struct {
 
 // prepare validates req and builds the job (not yet stored). Codes:
 // INVALID_ARGUMENT, NOT_FOUND (policy), FAILED_PRECONDITION (disabled).
-func (s *Service) prepare(ctx context.Context, account *domain.Account, req Request) (*domain.Job, *rules.Plan, error) {
+func (s *Service) prepare(ctx context.Context, account *domain.Account, req Request, queued bool) (*domain.Job, *rules.Plan, error) {
 	if req.PolicyID == "" {
 		return nil, nil, domain.InvalidField("policyId", "is required")
 	}
 	if req.Threshold < 0 || req.Threshold > 1 || req.Threshold != req.Threshold {
 		return nil, nil, domain.InvalidField("threshold", "must be between 0 and 1")
 	}
-	items, sums, err := domain.ValidateContent(req.Content, s.cfg.MaxItems, s.cfg.MaxTextBytes)
+	items, sums, err := ValidateContent(req.Content, s.cfg.MaxItems, s.cfg.MaxTextBytes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,7 +161,7 @@ func (s *Service) prepare(ctx context.Context, account *domain.Account, req Requ
 			return nil, nil, err
 		}
 	}
-	if err := domain.CheckStack(s.cfg.Backends, "options.options.stack", req.Options[domain.StackOption]); err != nil {
+	if err := evaluation.CheckStack(s.cfg.Backends, "options.options.stack", req.Options[domain.StackOption]); err != nil {
 		return nil, nil, err
 	}
 	p, v, plan, err := s.policies.ActivePlan(ctx, account.ID, req.PolicyID)
@@ -166,22 +174,27 @@ func (s *Service) prepare(ctx context.Context, account *domain.Account, req Requ
 	}
 	now := s.clock.Now()
 	j := &domain.Job{
-		ID: domain.NewID(), AccountID: account.ID, Type: domain.JobTypeStandard, Status: domain.JobPending,
+		ID: domain.NewIDAt(now), AccountID: account.ID, Type: domain.JobTypeStandard, Status: domain.JobPending,
 		PolicyID: p.ID, PolicyKey: p.Key, PolicyVersionID: v.ID, Threshold: t,
 		Expedited: req.Expedited, Options: req.Options, Input: items, Contents: sums,
 		Webhook: req.Webhook, Created: now, Updated: now,
 	}
-	if sj := shadowJob(p.ShadowVersionID, p.ShadowSampleRate, j, s); sj != nil {
-		j.Then = []*domain.Job{sj}
+	// A queued job's sample is drawn once, by the worker that runs it
+	// (queuedShadow): the job's Then is not stored with it, so a draw here
+	// would be thrown away.
+	if !queued {
+		if sj := shadowJob(p.ShadowVersionID, p.ShadowSampleRate, j, s); sj != nil {
+			j.Then = []*domain.Job{sj}
+		}
 	}
 	return j, plan, nil
 }
 
-// validateWebhook applies the URL rules of DESIGN §5 when a poster is
+// validateWebhook applies the URL rules of docs/api.md#url-fetching when a poster is
 // configured (it knows them), and a syntactic check otherwise.
 func (s *Service) validateWebhook(w *domain.Webhook) error {
 	if s.cfg.WebhookPoster != nil {
-		return domain.ValidateWebhook(s.cfg.WebhookPoster, "webhook.url", w.URL, w.ExtraHeaders)
+		return webhooks.ValidateTarget(s.cfg.WebhookPoster, "webhook.url", w.URL, w.ExtraHeaders)
 	}
 	u, err := url.Parse(w.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -208,7 +221,7 @@ func (s *Service) Submit(ctx context.Context, account *domain.Account, req Reque
 		s.live.begin()
 		defer s.live.end()
 	}
-	j, plan, err := s.prepare(ctx, account, req)
+	j, plan, err := s.prepare(ctx, account, req, !req.Wait)
 	if err != nil {
 		return nil, err
 	}
@@ -219,47 +232,13 @@ func (s *Service) Submit(ctx context.Context, account *domain.Account, req Reque
 		s.Notify()
 		return j, nil
 	}
-	if s.fastPath(j, account) {
-		return s.runFast(ctx, j, plan)
-	}
-	s.own(j)
-	if err := s.jobs.CreateJob(ctx, j); err != nil {
-		return nil, err
-	}
-	done := make(chan struct{})
-	var itemErr *ItemError
-	s.bg.Add(1)
-	go func() {
-		defer s.bg.Done()
-		defer close(done)
-		itemErr = s.execute(s.bgCtx, j, account, plan)
-	}()
-	timer := time.NewTimer(s.cfg.WaitCap)
-	defer timer.Stop()
-	select {
-	case <-done:
-		if itemErr != nil {
-			if err := itemErr.RequestError(); err != nil {
-				return nil, err
-			}
-		}
-		if j.Status.Terminal() { // finished by this process: j is current
-			return j, nil
-		}
-	case <-timer.C:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	return s.Get(ctx, account, j.ID)
+	return s.runSync(ctx, account, j, plan)
 }
 
 // Get returns a job of the account, with its results when it is complete.
 // Codes: NOT_FOUND.
 func (s *Service) Get(ctx context.Context, account *domain.Account, id string) (*domain.Job, error) {
 	j, err := s.jobs.GetJob(ctx, account.ID, id)
-	if err == nil && j.Type.Internal() {
-		err = domain.Errorf(domain.NotFound, "not found") // not a client's job
-	}
 	if err != nil {
 		return nil, domain.DescribeNotFound(err, "job %q not found", id)
 	}
@@ -273,13 +252,13 @@ func (s *Service) Get(ctx context.Context, account *domain.Account, id string) (
 
 // List returns a page of the account's jobs matching f, newest first, and
 // the next page's token ("" on the last page). Completed jobs carry their
-// results, as Get gives them (SPEC.md: only incomplete jobs carry basic
+// results, as Get gives them (docs/api.md#jobs: only incomplete jobs carry basic
 // information); they are read in one statement for the page. Codes:
 // INVALID_ARGUMENT (page size or a token of another request).
 func (s *Service) List(ctx context.Context, account *domain.Account, f domain.JobFilter, pageSize *int32, pageToken string) ([]*domain.Job, string, error) {
-	q := domain.PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
+	q := paging.Query{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
 		Default: 10, Max: 1000, Scope: "jobs|" + account.ID + "|" + f.Key()}
-	page, next, err := domain.KeysetPage(s.tokens, q, nil, func(after *domain.JobCursor, limit int) ([]*domain.Job, error) {
+	page, next, err := paging.Keyset(s.tokens, q, nil, func(after *domain.JobCursor, limit int) ([]*domain.Job, error) {
 		return s.jobs.ListJobs(ctx, account.ID, f, after, limit)
 	}, func(j *domain.Job) domain.JobCursor { return domain.JobCursor{Created: j.Created, ID: j.ID} })
 	if err != nil {
@@ -315,7 +294,13 @@ func (s *Service) List(ctx context.Context, account *domain.Account, f domain.Jo
 // instead, or nil and the time left until the deadline.
 func (s *Service) begin(ctx context.Context, j *domain.Job, account *domain.Account, queued bool) (*domain.JobError, time.Duration, error) {
 	now := s.clock.Now()
-	if queued && j.Attempts <= 1 && now.Sub(j.Created) > s.cfg.AdmissionTimeout {
+	// The wait in the queue ends at the first claim: a job that yielded its
+	// worker to another account and is claimed again waited only that long.
+	waited := now.Sub(j.Created)
+	if j.Started != nil {
+		waited = j.Started.Sub(j.Created)
+	}
+	if queued && j.Attempts <= 1 && waited > s.cfg.AdmissionTimeout {
 		e := domain.ErrJobAdmission
 		return &e, 0, nil
 	}
@@ -353,14 +338,14 @@ func (s *Service) begin(ctx context.Context, j *domain.Job, account *domain.Acco
 // for another process (or left to its lease expiry when that fails). An
 // item's failure, which failed the job, is returned: a synchronous caller
 // may have to answer with it instead of the job.
-func (s *Service) execute(ctx context.Context, j *domain.Job, account *domain.Account, plan *rules.Plan) *ItemError {
+func (s *Service) execute(ctx context.Context, j *domain.Job, account *domain.Account, plan *rules.Plan) *evaluation.ItemError {
 	jobErr, left, err := s.begin(ctx, j, account, account == nil)
 	if err != nil {
 		s.abandon(ctx, j, err)
 		return nil
 	}
 	if jobErr == nil {
-		jobErr = unavailableContent(j.Input, s.cfg.Images != nil, s.cfg.Media != nil)
+		jobErr = s.runner.Unavailable(j.Input)
 	}
 	if jobErr != nil {
 		s.finish(j, domain.JobFailed, jobErr, nil, nil)
@@ -374,50 +359,33 @@ func (s *Service) execute(ctx context.Context, j *domain.Job, account *domain.Ac
 	if plan == nil {
 		_, plan, err = s.policies.Plan(ectx, j.PolicyID, j.PolicyVersionID)
 		if err != nil {
-			s.endOnError(ctx, ectx, j, err)
-			return nil
+			return s.end(ctx, ectx, j, err)
 		}
 		s.queuedShadow(ectx, j)
 	}
-	eval := PlanEvaluator(plan, j, s.cfg.Backends)
-	var results []*domain.JobResult
-	var hits []*domain.LabelHit
-	seq := 0
-	for i := range j.Input {
-		r, h, err := s.runner.Run(ectx, JobItem(j, i), eval, &seq)
-		if ie, ok := AsItemError(err); ok {
-			s.finish(j, domain.JobFailed, &ie.Job, nil, nil)
-			return ie
-		}
-		if err != nil {
-			s.endOnError(ctx, ectx, j, err)
-			return nil
-		}
-		results = append(results, r)
-		hits = append(hits, h...)
-	}
-	s.finish(j, domain.JobCompleted, nil, results, hits)
-	return nil
+	return s.evaluateItems(ctx, ectx, j, evaluation.PolicyEvaluator(plan, j, s.cfg.Backends), account == nil)
 }
 
-// endOnError ends a job whose evaluation returned err: the execution
-// deadline fails it, the process's shutdown releases it, anything else fails
-// it with the generic job error.
-func (s *Service) endOnError(procCtx, execCtx context.Context, j *domain.Job, err error) {
-	switch {
-	case procCtx.Err() != nil:
+// end ends a job this process holds whose evaluation returned err, as
+// evaluation.End maps it: an item's failure or the execution deadline
+// fails it, the process's shutdown releases it, a lost lease leaves it to
+// its new owner, anything else fails it with the generic job error. The
+// item's failure is returned.
+func (s *Service) end(procCtx, execCtx context.Context, j *domain.Job, err error) *evaluation.ItemError {
+	ending, jobErr := evaluation.End(procCtx, execCtx, err)
+	switch ending {
+	case evaluation.EndStopped:
 		s.abandon(procCtx, j, err)
-	case errors.Is(execCtx.Err(), context.DeadlineExceeded):
-		e := domain.ErrJobDeadline
-		s.finish(j, domain.JobFailed, &e, nil, nil)
-	case execCtx.Err() != nil:
-		// The lease was lost: another worker owns the job now.
+	case evaluation.EndLeaseLost:
 		s.log.Warn("job lease lost", "job", j.ID)
 	default:
-		s.log.Error("job failed", "job", j.ID, "error", err.Error())
-		e := domain.ErrJobInternal
-		s.finish(j, domain.JobFailed, &e, nil, nil)
+		if ending == evaluation.EndInternal {
+			s.log.Error("job failed", "job", j.ID, "error", err.Error())
+		}
+		s.finish(j, domain.JobFailed, &jobErr, nil, nil)
 	}
+	ie, _ := evaluation.AsItemError(err)
+	return ie
 }
 
 // abandon gives a job back when this process cannot finish it: released to
@@ -438,6 +406,13 @@ func (s *Service) abandon(ctx context.Context, j *domain.Job, err error) {
 // finish records the terminal transition and, when it took effect, applies it
 // to j; a lost lease makes it a no-op.
 func (s *Service) finish(j *domain.Job, to domain.JobStatus, jobErr *domain.JobError, results []*domain.JobResult, hits []*domain.LabelHit) {
+	s.finishAfter(j, to, jobErr, results, 0, hits)
+}
+
+// finishAfter is finish for a job whose first stored results were stored
+// already (when it yielded its worker): only the others are written, all
+// of them are the job's outcome.
+func (s *Service) finishAfter(j *domain.Job, to domain.JobStatus, jobErr *domain.JobError, results []*domain.JobResult, stored int, hits []*domain.LabelHit) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	now := s.clock.Now().UTC().Truncate(time.Microsecond) // as the store keeps it
@@ -445,14 +420,14 @@ func (s *Service) finish(j *domain.Job, to domain.JobStatus, jobErr *domain.JobE
 	if to == domain.JobCompleted {
 		then = withActive(j.Then, results)
 	}
-	err := s.jobs.FinishJob(ctx, j.ID, j.LeaseOwner, to, now, jobErr, results, hits, then...)
+	err := s.jobs.FinishJob(ctx, j.ID, j.LeaseOwner, to, now, jobErr, results[min(stored, len(results)):], hits, then...)
 	switch {
 	case err == nil:
 		// j now says what the store says, so a waiting request can answer
 		// without reading the job back.
 		j.Status, j.Error, j.Completed, j.Updated = to, jobErr, &now, now
 		j.LeaseOwner, j.LeaseExpiresAt = "", nil
-		if to == domain.JobCompleted {
+		if to == domain.JobCompleted && !j.ResultsStored {
 			j.Results = results
 		}
 	case domain.ErrorCode(err) == domain.Aborted:
@@ -460,27 +435,4 @@ func (s *Service) finish(j *domain.Job, to domain.JobStatus, jobErr *domain.JobE
 	default:
 		s.log.Error("recording job outcome", "job", j.ID, "error", err.Error())
 	}
-}
-
-// unavailableContent returns the job error for entries this build cannot
-// evaluate, or nil. images says whether an ImageInspector is configured.
-func unavailableContent(items []domain.ContentItem, images, media bool) *domain.JobError {
-	for _, it := range items {
-		switch it.Kind {
-		case domain.ContentText:
-		case domain.ContentImage, domain.ContentImageURL:
-			if images {
-				continue
-			}
-			e := domain.ErrJobNoImage
-			return &e
-		default:
-			if media && domain.IsMediaKind(it.Kind) {
-				continue
-			}
-			e := domain.ErrJobNoMedia
-			return &e
-		}
-	}
-	return nil
 }

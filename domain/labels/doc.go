@@ -2,5 +2,5 @@
 // versions (Service), and evaluating content against label versions, the
 // label hits of jobs and reviewers' feedback (EvaluationService). The
 // entities and store ports are the kernel's (domain); content is evaluated
-// through the kernel's ItemRunner, like every job.
+// through domain/evaluation, like every job.
 package labels

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/paging"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
@@ -163,13 +164,13 @@ func (s *EvaluationService) feedbackLabelIDs(ctx context.Context, accountID stri
 // submission, then id. Codes: NOT_FOUND (job), INVALID_ARGUMENT (negative
 // page_size, a token of another request).
 func (s *EvaluationService) ListFeedback(ctx context.Context, accountID, jobID string, pageSize *int32, pageToken string) (*FeedbackPage, error) {
-	q := domain.PageQuery{SizeField: "page_size", TokenField: "page_token", Size: pageSize, Token: pageToken,
+	q := paging.Query{SizeField: "page_size", TokenField: "page_token", Size: pageSize, Token: pageToken,
 		Default: domain.DefaultFeedbackPageSize, Max: domain.MaxFeedbackPageSize, Scope: "feedback\x00" + accountID + "\x00" + jobID}
 	check := func() error {
 		_, err := s.jobs.GetJob(ctx, accountID, jobID)
 		return describeJobNotFound(err, jobID)
 	}
-	as, next, err := domain.KeysetPage(s.tokens, q, check, func(after *domain.FeedbackCursor, limit int) ([]*domain.FeedbackAnnotation, error) {
+	as, next, err := paging.Keyset(s.tokens, q, check, func(after *domain.FeedbackCursor, limit int) ([]*domain.FeedbackAnnotation, error) {
 		return s.feedback.ListFeedback(ctx, accountID, jobID, after, limit)
 	}, func(a *domain.FeedbackAnnotation) domain.FeedbackCursor {
 		return domain.FeedbackCursor{Created: a.Created, ID: a.ID}

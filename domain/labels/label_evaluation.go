@@ -1,21 +1,18 @@
 package labels
 
 import (
-	"container/list"
 	"context"
-	"encoding/json"
 	"fmt"
-	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/evaluation"
 	"github.com/contenteval/contenteval/domain/jobs"
+	"github.com/contenteval/contenteval/domain/paging"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
-// MaxLabelVersionsPerEvaluation bounds POST /v1/labels/evaluate (SPEC.md).
+// MaxLabelVersionsPerEvaluation bounds POST /v1/labels/evaluate (docs/api.md#limits).
 const MaxLabelVersionsPerEvaluation = 10
 
 // EvaluationService evaluates content against published label versions
@@ -36,11 +33,11 @@ type EvaluationService struct {
 	// job store's query only.
 	hitRanges domain.LabelHitRangeStore
 	clock     domain.Clock
-	tokens    *domain.PageTokens
+	tokens    *paging.Tokens
 	cfg       EvaluationConfig
-	runner    *jobs.ItemRunner
+	runner    *evaluation.ItemRunner
 	owner     string
-	plans     *rules.Cache
+	plans     *evaluation.Plans
 	cache     *evaluationCache
 }
 
@@ -60,11 +57,14 @@ type EvaluationConfig struct {
 	// Backends are the model backends labelEvalOptions.stack names (nil:
 	// the built-in evaluators only).
 	Backends domain.SignalBackends
+	// Plans is the server's cache of compiled plans (nil: one of this
+	// service's own).
+	Plans *evaluation.Plans
 }
 
 // NewEvaluationService returns the service on its stores.
 func NewEvaluationService(labels domain.LabelStore, versions domain.LabelVersionStore, jobStore domain.JobStore, feedback domain.FeedbackStore,
-	clock domain.Clock, tokens *domain.PageTokens, cfg EvaluationConfig) *EvaluationService {
+	clock domain.Clock, tokens *paging.Tokens, cfg EvaluationConfig) *EvaluationService {
 	if cfg.MaxTextBytes <= 0 {
 		cfg.MaxTextBytes = 256 << 10
 	}
@@ -77,10 +77,13 @@ func NewEvaluationService(labels domain.LabelStore, versions domain.LabelVersion
 	if cfg.ItemDeadline <= 0 {
 		cfg.ItemDeadline = 30 * time.Second
 	}
+	if cfg.Plans == nil {
+		cfg.Plans = evaluation.NewPlans(1000)
+	}
 	return &EvaluationService{
 		labels: labels, versions: versions, jobs: jobStore, feedback: feedback, hitRanges: cfg.HitRanges, clock: clock, tokens: tokens, cfg: cfg,
-		runner: jobs.NewItemRunner(jobs.ItemRunnerConfig{Images: cfg.Images, Budget: cfg.ItemDeadline, Now: clock.Now}),
-		owner:  "label-eval-" + domain.NewID(), plans: rules.NewCache(1000), cache: newEvaluationCache(cfg.CacheEntries),
+		runner: evaluation.NewItemRunner(evaluation.ItemRunnerConfig{Images: cfg.Images, Budget: cfg.ItemDeadline, Now: clock.Now}),
+		owner:  "label-eval-" + domain.NewID(), plans: cfg.Plans, cache: newEvaluationCache(cfg.CacheEntries),
 	}
 }
 
@@ -146,7 +149,7 @@ func (s *EvaluationService) Evaluate(ctx context.Context, account *domain.Accoun
 			return nil, err
 		}
 		if req.Options.Stack != nil {
-			if err := domain.CheckStack(s.cfg.Backends, "labelEvalOptions.stack", *req.Options.Stack); err != nil {
+			if err := evaluation.CheckStack(s.cfg.Backends, "labelEvalOptions.stack", *req.Options.Stack); err != nil {
 				return nil, err
 			}
 		}
@@ -154,7 +157,7 @@ func (s *EvaluationService) Evaluate(ctx context.Context, account *domain.Accoun
 	if len([]rune(req.GlobalContext)) > domain.MaxGlobalContextLength {
 		return nil, domain.InvalidField("globalContext", "must be at most 65536 characters")
 	}
-	items, sums, err := domain.ValidateContent([]domain.ContentInput{req.Content}, 1, s.cfg.MaxTextBytes)
+	items, sums, err := jobs.ValidateContent([]domain.ContentInput{req.Content}, 1, s.cfg.MaxTextBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -163,11 +166,11 @@ func (s *EvaluationService) Evaluate(ctx context.Context, account *domain.Accoun
 	// body) and no job is recorded for content that must not be evaluated.
 	// Content the runner cannot take here (video, audio, images without an
 	// inspector) fails each version's job instead (labelContentError).
-	item := jobs.Item{AccountID: account.ID, Field: "contentData", Content: items[0], ContentHash: sums[0].ContentHash}
-	in := jobs.UninspectedItem(item)
+	item := evaluation.Item{AccountID: account.ID, Field: "contentData", Content: items[0], ContentHash: sums[0].ContentHash}
+	in := evaluation.UninspectedItem(item)
 	if k := items[0].Kind; k == domain.ContentText || ((k == domain.ContentImage || k == domain.ContentImageURL) && s.cfg.Images != nil) {
 		in, err = s.runner.Inspect(ctx, item)
-		if ie, ok := jobs.AsItemError(err); ok {
+		if ie, ok := evaluation.AsItemError(err); ok {
 			return nil, ie.Err
 		}
 		if err != nil {
@@ -186,100 +189,23 @@ func (s *EvaluationService) Evaluate(ctx context.Context, account *domain.Accoun
 	return resp, nil
 }
 
-// evalSettings are the effective settings of one version's evaluation.
-type evalSettings struct {
-	Threshold        float64 `json:"t"`
-	GlobalContext    string  `json:"g"`
-	Expedited        bool    `json:"e"`
-	BundleSize       int32   `json:"b"`
-	Stack            string  `json:"s"`
-	ImageDetailLevel string  `json:"i"`
-	LabelName        string  `json:"n"`
-}
-
-// labelEvalSettings applies the precedence rules: request threshold > call options >
-// version options > 0.5 (0 counts as unset, as for jobs); the call's global
-// context overrides the version's; other call options override the
-// version's one by one.
-func labelEvalSettings(req EvaluateLabelsRequest, v *domain.LabelVersion, labelName string) (evalSettings, bool) {
-	call := domain.LabelEvalOptions{}
-	if req.Options != nil {
-		call = *req.Options
-	}
-	ver := v.EvalOptions
-	st := evalSettings{Threshold: rules.DefaultThreshold, GlobalContext: v.GlobalContext, LabelName: labelName}
-	for _, t := range []*float64{req.Threshold, call.Threshold, ver.Threshold} {
-		if t != nil && *t > 0 {
-			st.Threshold = *t
-			break
-		}
-	}
-	if req.GlobalContext != "" {
-		st.GlobalContext = req.GlobalContext
-	}
-	st.Expedited = lderefOr(call.Expedited, ver.Expedited, false)
-	st.BundleSize = lderefOr(call.BundleSize, ver.BundleSize, 0)
-	st.Stack = lderefOr(call.Stack, ver.Stack, "")
-	st.ImageDetailLevel = lderefOr(call.ImageDetailLevel, ver.ImageDetailLevel, "")
-	bypass := lderefOr(call.BypassCache, ver.BypassCache, false)
-	return st, bypass
-}
-
-func lderefOr[T any](first, second *T, def T) T {
-	if first != nil {
-		return *first
-	}
-	if second != nil {
-		return *second
-	}
-	return def
-}
-
+// evaluateOne evaluates the content against version id, in a job of its
+// own (see EvaluationService).
 func (s *EvaluationService) evaluateOne(ctx context.Context, account *domain.Account, req EvaluateLabelsRequest, id string,
-	items []domain.ContentItem, sums []domain.ContentSummary, in *jobs.InspectedItem) (*LabelEvaluationResult, error) {
+	items []domain.ContentItem, sums []domain.ContentSummary, in *evaluation.InspectedItem) (*LabelEvaluationResult, error) {
 	res := &LabelEvaluationResult{LabelVersionID: id}
-	v, err := s.versions.FindLabelVersion(ctx, account.ID, id)
-	if domain.ErrorCode(err) == domain.NotFound {
-		res.Error = fmt.Sprintf("label version %q not found", id)
-		return res, nil
+	v, l, why, err := s.evaluable(ctx, account, id)
+	if v != nil {
+		res.LabelID = v.LabelID
 	}
+	if err != nil || why != "" {
+		res.Error = why
+		return res, err
+	}
+	st, bypass := evaluation.LabelSettingsOf(v, l.Name, evaluation.LabelOverrides{
+		Threshold: req.Threshold, Options: req.Options, GlobalContext: req.GlobalContext})
+	j, err := s.startJob(ctx, account, l, v, st, items, sums)
 	if err != nil {
-		return nil, err
-	}
-	res.LabelID = v.LabelID
-	l, err := s.labels.GetLabel(ctx, account.ID, v.LabelID)
-	switch {
-	case domain.ErrorCode(err) == domain.NotFound:
-		res.Error = fmt.Sprintf("label %q not found", v.LabelID)
-		return res, nil
-	case err != nil:
-		return nil, err
-	case l.Disabled:
-		res.Error = fmt.Sprintf("label %q is disabled", l.Name)
-		return res, nil
-	case l.ArchivedAt != nil:
-		res.Error = fmt.Sprintf("label %q is archived", l.Name)
-		return res, nil
-	}
-	st, bypass := labelEvalSettings(req, v, l.Name)
-
-	now := s.clock.Now()
-	until := now.Add(s.cfg.Lease)
-	// The job is evaluated here, in the request; its stored input only
-	// matters to a worker re-claiming it after a crash (which fails it, as
-	// label jobs have no policy). Image bytes are not copied into each of up
-	// to ten jobs.
-	input := items
-	if items[0].Kind != domain.ContentText {
-		input = nil
-	}
-	j := &domain.Job{
-		ID: domain.NewID(), AccountID: account.ID, Type: domain.JobTypeStandard, Status: domain.JobRunning,
-		LabelID: l.ID, LabelVersionID: v.ID, Threshold: st.Threshold, Expedited: st.Expedited,
-		Input: input, Contents: sums, LeaseOwner: s.owner, LeaseExpiresAt: &until, Attempts: 1,
-		Created: now, Updated: now, Started: &now,
-	}
-	if err := s.jobs.CreateJob(ctx, j); err != nil {
 		return nil, err
 	}
 	res.JobID = j.ID
@@ -305,7 +231,7 @@ func (s *EvaluationService) evaluateOne(ctx context.Context, account *domain.Acc
 		return res, nil
 	}
 	if limit := account.Limits.EvaluationsPerDay; limit > 0 {
-		ok, err := s.jobs.ChargeQuota(ctx, j.ID, s.owner, account.ID, now.UTC().Format(time.DateOnly), int64(len(items)), limit)
+		ok, err := s.jobs.ChargeQuota(ctx, j.ID, s.owner, account.ID, j.Created.UTC().Format(time.DateOnly), int64(len(items)), limit)
 		if err != nil {
 			return nil, err
 		}
@@ -322,29 +248,76 @@ func (s *EvaluationService) evaluateOne(ctx context.Context, account *domain.Acc
 	seq := 0
 	r, hits, err := s.runner.Evaluate(ctx, in.ForJob(j.ID), eval, &seq)
 	if err != nil {
-		if ctx.Err() != nil {
+		ending, e := evaluation.End(ctx, ctx, err)
+		if ending == evaluation.EndStopped {
 			// The client went away: the job is canceled, not failed.
 			_ = end(domain.JobCanceled, nil, nil, nil)
 			return nil, ctx.Err()
 		}
-		if ie, ok := jobs.AsItemError(err); ok {
-			return fail(ie.Job)
-		}
-		return fail(domain.ErrJobInternal)
+		return fail(e)
 	}
-	rep := r.Report
 	if err := end(domain.JobCompleted, nil, []*domain.JobResult{r}, hits); err != nil {
 		return nil, err
 	}
 	done := s.clock.Now()
 	j.Status, j.Completed, j.Updated, j.Results = domain.JobCompleted, &done, done, []*domain.JobResult{r}
 	j.LeaseOwner, j.LeaseExpiresAt = "", nil
-	ev := &LabelEvaluation{Threshold: st.Threshold, Outcome: rep.Result, Job: j, Result: r}
-	if sec := labelSection(rep, l.Name); sec != nil {
+	ev := &LabelEvaluation{Threshold: st.Threshold, Outcome: r.Report.Result, Job: j, Result: r}
+	if sec := evaluation.LabelSection(r.Report, l.Name); sec != nil {
 		ev.Score, ev.Outcome = sec.Score, sec.Result
 	}
 	res.Evaluation = ev
 	return res, nil
+}
+
+// evaluable returns version id of the account and its label, or why it
+// cannot be evaluated (unknown, its label deleted, disabled or archived).
+func (s *EvaluationService) evaluable(ctx context.Context, account *domain.Account, id string) (*domain.LabelVersion, *domain.Label, string, error) {
+	v, err := s.versions.FindLabelVersion(ctx, account.ID, id)
+	if domain.ErrorCode(err) == domain.NotFound {
+		return nil, nil, fmt.Sprintf("label version %q not found", id), nil
+	}
+	if err != nil {
+		return nil, nil, "", err
+	}
+	l, err := s.labels.GetLabel(ctx, account.ID, v.LabelID)
+	switch {
+	case domain.ErrorCode(err) == domain.NotFound:
+		return v, nil, fmt.Sprintf("label %q not found", v.LabelID), nil
+	case err != nil:
+		return v, nil, "", err
+	case l.Disabled:
+		return v, l, fmt.Sprintf("label %q is disabled", l.Name), nil
+	case l.ArchivedAt != nil:
+		return v, l, fmt.Sprintf("label %q is archived", l.Name), nil
+	}
+	return v, l, "", nil
+}
+
+// startJob records the job of one version's evaluation, running under this
+// service's lease.
+func (s *EvaluationService) startJob(ctx context.Context, account *domain.Account, l *domain.Label, v *domain.LabelVersion, st evaluation.LabelSettings,
+	items []domain.ContentItem, sums []domain.ContentSummary) (*domain.Job, error) {
+	now := s.clock.Now()
+	until := now.Add(s.cfg.Lease)
+	// The job is evaluated here, in the request; its stored input only
+	// matters to a worker re-claiming it after a crash (which fails it, as
+	// label jobs have no policy). Image bytes are not copied into each of up
+	// to ten jobs.
+	input := items
+	if items[0].Kind != domain.ContentText {
+		input = nil
+	}
+	j := &domain.Job{
+		ID: domain.NewIDAt(now), AccountID: account.ID, Type: domain.JobTypeStandard, Status: domain.JobRunning,
+		LabelID: l.ID, LabelVersionID: v.ID, Threshold: st.Threshold, Expedited: st.Expedited,
+		Input: input, Contents: sums, LeaseOwner: s.owner, LeaseExpiresAt: &until, Attempts: 1,
+		Created: now, Updated: now, Started: &now,
+	}
+	if err := s.jobs.CreateJob(ctx, j); err != nil {
+		return nil, err
+	}
+	return j, nil
 }
 
 // labelContentError returns the job error for content that label
@@ -362,41 +335,19 @@ func labelContentError(it domain.ContentItem, c rules.Content) *domain.JobError 
 	return &e
 }
 
-// labelSection returns the section of a label version's report: the one
-// named after the label, or the only one.
-func labelSection(rep *rules.Report, name string) *rules.SectionReport {
-	for i := range rep.Sections {
-		if rep.Sections[i].Name == name {
-			return &rep.Sections[i]
-		}
-	}
-	if len(rep.Sections) == 1 {
-		return &rep.Sections[0]
-	}
-	return nil
-}
-
 // report evaluates (or reads from the cache) the content against a version.
-func (s *EvaluationService) report(ctx context.Context, v *domain.LabelVersion, st evalSettings, bypass bool, content rules.Content, contentHash string) (*rules.Report, error) {
-	key := ""
-	if contentHash != "" {
-		b, _ := json.Marshal(st)
-		key = contentHash + "\x00" + v.ID + "\x00" + strconv.FormatFloat(st.Threshold, 'g', -1, 64) + "\x00" + string(b)
-		if !bypass {
-			if rep, ok := s.cache.get(key); ok {
-				return rep, nil
-			}
+func (s *EvaluationService) report(ctx context.Context, v *domain.LabelVersion, st evaluation.LabelSettings, bypass bool, content rules.Content, contentHash string) (*rules.Report, error) {
+	key := st.ReportKey(contentHash, v.ID)
+	if key != "" && !bypass {
+		if rep, ok := s.cache.get(key); ok {
+			return rep, nil
 		}
 	}
-	// The section takes the label's current name, so the plan is keyed by it
-	// too.
-	plan, err := s.plans.GetOrCompile(v.ID+"\x00"+st.LabelName, v.Text, rules.CompileOptions{LabelName: st.LabelName})
+	eval, err := evaluation.LabelEvaluator(s.plans, v, st, bypass, s.cfg.Backends)
 	if err != nil {
 		return nil, err
 	}
-	rep, err := plan.Evaluate(ctx, content,
-		rules.EvalOptions{Threshold: st.Threshold, Expedited: st.Expedited, GlobalContext: st.GlobalContext,
-			Evaluator: domain.EvaluatorFor(s.cfg.Backends, st.Stack, st.Expedited), Account: v.AccountID, BypassCache: bypass})
+	rep, err := eval(ctx, content)
 	if err != nil {
 		return nil, err
 	}
@@ -404,53 +355,4 @@ func (s *EvaluationService) report(ctx context.Context, v *domain.LabelVersion, 
 		s.cache.put(key, rep)
 	}
 	return rep, nil
-}
-
-// evaluationCache is a bounded LRU of evaluation reports keyed by (content
-// hash, version, threshold, options). Reports are never mutated after
-// evaluation, so sharing them is safe.
-type evaluationCache struct {
-	mu      sync.Mutex
-	max     int
-	ll      *list.List
-	entries map[string]*list.Element
-	hits    atomic.Int64
-	misses  atomic.Int64
-}
-
-type evaluationCacheEntry struct {
-	key string
-	rep *rules.Report
-}
-
-func newEvaluationCache(max int) *evaluationCache {
-	return &evaluationCache{max: max, ll: list.New(), entries: map[string]*list.Element{}}
-}
-
-func (c *evaluationCache) get(key string) (*rules.Report, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.entries[key]; ok {
-		c.ll.MoveToFront(e)
-		c.hits.Add(1)
-		return e.Value.(*evaluationCacheEntry).rep, true
-	}
-	c.misses.Add(1)
-	return nil, false
-}
-
-func (c *evaluationCache) put(key string, rep *rules.Report) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.entries[key]; ok {
-		c.ll.MoveToFront(e)
-		e.Value.(*evaluationCacheEntry).rep = rep
-		return
-	}
-	c.entries[key] = c.ll.PushFront(&evaluationCacheEntry{key: key, rep: rep})
-	for c.ll.Len() > c.max {
-		last := c.ll.Back()
-		c.ll.Remove(last)
-		delete(c.entries, last.Value.(*evaluationCacheEntry).key)
-	}
 }

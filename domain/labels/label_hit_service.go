@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/paging"
 )
 
 // LabelHitPage is one response of GET /v1/jobs/{jobUuid}/labels.
@@ -33,7 +34,7 @@ type ListJobLabelHitsRequest struct {
 // Codes: NOT_FOUND (job, or a jobResultId that is not one of its results),
 // INVALID_ARGUMENT (negative pageSize, a token of another request).
 func (s *EvaluationService) ListJobLabelHits(ctx context.Context, accountID string, req ListJobLabelHitsRequest) (*LabelHitPage, error) {
-	q := domain.PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: req.PageSize, Token: req.PageToken,
+	q := paging.Query{SizeField: "pageSize", TokenField: "pageToken", Size: req.PageSize, Token: req.PageToken,
 		Default: domain.DefaultLabelHitPageSize, Max: domain.MaxLabelHitPageSize,
 		Scope: "jobLabelHits\x00" + accountID + "\x00" + req.JobID + "\x00" + req.JobResultID}
 	var j *domain.Job
@@ -41,7 +42,7 @@ func (s *EvaluationService) ListJobLabelHits(ctx context.Context, accountID stri
 		j, err = s.jobs.GetJob(ctx, accountID, req.JobID)
 		return describeJobNotFound(err, req.JobID)
 	}
-	hits, next, err := domain.KeysetPage(s.tokens, q, check, func(after *domain.LabelHitCursor, limit int) ([]*domain.LabelHit, error) {
+	hits, next, err := paging.Keyset(s.tokens, q, check, func(after *domain.LabelHitCursor, limit int) ([]*domain.LabelHit, error) {
 		if j.Status != domain.JobCompleted {
 			return nil, nil // only the status is returned
 		}
@@ -75,7 +76,8 @@ func (s *EvaluationService) ListJobLabelHits(ctx context.Context, accountID stri
 	case domain.JobFailed:
 		page.Error = j.Error
 		if page.Error == nil {
-			page.Error = &domain.ErrJobInternal
+			e := domain.ErrJobInternal
+			page.Error = &e
 		}
 	case domain.JobCompleted:
 		page.Hits, page.NextPageToken = hits, next

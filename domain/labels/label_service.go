@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/paging"
 )
 
 // Service implements the label-first endpoints: labels, tags and
@@ -15,7 +16,7 @@ type Service struct {
 	versions domain.LabelVersionStore
 	tags     domain.LabelTagStore
 	clock    domain.Clock
-	tokens   *domain.PageTokens
+	tokens   *paging.Tokens
 	backends domain.SignalBackends
 }
 
@@ -27,7 +28,7 @@ func (s *Service) WithBackends(b domain.SignalBackends) *Service {
 }
 
 // NewService returns the label service on its stores.
-func NewService(labels domain.LabelStore, versions domain.LabelVersionStore, tags domain.LabelTagStore, clock domain.Clock, tokens *domain.PageTokens) *Service {
+func NewService(labels domain.LabelStore, versions domain.LabelVersionStore, tags domain.LabelTagStore, clock domain.Clock, tokens *paging.Tokens) *Service {
 	return &Service{labels: labels, versions: versions, tags: tags, clock: clock, tokens: tokens}
 }
 
@@ -124,10 +125,10 @@ func (s *Service) GetLabel(ctx context.Context, accountID, id string) (*domain.L
 func (s *Service) ListLabels(ctx context.Context, accountID string, r ListLabelsRequest) (*LabelPage, error) {
 	tagIDs := dedupeLabelIDs(r.TagIDs)
 	slices.Sort(tagIDs)
-	q := domain.PageQuery{SizeField: "page_size", TokenField: "page_token", Size: r.PageSize, Token: r.PageToken,
+	q := paging.Query{SizeField: "page_size", TokenField: "page_token", Size: r.PageSize, Token: r.PageToken,
 		Default: domain.DefaultLabelPageSize, Max: domain.MaxLabelPageSize,
 		Scope: "listLabels\x00" + accountID + "\x00" + labelBoolString(r.IncludeArchived) + "\x00" + strings.Join(tagIDs, "\x00")}
-	labels, next, err := domain.KeysetPage(s.tokens, q, nil, func(after *domain.LabelCursor, limit int) ([]*domain.Label, error) {
+	labels, next, err := paging.Keyset(s.tokens, q, nil, func(after *domain.LabelCursor, limit int) ([]*domain.Label, error) {
 		return s.labels.ListLabels(ctx, domain.LabelQuery{AccountID: accountID, IncludeArchived: r.IncludeArchived, TagIDs: tagIDs, Limit: limit, After: after})
 	}, func(l *domain.Label) domain.LabelCursor { return domain.LabelCursor{Created: l.Created, ID: l.ID} })
 	if err != nil {

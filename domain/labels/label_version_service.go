@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/evaluation"
+	"github.com/contenteval/contenteval/domain/paging"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
@@ -70,7 +72,7 @@ func (s *Service) CreateLabelVersion(ctx context.Context, accountID, labelID str
 		return nil, err
 	}
 	if in.EvalOptions.Stack != nil {
-		if err := domain.CheckStack(s.backends, "labelEvalOptions.stack", *in.EvalOptions.Stack); err != nil {
+		if err := evaluation.CheckStack(s.backends, "labelEvalOptions.stack", *in.EvalOptions.Stack); err != nil {
 			return nil, err
 		}
 	}
@@ -118,13 +120,13 @@ func (s *Service) GetLabelVersion(ctx context.Context, accountID, labelID, id st
 // sequentialVersion ascending then id. Codes: NOT_FOUND (label),
 // INVALID_ARGUMENT (negative page_size, page_token of another request).
 func (s *Service) ListLabelVersions(ctx context.Context, accountID, labelID string, pageSize *int32, pageToken string) (*LabelVersionPage, error) {
-	q := domain.PageQuery{SizeField: "page_size", TokenField: "page_token", Size: pageSize, Token: pageToken,
+	q := paging.Query{SizeField: "page_size", TokenField: "page_token", Size: pageSize, Token: pageToken,
 		Default: domain.DefaultLabelPageSize, Max: domain.MaxLabelPageSize, Scope: "listLabelVersions\x00" + accountID + "\x00" + labelID}
 	check := func() error {
 		_, err := s.labels.GetLabel(ctx, accountID, labelID)
 		return err
 	}
-	vs, next, err := domain.KeysetPage(s.tokens, q, check, func(after *domain.LabelVersionCursor, limit int) ([]*domain.LabelVersion, error) {
+	vs, next, err := paging.Keyset(s.tokens, q, check, func(after *domain.LabelVersionCursor, limit int) ([]*domain.LabelVersion, error) {
 		return s.versions.ListLabelVersions(ctx, accountID, labelID, after, limit)
 	}, func(v *domain.LabelVersion) domain.LabelVersionCursor {
 		return domain.LabelVersionCursor{Seq: v.SequentialVersion, ID: v.ID}

@@ -2,6 +2,7 @@ package labels
 
 import (
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/policies"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
@@ -13,5 +14,5 @@ const checkLabelName = "label"
 // CompileLabelText compiles it, within the rule language's 64 KiB, and nothing
 // stored. Codes: INVALID_ARGUMENT (text over the limit).
 func CheckLabelText(text string) (*domain.RulesCheck, error) {
-	return domain.CheckRules(text, rules.CompileOptions{LabelName: checkLabelName}, rules.DefaultLimits.MaxTextBytes)
+	return policies.CheckRules(text, rules.CompileOptions{LabelName: checkLabelName}, rules.DefaultLimits.MaxTextBytes)
 }

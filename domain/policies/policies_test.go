@@ -27,6 +27,18 @@ func (m *memPolicies) CreatePolicy(_ context.Context, p *domain.Policy, v *domai
 	return nil
 }
 
+func (m *memPolicies) GetPolicyByKey(_ context.Context, accountID, key string) (*domain.Policy, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.reads++
+	for _, p := range m.policies {
+		if p.AccountID == accountID && p.Key == key {
+			return &p, nil
+		}
+	}
+	return nil, domain.Errorf(domain.NotFound, "policy key %q not found", key)
+}
+
 func (m *memPolicies) GetPolicy(_ context.Context, accountID, id string) (*domain.Policy, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -175,4 +187,53 @@ func TestPolicyService_ActiveCache(t *testing.T) {
 		_, _, _, _ = uncached.ActivePlan(ctx, account.ID, p.ID)
 	}
 	require.Equal(t, reads+3, store.reads)
+}
+
+// GetByKey reads the store once per key and then goes through the active
+// cache, as jobs do: a disabled policy shows once the TTL has passed, and an
+// unknown key or another account's is NOT_FOUND every time.
+func TestPolicyService_GetByKey(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	store := &memPolicies{policies: map[string]domain.Policy{}, versions: map[string]domain.PolicyVersion{}}
+	clock := &stepClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	s := NewService(store, clock, nil, Config{ActiveTTL: time.Second}, nil)
+	account, other := &domain.Account{ID: "acct"}, &domain.Account{ID: "other"}
+	p, _, err := s.Create(ctx, account, "mod", `LABEL "a": "x" { "alpha" }`)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		account *domain.Account
+		key     string
+		found   bool
+	}{
+		{"the key", account, "mod", true},
+		{"unknown key", account, "nope", false},
+		{"another account's", other, "mod", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s.GetByKey(ctx, tc.account, tc.key)
+			if !tc.found {
+				require.Equal(t, domain.NotFound, domain.ErrorCode(err))
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, p.ID, got.ID)
+		})
+	}
+	// The second call warms the active cache; the later ones read nothing.
+	_, err = s.GetByKey(ctx, account, "mod")
+	require.NoError(t, err)
+	reads := store.reads
+	for range 5 {
+		got, err := s.GetByKey(ctx, account, "mod")
+		require.NoError(t, err)
+		require.Equal(t, p.ID, got.ID)
+	}
+	require.Equal(t, reads, store.reads, "a known key is read from the caches")
+	_, err = s.SetDisabled(ctx, account.ID, p.ID, true)
+	require.NoError(t, err)
+	got, err := s.GetByKey(ctx, account, "mod")
+	require.NoError(t, err)
+	require.True(t, got.Disabled, "this service's own change applies at once")
 }

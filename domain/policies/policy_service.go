@@ -5,16 +5,18 @@ import (
 	"errors"
 	"regexp"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/evaluation"
+	"github.com/contenteval/contenteval/domain/paging"
 	"github.com/contenteval/contenteval/domain/rules"
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // Config are the limits of the policy service.
 type Config struct {
-	// MaxTextBytes bounds a policy version's rule text (DESIGN §10: 64 KiB).
+	// MaxTextBytes bounds a policy version's rule text (docs/api.md#limits: 64 KiB).
 	MaxTextBytes int
 	// ActiveTTL is how long a policy read for a job (its active version,
 	// whether it is disabled) is reused before it is read again; 0 reads it
@@ -23,49 +25,47 @@ type Config struct {
 	ActiveTTL time.Duration
 }
 
-// activePolicyCacheSize bounds the policies kept for ActiveTTL.
-const activePolicyCacheSize = 4096
+// versionCacheSize bounds the versions kept in memory.
+const versionCacheSize = 4096
 
 // Service creates, reads and versions policies and compiles them into
 // evaluation plans (cached per version: versions are immutable).
 type Service struct {
 	store  domain.PolicyStore
 	clock  domain.Clock
-	tokens *domain.PageTokens
+	tokens *paging.Tokens
 	cfg    Config
-	plans  *rules.Cache
+	plans  *evaluation.Plans
 
 	// versions caches versions by id: they are immutable, and every job
 	// reads its policy's active version.
-	mu       sync.Mutex
-	versions map[string]*domain.PolicyVersion
-	// active caches policies read for jobs, by account and policy id, for
-	// cfg.ActiveTTL: every synchronous job would otherwise pay a database
-	// round trip (a third of the database work of a small job) for a row
-	// that changes only when a version is added or the policy is disabled.
-	active map[activeKey]activePolicy
-	// changes counts forget calls, so that a read which raced with a
-	// change is not cached as if it were current.
-	changes uint64
+	versions *lru.Cache[string, *domain.PolicyVersion]
+	// active caches policies read for jobs for cfg.ActiveTTL.
+	active *activeCache
+	// keys maps (account, policyKey) to the policy's id: a key never
+	// changes and a policy is never deleted, so the mapping holds for good.
+	keys *lru.Cache[activeKey, string]
 }
 
-type activeKey struct{ account, policy string }
-
-type activePolicy struct {
-	policy *domain.Policy
-	read   time.Time
-}
-
-// NewService returns the policy service.
-func NewService(store domain.PolicyStore, clock domain.Clock, tokens *domain.PageTokens, cfg Config, plans *rules.Cache) *Service {
+// NewService returns the policy service; plans is the server's cache of
+// compiled plans (nil: one of the service's own).
+func NewService(store domain.PolicyStore, clock domain.Clock, tokens *paging.Tokens, cfg Config, plans *evaluation.Plans) *Service {
 	if cfg.MaxTextBytes <= 0 {
 		cfg.MaxTextBytes = 64 << 10
 	}
 	if plans == nil {
-		plans = rules.NewCache(1024)
+		plans = evaluation.NewPlans(1024)
+	}
+	versions, err := lru.New[string, *domain.PolicyVersion](versionCacheSize)
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	keys, err := lru.New[activeKey, string](activePolicyCacheSize)
+	if err != nil {
+		panic(err) // only for a size below 1
 	}
 	return &Service{store: store, clock: clock, tokens: tokens, cfg: cfg, plans: plans,
-		versions: map[string]*domain.PolicyVersion{}, active: map[activeKey]activePolicy{}}
+		versions: versions, active: newActiveCache(cfg.ActiveTTL, clock), keys: keys}
 }
 
 var policyKeyPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
@@ -129,13 +129,29 @@ func (s *Service) Get(ctx context.Context, account *domain.Account, id string) (
 	return s.store.GetPolicy(ctx, account.ID, id)
 }
 
+// GetByKey returns the account's policy with that policyKey, as the jobs
+// read it (the active cache): the moderation endpoint resolves its model
+// this way on every call. Codes: NOT_FOUND.
+func (s *Service) GetByKey(ctx context.Context, account *domain.Account, key string) (*domain.Policy, error) {
+	k := activeKey{account: account.ID, policy: key}
+	if id, ok := s.keys.Get(k); ok {
+		return s.activePolicy(ctx, account.ID, id)
+	}
+	p, err := s.store.GetPolicyByKey(ctx, account.ID, key)
+	if err != nil {
+		return nil, err
+	}
+	s.keys.Add(k, p.ID)
+	return p, nil
+}
+
 // List returns a page of the account's policies, newest first, and the token
 // of the next page ("" when there is none). Codes: INVALID_ARGUMENT (page
 // token or size).
 func (s *Service) List(ctx context.Context, account *domain.Account, pageSize *int32, pageToken string) ([]*domain.Policy, string, error) {
-	q := domain.PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
+	q := paging.Query{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
 		Default: 100, Max: 1000, Scope: "policies|" + account.ID}
-	return domain.KeysetPage(s.tokens, q, nil, func(after *domain.PolicyCursor, limit int) ([]*domain.Policy, error) {
+	return paging.Keyset(s.tokens, q, nil, func(after *domain.PolicyCursor, limit int) ([]*domain.Policy, error) {
 		return s.store.ListPolicies(ctx, account.ID, after, limit)
 	}, func(p *domain.Policy) domain.PolicyCursor { return domain.PolicyCursor{Created: p.Created, ID: p.ID} })
 }
@@ -149,7 +165,7 @@ func (s *Service) AddVersion(ctx context.Context, account *domain.Account, polic
 // ListVersions returns a page of a policy's versions, oldest first. Codes:
 // NOT_FOUND, INVALID_ARGUMENT (page token or size).
 func (s *Service) ListVersions(ctx context.Context, account *domain.Account, policyID string, pageSize *int32, pageToken string) ([]*domain.PolicyVersion, string, error) {
-	q := domain.PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
+	q := paging.Query{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
 		Default: 100, Max: 1000, Scope: "policyVersions|" + account.ID + "|" + policyID}
 	var p *domain.Policy
 	check := func() error {
@@ -157,7 +173,7 @@ func (s *Service) ListVersions(ctx context.Context, account *domain.Account, pol
 		p, err = s.store.GetPolicy(ctx, account.ID, policyID)
 		return err
 	}
-	vs, next, err := domain.KeysetPage(s.tokens, q, check, func(after *policyVersionCursor, limit int) ([]*domain.PolicyVersion, error) {
+	vs, next, err := paging.Keyset(s.tokens, q, check, func(after *policyVersionCursor, limit int) ([]*domain.PolicyVersion, error) {
 		seq := 0
 		if after != nil {
 			seq = after.Seq
@@ -185,40 +201,13 @@ func (s *Service) SetDisabled(ctx context.Context, accountID, id string, disable
 
 // forget drops a policy from the active cache after a change to it.
 func (s *Service) forget(accountID, policyID string) {
-	s.mu.Lock()
-	delete(s.active, activeKey{accountID, policyID})
-	s.changes++
-	s.mu.Unlock()
+	s.active.forget(accountID, policyID)
 }
 
 // activePolicy returns the policy, from the active cache when it was read
 // less than cfg.ActiveTTL ago. Codes: NOT_FOUND.
 func (s *Service) activePolicy(ctx context.Context, accountID, policyID string) (*domain.Policy, error) {
-	if s.cfg.ActiveTTL <= 0 {
-		return s.store.GetPolicy(ctx, accountID, policyID)
-	}
-	k := activeKey{accountID, policyID}
-	now := s.clock.Now()
-	s.mu.Lock()
-	c, ok := s.active[k]
-	changes := s.changes
-	s.mu.Unlock()
-	if ok && now.Sub(c.read) < s.cfg.ActiveTTL && now.Sub(c.read) >= 0 {
-		return c.policy, nil
-	}
-	p, err := s.store.GetPolicy(ctx, accountID, policyID)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	if s.changes == changes {
-		if len(s.active) >= activePolicyCacheSize {
-			clear(s.active) // crude bound, as for versions
-		}
-		s.active[k] = activePolicy{policy: p, read: now}
-	}
-	s.mu.Unlock()
-	return p, nil
+	return s.active.get(ctx, accountID, policyID, s.store.GetPolicy)
 }
 
 // ActivePlan returns the policy's active version and its compiled plan.
@@ -244,7 +233,7 @@ func (s *Service) Plan(ctx context.Context, policyID, versionID string) (*domain
 	if err != nil {
 		return nil, nil, err
 	}
-	plan, err := s.plans.GetOrCompile(v.ID, v.Text, rules.CompileOptions{Limits: rules.Limits{MaxTextBytes: max(s.cfg.MaxTextBytes, len(v.Text))}})
+	plan, err := s.plans.Policy(v, s.cfg.MaxTextBytes)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -253,21 +242,13 @@ func (s *Service) Plan(ctx context.Context, policyID, versionID string) (*domain
 
 // version returns one version, from memory when it has been read before.
 func (s *Service) version(ctx context.Context, policyID, versionID string) (*domain.PolicyVersion, error) {
-	s.mu.Lock()
-	v, ok := s.versions[versionID]
-	s.mu.Unlock()
-	if ok && v.PolicyID == policyID {
+	if v, ok := s.versions.Get(versionID); ok && v.PolicyID == policyID {
 		return v, nil
 	}
 	v, err := s.store.GetPolicyVersion(ctx, policyID, versionID)
 	if err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	if len(s.versions) >= 4096 {
-		clear(s.versions) // crude bound; versions are cheap to read again
-	}
-	s.versions[versionID] = v
-	s.mu.Unlock()
+	s.versions.Add(versionID, v)
 	return v, nil
 }

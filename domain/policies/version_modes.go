@@ -7,7 +7,7 @@ import (
 	"github.com/contenteval/contenteval/domain"
 )
 
-// Version modes (DESIGN §12): a version is added active (as always), as
+// Version modes (docs/api.md#extension-endpoints): a version is added active (as always), as
 // the policy's shadow, or as a draft; a version is activated later.
 
 // AddVersionAs compiles text into a new version of the policy with the role

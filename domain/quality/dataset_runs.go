@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/paging"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
@@ -48,7 +49,7 @@ func (s *Service) CreateRun(ctx context.Context, account *domain.Account, labelI
 		State: domain.DatasetRunPending, Threshold: t, Created: now, Updated: now}
 	chunkJob := func(from, to int) *domain.Job {
 		return &domain.Job{
-			ID: domain.NewID(), AccountID: account.ID, Type: domain.JobTypeDatasetRun, Status: domain.JobPending,
+			ID: domain.NewIDAt(now), AccountID: account.ID, Type: domain.JobTypeDatasetRun, Status: domain.JobPending,
 			LabelID: labelID, LabelVersionID: v.ID, Threshold: t,
 			Options: map[string]string{optRun: run.ID, optFrom: strconv.Itoa(from), optTo: strconv.Itoa(to)},
 			Input:   []domain.ContentItem{}, Contents: []domain.ContentSummary{}, Created: now, Updated: now,
@@ -71,13 +72,13 @@ func (s *Service) GetRun(ctx context.Context, account *domain.Account, labelID, 
 // ListRuns returns a page of a label's runs, newest first. Codes:
 // NOT_FOUND (label), INVALID_ARGUMENT (page size or token).
 func (s *Service) ListRuns(ctx context.Context, account *domain.Account, labelID string, pageSize *int32, pageToken string) ([]*domain.DatasetRun, string, error) {
-	q := domain.PageQuery{SizeField: "page_size", TokenField: "page_token", Size: pageSize, Token: pageToken,
+	q := paging.Query{SizeField: "page_size", TokenField: "page_token", Size: pageSize, Token: pageToken,
 		Default: defaultRunsPage, Max: maxRunPage, Scope: "datasetRuns\x00" + account.ID + "\x00" + labelID}
 	check := func() error {
 		_, err := s.d.Labels.GetLabel(ctx, account.ID, labelID)
 		return domain.DescribeNotFound(err, "label %q not found", labelID)
 	}
-	return domain.KeysetPage(s.d.Tokens, q, check, func(after *domain.DatasetRunCursor, limit int) ([]*domain.DatasetRun, error) {
+	return paging.Keyset(s.d.Tokens, q, check, func(after *domain.DatasetRunCursor, limit int) ([]*domain.DatasetRun, error) {
 		return s.d.Datasets.ListDatasetRuns(ctx, account.ID, labelID, after, limit)
 	}, func(r *domain.DatasetRun) domain.DatasetRunCursor {
 		return domain.DatasetRunCursor{Created: r.Created, ID: r.ID}
@@ -93,14 +94,14 @@ type seqCursor struct {
 // example order (the examples' creation order). Codes: NOT_FOUND (run),
 // INVALID_ARGUMENT (page size or token).
 func (s *Service) Results(ctx context.Context, account *domain.Account, labelID, runID string, pageSize *int32, pageToken string) (*domain.DatasetRun, []*domain.DatasetRunResult, string, error) {
-	q := domain.PageQuery{SizeField: "page_size", TokenField: "page_token", Size: pageSize, Token: pageToken,
+	q := paging.Query{SizeField: "page_size", TokenField: "page_token", Size: pageSize, Token: pageToken,
 		Default: defaultResultsPage, Max: maxRunPage, Scope: "datasetRunResults\x00" + account.ID + "\x00" + labelID + "\x00" + runID}
 	var run *domain.DatasetRun
 	check := func() (err error) {
 		run, err = s.d.Datasets.GetDatasetRun(ctx, account.ID, labelID, runID)
 		return err
 	}
-	rs, next, err := domain.KeysetPage(s.d.Tokens, q, check, func(after *seqCursor, limit int) ([]*domain.DatasetRunResult, error) {
+	rs, next, err := paging.Keyset(s.d.Tokens, q, check, func(after *seqCursor, limit int) ([]*domain.DatasetRunResult, error) {
 		seq := -1
 		if after != nil {
 			seq = after.Seq
@@ -119,7 +120,7 @@ func (s *Service) Compare(ctx context.Context, account *domain.Account, labelID,
 	if baseID == "" {
 		return nil, "", domain.InvalidField("baseDatasetRunId", "is required")
 	}
-	q := domain.PageQuery{SizeField: "page_size", TokenField: "page_token", Size: pageSize, Token: pageToken,
+	q := paging.Query{SizeField: "page_size", TokenField: "page_token", Size: pageSize, Token: pageToken,
 		Default: defaultChangesPage, Max: maxRunPage, Scope: "datasetRunCompare\x00" + account.ID + "\x00" + labelID + "\x00" + runID + "\x00" + baseID}
 	check := func() error {
 		for _, id := range []string{runID, baseID} {
@@ -133,7 +134,7 @@ func (s *Service) Compare(ctx context.Context, account *domain.Account, labelID,
 		}
 		return nil
 	}
-	return domain.KeysetPage(s.d.Tokens, q, check, func(after *seqCursor, limit int) ([]*domain.DatasetRunChange, error) {
+	return paging.Keyset(s.d.Tokens, q, check, func(after *seqCursor, limit int) ([]*domain.DatasetRunChange, error) {
 		seq := -1
 		if after != nil {
 			seq = after.Seq

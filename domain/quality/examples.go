@@ -2,11 +2,12 @@ package quality
 
 import (
 	"context"
-	"errors"
 	"strconv"
-	"strings"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/evaluation"
+	"github.com/contenteval/contenteval/domain/jobs"
+	"github.com/contenteval/contenteval/domain/paging"
 )
 
 // NewExample is one example of CreateExamples.
@@ -46,9 +47,9 @@ func (s *Service) CreateExamples(ctx context.Context, account *domain.Account, l
 		if len([]rune(e.Note)) > domain.MaxExampleNote {
 			return nil, domain.InvalidField(field+".note", "must be at most "+strconv.Itoa(domain.MaxExampleNote)+" characters")
 		}
-		items, sums, err := domain.ValidateContent([]domain.ContentInput{e.Content}, 1, s.cfg.MaxTextBytes)
+		items, sums, err := jobs.ValidateContent([]domain.ContentInput{e.Content}, 1, s.cfg.MaxTextBytes)
 		if err != nil {
-			return nil, renameField(err, "contentData[0]", field+".contentData")
+			return nil, evaluation.RenameFields(err, "contentData[0]", field+".contentData")
 		}
 		switch items[0].Kind {
 		case domain.ContentText, domain.ContentImage, domain.ContentImageURL:
@@ -100,38 +101,10 @@ func (s *Service) storeableImage(ctx context.Context, accountID string, e *domai
 	}
 	img, err := s.d.Images.InspectImage(ctx, accountID, "", e.Content, map[string]string{"ocr": "false"})
 	if err != nil {
-		return renameField(err, "", field+".")
+		return evaluation.RenameFields(err, "", field+".")
 	}
 	e.ContentHash = img.ContentHash
 	return nil
-}
-
-// renameField returns err with the field violations under from renamed to
-// be under to; other errors are returned as they are.
-func renameField(err error, from, to string) error {
-	var e *domain.Error
-	if !errors.As(err, &e) || e.Code != domain.InvalidArgument {
-		return err
-	}
-	out := &domain.Error{Code: e.Code, Message: e.Message}
-	for _, d := range e.Details {
-		if br, ok := d.(domain.BadRequest); ok {
-			vs := make([]domain.FieldViolation, len(br.FieldViolations))
-			for i, v := range br.FieldViolations {
-				name := v.Field
-				if strings.HasPrefix(name, from) {
-					name = to + strings.TrimPrefix(name, from)
-				}
-				vs[i] = domain.FieldViolation{Field: name, Description: v.Description}
-			}
-			if len(vs) > 0 {
-				out.Message = "invalid " + vs[0].Field + ": " + vs[0].Description
-			}
-			d = domain.BadRequest{FieldViolations: vs}
-		}
-		out.Details = append(out.Details, d)
-	}
-	return out
 }
 
 // ListExamples returns a page of a label's examples, oldest first. A page
@@ -139,32 +112,28 @@ func renameField(err error, from, to string) error {
 // the token then continues after the last one. Codes: NOT_FOUND (label),
 // INVALID_ARGUMENT (page size or token).
 func (s *Service) ListExamples(ctx context.Context, account *domain.Account, labelID string, pageSize *int32, pageToken string) (*ExamplePage, error) {
-	size, err := domain.PageSize("page_size", pageSize, domain.DefaultExamplesPage, domain.MaxExamplesPage)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := s.d.Labels.GetLabel(ctx, account.ID, labelID); err != nil {
-		return nil, domain.DescribeNotFound(err, "label %q not found", labelID)
-	}
-	scope := "examples\x00" + account.ID + "\x00" + labelID
-	var after struct {
+	type cursor struct {
 		ID string `json:"i"`
 	}
-	if pageToken != "" {
-		if err := s.d.Tokens.Decode("page_token", pageToken, scope, &after); err != nil {
-			return nil, err
-		}
-	}
-	es, more, err := s.d.Datasets.ListExamples(ctx, account.ID, labelID, after.ID, size, domain.MaxExamplesPageBytes)
+	q := paging.Query{SizeField: "page_size", TokenField: "page_token", Size: pageSize, Token: pageToken,
+		Default: domain.DefaultExamplesPage, Max: domain.MaxExamplesPage, Scope: "examples\x00" + account.ID + "\x00" + labelID}
+	es, next, err := paging.KeysetBounded(s.d.Tokens, q,
+		func() error {
+			_, err := s.d.Labels.GetLabel(ctx, account.ID, labelID)
+			return domain.DescribeNotFound(err, "label %q not found", labelID)
+		},
+		func(after *cursor, size int) ([]*domain.DatasetExample, bool, error) {
+			afterID := ""
+			if after != nil {
+				afterID = after.ID
+			}
+			return s.d.Datasets.ListExamples(ctx, account.ID, labelID, afterID, size, domain.MaxExamplesPageBytes)
+		},
+		func(e *domain.DatasetExample) cursor { return cursor{ID: e.ID} })
 	if err != nil {
 		return nil, err
 	}
-	page := &ExamplePage{Examples: es}
-	if more && len(es) > 0 {
-		after.ID = es[len(es)-1].ID
-		page.NextPageToken = s.d.Tokens.Encode(scope, after)
-	}
-	return page, nil
+	return &ExamplePage{Examples: es, NextPageToken: next}, nil
 }
 
 // DeleteExample deletes an example of a label. Runs keep their results of

@@ -47,20 +47,3 @@ func TestComparison(t *testing.T) {
 		})
 	}
 }
-
-func TestRenameField(t *testing.T) {
-	err := renameField(domain.InvalidField("contentData[0].text", "is too long"), "contentData[0]", "examples[3].contentData")
-	e := err.(*domain.Error)
-	br := e.Details[0].(domain.BadRequest)
-	if br.FieldViolations[0].Field != "examples[3].contentData.text" || e.Message != "invalid examples[3].contentData.text: is too long" {
-		t.Errorf("renamed: %+v", e)
-	}
-	err = renameField(domain.InvalidField("imageUrl", "could not be fetched"), "", "examples[0].contentData.")
-	if f := err.(*domain.Error).Details[0].(domain.BadRequest).FieldViolations[0].Field; f != "examples[0].contentData.imageUrl" {
-		t.Errorf("prefixed: %s", f)
-	}
-	other := domain.Errorf(domain.Canceled, "blocked")
-	if renameField(other, "", "x.") != other {
-		t.Error("a precheck refusal must come back as it is (its 499 body)")
-	}
-}

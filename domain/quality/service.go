@@ -5,9 +5,10 @@ import (
 	"log/slog"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/evaluation"
 	"github.com/contenteval/contenteval/domain/jobs"
+	"github.com/contenteval/contenteval/domain/paging"
 	"github.com/contenteval/contenteval/domain/policies"
-	"github.com/contenteval/contenteval/domain/rules"
 )
 
 // Config are the limits of the quality service.
@@ -38,15 +39,18 @@ type Deps struct {
 	// Images prechecks image examples on creation; nil refuses them.
 	Images domain.ImageInspector
 	// FetchImage fetches an example's imageUrl under the URL rules
-	// (DESIGN §5); nil refuses image URLs.
+	// (docs/api.md#url-fetching); nil refuses image URLs.
 	FetchImage func(ctx context.Context, url string) ([]byte, error)
 	Clock      domain.Clock
-	Tokens     *domain.PageTokens
+	Tokens     *paging.Tokens
 	Log        *slog.Logger
 	// Backends score the model signals of dataset runs (the label
 	// version's stack) and shadow evaluations (the live job's stack); nil:
 	// the built-in evaluators only.
 	Backends domain.SignalBackends
+	// Plans is the server's cache of compiled plans (nil: one of this
+	// service's own).
+	Plans *evaluation.Plans
 }
 
 // Service serves dataset examples and runs, live metrics and shadow
@@ -54,7 +58,7 @@ type Deps struct {
 type Service struct {
 	d     Deps
 	cfg   Config
-	plans *rules.Cache
+	plans *evaluation.Plans
 }
 
 // NewService returns the service and registers its tasks with d.Jobs.
@@ -68,7 +72,10 @@ func NewService(d Deps, cfg Config) *Service {
 	if d.Log == nil {
 		d.Log = slog.Default()
 	}
-	s := &Service{d: d, cfg: cfg, plans: rules.NewCache(256)}
+	if d.Plans == nil {
+		d.Plans = evaluation.NewPlans(256)
+	}
+	s := &Service{d: d, cfg: cfg, plans: d.Plans}
 	if d.Jobs != nil {
 		d.Jobs.HandleType(domain.JobTypeDatasetRun, s.runChunk)
 		d.Jobs.HandleBackgroundGroup(domain.JobTypeShadow, s.runShadows)

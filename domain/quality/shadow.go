@@ -3,9 +3,13 @@ package quality
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/evaluation"
 	"github.com/contenteval/contenteval/domain/jobs"
+	"github.com/contenteval/contenteval/domain/paging"
 	"github.com/contenteval/contenteval/domain/rules"
 )
 
@@ -26,8 +30,23 @@ const (
 // shadow job, and stores the comparisons as it finishes the shadow jobs,
 // in one transaction. The live jobs, their results, hits and webhooks are
 // only read.
-func (s *Service) runShadows(ctx context.Context, js []*domain.Job, runner *jobs.ItemRunner) error {
+//
+// Before each item but the claim's first (every claim makes progress),
+// the worker may be owed to another account (jobs.Service.ShouldYield): a
+// shadow job of a hundred costly items would otherwise keep it as long as
+// a queued job of them. The job under way is then queued again with its
+// evaluations so far, and the rest of the group as it was.
+func (s *Service) runShadows(ctx context.Context, js []*domain.Job, runner *evaluation.ItemRunner) error {
 	finishes := make([]domain.ShadowFinish, 0, len(js))
+	started := 0 // items this claim began
+	stop := func(j *domain.Job) bool {
+		if started > 0 && s.d.Jobs.ShouldYield(ctx, j) {
+			return true
+		}
+		started++
+		return false
+	}
+	var yielded *shadowPart
 	for i, j := range js {
 		// Each job starts in a gap between live evaluations, not only the
 		// group (the worker waited for one before the first): a live request
@@ -36,7 +55,7 @@ func (s *Service) runShadows(ctx context.Context, js []*domain.Job, runner *jobs
 		if i > 0 {
 			s.d.Jobs.YieldToLive(ctx)
 		}
-		evals, err := s.shadowEvaluations(ctx, j, runner)
+		evals, next, err := s.shadowEvaluations(ctx, j, runner, stop)
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
@@ -44,16 +63,28 @@ func (s *Service) runShadows(ctx context.Context, js []*domain.Job, runner *jobs
 		case domain.ErrorCode(err) == domain.NotFound:
 			// The live job (or a version) is gone: no attempt can find it.
 			s.d.Log.Warn("shadow evaluation dropped", "job", j.ID, "error", err.Error())
-			evals = nil
+			evals, next = nil, -1
 		case j.Attempts < maxShadowAttempts:
-			// Left to its lease's expiry and another attempt.
+			// Queued again for another attempt (the claim counted it): this
+			// worker is alive and done with it, so its lease's expiry would
+			// only delay the retry.
 			s.d.Log.Warn("shadow evaluation failed; it will be retried", "job", j.ID, "attempt", j.Attempts, "error", err.Error())
+			s.releaseShadow(j)
 			continue
 		default:
 			s.d.Log.Error("shadow evaluation dropped", "job", j.ID, "attempts", j.Attempts, "error", err.Error())
-			evals = nil
+			evals, next = nil, -1
+		}
+		if next >= 0 {
+			yielded = &shadowPart{job: j, evals: evals, next: next, rest: js[i+1:]}
+			break
 		}
 		finishes = append(finishes, domain.ShadowFinish{JobID: j.ID, Owner: j.LeaseOwner, Evaluations: evals})
+	}
+	// The jobs given up go back first: a failing write of the finished
+	// ones must not leave them to their leases' expiry too.
+	if yielded != nil {
+		s.yieldShadows(yielded)
 	}
 	if len(finishes) == 0 {
 		return nil
@@ -65,40 +96,107 @@ func (s *Service) runShadows(ctx context.Context, js []*domain.Job, runner *jobs
 	return err
 }
 
-func (s *Service) shadowEvaluations(ctx context.Context, j *domain.Job, runner *jobs.ItemRunner) ([]*domain.ShadowEvaluation, error) {
-	active, err := domain.DecodeShadowActive(j.Options[domain.ShadowActiveOption])
+// shadowPart is where a claim of shadow jobs gave its worker up: the job
+// under way, its evaluations in this claim, the index of its first live
+// result not evaluated, and the jobs of the group not begun.
+type shadowPart struct {
+	job   *domain.Job
+	evals []*domain.ShadowEvaluation
+	next  int
+	rest  []*domain.Job
+}
+
+// yieldShadows returns the shadow jobs of p to the queue, their claim not
+// counted as an attempt: the job under way with its evaluations, to go on
+// from p.next, the others as they were. A job whose yield cannot be
+// written is released as it was claimed (its evaluations of this claim
+// lost, the claim an attempt); only when that fails too does it keep its
+// lease until it expires.
+func (s *Service) yieldShadows(p *shadowPart) {
+	// Not the task's context: a yield decided just before the process's
+	// shutdown still records what was evaluated.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	options := make(map[string]string, len(p.job.Options)+1)
+	for k, v := range p.job.Options {
+		options[k] = v
+	}
+	options[domain.ShadowFromOption] = strconv.Itoa(p.next)
+	err := s.d.Shadows.YieldShadowJob(ctx, domain.ShadowFinish{JobID: p.job.ID, Owner: p.job.LeaseOwner, Evaluations: p.evals}, options, s.d.Clock.Now())
+	if err != nil && domain.ErrorCode(err) != domain.Aborted {
+		s.d.Log.Warn("yielding a shadow job to another account; releasing it", "job", p.job.ID, "error", err.Error())
+		s.releaseShadow(p.job)
+	}
+	for _, j := range p.rest {
+		err := s.d.JobStore.YieldJob(ctx, j.ID, j.LeaseOwner, s.d.Clock.Now(), nil, nil)
+		if err != nil && domain.ErrorCode(err) != domain.Aborted {
+			s.d.Log.Warn("yielding a shadow job to another account; releasing it", "job", j.ID, "error", err.Error())
+			s.releaseShadow(j)
+		}
+	}
+}
+
+// releaseShadow puts shadow job j, which this worker gives up, back in the
+// queue as it was claimed. When that fails too, j keeps its lease until it
+// expires and is claimed again then.
+func (s *Service) releaseShadow(j *domain.Job) {
+	// Not the task's context, as for a yield.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := s.d.JobStore.ReleaseJob(ctx, j.ID, j.LeaseOwner, s.d.Clock.Now())
+	if err != nil && domain.ErrorCode(err) != domain.Aborted {
+		s.d.Log.Warn("releasing a shadow job; it will be retried after its lease expires", "job", j.ID, "error", err.Error())
+	}
+}
+
+// shadowEvaluations evaluates the live results of shadow job j from the
+// first one a former claim did not evaluate. stop is asked before each
+// item: when it answers true, the evaluations so far are returned with
+// the index of the item not evaluated; next is -1 when all were.
+func (s *Service) shadowEvaluations(ctx context.Context, j *domain.Job, runner *evaluation.ItemRunner, stop func(*domain.Job) bool) (out []*domain.ShadowEvaluation, next int, err error) {
+	active, err := jobs.DecodeShadowActive(j.Options[domain.ShadowActiveOption])
 	if err != nil {
-		return nil, fmt.Errorf("shadow job %s: the live outcomes: %w", j.ID, err)
+		return nil, 0, fmt.Errorf("shadow job %s: the live outcomes: %w", j.ID, err)
+	}
+	from := 0
+	if f, ok := j.Options[domain.ShadowFromOption]; ok {
+		if from, err = strconv.Atoi(f); err != nil || from < 0 || from > len(active) {
+			return nil, 0, fmt.Errorf("shadow job %s: bad %s option %q", j.ID, domain.ShadowFromOption, f)
+		}
 	}
 	live, err := s.d.JobStore.GetJob(ctx, j.AccountID, j.Options[domain.ShadowOfOption])
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if len(active) != len(live.Input) {
-		return nil, fmt.Errorf("shadow job %s: job %s has %d results for %d items", j.ID, live.ID, len(active), len(live.Input))
+		return nil, 0, fmt.Errorf("shadow job %s: job %s has %d results for %d items", j.ID, live.ID, len(active), len(live.Input))
 	}
 	_, activePlan, err := s.d.Policies.Plan(ctx, live.PolicyID, live.PolicyVersionID)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	_, shadowPlan, err := s.d.Policies.Plan(ctx, j.PolicyID, j.PolicyVersionID)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	cmp := newComparison(activePlan.Labels(), shadowPlan.Labels())
 	// The shadow is scored as the live job was: by the backend its
 	// options named.
-	eval := jobs.PlanEvaluator(shadowPlan, live, s.d.Backends)
+	eval := evaluation.PolicyEvaluator(shadowPlan, live, s.d.Backends)
 	now := s.d.Clock.Now()
-	out := make([]*domain.ShadowEvaluation, len(active))
-	for i, a := range active {
-		it := jobs.JobItem(live, i)
+	out = make([]*domain.ShadowEvaluation, 0, len(active)-from)
+	for i := from; i < len(active); i++ {
+		if stop(j) {
+			return out, i, nil
+		}
+		a := active[i]
+		it := evaluation.JobItem(live, i)
 		it.JobID = j.ID
 		seq := 0
 		res, _, err := runner.Run(ctx, it, eval, &seq)
 		var shadow *rules.Report
-		if _, ok := jobs.AsItemError(err); !ok && err != nil {
-			return nil, err
+		if _, ok := evaluation.AsItemError(err); !ok && err != nil {
+			return nil, 0, err
 		} else if err == nil {
 			shadow = res.Report
 		}
@@ -107,9 +205,9 @@ func (s *Service) shadowEvaluations(ctx context.Context, j *domain.Job, runner *
 			ActiveVersionID: live.PolicyVersionID, JobID: live.ID, JobCreated: live.Created, ContentHash: a.ContentHash, Created: now,
 		}
 		e.Labels, e.Disagrees = cmp.compare(a.Outcomes, shadow)
-		out[i] = e
+		out = append(out, e)
 	}
-	return out, nil
+	return out, -1, nil
 }
 
 // comparison compares the outcomes of two versions label by label.
@@ -201,13 +299,13 @@ func (s *Service) ShadowStats(ctx context.Context, account *domain.Account, poli
 // whose outcome differs from the live one, by job result and label.
 // Codes: NOT_FOUND (policy, version), INVALID_ARGUMENT (page size, token).
 func (s *Service) ShadowDisagreements(ctx context.Context, account *domain.Account, policyID, versionID string, pageSize *int32, pageToken string) ([]*domain.ShadowDisagreement, string, error) {
-	q := domain.PageQuery{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
+	q := paging.Query{SizeField: "pageSize", TokenField: "pageToken", Size: pageSize, Token: pageToken,
 		Default: defaultShadowPage, Max: maxShadowPage, Scope: "shadowResults\x00" + account.ID + "\x00" + policyID + "\x00" + versionID}
 	check := func() error {
 		_, err := s.shadowVersion(ctx, account, policyID, versionID)
 		return err
 	}
-	return domain.KeysetPage(s.d.Tokens, q, check, func(after *domain.ShadowCursor, limit int) ([]*domain.ShadowDisagreement, error) {
+	return paging.Keyset(s.d.Tokens, q, check, func(after *domain.ShadowCursor, limit int) ([]*domain.ShadowDisagreement, error) {
 		return s.d.Shadows.ListShadowDisagreements(ctx, account.ID, versionID, after, limit)
 	}, func(r *domain.ShadowDisagreement) domain.ShadowCursor {
 		return domain.ShadowCursor{JobResultID: r.JobResultID, Label: r.Label}

@@ -296,10 +296,14 @@ func (ci *conceptIndex) evaluate(a *analysis) map[int32]sigResult {
 			c := popcount(mask)
 			if c > best {
 				best = c
-				res.occ = res.occ[:0]
+				res.occ, res.capped = res.occ[:0], false
 			}
-			if c == best && c > 0 && len(res.occ) < maxOccurrences {
-				res.occ = append(res.occ, occurrence{u0: hs[i].pos, u1: last, start: a.units[hs[i].pos].start, end: a.units[last].end, score: float64(c) / float64(n)})
+			if c == best && c > 0 {
+				if len(res.occ) < maxOccurrences {
+					res.occ = append(res.occ, occurrence{u0: hs[i].pos, u1: last, start: a.units[hs[i].pos].start, end: a.units[last].end, score: float64(c) / float64(n)})
+				} else {
+					res.capped = true
+				}
 			}
 		}
 		if n > 0 {

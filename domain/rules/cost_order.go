@@ -1,6 +1,6 @@
 package rules
 
-// Cost order (DESIGN §11): once the built-in signals are scored, a model is
+// Cost order (docs/operations.md#model-backends): once the built-in signals are scored, a model is
 // asked only for the signals whose score can still change a label's result.
 // A model call costs milliseconds to seconds and real money; an exact phrase
 // that already made a label TRUE, or an exception that already fired, makes

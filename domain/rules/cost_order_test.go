@@ -40,91 +40,91 @@ func (e *notingEvaluator) EvaluateSignals(_ context.Context, b SignalBatch) (Sig
 	return out, nil
 }
 
-func TestCostOrderAsksOnlyWhatCanChangeALabel(t *testing.T) {
-	t.Parallel()
-	type rule struct {
-		result  Outcome
-		score   float64
-		message string // the whole message
-	}
-	cases := []struct {
-		name    string
-		src     string
-		text    string
-		answers map[string]float64
-		asked   []string // sorted
-		section Outcome
-		rules   []rule
-		except  []rule
-	}{{
-		name: "an exact phrase decides the label: its concepts are not asked",
-		src: `LABEL "L" {
+// costOrderRule is what a rule's report says.
+type costOrderRule struct {
+	result  Outcome
+	score   float64
+	message string // the whole message
+}
+
+var costOrderCases = []struct {
+	name    string
+	src     string
+	text    string
+	answers map[string]float64
+	asked   []string // sorted
+	section Outcome
+	rules   []costOrderRule
+	except  []costOrderRule
+}{{
+	name: "an exact phrase decides the label: its concepts are not asked",
+	src: `LABEL "L" {
     =("kill")
     "threat of violence"
     NOT "friendly banter"
 }`,
-		text: "i will kill", section: OutcomeTrue,
-		rules: []rule{
-			{OutcomeTrue, 1, `=("kill")`},
-			{OutcomeUnspecified, 0, `"threat of violence"` + skippedSuffix},
-			{OutcomeUnspecified, 0, `NOT "friendly banter"` + skippedSuffix},
-		},
-	}, {
-		name: "a fired exception decides the label FALSE",
-		src: `LABEL "L" {
+	text: "i will kill", section: OutcomeTrue,
+	rules: []costOrderRule{
+		{OutcomeTrue, 1, `=("kill")`},
+		{OutcomeUnspecified, 0, `"threat of violence"` + skippedSuffix},
+		{OutcomeUnspecified, 0, `NOT "friendly banter"` + skippedSuffix},
+	},
+}, {
+	name: "a fired exception decides the label FALSE",
+	src: `LABEL "L" {
     "threat of violence"
     EXCEPT WHEN {
         =("lyrics")
         "a news report"
     }
 }`,
-		text: "song lyrics", section: OutcomeFalse,
-		rules:  []rule{{OutcomeUnspecified, 0, `"threat of violence"` + skippedSuffix}},
-		except: []rule{{OutcomeTrue, 1, `=("lyrics")`}, {OutcomeUnspecified, 0, `"a news report"` + skippedSuffix}},
-	}, {
-		name: "a rule decided FALSE by a built-in is not asked; the undecided one is",
-		src: `LABEL "L" {
+	text: "song lyrics", section: OutcomeFalse,
+	rules:  []costOrderRule{{OutcomeUnspecified, 0, `"threat of violence"` + skippedSuffix}},
+	except: []costOrderRule{{OutcomeTrue, 1, `=("lyrics")`}, {OutcomeUnspecified, 0, `"a news report"` + skippedSuffix}},
+}, {
+	name: "a rule decided FALSE by a built-in is not asked; the undecided one is",
+	src: `LABEL "L" {
     "threat of violence" AND =("knife")
     QUESTION("Is it a threat?")
 }`,
-		text: "see you soon", answers: map[string]float64{`QUESTION("Is it a threat?")`: 0.9},
-		asked: []string{`QUESTION("Is it a threat?")`}, section: OutcomeTrue,
-		rules: []rule{
-			{OutcomeFalse, 0, `"threat of violence" AND =("knife")` + skippedSuffix},
-			{OutcomeTrue, 0.9, `QUESTION("Is it a threat?") (model m, logprob)`},
-		},
-	}, {
-		name: "a label TRUE by a built-in still asks its exceptions, not its other rules",
-		src: `LABEL "L" {
+	text: "see you soon", answers: map[string]float64{`QUESTION("Is it a threat?")`: 0.9},
+	asked: []string{`QUESTION("Is it a threat?")`}, section: OutcomeTrue,
+	rules: []costOrderRule{
+		{OutcomeFalse, 0, `"threat of violence" AND =("knife")` + skippedSuffix},
+		{OutcomeTrue, 0.9, `QUESTION("Is it a threat?") (model m, logprob)`},
+	},
+}, {
+	name: "a label TRUE by a built-in still asks its exceptions, not its other rules",
+	src: `LABEL "L" {
     =("kill")
     "threat of violence"
     UNLESS {
         "a video game"
     }
 }`,
-		text: "kill the boss", answers: map[string]float64{`"a video game"`: 0.2},
-		asked: []string{`"a video game"`}, section: OutcomeTrue,
-		rules: []rule{
-			{OutcomeTrue, 1, `=("kill")`},
-			{OutcomeUnspecified, 0, `"threat of violence"` + skippedSuffix},
-		},
-		except: []rule{{OutcomeFalse, 0.2, `"a video game" (model m, logprob)`}},
-	}, {
-		name: "nothing decided: every model signal is asked, contexts with their operator",
-		src: `LABEL "L" {
+	text: "kill the boss", answers: map[string]float64{`"a video game"`: 0.2},
+	asked: []string{`"a video game"`}, section: OutcomeTrue,
+	rules: []costOrderRule{
+		{OutcomeTrue, 1, `=("kill")`},
+		{OutcomeUnspecified, 0, `"threat of violence"` + skippedSuffix},
+	},
+	except: []costOrderRule{{OutcomeFalse, 0.2, `"a video game" (model m, logprob)`}},
+}, {
+	name: "nothing decided: every model signal is asked, contexts with their operator",
+	src: `LABEL "L" {
     "weapon" [AGAINST] "a person"
     QUESTION("Is it a scam?")
 }`,
-		text: "x", answers: map[string]float64{`"weapon" [AGAINST] "a person"`: 0.7},
-		asked:   []string{`"weapon" [AGAINST] "a person"`, `QUESTION("Is it a scam?")`},
-		section: OutcomeTrue,
-		rules: []rule{
-			{OutcomeTrue, 0.7, `"weapon" [AGAINST] "a person" (model m, logprob)`},
-			{OutcomeFalse, 0, `QUESTION("Is it a scam?") (model m, logprob)`},
-		},
-	}, {
-		name: "a document exception is asked only while some label can be TRUE",
-		src: `LABEL "A" {
+	text: "x", answers: map[string]float64{`"weapon" [AGAINST] "a person"`: 0.7},
+	asked:   []string{`"weapon" [AGAINST] "a person"`, `QUESTION("Is it a scam?")`},
+	section: OutcomeTrue,
+	rules: []costOrderRule{
+		{OutcomeTrue, 0.7, `"weapon" [AGAINST] "a person" (model m, logprob)`},
+		{OutcomeFalse, 0, `QUESTION("Is it a scam?") (model m, logprob)`},
+	},
+}, {
+	name: "a document exception is asked only while some label can be TRUE",
+	src: `LABEL "A" {
     "threat"
 }
 LABEL "B" {
@@ -133,12 +133,15 @@ LABEL "B" {
 EXCEPT WHEN {
     "satire"
 }`,
-		text: "bye", answers: map[string]float64{`"threat"`: 0.1, `"satire"`: 0.9},
-		asked:   []string{`"satire"`, `"threat"`},
-		section: OutcomeFalse,
-		rules:   []rule{{OutcomeFalse, 0.1, `"threat" (model m, logprob)`}},
-	}}
-	for _, tc := range cases {
+	text: "bye", answers: map[string]float64{`"threat"`: 0.1, `"satire"`: 0.9},
+	asked:   []string{`"satire"`, `"threat"`},
+	section: OutcomeFalse,
+	rules:   []costOrderRule{{OutcomeFalse, 0.1, `"threat" (model m, logprob)`}},
+}}
+
+func TestCostOrderAsksOnlyWhatCanChangeALabel(t *testing.T) {
+	t.Parallel()
+	for _, tc := range costOrderCases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := mustCompile(t, tc.src, CompileOptions{})
 			ev := &notingEvaluator{answers: tc.answers}
@@ -151,21 +154,23 @@ EXCEPT WHEN {
 			if sec.Result != tc.section {
 				t.Errorf("section %s, want %s", sec.Result, tc.section)
 			}
-			check := func(what string, got []AssertionReport, want []rule) {
-				if len(got) != len(want) {
-					t.Fatalf("%s: %d assertions, want %d", what, len(got), len(want))
-				}
-				for i, w := range want {
-					if g := got[i]; g.Result != w.result || !near(g.Score, w.score) || g.Message != w.message {
-						t.Errorf("%s %d: %s %v %q, want %s %v %q", what, i, g.Result, g.Score, g.Message, w.result, w.score, w.message)
-					}
-				}
-			}
-			check("rule", sec.Assertions, tc.rules)
+			checkAssertions(t, "rule", sec.Assertions, tc.rules)
 			if tc.except != nil {
-				check("exception", sec.Exception.Assertions, tc.except)
+				checkAssertions(t, "exception", sec.Exception.Assertions, tc.except)
 			}
 		})
+	}
+}
+
+func checkAssertions(t *testing.T, what string, got []AssertionReport, want []costOrderRule) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d assertions, want %d", what, len(got), len(want))
+	}
+	for i, w := range want {
+		if g := got[i]; g.Result != w.result || !near(g.Score, w.score) || g.Message != w.message {
+			t.Errorf("%s %d: %s %v %q, want %s %v %q", what, i, g.Result, g.Score, g.Message, w.result, w.score, w.message)
+		}
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// wordAlternation is the REGEX of issue 13 finding 3c: about size bytes of
+// wordAlternation is the REGEX a review found too costly: about size bytes of
 // "(w1|w2|...)" over real words in random order, so the parser cannot factor the
 // branches into a trie and the NFA keeps one thread per branch alive.
 func wordAlternation(words []string, size int, seed uint64) string {
@@ -116,7 +116,7 @@ func editIndexBytes(e *editIndex) int {
 	return n
 }
 
-// TestLongFuzzyPhraseCompileIsBounded covers issue 13 finding 9: the edit-distance
+// TestLongFuzzyPhraseCompileIsBounded covers a review finding: the edit-distance
 // index stored every one-rune deletion of each fuzzy phrase word, quadratic in the
 // word, so one 60,000-letter word took gigabytes and tens of seconds.
 func TestLongFuzzyPhraseCompileIsBounded(t *testing.T) {
@@ -263,7 +263,7 @@ func TestEvaluateStopsWhenContextEnds(t *testing.T) {
 	})
 }
 
-// BenchmarkRegexCost reproduces issue 13 finding 3c and measures the worst REGEX cost
+// BenchmarkRegexCost reproduces that costly REGEX and measures the worst REGEX cost
 // the compile-time limit allows. The issue's 57 KiB alternation is now a compile
 // error; it runs here over 4 KiB with the limit lifted, and "s/256KiB" extrapolates
 // to the largest job text (matching is linear in the text). The other cases are
@@ -310,7 +310,7 @@ func BenchmarkRegexCost(b *testing.B) {
 	}
 }
 
-// BenchmarkCompileLongFuzzyPhrase is issue 13 finding 9: a fuzzy phrase of one
+// BenchmarkCompileLongFuzzyPhrase is that review finding: a fuzzy phrase of one
 // 60,000-character word. Before the edit index bounded its words, these took 20 s
 // and 69 s per compile.
 func BenchmarkCompileLongFuzzyPhrase(b *testing.B) {

@@ -1,4 +1,4 @@
-// Package rules implements the rule language of RULES.md: a lexer and parser that
+// Package rules implements the rule language of docs/rules.md: a lexer and parser that
 // report every compile error with its line and column, a compiler that turns a policy
 // document or a label version into an immutable Plan, and an evaluator that scores
 // content against a Plan and explains each decision in a Report.

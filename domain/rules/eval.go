@@ -72,6 +72,9 @@ type occurrence struct {
 type sigResult struct {
 	score float64
 	occ   []occurrence
+	// capped: the signal may have matched more often than occ keeps, so
+	// the spans of a rule that uses it may be incomplete.
+	capped bool
 }
 
 func (r *sigResult) add(o occurrence) {
@@ -80,6 +83,8 @@ func (r *sigResult) add(o occurrence) {
 	}
 	if len(r.occ) < maxOccurrences {
 		r.occ = append(r.occ, o)
+	} else {
+		r.capped = true
 	}
 }
 
@@ -102,6 +107,9 @@ type evalState struct {
 	text       string     // the evaluated text, which flagged spans slice
 	transcript *TimeRange // Content.Transcript
 	spanBytes  int        // the text of the spans flagged so far
+	// spansTruncated: a bound of spans.go left spans out of the report.
+	spansTruncated bool
+	matches        int // the Matches of the sections so far
 }
 
 // Evaluate scores content against the plan. It returns an error only for invalid
@@ -152,7 +160,9 @@ func (p *Plan) Evaluate(ctx context.Context, c Content, opts EvalOptions) (*Repo
 			}
 			r := &st.sig[i]
 			r.score = 0
-			for _, m := range p.signals[i].re.FindAllStringIndex(c.Text, maxOccurrences) {
+			ms := p.signals[i].re.FindAllStringIndex(c.Text, maxOccurrences)
+			r.capped = len(ms) == maxOccurrences
+			for _, m := range ms {
 				if m[1] == m[0] {
 					continue // an empty match says nothing about the text
 				}
@@ -275,7 +285,13 @@ func (st *evalState) scanPhrases() {
 	}
 	p.ac.scan(ids, func(id, s, e int) {
 		refs := &p.patterns[id]
-		if len(refs.fuzzy) == 0 || st.saturated(refs.fuzzy) {
+		if len(refs.fuzzy) == 0 {
+			return
+		}
+		if st.saturated(refs.fuzzy) {
+			for _, ref := range refs.fuzzy {
+				st.sig[ref.sig].capped = true
+			}
 			return
 		}
 		t0, t1 := int(pos[s]), int(pos[e-1])
@@ -390,6 +406,8 @@ func (st *evalState) proximity(c *contextPlan) sigResult {
 			res.add(occurrence{u0: min(oa.u0, ob.u0), u1: max(oa.u1, ob.u1), start: min(oa.start, ob.start), end: max(oa.end, ob.end), score: min(oa.score, ob.score)})
 		}
 	}
+	// Pairs of the occurrences a side did not keep are missing too.
+	res.capped = res.capped || l.capped || r.capped
 	return res
 }
 

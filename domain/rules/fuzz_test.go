@@ -86,7 +86,7 @@ func FuzzEvaluate(f *testing.F) {
 		"ｋｉｌｌ кill kíll", "我要杀了你 🔪🔪 👩‍👩‍👧", "Buy now! https://x.test/a\nunsubscribe",
 		"A gun. And then. School", strings.Repeat("l o s e r ", 50), "\x00\xff\xfe", "e.g. u.s.a. 3.14 $100 C++",
 		"Song lyrics: you are dead", "\u200b\u200dk\u0301i\u0308l\u0300l",
-		// issue 20: invisible characters, styled letters, inflections, compounds
+		// fuzzy families: invisible characters, styled letters, inflections, compounds
 		"i\u200bd\u00adi\u2060o\ufe0ft \u200b \u00ad", "⒦⒤⒧⒧ 🇰🇮🇱🇱 🅺 🅸 🅻 🅻 𝐤𝐢𝐥𝐥", "IDIOTS!!! killers hating",
 		"youidiot ihateyou Middlesex " + strings.Repeat("qwertyuiopasdfghjklzxcvb ", 20), "i.d.1.0.t k.1.l.l",
 	} {

@@ -13,7 +13,7 @@ import (
 // its inflections (at most 11, see inflections) and its swaps (3 for a 4-letter word).
 const maxVariants = 14
 
-// fuzzyBoundSources are issue 20's compile bounds: one 64 KiB phrase, of real words or
+// fuzzyBoundSources are the fuzzy matcher's compile bounds: one 64 KiB phrase, of real words or
 // of one word, and 10,000 phrases.
 func fuzzyBoundSources(tb testing.TB) []struct{ name, src string } {
 	tb.Helper()

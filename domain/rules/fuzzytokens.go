@@ -99,7 +99,14 @@ func spacedChars(s string) bool {
 // join it ("sh!t", "@ss"), single letters joined by separators join ("k-i-l-l"), and
 // runs of three or more single letters separated by spaces join ("k i l l").
 func buildFuzzyTokens(toks []ftoken, pieces []piece, text string, segs []segment, unitOfSeg []int, units []unit) ([]ftoken, []piece) {
-	pieces = pieces[:0]
+	pieces = joinSegments(pieces[:0], text, segs)
+	merged := mergeSpelledOut(pieces, text)
+	return appendFuzzyTokens(toks, merged, text, segs, unitOfSeg, units), merged
+}
+
+// joinSegments appends to pieces the candidate words of text: pass 1,
+// within runs of segments with no whitespace between them.
+func joinSegments(pieces []piece, text string, segs []segment) []piece {
 	// Pass 1: within runs of segments with no whitespace between them.
 	var curv piece
 	for i := 0; i < len(segs); {
@@ -171,6 +178,11 @@ func buildFuzzyTokens(toks []ftoken, pieces []piece, text string, segs []segment
 		flush()
 		i = j + 1
 	}
+	return pieces
+}
+
+// mergeSpelledOut merges, in place, runs of single-character pieces: pass 2.
+func mergeSpelledOut(pieces []piece, text string) []piece {
 	// Pass 2: runs of >= 3 single-character pieces separated only by spaces and
 	// separators, as in "k i l l" or "k . i . l . l". Merging happens in place: the
 	// output never runs ahead of the input.
@@ -188,6 +200,12 @@ func buildFuzzyTokens(toks []ftoken, pieces []piece, text string, segs []segment
 		}
 		i = j + 1
 	}
+	return merged
+}
+
+// appendFuzzyTokens appends the fuzzy tokens of the pieces to toks: their
+// normalised text, fuzzy form and spelling.
+func appendFuzzyTokens(toks []ftoken, merged []piece, text string, segs []segment, unitOfSeg []int, units []unit) []ftoken {
 	for _, p := range merged {
 		t := ftoken{start: p.start, end: p.end, u0: -1}
 		if p.s0 == p.s1 && unitOfSeg[p.s0] >= 0 {
@@ -224,7 +242,7 @@ func buildFuzzyTokens(toks []ftoken, pieces []piece, text string, segs []segment
 		}
 		toks = append(toks, t)
 	}
-	return toks, merged
+	return toks
 }
 
 // piece is a run of segments that becomes one fuzzy token.

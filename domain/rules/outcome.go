@@ -5,6 +5,7 @@ package rules
 
 import (
 	"math"
+	"slices"
 	"sort"
 )
 
@@ -257,12 +258,7 @@ func (st *evalState) report() *Report {
 			sec.Result = st.outcome(sec.Score)
 		}
 		if sec.Result == OutcomeTrue {
-			for k, r := range l.rules {
-				if scores[k] >= st.t {
-					sec.Matches = st.spans(r.root, sec.Matches)
-				}
-			}
-			sec.Matches = dedupeSpans(sec.Matches)
+			sec.Matches = st.sectionMatches(l.rules, scores)
 		}
 	}
 	// PRIORITY: decided against the TRUE set before any demotion, so the order of the
@@ -301,7 +297,40 @@ func (st *evalState) report() *Report {
 		rep.Result = OutcomeFailed
 	}
 	st.finishSpans()
+	rep.SpansTruncated = st.spansTruncated
 	return rep
+}
+
+// sectionMatches returns the Matches of a TRUE section: the spans of its
+// rules that reached the threshold, de-duplicated, the earliest in the
+// text, within the bounds of Matches. A rule's signals keep up to
+// maxOccurrences positions each, so the spans are compacted as they come
+// rather than gathered for every rule first: a section of a thousand rules
+// would otherwise gather megabytes to keep a few dozen.
+func (st *evalState) sectionMatches(rules []*rulePlan, scores []float64) []Span {
+	room := min(MaxSpansPerHit, MaxSpansPerReport-st.matches)
+	if room <= 0 {
+		return nil
+	}
+	raw := st.sc.raw[:0]
+	for k, r := range rules {
+		if scores[k] < st.t {
+			continue
+		}
+		raw = st.spans(r.root, raw)
+		if len(raw) > 4*room {
+			raw = dedupeSpans(raw)
+			raw = raw[:min(len(raw), room)]
+		}
+	}
+	st.sc.raw = raw
+	raw = dedupeSpans(raw)
+	if len(raw) == 0 {
+		return nil
+	}
+	out := slices.Clone(raw[:min(len(raw), room)])
+	st.matches += len(out)
+	return out
 }
 
 func dedupeSpans(s []Span) []Span {

@@ -11,7 +11,7 @@ import (
 // SignalKind names the kinds of signal in the rule language.
 type SignalKind string
 
-// The signal kinds of RULES.md.
+// The signal kinds of docs/rules.md#signals.
 const (
 	SignalConcept   SignalKind = "concept"
 	SignalExact     SignalKind = "exact"

@@ -3,7 +3,7 @@ package rules
 // Outcome is the result of a section, an assertion, an exception or a whole evaluation.
 type Outcome string
 
-// The outcomes of DESIGN §7.
+// The outcomes of docs/rules.md#scores-and-outcomes.
 const (
 	// OutcomeUnspecified is never produced by Evaluate; it is the zero value of the
 	// wire enum.
@@ -29,6 +29,15 @@ type Report struct {
 	LabelMatches map[string]float64
 	Threshold    float64
 	TokenUsage   TokenUsage
+	// SpansTruncated is set when the flagged spans of the report are not
+	// all there are: a bound of spans.go left some out, or a signal of a
+	// TRUE rule matched more often than the evaluator locates. Only spans
+	// are ever left out: outcomes, scores and assertions are complete.
+	SpansTruncated bool `json:",omitempty"`
+	// HitsTruncated is set on the report of a video or audio item whose
+	// timed hits are not all there are (the bounds of
+	// evaluation.LimitTimedHits). Only hits are left out.
+	HitsTruncated bool `json:",omitempty"`
 }
 
 // SectionReport is the evaluation of one LABEL/SECTION block.
@@ -45,7 +54,9 @@ type SectionReport struct {
 	Exception *ExceptionReport
 	Review    ReviewResult
 	// Matches are the byte ranges of the text that made the section's rules fire, for
-	// hits and highlighting. Empty when nothing fired or the signals have no position.
+	// highlighting by the command line. Empty when nothing fired or the signals have no
+	// position. Bounded like flagged spans: at most MaxSpansPerHit per section and
+	// MaxSpansPerReport per report, the earliest in the text.
 	Matches []Span
 }
 

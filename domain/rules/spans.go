@@ -4,6 +4,7 @@ package rules
 // matched, in code points, for reports and label hits.
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -23,6 +24,12 @@ const (
 	// its section, de-duplicated.
 	MaxSpansPerHit = 64
 )
+
+// SpansTruncatedMessage says what a report whose SpansTruncated is set left
+// out, and by which bounds.
+var SpansTruncatedMessage = fmt.Sprintf("flagged spans were left out: a report carries at most %d spans per rule and %d in all, "+
+	"whose text is at most %d KiB together, and locates at most the first %d matches of each signal; "+
+	"outcomes, scores and labelMatches are complete", MaxSpansPerAssertion, MaxSpansPerReport, MaxSpanTextBytes>>10, maxOccurrences)
 
 // TextSpan is a flagged span: the part [Start, End) of the evaluated text that a
 // signal of a TRUE rule matched, in Unicode code points (not bytes, not UTF-16
@@ -61,12 +68,17 @@ func (st *evalState) flag(as *AssertionReport, root *node) {
 	raw := st.spans(root, sc.raw[:0])
 	sc.raw = raw
 	raw = dedupeSpans(raw)
+	if st.capped(root) {
+		st.spansTruncated = true
+	}
 	from := len(sc.flagged)
 	for i, s := range raw {
 		if i == MaxSpansPerAssertion || len(sc.flagged) == MaxSpansPerReport {
+			st.spansTruncated = true
 			break
 		}
 		if n := s.End - s.Start; n <= 0 || st.spanBytes+n > MaxSpanTextBytes {
+			st.spansTruncated = st.spansTruncated || n > 0
 			continue
 		}
 		st.spanBytes += s.End - s.Start
@@ -75,6 +87,25 @@ func (st *evalState) flag(as *AssertionReport, root *node) {
 	if len(sc.flagged) > from {
 		sc.pending = append(sc.pending, pendingSpans{as: as, from: from, to: len(sc.flagged)})
 	}
+}
+
+// capped reports whether a signal that flags spans of n (see spans) kept
+// fewer positions than it matched.
+func (st *evalState) capped(n *node) bool {
+	switch n.kind {
+	case exNot, exNone:
+		return false
+	case exSignal:
+		return st.sig[n.sig].capped && st.sig[n.sig].score >= st.t
+	case exContext:
+		return st.ctx[n.sig].capped && st.ctx[n.sig].score >= st.t
+	}
+	for _, k := range n.kids {
+		if st.capped(k) {
+			return true
+		}
+	}
+	return false
 }
 
 // finishSpans turns the byte ranges flag recorded into the TextSpans of their
@@ -175,10 +206,8 @@ func LimitSpans(r *Report) *Report {
 			spans := as[i].FlaggedSpans()
 			var kept []TextSpan
 			for _, s := range spans {
-				if n == MaxSpansPerReport {
-					break
-				}
-				if size+len(s.Text) > MaxSpanTextBytes {
+				if n == MaxSpansPerReport || size+len(s.Text) > MaxSpanTextBytes {
+					out.SpansTruncated = true
 					continue
 				}
 				n, size = n+1, size+len(s.Text)

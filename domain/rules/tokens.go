@@ -5,22 +5,25 @@ import (
 	"math"
 	"sync"
 
-	tiktoken "github.com/pkoukk/tiktoken-go"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 var (
 	encOnce sync.Once
-	enc     *tiktoken.Tiktoken
+	enc     *bpeCounter
 	encErr  error
 )
 
-func encoder() (*tiktoken.Tiktoken, error) {
+func encoder() (*bpeCounter, error) {
 	encOnce.Do(func() {
 		// The offline loader serves the o200k_base vocabulary embedded in its module, so
 		// counting never touches the network.
-		tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
-		enc, encErr = tiktoken.GetEncoding("o200k_base")
+		ranks, err := tiktokenloader.NewOfflineLoader().LoadTiktokenBpe("o200k_base.tiktoken")
+		if err != nil {
+			encErr = err
+			return
+		}
+		enc, encErr = newBPECounter(ranks, o200kPattern)
 	})
 	return enc, encErr
 }
@@ -37,7 +40,7 @@ func CountTokens(s string) int {
 		// The vocabulary is embedded; failing to load it is a build defect.
 		panic("rules: o200k_base vocabulary: " + err.Error())
 	}
-	return len(e.EncodeOrdinary(s))
+	return e.count(s)
 }
 
 // TokenCounts are the token figures of a label or policy version.

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/contenteval/contenteval/domain/traces"
+	"go.opentelemetry.io/otel/attribute"
 	"log/slog"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
@@ -32,6 +35,25 @@ type Deliverer struct {
 	Owner    string
 	// Poll is how often the outbox is read when idle.
 	Poll time.Duration
+	// Stats counts this process's delivery attempts by outcome.
+	Stats DeliveryStats
+}
+
+// DeliveryStats counts delivery attempts: Delivered succeeded, Retrying
+// failed and will be tried again, Abandoned failed for good.
+type DeliveryStats struct {
+	Delivered, Retrying, Abandoned atomic.Int64
+}
+
+func (st *DeliveryStats) count(a domain.WebhookAttempt) {
+	switch {
+	case a.DeliveredAt != nil:
+		st.Delivered.Add(1)
+	case a.FailedAt != nil:
+		st.Abandoned.Add(1)
+	default:
+		st.Retrying.Add(1)
+	}
 }
 
 // Run delivers until ctx is done.
@@ -68,6 +90,7 @@ func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
 	}
 	for _, e := range events {
 		attempt := d.attempt(ctx, e)
+		d.Stats.count(attempt)
 		if err := d.Store.FinishWebhook(ctx, e.ID, d.Owner, attempt); err != nil && domain.ErrorCode(err) != domain.Aborted {
 			return len(events), err
 		}
@@ -77,7 +100,16 @@ func (d *Deliverer) DeliverDue(ctx context.Context) (int, error) {
 
 func (d *Deliverer) attempt(ctx context.Context, e *domain.WebhookEvent) domain.WebhookAttempt {
 	now := d.Clock.Now()
+	// The delivery belongs to the trace of the request or run that wrote
+	// the event, however much later and wherever it is made.
+	ctx, span := traces.Start(traces.Resume(ctx, e.TraceParent, e.TraceState), "webhooks.deliver")
+	if span.IsRecording() {
+		span.SetAttributes(traces.EventID(e.ID), traces.AccountID(e.AccountID), traces.JobID(e.SubjectID), attribute.String("contenteval.webhook.subject_kind", e.SubjectKind),
+			attribute.Int("contenteval.webhook.attempt", e.Attempts+1))
+	}
 	err := d.send(ctx, e, now)
+	traces.Fail(span, err)
+	span.End()
 	if err == nil {
 		return domain.WebhookAttempt{DeliveredAt: &now}
 	}

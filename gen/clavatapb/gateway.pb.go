@@ -1,5 +1,5 @@
 // The Clavata gateway service as the official SDKs call it, written for
-// contenteval from the wire facts in CLAVATA-GRPC.md (DESIGN §14): package,
+// contenteval from what the SDKs send and decode (docs/api.md#grpc): package,
 // service, method, message and field names and numbers are Clavata's.
 // Fields of contenteval's own have numbers from 1000 up.
 

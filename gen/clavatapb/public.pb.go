@@ -1,5 +1,5 @@
 // The shared messages of the Clavata API that the gateway service uses,
-// written for contenteval from the wire facts in CLAVATA-GRPC.md: package,
+// written for contenteval from what the SDKs send and decode: package,
 // message, field names and numbers are Clavata's, so the official SDKs
 // read and write them unchanged. Fields of contenteval's own have numbers
 // from 1000 up, which the SDKs skip as unknown fields.

@@ -141,6 +141,87 @@ func (e EvaluationResult) Valid() bool {
 	}
 }
 
+// Defines values for HashListImportFormat.
+const (
+	HASHLISTIMPORTFORMATHMA   HashListImportFormat = "HASH_LIST_IMPORT_FORMAT_HMA"
+	HASHLISTIMPORTFORMATLINES HashListImportFormat = "HASH_LIST_IMPORT_FORMAT_LINES"
+)
+
+// Valid indicates whether the value is a known member of the HashListImportFormat enum.
+func (e HashListImportFormat) Valid() bool {
+	switch e {
+	case HASHLISTIMPORTFORMATHMA:
+		return true
+	case HASHLISTIMPORTFORMATLINES:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HashListKind.
+const (
+	Md5  HashListKind = "md5"
+	Pdq  HashListKind = "pdq"
+	Sha1 HashListKind = "sha1"
+)
+
+// Valid indicates whether the value is a known member of the HashListKind enum.
+func (e HashListKind) Valid() bool {
+	switch e {
+	case Md5:
+		return true
+	case Pdq:
+		return true
+	case Sha1:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HashListMode.
+const (
+	HASHLISTMODEALLOW   HashListMode = "HASH_LIST_MODE_ALLOW"
+	HASHLISTMODEENFORCE HashListMode = "HASH_LIST_MODE_ENFORCE"
+	HASHLISTMODESHADOW  HashListMode = "HASH_LIST_MODE_SHADOW"
+)
+
+// Valid indicates whether the value is a known member of the HashListMode enum.
+func (e HashListMode) Valid() bool {
+	switch e {
+	case HASHLISTMODEALLOW:
+		return true
+	case HASHLISTMODEENFORCE:
+		return true
+	case HASHLISTMODESHADOW:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for HashState.
+const (
+	HASHSTATEACTIVE      HashState = "HASH_STATE_ACTIVE"
+	HASHSTATEDISABLED    HashState = "HASH_STATE_DISABLED"
+	HASHSTATEQUARANTINED HashState = "HASH_STATE_QUARANTINED"
+)
+
+// Valid indicates whether the value is a known member of the HashState enum.
+func (e HashState) Valid() bool {
+	switch e {
+	case HASHSTATEACTIVE:
+		return true
+	case HASHSTATEDISABLED:
+		return true
+	case HASHSTATEQUARANTINED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ImageDetailLevel.
 const (
 	IMAGEDETAILLEVELHIGH        ImageDetailLevel = "IMAGE_DETAIL_LEVEL_HIGH"
@@ -297,6 +378,42 @@ func (e Modality) Valid() bool {
 	}
 }
 
+// Defines values for ModerationInputPartType.
+const (
+	ModerationInputPartTypeImageUrl ModerationInputPartType = "image_url"
+	ModerationInputPartTypeText     ModerationInputPartType = "text"
+)
+
+// Valid indicates whether the value is a known member of the ModerationInputPartType enum.
+func (e ModerationInputPartType) Valid() bool {
+	switch e {
+	case ModerationInputPartTypeImageUrl:
+		return true
+	case ModerationInputPartTypeText:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ModerationResultCategoryAppliedInputTypes.
+const (
+	ModerationResultCategoryAppliedInputTypesImage ModerationResultCategoryAppliedInputTypes = "image"
+	ModerationResultCategoryAppliedInputTypesText  ModerationResultCategoryAppliedInputTypes = "text"
+)
+
+// Valid indicates whether the value is a known member of the ModerationResultCategoryAppliedInputTypes enum.
+func (e ModerationResultCategoryAppliedInputTypes) Valid() bool {
+	switch e {
+	case ModerationResultCategoryAppliedInputTypesImage:
+		return true
+	case ModerationResultCategoryAppliedInputTypesText:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for Outcome.
 const (
 	OUTCOMEFAILED      Outcome = "OUTCOME_FAILED"
@@ -396,6 +513,27 @@ func (e PrecheckMatchConfidence) Valid() bool {
 	}
 }
 
+// Defines values for ReviewItemState.
+const (
+	REVIEWITEMSTATECLAIMED ReviewItemState = "REVIEW_ITEM_STATE_CLAIMED"
+	REVIEWITEMSTATEDECIDED ReviewItemState = "REVIEW_ITEM_STATE_DECIDED"
+	REVIEWITEMSTATEOPEN    ReviewItemState = "REVIEW_ITEM_STATE_OPEN"
+)
+
+// Valid indicates whether the value is a known member of the ReviewItemState enum.
+func (e ReviewItemState) Valid() bool {
+	switch e {
+	case REVIEWITEMSTATECLAIMED:
+		return true
+	case REVIEWITEMSTATEDECIDED:
+		return true
+	case REVIEWITEMSTATEOPEN:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RulesKind.
 const (
 	RULESKINDLABEL  RulesKind = "RULES_KIND_LABEL"
@@ -412,6 +550,18 @@ func (e RulesKind) Valid() bool {
 	default:
 		return false
 	}
+}
+
+// AddHashListHashesRequest defines model for AddHashListHashesRequest.
+type AddHashListHashesRequest struct {
+	Hashes []NewHashListEntry `json:"hashes"`
+}
+
+// AddHashListHashesResponse defines model for AddHashListHashesResponse.
+type AddHashListHashesResponse struct {
+	// Added Hashes given (duplicates count once).
+	Added    int64    `json:"added"`
+	HashList HashList `json:"hashList"`
 }
 
 // AssertionReport defines model for AssertionReport.
@@ -658,6 +808,23 @@ type CreateFeedbackResponse struct {
 	Annotation FeedbackAnnotation `json:"annotation"`
 }
 
+// CreateHashListRequest defines model for CreateHashListRequest.
+type CreateHashListRequest struct {
+	// Bands PDQ Hamming distance limits: a match at distance <= exact is EXACT confidence,
+	// <= high HIGH, <= medium MEDIUM, <= low LOW; farther is no match.
+	// -1 <= exact <= high <= medium <= low <= 128; exact -1 makes no PDQ match EXACT (the
+	// server's default bands).
+	Bands      *HashBands   `json:"bands,omitempty"`
+	FloodLimit *int32       `json:"floodLimit,omitempty"`
+	Kind       HashListKind `json:"kind"`
+
+	// Mode ENFORCE rejects matching content; SHADOW records matches (counts, audit, metrics)
+	// without rejecting; ALLOW (a negative list) wins over every other match of the same
+	// content.
+	Mode *HashListMode `json:"mode,omitempty"`
+	Name string        `json:"name"`
+}
+
 // CreateJobRequest defines model for CreateJobRequest.
 type CreateJobRequest struct {
 	ContentData []ContentData `json:"contentData"`
@@ -728,6 +895,29 @@ type CreateLabelVersionRequest struct {
 
 	// Text The label's rules (at most 64 KiB).
 	Text string `json:"text"`
+}
+
+// CreateModerationRequest OpenAI's Moderation request.
+type CreateModerationRequest struct {
+	// Input A string, an array of strings (one result each), or an array of text and image
+	// parts (one input, one result).
+	Input ModerationInput `json:"input"`
+
+	// Model A policyKey (policy-first), `label:<name>` or `tag:<name>` (label-first), or one
+	// of OpenAI's model names or nothing for the account's default.
+	Model *string `json:"model,omitempty"`
+}
+
+// CreateModerationResponse OpenAI's Moderation response.
+type CreateModerationResponse struct {
+	// Id `modr-` and the uuid of the recorded job.
+	Id string `json:"id"`
+
+	// Model The `model` of the request, or the default it resolved to.
+	Model string `json:"model"`
+
+	// Results One result per input, in request order.
+	Results []ModerationResult `json:"results"`
 }
 
 // CreatePolicyRequest defines model for CreatePolicyRequest.
@@ -874,6 +1064,12 @@ type DeleteLabelResponse struct {
 	LabelId string `json:"labelId"`
 }
 
+// DeleteReviewQueueResponse defines model for DeleteReviewQueueResponse.
+type DeleteReviewQueueResponse struct {
+	Deleted bool   `json:"deleted"`
+	QueueId string `json:"queueId"`
+}
+
 // EvaluateLabelsRequest defines model for EvaluateLabelsRequest.
 type EvaluateLabelsRequest struct {
 	// ContentData One content item: exactly one of `text`, `image`, `imageUrl`, `videoUrl`,
@@ -933,6 +1129,15 @@ type EvaluationReport struct {
 	// without a model backend, the BPE count of the text where counted.
 	// `billedTokens` = inputTokens x multiplier.
 	TokenUsage TokenUsage `json:"tokenUsage"`
+
+	// Truncation Extension. Present when the report leaves out flagged spans (`spans` of its
+	// assertions) that the evaluation found: a rule carries at most 16 spans and a
+	// report at most 256, whose `text` is at most 64 KiB together, and at most the
+	// first 256 matches of each signal are located. `message` names these bounds.
+	// Only spans are ever left out: `result`, every section and assertion with its
+	// outcome and score, and `labelMatches` are complete, exactly as without the
+	// bounds.
+	Truncation *ReportTruncation `json:"truncation,omitempty"`
 }
 
 // EvaluationResult defines model for EvaluationResult.
@@ -1018,6 +1223,88 @@ type GetJobResponse struct {
 type GetPolicyResponse struct {
 	Policy Policy `json:"policy"`
 }
+
+// HashBands PDQ Hamming distance limits: a match at distance <= exact is EXACT confidence,
+// <= high HIGH, <= medium MEDIUM, <= low LOW; farther is no match.
+// -1 <= exact <= high <= medium <= low <= 128; exact -1 makes no PDQ match EXACT (the
+// server's default bands).
+type HashBands struct {
+	Exact  int32 `json:"exact"`
+	High   int32 `json:"high"`
+	Low    int32 `json:"low"`
+	Medium int32 `json:"medium"`
+}
+
+// HashList defines model for HashList.
+type HashList struct {
+	// Bands PDQ Hamming distance limits: a match at distance <= exact is EXACT confidence,
+	// <= high HIGH, <= medium MEDIUM, <= low LOW; farther is no match.
+	// -1 <= exact <= high <= medium <= low <= 128; exact -1 makes no PDQ match EXACT (the
+	// server's default bands).
+	Bands HashBands `json:"bands"`
+
+	// BandsDefault True when `bands` are the server's `--pdq-bands` (none were set on the list).
+	BandsDefault *bool        `json:"bandsDefault,omitempty"`
+	Created      time.Time    `json:"created"`
+	FloodLimit   int32        `json:"floodLimit"`
+	HashCount    int64        `json:"hashCount"`
+	Kind         HashListKind `json:"kind"`
+	ListId       string       `json:"listId"`
+
+	// Mode ENFORCE rejects matching content; SHADOW records matches (counts, audit, metrics)
+	// without rejecting; ALLOW (a negative list) wins over every other match of the same
+	// content.
+	Mode HashListMode `json:"mode"`
+	Name string       `json:"name"`
+
+	// OperatorWide Made by the operator with the CLI; applies to every account; read-only here.
+	OperatorWide bool      `json:"operatorWide"`
+	Updated      time.Time `json:"updated"`
+}
+
+// HashListEmpty An empty object.
+type HashListEmpty = map[string]interface{}
+
+// HashListEntry defines model for HashListEntry.
+type HashListEntry struct {
+	Created     time.Time  `json:"created"`
+	Hash        string     `json:"hash"`
+	LastMatched *time.Time `json:"lastMatched,omitempty"`
+
+	// MatchCount Contents this hash matched (every mode).
+	MatchCount int64  `json:"matchCount"`
+	Note       string `json:"note"`
+	Source     string `json:"source"`
+
+	// State ACTIVE matches; DISABLED matches nothing; QUARANTINED matched more than the list's
+	// `floodLimit` distinct contents in an hour and no longer rejects until confirmed.
+	State HashState `json:"state"`
+}
+
+// HashListEntryResponse defines model for HashListEntryResponse.
+type HashListEntryResponse struct {
+	Hash HashListEntry `json:"hash"`
+}
+
+// HashListImportFormat defines model for HashListImportFormat.
+type HashListImportFormat string
+
+// HashListKind defines model for HashListKind.
+type HashListKind string
+
+// HashListMode ENFORCE rejects matching content; SHADOW records matches (counts, audit, metrics)
+// without rejecting; ALLOW (a negative list) wins over every other match of the same
+// content.
+type HashListMode string
+
+// HashListResponse defines model for HashListResponse.
+type HashListResponse struct {
+	HashList HashList `json:"hashList"`
+}
+
+// HashState ACTIVE matches; DISABLED matches nothing; QUARANTINED matched more than the list's
+// `floodLimit` distinct contents in an hour and no longer rejects until confirmed.
+type HashState string
 
 // ImageDetailLevel defines model for ImageDetailLevel.
 type ImageDetailLevel string
@@ -1294,6 +1581,17 @@ type ListFeedbackResponse struct {
 	NextPageToken *string              `json:"nextPageToken,omitempty"`
 }
 
+// ListHashListHashesResponse defines model for ListHashListHashesResponse.
+type ListHashListHashesResponse struct {
+	Hashes        []HashListEntry `json:"hashes"`
+	NextPageToken *string         `json:"nextPageToken,omitempty"`
+}
+
+// ListHashListsResponse defines model for ListHashListsResponse.
+type ListHashListsResponse struct {
+	HashLists []HashList `json:"hashLists"`
+}
+
 // ListJobLabelHitsResponse defines model for ListJobLabelHitsResponse.
 type ListJobLabelHitsResponse struct {
 	// Error A terminal failure. `message` is a fixed, safe explanation; branch on `reason`.
@@ -1341,6 +1639,19 @@ type ListPolicyVersionsResponse struct {
 	PolicyVersions []PolicyVersion `json:"policyVersions"`
 }
 
+// ListReviewItemsResponse defines model for ListReviewItemsResponse.
+type ListReviewItemsResponse struct {
+	NextPageToken *string `json:"nextPageToken,omitempty"`
+
+	// ReviewItems The items, without their report (get an item for it).
+	ReviewItems []ReviewItem `json:"reviewItems"`
+}
+
+// ListReviewQueuesResponse defines model for ListReviewQueuesResponse.
+type ListReviewQueuesResponse struct {
+	ReviewQueues []ReviewQueue `json:"reviewQueues"`
+}
+
 // ListShadowResultsResponse defines model for ListShadowResultsResponse.
 type ListShadowResultsResponse struct {
 	Disagreements []ShadowDisagreement `json:"disagreements"`
@@ -1349,6 +1660,74 @@ type ListShadowResultsResponse struct {
 
 // Modality defines model for Modality.
 type Modality string
+
+// ModerationImageURL defines model for ModerationImageURL.
+type ModerationImageURL struct {
+	// Url An http(s) URL of the image, or a `data:image/<format>;base64,<data>` URL.
+	Url string `json:"url"`
+}
+
+// ModerationInput A string, an array of strings (one result each), or an array of text and image
+// parts (one input, one result).
+type ModerationInput struct {
+	union json.RawMessage
+}
+
+// ModerationInput0 defines model for ModerationInput.0.
+type ModerationInput0 = string
+
+// ModerationInput1 defines model for ModerationInput.1.
+type ModerationInput1 = []string
+
+// ModerationInput2 defines model for ModerationInput.2.
+type ModerationInput2 = []ModerationInputPart
+
+// ModerationInputPart One part of a multi-modal input: `{type: "text", text}` or `{type: "image_url",
+// image_url: {url}}`.
+type ModerationInputPart struct {
+	ImageUrl *ModerationImageURL `json:"image_url,omitempty"`
+
+	// Text The text of a `text` part.
+	Text *string                 `json:"text,omitempty"`
+	Type ModerationInputPartType `json:"type"`
+}
+
+// ModerationInputPartType defines model for ModerationInputPart.Type.
+type ModerationInputPartType string
+
+// ModerationResult defines model for ModerationResult.
+type ModerationResult struct {
+	// Categories Each category (policy section or label name, and OpenAI's thirteen) and whether
+	// it is true at the threshold.
+	Categories map[string]bool `json:"categories"`
+
+	// CategoryAppliedInputTypes Each category and the input types (`text`, `image`) it was evaluated on. For
+	// OpenAI's thirteen, only the types OpenAI's schema allows for them are listed.
+	CategoryAppliedInputTypes map[string][]ModerationResultCategoryAppliedInputTypes `json:"category_applied_input_types"`
+
+	// CategoryScores Each category's score, 0 to 1.
+	CategoryScores map[string]float64 `json:"category_scores"`
+
+	// FailedCategories Extension: the categories whose evaluation failed; they are left out of the
+	// other maps.
+	FailedCategories []string `json:"failed_categories"`
+
+	// Flagged Whether any category is true.
+	Flagged bool `json:"flagged"`
+}
+
+// ModerationResultCategoryAppliedInputTypes defines model for ModerationResult.CategoryAppliedInputTypes.
+type ModerationResultCategoryAppliedInputTypes string
+
+// NewHashListEntry defines model for NewHashListEntry.
+type NewHashListEntry struct {
+	// Hash Hex; 32 digits for md5, 40 for sha1, 64 for pdq.
+	Hash string  `json:"hash"`
+	Note *string `json:"note,omitempty"`
+
+	// Source Where the hash came from (a bank, a report); shown in every match.
+	Source *string `json:"source,omitempty"`
+}
 
 // Occurrence defines model for Occurrence.
 type Occurrence struct {
@@ -1362,6 +1741,26 @@ type Occurrence struct {
 	//
 	// Example: 1500
 	StartMs *Int64String `json:"startMs,omitempty"`
+}
+
+// OpenAIErrorObject defines model for OpenAIErrorObject.
+type OpenAIErrorObject struct {
+	// Code A machine-readable code: `model_not_found`, `invalid_api_key`,
+	// `rate_limit_exceeded`, `insufficient_quota`, `content_blocked`, ...
+	Code    *string `json:"code"`
+	Message string  `json:"message"`
+
+	// Param The request field at fault, when one is.
+	Param *string `json:"param"`
+
+	// Type `invalid_request_error` (400, 404), `authentication_error` (401),
+	// `permission_error` (403), `rate_limit_error` (429), `server_error` (5xx).
+	Type string `json:"type"`
+}
+
+// OpenAIErrorResponse OpenAI's error body.
+type OpenAIErrorResponse struct {
+	Error OpenAIErrorObject `json:"error"`
 }
 
 // Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
@@ -1415,10 +1814,24 @@ type PrecheckFailureDetail struct {
 	AtType string `json:"@type"`
 
 	// Details Depends on the type; always carries the content's hash.
-	Details         PrecheckFailureDetail_Details `json:"details"`
-	MatchConfidence *PrecheckMatchConfidence      `json:"matchConfidence,omitempty"`
-	Message         string                        `json:"message"`
-	Type            PrecheckFailureType           `json:"type"`
+	Details PrecheckFailureDetail_Details `json:"details"`
+
+	// Distance PDQ Hamming distance; 0 for md5 and sha1.
+	Distance *int32 `json:"distance,omitempty"`
+
+	// ListId The hash list that matched (hash-list matches only).
+	ListId          *string                  `json:"listId,omitempty"`
+	ListName        *string                  `json:"listName,omitempty"`
+	MatchConfidence *PrecheckMatchConfidence `json:"matchConfidence,omitempty"`
+
+	// MatchedHash The list's hash that matched (hex).
+	MatchedHash *string `json:"matchedHash,omitempty"`
+	Message     string  `json:"message"`
+	Note        *string `json:"note,omitempty"`
+
+	// Source Where the matched hash came from, as given when it was added.
+	Source *string             `json:"source,omitempty"`
+	Type   PrecheckFailureType `json:"type"`
 }
 
 // PrecheckFailureDetail_Details Depends on the type; always carries the content's hash.
@@ -1440,11 +1853,201 @@ type PrecheckFailureType string
 // PrecheckMatchConfidence defines model for PrecheckMatchConfidence.
 type PrecheckMatchConfidence string
 
+// ReportTruncation Extension. Present when the report leaves out flagged spans (`spans` of its
+// assertions) that the evaluation found: a rule carries at most 16 spans and a
+// report at most 256, whose `text` is at most 64 KiB together, and at most the
+// first 256 matches of each signal are located. `message` names these bounds.
+// Only spans are ever left out: `result`, every section and assertion with its
+// outcome and score, and `labelMatches` are complete, exactly as without the
+// bounds.
+type ReportTruncation struct {
+	Message string `json:"message"`
+}
+
+// ReviewClaimReleased defines model for ReviewClaimReleased.
+type ReviewClaimReleased struct {
+	Released     bool   `json:"released"`
+	ReviewItemId string `json:"reviewItemId"`
+}
+
+// ReviewClaimResponse defines model for ReviewClaimResponse.
+type ReviewClaimResponse struct {
+	ClaimExpiresAt time.Time  `json:"claimExpiresAt"`
+	ClaimToken     string     `json:"claimToken"`
+	ReviewItem     ReviewItem `json:"reviewItem"`
+}
+
+// ReviewClaimTokenRequest defines model for ReviewClaimTokenRequest.
+type ReviewClaimTokenRequest struct {
+	ClaimToken string `json:"claimToken"`
+}
+
+// ReviewDecision defines model for ReviewDecision.
+type ReviewDecision struct {
+	AddToDataset *bool     `json:"addToDataset,omitempty"`
+	Comment      *string   `json:"comment,omitempty"`
+	Decided      time.Time `json:"decided"`
+
+	// DecidedBy The name of the key that decided.
+	DecidedBy string                `json:"decidedBy"`
+	Labels    []ReviewLabelDecision `json:"labels"`
+}
+
+// ReviewDecisionRequest defines model for ReviewDecisionRequest.
+type ReviewDecisionRequest struct {
+	AddToDataset *bool  `json:"addToDataset,omitempty"`
+	ClaimToken   string `json:"claimToken"`
+
+	// Comment At most 4000 characters.
+	Comment *string               `json:"comment,omitempty"`
+	Labels  []ReviewLabelDecision `json:"labels"`
+}
+
+// ReviewItem defines model for ReviewItem.
+type ReviewItem struct {
+	ClaimExpiresAt *time.Time `json:"claimExpiresAt,omitempty"`
+	ClaimedBy      *string    `json:"claimedBy,omitempty"`
+
+	// ContentData The retained content (one entry); absent once deleted.
+	ContentData *[]ContentData `json:"contentData,omitempty"`
+
+	// ContentExpiresAt When the retained content is deleted (set at the decision).
+	ContentExpiresAt *time.Time      `json:"contentExpiresAt,omitempty"`
+	Created          time.Time       `json:"created"`
+	DecidedBy        *string         `json:"decidedBy,omitempty"`
+	Decision         *ReviewDecision `json:"decision,omitempty"`
+
+	// Hits The label hits of the job result (at most 1000; the rest through
+	// listJobLabelHits), on a got or claimed item.
+	Hits        *[]LabelHit `json:"hits,omitempty"`
+	JobResultId string      `json:"jobResultId"`
+	JobUuid     string      `json:"jobUuid"`
+
+	// Labels The sections the queue's routes matched, as the machine evaluated them.
+	Labels       []ReviewMatch     `json:"labels"`
+	QueueId      string            `json:"queueId"`
+	Report       *EvaluationReport `json:"report,omitempty"`
+	ReviewItemId string            `json:"reviewItemId"`
+	SlaDeadline  *time.Time        `json:"slaDeadline,omitempty"`
+	State        ReviewItemState   `json:"state"`
+}
+
+// ReviewItemResponse defines model for ReviewItemResponse.
+type ReviewItemResponse struct {
+	ReviewItem ReviewItem `json:"reviewItem"`
+}
+
+// ReviewItemState defines model for ReviewItemState.
+type ReviewItemState string
+
+// ReviewLabelDecision defines model for ReviewLabelDecision.
+type ReviewLabelDecision struct {
+	Label string `json:"label"`
+
+	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	Outcome Outcome `json:"outcome"`
+}
+
+// ReviewLabelStats defines model for ReviewLabelStats.
+type ReviewLabelStats struct {
+	Decided int32  `json:"decided"`
+	Label   string `json:"label"`
+
+	// OverturnRate overturned / decided; absent when nothing was decided.
+	OverturnRate *float64 `json:"overturnRate,omitempty"`
+	Overturned   int32    `json:"overturned"`
+}
+
+// ReviewMatch What the machine said of one section the queue's routes matched.
+type ReviewMatch struct {
+	Label string `json:"label"`
+
+	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
+	Outcome Outcome `json:"outcome"`
+	Score   float64 `json:"score"`
+}
+
+// ReviewQueue defines model for ReviewQueue.
+type ReviewQueue struct {
+	Created       time.Time     `json:"created"`
+	Description   string        `json:"description"`
+	Name          string        `json:"name"`
+	Priority      int32         `json:"priority"`
+	QueueId       string        `json:"queueId"`
+	RetentionDays int32         `json:"retentionDays"`
+	Routes        []ReviewRoute `json:"routes"`
+	SlaMinutes    int32         `json:"slaMinutes"`
+	Updated       time.Time     `json:"updated"`
+	WebhookUrl    *string       `json:"webhookUrl,omitempty"`
+}
+
+// ReviewQueueInput defines model for ReviewQueueInput.
+type ReviewQueueInput struct {
+	Description *string `json:"description,omitempty"`
+
+	// Name 1 to 200 characters, unique in the account.
+	Name string `json:"name"`
+
+	// Priority 0 (default) to 1000; claims across queues take the highest first.
+	Priority *int32 `json:"priority,omitempty"`
+
+	// RetentionDays Days the content of a decided item is kept, 1 to 3650 (default 30).
+	RetentionDays *int32        `json:"retentionDays,omitempty"`
+	Routes        []ReviewRoute `json:"routes"`
+
+	// SlaMinutes Minutes after an item enters the queue by which it should be decided; 0 (default) for none.
+	SlaMinutes *int32 `json:"slaMinutes,omitempty"`
+
+	// WebhookUrl Receives a signed `review_item.decided` event per decision.
+	WebhookUrl *string `json:"webhookUrl,omitempty"`
+}
+
+// ReviewQueuePatch defines model for ReviewQueuePatch.
+type ReviewQueuePatch struct {
+	Description   *string        `json:"description,omitempty"`
+	Name          *string        `json:"name,omitempty"`
+	Priority      *int32         `json:"priority,omitempty"`
+	RetentionDays *int32         `json:"retentionDays,omitempty"`
+	Routes        *[]ReviewRoute `json:"routes,omitempty"`
+	SlaMinutes    *int32         `json:"slaMinutes,omitempty"`
+	WebhookUrl    *string        `json:"webhookUrl,omitempty"`
+}
+
+// ReviewQueueResponse defines model for ReviewQueueResponse.
+type ReviewQueueResponse struct {
+	ReviewQueue ReviewQueue `json:"reviewQueue"`
+}
+
+// ReviewQueueStats defines model for ReviewQueueStats.
+type ReviewQueueStats struct {
+	Claimed int32              `json:"claimed"`
+	Decided int32              `json:"decided"`
+	Labels  []ReviewLabelStats `json:"labels"`
+
+	// OldestOpenAge Age of the oldest open item, as a duration in seconds (`"12.5s"`); absent when none is open.
+	OldestOpenAge *string `json:"oldestOpenAge,omitempty"`
+	Open          int32   `json:"open"`
+	SlaBreaches   int32   `json:"slaBreaches"`
+}
+
 // ReviewResult defines model for ReviewResult.
 type ReviewResult struct {
 	// Outcome FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
 	Outcome Outcome `json:"outcome"`
 	Score   float64 `json:"score"`
+}
+
+// ReviewRoute Which sections of which jobs' results feed the queue: exactly one of `policyId`
+// and `labelId`. `minScore` 0..1 (default 0); `maxScore` above it, at most 2 (unset:
+// no upper bound). `outcomes` empty admits every outcome.
+type ReviewRoute struct {
+	// Label The section (label) name; unset matches every section.
+	Label    *string    `json:"label,omitempty"`
+	LabelId  *string    `json:"labelId,omitempty"`
+	MaxScore *float64   `json:"maxScore,omitempty"`
+	MinScore *float64   `json:"minScore,omitempty"`
+	Outcomes *[]Outcome `json:"outcomes,omitempty"`
+	PolicyId *string    `json:"policyId,omitempty"`
 }
 
 // RuleCheckError defines model for RuleCheckError.
@@ -1594,6 +2197,22 @@ type TokenUsage struct {
 	Multiplier   float64 `json:"multiplier"`
 }
 
+// UpdateHashListRequest defines model for UpdateHashListRequest.
+type UpdateHashListRequest struct {
+	// Bands PDQ Hamming distance limits: a match at distance <= exact is EXACT confidence,
+	// <= high HIGH, <= medium MEDIUM, <= low LOW; farther is no match.
+	// -1 <= exact <= high <= medium <= low <= 128; exact -1 makes no PDQ match EXACT (the
+	// server's default bands).
+	Bands      *HashBands `json:"bands,omitempty"`
+	FloodLimit *int32     `json:"floodLimit,omitempty"`
+
+	// Mode ENFORCE rejects matching content; SHADOW records matches (counts, audit, metrics)
+	// without rejecting; ALLOW (a negative list) wins over every other match of the same
+	// content.
+	Mode *HashListMode `json:"mode,omitempty"`
+	Name *string       `json:"name,omitempty"`
+}
+
 // UpdateLabelRequest Omitted fields keep their values; other fields are ignored.
 type UpdateLabelRequest struct {
 	Description *string `json:"description,omitempty"`
@@ -1673,6 +2292,12 @@ type DatasetRunId = string
 // ExampleId defines model for ExampleId.
 type ExampleId = string
 
+// HashListHash defines model for HashListHash.
+type HashListHash = string
+
+// HashListId defines model for HashListId.
+type HashListId = string
+
 // JobUuid defines model for JobUuid.
 type JobUuid = string
 
@@ -1715,6 +2340,12 @@ type QualityPageSize1000 = int32
 // QualityPageSizeCamel100 defines model for QualityPageSizeCamel100.
 type QualityPageSizeCamel100 = int32
 
+// QueueId defines model for QueueId.
+type QueueId = string
+
+// ReviewItemId defines model for ReviewItemId.
+type ReviewItemId = string
+
 // SignedExpires defines model for SignedExpires.
 type SignedExpires = int64
 
@@ -1735,6 +2366,12 @@ type BadRequest = Status
 
 // Error The error body of every failed call (gRPC status).
 type Error = Status
+
+// Forbidden The error body of every failed call (gRPC status).
+type Forbidden = Status
+
+// OpenAIError OpenAI's error body.
+type OpenAIError = OpenAIErrorResponse
 
 // PrecheckFailed The body of a 499 precheck failure.
 type PrecheckFailed = PrecheckFailureStatus
@@ -1767,6 +2404,20 @@ type DownloadBatchOutputParams struct {
 
 	// Signature The URL's HMAC signature.
 	Signature SignedSignature `form:"signature" json:"signature"`
+}
+
+// ListHashListHashesParams defines parameters for ListHashListHashes.
+type ListHashListHashesParams struct {
+	PageSize  *int32  `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// ImportHashListTextBody defines parameters for ImportHashList.
+type ImportHashListTextBody = string
+
+// ImportHashListParams defines parameters for ImportHashList.
+type ImportHashListParams struct {
+	Format *HashListImportFormat `form:"format,omitempty" json:"format,omitempty"`
 }
 
 // ListJobsParams defines parameters for ListJobs.
@@ -1940,11 +2591,44 @@ type ListShadowResultsParams struct {
 	PageToken *PageTokenCamel `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
+// ListReviewItemsParams defines parameters for ListReviewItems.
+type ListReviewItemsParams struct {
+	// State Only items in this state.
+	State *ReviewItemState `form:"state,omitempty" json:"state,omitempty"`
+
+	// PageSize Items per page. Unset or 0 gives 50; above 500 is treated as 500.
+	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken The `nextPageToken` of the previous response for the same request.
+	PageToken *PageTokenCamel `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
+// GetReviewQueueStatsParams defines parameters for GetReviewQueueStats.
+type GetReviewQueueStatsParams struct {
+	// Since Count decisions made at or after this time.
+	Since *time.Time `form:"since,omitempty" json:"since,omitempty"`
+
+	// Until Count decisions made before this time.
+	Until *time.Time `form:"until,omitempty" json:"until,omitempty"`
+}
+
 // CreateBatchJobJSONRequestBody defines body for CreateBatchJob for application/json ContentType.
 type CreateBatchJobJSONRequestBody = CreateBatchJobRequest
 
 // CancelBatchJobJSONRequestBody defines body for CancelBatchJob for application/json ContentType.
 type CancelBatchJobJSONRequestBody = CancelBatchJobRequest
+
+// CreateHashListJSONRequestBody defines body for CreateHashList for application/json ContentType.
+type CreateHashListJSONRequestBody = CreateHashListRequest
+
+// UpdateHashListJSONRequestBody defines body for UpdateHashList for application/json ContentType.
+type UpdateHashListJSONRequestBody = UpdateHashListRequest
+
+// AddHashListHashesJSONRequestBody defines body for AddHashListHashes for application/json ContentType.
+type AddHashListHashesJSONRequestBody = AddHashListHashesRequest
+
+// ImportHashListTextRequestBody defines body for ImportHashList for text/plain ContentType.
+type ImportHashListTextRequestBody = ImportHashListTextBody
 
 // CreateJobJSONRequestBody defines body for CreateJob for application/json ContentType.
 type CreateJobJSONRequestBody = CreateJobRequest
@@ -1979,11 +2663,32 @@ type CreateLabelVersionJSONRequestBody = CreateLabelVersionRequest
 // CreateDatasetRunJSONRequestBody defines body for CreateDatasetRun for application/json ContentType.
 type CreateDatasetRunJSONRequestBody = CreateDatasetRunRequest
 
+// CreateModerationJSONRequestBody defines body for CreateModeration for application/json ContentType.
+type CreateModerationJSONRequestBody = CreateModerationRequest
+
 // CreatePolicyJSONRequestBody defines body for CreatePolicy for application/json ContentType.
 type CreatePolicyJSONRequestBody = CreatePolicyRequest
 
 // CreatePolicyVersionJSONRequestBody defines body for CreatePolicyVersion for application/json ContentType.
 type CreatePolicyVersionJSONRequestBody = CreatePolicyVersionRequest
+
+// DecideReviewItemJSONRequestBody defines body for DecideReviewItem for application/json ContentType.
+type DecideReviewItemJSONRequestBody = ReviewDecisionRequest
+
+// ReleaseReviewItemJSONRequestBody defines body for ReleaseReviewItem for application/json ContentType.
+type ReleaseReviewItemJSONRequestBody = ReviewClaimTokenRequest
+
+// RenewReviewClaimJSONRequestBody defines body for RenewReviewClaim for application/json ContentType.
+type RenewReviewClaimJSONRequestBody = ReviewClaimTokenRequest
+
+// SkipReviewItemJSONRequestBody defines body for SkipReviewItem for application/json ContentType.
+type SkipReviewItemJSONRequestBody = ReviewClaimTokenRequest
+
+// CreateReviewQueueJSONRequestBody defines body for CreateReviewQueue for application/json ContentType.
+type CreateReviewQueueJSONRequestBody = ReviewQueueInput
+
+// UpdateReviewQueueJSONRequestBody defines body for UpdateReviewQueue for application/json ContentType.
+type UpdateReviewQueueJSONRequestBody = ReviewQueuePatch
 
 // CheckRulesJSONRequestBody defines body for CheckRules for application/json ContentType.
 type CheckRulesJSONRequestBody = CheckRulesRequest
@@ -2052,6 +2757,94 @@ func (a PrecheckFailureDetail_Details) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsModerationInput0 returns the union data inside the ModerationInput as a ModerationInput0
+func (t ModerationInput) AsModerationInput0() (ModerationInput0, error) {
+	var body ModerationInput0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromModerationInput0 overwrites any union data inside the ModerationInput as the provided ModerationInput0
+func (t *ModerationInput) FromModerationInput0(v ModerationInput0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeModerationInput0 performs a merge with any union data inside the ModerationInput, using the provided ModerationInput0
+func (t *ModerationInput) MergeModerationInput0(v ModerationInput0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsModerationInput1 returns the union data inside the ModerationInput as a ModerationInput1
+func (t ModerationInput) AsModerationInput1() (ModerationInput1, error) {
+	var body ModerationInput1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromModerationInput1 overwrites any union data inside the ModerationInput as the provided ModerationInput1
+func (t *ModerationInput) FromModerationInput1(v ModerationInput1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeModerationInput1 performs a merge with any union data inside the ModerationInput, using the provided ModerationInput1
+func (t *ModerationInput) MergeModerationInput1(v ModerationInput1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsModerationInput2 returns the union data inside the ModerationInput as a ModerationInput2
+func (t ModerationInput) AsModerationInput2() (ModerationInput2, error) {
+	var body ModerationInput2
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromModerationInput2 overwrites any union data inside the ModerationInput as the provided ModerationInput2
+func (t *ModerationInput) FromModerationInput2(v ModerationInput2) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeModerationInput2 performs a merge with any union data inside the ModerationInput, using the provided ModerationInput2
+func (t *ModerationInput) MergeModerationInput2(v ModerationInput2) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ModerationInput) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ModerationInput) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // AsBadRequestDetail returns the union data inside the StatusDetail as a BadRequestDetail
@@ -2366,6 +3159,168 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/batch-jobs/{batchJobId}/output (the `DownloadBatchOutput` operationId).
 	DownloadBatchOutput(ctx context.Context, batchJobId BatchJobId, params *DownloadBatchOutputParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListHashLists List hash lists
+	//
+	// The account's hash lists and the operator-wide lists (made with the CLI; they
+	// apply to every account and are read-only here), by name. Admin keys only.
+	//
+	// Corresponds with GET /v1/hash-lists (the `ListHashLists` operationId).
+	ListHashLists(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateHashListWithBody Create a hash list
+	//
+	// Creates an empty hash list of the account (at most 100 per account). Names are
+	// unique per account (ALREADY_EXISTS). Unset `bands` follow the server's
+	// `--pdq-bands`; unset `mode` is ENFORCE; unset `floodLimit` is 200.
+	// Body fields may also be sent in snake_case (`flood_limit`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/hash-lists (the `CreateHashList` operationId).
+	CreateHashListWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateHashList Create a hash list
+	//
+	// Creates an empty hash list of the account (at most 100 per account). Names are
+	// unique per account (ALREADY_EXISTS). Unset `bands` follow the server's
+	// `--pdq-bands`; unset `mode` is ENFORCE; unset `floodLimit` is 200.
+	// Body fields may also be sent in snake_case (`flood_limit`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/hash-lists (the `CreateHashList` operationId).
+	CreateHashList(ctx context.Context, body CreateHashListJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteHashList Delete a hash list
+	//
+	// Deletes a list of the account with its hashes. Operator-wide lists are PERMISSION_DENIED.
+	//
+	// Corresponds with DELETE /v1/hash-lists/{listId} (the `DeleteHashList` operationId).
+	DeleteHashList(ctx context.Context, listId HashListId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetHashList Get a hash list
+	//
+	// A list of the account or an operator-wide list; another account's list is NOT_FOUND.
+	//
+	// Corresponds with GET /v1/hash-lists/{listId} (the `GetHashList` operationId).
+	GetHashList(ctx context.Context, listId HashListId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateHashListWithBody Change a hash list
+	//
+	// Changes the name, mode, bands or flood limit of a list of the account; set fields
+	// only. Operator-wide lists are PERMISSION_DENIED. Running servers apply the change
+	// within seconds.
+	// Body fields may also be sent in snake_case (`flood_limit`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/hash-lists/{listId} (the `UpdateHashList` operationId).
+	UpdateHashListWithBody(ctx context.Context, listId HashListId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateHashList Change a hash list
+	//
+	// Changes the name, mode, bands or flood limit of a list of the account; set fields
+	// only. Operator-wide lists are PERMISSION_DENIED. Running servers apply the change
+	// within seconds.
+	// Body fields may also be sent in snake_case (`flood_limit`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/hash-lists/{listId} (the `UpdateHashList` operationId).
+	UpdateHashList(ctx context.Context, listId HashListId, body UpdateHashListJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListHashListHashes List the hashes of a list
+	//
+	// The hashes of a list in hash order, with their state and match counts.
+	// `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
+	//
+	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+	// `page_token` for `pageToken`.
+	//
+	// Corresponds with GET /v1/hash-lists/{listId}/hashes (the `ListHashListHashes` operationId).
+	ListHashListHashes(ctx context.Context, listId HashListId, params *ListHashListHashesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddHashListHashesWithBody Add hashes to a list
+	//
+	// Adds 1..10,000 hashes to a list of the account, all or none (a bad hash is
+	// INVALID_ARGUMENT naming `hashes[i].hash`). A hash already in the list keeps its
+	// state and counts and takes the new source and note. A list holds at most
+	// 1,000,000 hashes.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/hash-lists/{listId}/hashes (the `AddHashListHashes` operationId).
+	AddHashListHashesWithBody(ctx context.Context, listId HashListId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddHashListHashes Add hashes to a list
+	//
+	// Adds 1..10,000 hashes to a list of the account, all or none (a bad hash is
+	// INVALID_ARGUMENT naming `hashes[i].hash`). A hash already in the list keeps its
+	// state and counts and takes the new source and note. A list holds at most
+	// 1,000,000 hashes.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/hash-lists/{listId}/hashes (the `AddHashListHashes` operationId).
+	AddHashListHashes(ctx context.Context, listId HashListId, body AddHashListHashesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteHashListHash Remove a hash from a list
+	//
+	// Removes one hash of a list of the account with its match count; NOT_FOUND when it is not there.
+	//
+	// Corresponds with DELETE /v1/hash-lists/{listId}/hashes/{hash} (the `DeleteHashListHash` operationId).
+	DeleteHashListHash(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ConfirmHashListHash Confirm a hash (ends its quarantine)
+	//
+	// An admin vouches for the hash: it becomes ACTIVE again and the flood count starts
+	// over, so it rejects again until the next flood.
+	//
+	// Corresponds with POST /v1/hash-lists/{listId}/hashes/{hash}/confirm (the `ConfirmHashListHash` operationId).
+	ConfirmHashListHash(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DisableHashListHash Disable one hash
+	//
+	// The hash stays in the list but matches nothing until enabled.
+	//
+	// Corresponds with POST /v1/hash-lists/{listId}/hashes/{hash}/disable (the `DisableHashListHash` operationId).
+	DisableHashListHash(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// EnableHashListHash Enable a disabled hash
+	//
+	// A disabled hash matches again; a quarantined one needs `confirm`.
+	//
+	// Corresponds with POST /v1/hash-lists/{listId}/hashes/{hash}/enable (the `EnableHashListHash` operationId).
+	EnableHashListHash(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ImportHashListWithBody Import a file of hashes into a list
+	//
+	// Adds the hashes of a file to a list of the account, all or none. `format`
+	// LINES: one hash per line, optionally followed by `,source,note`; blank lines and
+	// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
+	// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
+	// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+	// line (`file`, "line 3: ...") and nothing is imported.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/hash-lists/{listId}/import (the `ImportHashList` operationId).
+	ImportHashListWithBody(ctx context.Context, listId HashListId, params *ImportHashListParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ImportHashListWithTextBody Import a file of hashes into a list
+	//
+	// Adds the hashes of a file to a list of the account, all or none. `format`
+	// LINES: one hash per line, optionally followed by `,source,note`; blank lines and
+	// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
+	// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
+	// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+	// line (`file`, "line 3: ...") and nothing is imported.
+	//
+	// Takes a body of the `text/plain` content type.
+	//
+	// Corresponds with POST /v1/hash-lists/{listId}/import (the `ImportHashList` operationId).
+	ImportHashListWithTextBody(ctx context.Context, listId HashListId, params *ImportHashListParams, body ImportHashListTextRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListJobs List jobs of the account
 	//
@@ -2970,6 +3925,70 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics (the `GetLabelVersionMetrics` operationId).
 	GetLabelVersionMetrics(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, params *GetLabelVersionMetricsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// CreateModerationWithBody Moderate content (OpenAI-compatible)
+	//
+	// OpenAI's Moderation API, so that the official OpenAI SDKs and tools that call "an
+	// OpenAI moderation endpoint" work with the base URL `http://HOST/v1` and a contenteval
+	// API key. Both account types may call it (docs/api.md#openai-compatible-moderation).
+	//
+	// - `input` is a string, an array of strings (one result each), or an array of `text`
+	//   and `image_url` parts, which together are ONE input with one result. An image is
+	//   an http(s) URL (fetched as `imageUrl` is) or a `data:image/...;base64,` URL
+	//   (decoded as `image` is); both pass the same precheck. At most 100 strings or parts.
+	// - `model` names what to evaluate against. Policy-first accounts: a `policyKey`.
+	//   Label-first accounts: `label:<name>` (the label's latest version) or `tag:<name>`
+	//   (the latest version of every label with that tag, at most 10). OpenAI's own names
+	//   (`omni-moderation-latest`, `text-moderation-latest`, ...) and a missing `model` use
+	//   the account's default moderation policy or tag (`contenteval accounts set
+	//   --moderation-policy KEY` or `--moderation-tag NAME`).
+	// - Categories are the policy's section names (label names on label-first accounts);
+	//   OpenAI's thirteen categories are always present too (false and 0 unless a section
+	//   of that name exists). `flagged` is true when any category is. Sections that FAILED
+	//   are left out and listed in `failed_categories`.
+	// - Each call records one job, as POST /v1/jobs with `waitForCompletion` would (one job
+	//   per label version on label-first accounts); `id` is `modr-` and the job's uuid.
+	// - Errors on this path use OpenAI's body `{error: {message, type, param, code}}`, not
+	//   the Status body: 400 (bad input, content that failed the precheck), 401, 403, 404
+	//   (`code: model_not_found`), 429 (rate limit or daily quota, with `Retry-After` for the
+	//   rate limit), 500, 503.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/moderations (the `CreateModeration` operationId).
+	CreateModerationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateModeration Moderate content (OpenAI-compatible)
+	//
+	// OpenAI's Moderation API, so that the official OpenAI SDKs and tools that call "an
+	// OpenAI moderation endpoint" work with the base URL `http://HOST/v1` and a contenteval
+	// API key. Both account types may call it (docs/api.md#openai-compatible-moderation).
+	//
+	// - `input` is a string, an array of strings (one result each), or an array of `text`
+	//   and `image_url` parts, which together are ONE input with one result. An image is
+	//   an http(s) URL (fetched as `imageUrl` is) or a `data:image/...;base64,` URL
+	//   (decoded as `image` is); both pass the same precheck. At most 100 strings or parts.
+	// - `model` names what to evaluate against. Policy-first accounts: a `policyKey`.
+	//   Label-first accounts: `label:<name>` (the label's latest version) or `tag:<name>`
+	//   (the latest version of every label with that tag, at most 10). OpenAI's own names
+	//   (`omni-moderation-latest`, `text-moderation-latest`, ...) and a missing `model` use
+	//   the account's default moderation policy or tag (`contenteval accounts set
+	//   --moderation-policy KEY` or `--moderation-tag NAME`).
+	// - Categories are the policy's section names (label names on label-first accounts);
+	//   OpenAI's thirteen categories are always present too (false and 0 unless a section
+	//   of that name exists). `flagged` is true when any category is. Sections that FAILED
+	//   are left out and listed in `failed_categories`.
+	// - Each call records one job, as POST /v1/jobs with `waitForCompletion` would (one job
+	//   per label version on label-first accounts); `id` is `modr-` and the job's uuid.
+	// - Errors on this path use OpenAI's body `{error: {message, type, param, code}}`, not
+	//   the Status body: 400 (bad input, content that failed the precheck), 401, 403, 404
+	//   (`code: model_not_found`), 429 (rate limit or daily quota, with `Retry-After` for the
+	//   rate limit), 500, 503.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/moderations (the `CreateModeration` operationId).
+	CreateModeration(ctx context.Context, body CreateModerationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPolicies List policies
 	//
 	// Lists the account's policies, newest first (policy-first accounts only).
@@ -3105,6 +4124,236 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats (the `GetShadowStats` operationId).
 	GetShadowStats(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReviewItem Get a review item
+	//
+	// One item with its retained content, its job result's report and label hits. Admin and reviewer keys.
+	//
+	// Corresponds with GET /v1/review-items/{reviewItemId} (the `GetReviewItem` operationId).
+	GetReviewItem(ctx context.Context, reviewItemId ReviewItemId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DecideReviewItemWithBody Decide a claimed review item
+	//
+	// Records the reviewer's outcome per label, once: a second decision is
+	// FAILED_PRECONDITION, a claim token that no longer holds the item (expired, given
+	// back, or another reviewer's) is ABORTED. Each label decision is also a feedback
+	// annotation on the job result (live metrics count it). With `addToDataset` on a
+	// label-first job, the retained content becomes a dataset example of the job's label
+	// with the reviewer's outcome. The decision is audited (reviewer key, time, the
+	// machine's and the reviewer's outcomes), sent to the queue's `webhookUrl` as a
+	// signed `review_item.decided` event, and the retained content is deleted
+	// `retentionDays` after it. Admin and reviewer keys.
+	//
+	// Body fields may also be sent in snake_case (`claim_token`, `add_to_dataset`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/decision (the `DecideReviewItem` operationId).
+	DecideReviewItemWithBody(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DecideReviewItem Decide a claimed review item
+	//
+	// Records the reviewer's outcome per label, once: a second decision is
+	// FAILED_PRECONDITION, a claim token that no longer holds the item (expired, given
+	// back, or another reviewer's) is ABORTED. Each label decision is also a feedback
+	// annotation on the job result (live metrics count it). With `addToDataset` on a
+	// label-first job, the retained content becomes a dataset example of the job's label
+	// with the reviewer's outcome. The decision is audited (reviewer key, time, the
+	// machine's and the reviewer's outcomes), sent to the queue's `webhookUrl` as a
+	// signed `review_item.decided` event, and the retained content is deleted
+	// `retentionDays` after it. Admin and reviewer keys.
+	//
+	// Body fields may also be sent in snake_case (`claim_token`, `add_to_dataset`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/decision (the `DecideReviewItem` operationId).
+	DecideReviewItem(ctx context.Context, reviewItemId ReviewItemId, body DecideReviewItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReleaseReviewItemWithBody Give a claim back
+	//
+	// The item is OPEN again, in its place. Codes as for a decision. Admin and reviewer keys.
+	// Body fields may also be sent in snake_case (`claim_token`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/release (the `ReleaseReviewItem` operationId).
+	ReleaseReviewItemWithBody(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReleaseReviewItem Give a claim back
+	//
+	// The item is OPEN again, in its place. Codes as for a decision. Admin and reviewer keys.
+	// Body fields may also be sent in snake_case (`claim_token`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/release (the `ReleaseReviewItem` operationId).
+	ReleaseReviewItem(ctx context.Context, reviewItemId ReviewItemId, body ReleaseReviewItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RenewReviewClaimWithBody Renew a claim
+	//
+	// Extends the claim to 10 minutes from now. Codes as for a decision. Admin and reviewer keys.
+	// Body fields may also be sent in snake_case (`claim_token`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/renew (the `RenewReviewClaim` operationId).
+	RenewReviewClaimWithBody(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RenewReviewClaim Renew a claim
+	//
+	// Extends the claim to 10 minutes from now. Codes as for a decision. Admin and reviewer keys.
+	// Body fields may also be sent in snake_case (`claim_token`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/renew (the `RenewReviewClaim` operationId).
+	RenewReviewClaim(ctx context.Context, reviewItemId ReviewItemId, body RenewReviewClaimJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SkipReviewItemWithBody Skip a claimed item
+	//
+	// Gives the claim back and moves the item behind the queue's other open items. Admin and reviewer keys.
+	// Body fields may also be sent in snake_case (`claim_token`).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/skip (the `SkipReviewItem` operationId).
+	SkipReviewItemWithBody(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SkipReviewItem Skip a claimed item
+	//
+	// Gives the claim back and moves the item behind the queue's other open items. Admin and reviewer keys.
+	// Body fields may also be sent in snake_case (`claim_token`).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/skip (the `SkipReviewItem` operationId).
+	SkipReviewItem(ctx context.Context, reviewItemId ReviewItemId, body SkipReviewItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListReviewQueues List review queues
+	//
+	// The account's review queues (at most 100), highest `priority` first, then by name.
+	// Admin and reviewer keys.
+	//
+	// Corresponds with GET /v1/review-queues (the `ListReviewQueues` operationId).
+	ListReviewQueues(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateReviewQueueWithBody Create a review queue
+	//
+	// Creates a queue fed by the job results its `routes` match (admin keys). A result
+	// enters the queue when one route matches one section (label) of its report: the
+	// route's `policyId` or `labelId` is the job's, `label` (when given) is the section's
+	// name, the section's score is in [`minScore`, `maxScore`) and its outcome is one of
+	// `outcomes` (any when empty; a FAILED section has no score and is matched by its
+	// outcome alone). A result enters a queue once, in the transaction that records it.
+	// `name` is unique per account (ALREADY_EXISTS); an account has at most 100 queues
+	// (FAILED_PRECONDITION).
+	//
+	// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`, `retention_days`, and
+	// `min_score`, `max_score`, `policy_id`, `label_id` in routes).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /v1/review-queues (the `CreateReviewQueue` operationId).
+	CreateReviewQueueWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateReviewQueue Create a review queue
+	//
+	// Creates a queue fed by the job results its `routes` match (admin keys). A result
+	// enters the queue when one route matches one section (label) of its report: the
+	// route's `policyId` or `labelId` is the job's, `label` (when given) is the section's
+	// name, the section's score is in [`minScore`, `maxScore`) and its outcome is one of
+	// `outcomes` (any when empty; a FAILED section has no score and is matched by its
+	// outcome alone). A result enters a queue once, in the transaction that records it.
+	// `name` is unique per account (ALREADY_EXISTS); an account has at most 100 queues
+	// (FAILED_PRECONDITION).
+	//
+	// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`, `retention_days`, and
+	// `min_score`, `max_score`, `policy_id`, `label_id` in routes).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /v1/review-queues (the `CreateReviewQueue` operationId).
+	CreateReviewQueue(ctx context.Context, body CreateReviewQueueJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteReviewQueue Delete a review queue
+	//
+	// Deletes the queue with its items, their retained content and decisions (admin keys).
+	//
+	// Corresponds with DELETE /v1/review-queues/{queueId} (the `DeleteReviewQueue` operationId).
+	DeleteReviewQueue(ctx context.Context, queueId QueueId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReviewQueue Get a review queue
+	//
+	// One queue of the account. Admin and reviewer keys.
+	//
+	// Corresponds with GET /v1/review-queues/{queueId} (the `GetReviewQueue` operationId).
+	GetReviewQueue(ctx context.Context, queueId QueueId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateReviewQueueWithBody Change a review queue
+	//
+	// Replaces the fields given and keeps the others (admin keys). New routes apply to
+	// results recorded from now on; items already in the queue stay. A new `priority`
+	// applies to the queue's undecided items at once.
+	//
+	// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`,
+	// `retention_days`, and so on in routes).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /v1/review-queues/{queueId} (the `UpdateReviewQueue` operationId).
+	UpdateReviewQueueWithBody(ctx context.Context, queueId QueueId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateReviewQueue Change a review queue
+	//
+	// Replaces the fields given and keeps the others (admin keys). New routes apply to
+	// results recorded from now on; items already in the queue stay. A new `priority`
+	// applies to the queue's undecided items at once.
+	//
+	// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`,
+	// `retention_days`, and so on in routes).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /v1/review-queues/{queueId} (the `UpdateReviewQueue` operationId).
+	UpdateReviewQueue(ctx context.Context, queueId QueueId, body UpdateReviewQueueJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ClaimReviewItem Claim the next open item
+	//
+	// Claims the next open item of the queue, or of every queue of the account when
+	// `queueId` is `-`: highest queue `priority` first, then the earliest SLA deadline
+	// (items without one last), then the oldest (a skipped item goes to the back). The
+	// claim lasts 10 minutes and is renewed with `renew`; an expired claim returns the
+	// item to OPEN and its token becomes stale (ABORTED). Concurrent claims never get
+	// the same item. NOT_FOUND when nothing is open. Admin and reviewer keys.
+	//
+	// Corresponds with POST /v1/review-queues/{queueId}/claim (the `ClaimReviewItem` operationId).
+	ClaimReviewItem(ctx context.Context, queueId QueueId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListReviewItems List the items of a review queue
+	//
+	// The queue's items, oldest first, in `state` (all when unset). An item whose claim
+	// expired is OPEN. `pageSize`: unset or 0 gives 50; above 500 is treated as 500.
+	// Admin and reviewer keys.
+	//
+	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+	// `page_token` for `pageToken`.
+	//
+	// Corresponds with GET /v1/review-queues/{queueId}/items (the `ListReviewItems` operationId).
+	ListReviewItems(ctx context.Context, queueId QueueId, params *ListReviewItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReviewQueueStats Counts of a review queue
+	//
+	// `open`, `claimed` and `oldestOpenAge` are as of now; `decided`, the per-label
+	// counts and the SLA breaches of decided items count the decisions made in
+	// [`since`, `until`) (all when unset). `slaBreaches` counts the undecided items past
+	// their deadline and the items decided after it. A label decision is overturned
+	// when the reviewer's outcome differs from the section's outcome in the report
+	// (a label the routed result did not match counts as OUTCOME_FALSE). Admin and
+	// reviewer keys.
+	//
+	// Corresponds with GET /v1/review-queues/{queueId}/stats (the `GetReviewQueueStats` operationId).
+	GetReviewQueueStats(ctx context.Context, queueId QueueId, params *GetReviewQueueStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CheckRulesWithBody Check rule text without publishing it
 	//
@@ -3303,6 +4552,328 @@ func (c *Client) UploadBatchInputWithBody(ctx context.Context, batchJobId BatchJ
 // Corresponds with GET /v1/batch-jobs/{batchJobId}/output (the `DownloadBatchOutput` operationId).
 func (c *Client) DownloadBatchOutput(ctx context.Context, batchJobId BatchJobId, params *DownloadBatchOutputParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewDownloadBatchOutputRequest(c.Server, batchJobId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListHashLists List hash lists
+//
+// The account's hash lists and the operator-wide lists (made with the CLI; they
+// apply to every account and are read-only here), by name. Admin keys only.
+//
+// Corresponds with GET /v1/hash-lists (the `ListHashLists` operationId).
+func (c *Client) ListHashLists(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListHashListsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateHashListWithBody Create a hash list
+//
+// Creates an empty hash list of the account (at most 100 per account). Names are
+// unique per account (ALREADY_EXISTS). Unset `bands` follow the server's
+// `--pdq-bands`; unset `mode` is ENFORCE; unset `floodLimit` is 200.
+// Body fields may also be sent in snake_case (`flood_limit`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/hash-lists (the `CreateHashList` operationId).
+func (c *Client) CreateHashListWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateHashListRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateHashList Create a hash list
+//
+// Creates an empty hash list of the account (at most 100 per account). Names are
+// unique per account (ALREADY_EXISTS). Unset `bands` follow the server's
+// `--pdq-bands`; unset `mode` is ENFORCE; unset `floodLimit` is 200.
+// Body fields may also be sent in snake_case (`flood_limit`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/hash-lists (the `CreateHashList` operationId).
+func (c *Client) CreateHashList(ctx context.Context, body CreateHashListJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateHashListRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteHashList Delete a hash list
+//
+// Deletes a list of the account with its hashes. Operator-wide lists are PERMISSION_DENIED.
+//
+// Corresponds with DELETE /v1/hash-lists/{listId} (the `DeleteHashList` operationId).
+func (c *Client) DeleteHashList(ctx context.Context, listId HashListId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteHashListRequest(c.Server, listId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetHashList Get a hash list
+//
+// A list of the account or an operator-wide list; another account's list is NOT_FOUND.
+//
+// Corresponds with GET /v1/hash-lists/{listId} (the `GetHashList` operationId).
+func (c *Client) GetHashList(ctx context.Context, listId HashListId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetHashListRequest(c.Server, listId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateHashListWithBody Change a hash list
+//
+// Changes the name, mode, bands or flood limit of a list of the account; set fields
+// only. Operator-wide lists are PERMISSION_DENIED. Running servers apply the change
+// within seconds.
+// Body fields may also be sent in snake_case (`flood_limit`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/hash-lists/{listId} (the `UpdateHashList` operationId).
+func (c *Client) UpdateHashListWithBody(ctx context.Context, listId HashListId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateHashListRequestWithBody(c.Server, listId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateHashList Change a hash list
+//
+// Changes the name, mode, bands or flood limit of a list of the account; set fields
+// only. Operator-wide lists are PERMISSION_DENIED. Running servers apply the change
+// within seconds.
+// Body fields may also be sent in snake_case (`flood_limit`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/hash-lists/{listId} (the `UpdateHashList` operationId).
+func (c *Client) UpdateHashList(ctx context.Context, listId HashListId, body UpdateHashListJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateHashListRequest(c.Server, listId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListHashListHashes List the hashes of a list
+//
+// The hashes of a list in hash order, with their state and match counts.
+// `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
+//
+// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+// `page_token` for `pageToken`.
+//
+// Corresponds with GET /v1/hash-lists/{listId}/hashes (the `ListHashListHashes` operationId).
+func (c *Client) ListHashListHashes(ctx context.Context, listId HashListId, params *ListHashListHashesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListHashListHashesRequest(c.Server, listId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddHashListHashesWithBody Add hashes to a list
+//
+// Adds 1..10,000 hashes to a list of the account, all or none (a bad hash is
+// INVALID_ARGUMENT naming `hashes[i].hash`). A hash already in the list keeps its
+// state and counts and takes the new source and note. A list holds at most
+// 1,000,000 hashes.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/hash-lists/{listId}/hashes (the `AddHashListHashes` operationId).
+func (c *Client) AddHashListHashesWithBody(ctx context.Context, listId HashListId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddHashListHashesRequestWithBody(c.Server, listId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddHashListHashes Add hashes to a list
+//
+// Adds 1..10,000 hashes to a list of the account, all or none (a bad hash is
+// INVALID_ARGUMENT naming `hashes[i].hash`). A hash already in the list keeps its
+// state and counts and takes the new source and note. A list holds at most
+// 1,000,000 hashes.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/hash-lists/{listId}/hashes (the `AddHashListHashes` operationId).
+func (c *Client) AddHashListHashes(ctx context.Context, listId HashListId, body AddHashListHashesJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddHashListHashesRequest(c.Server, listId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteHashListHash Remove a hash from a list
+//
+// Removes one hash of a list of the account with its match count; NOT_FOUND when it is not there.
+//
+// Corresponds with DELETE /v1/hash-lists/{listId}/hashes/{hash} (the `DeleteHashListHash` operationId).
+func (c *Client) DeleteHashListHash(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteHashListHashRequest(c.Server, listId, hash)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ConfirmHashListHash Confirm a hash (ends its quarantine)
+//
+// An admin vouches for the hash: it becomes ACTIVE again and the flood count starts
+// over, so it rejects again until the next flood.
+//
+// Corresponds with POST /v1/hash-lists/{listId}/hashes/{hash}/confirm (the `ConfirmHashListHash` operationId).
+func (c *Client) ConfirmHashListHash(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewConfirmHashListHashRequest(c.Server, listId, hash)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DisableHashListHash Disable one hash
+//
+// The hash stays in the list but matches nothing until enabled.
+//
+// Corresponds with POST /v1/hash-lists/{listId}/hashes/{hash}/disable (the `DisableHashListHash` operationId).
+func (c *Client) DisableHashListHash(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDisableHashListHashRequest(c.Server, listId, hash)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// EnableHashListHash Enable a disabled hash
+//
+// A disabled hash matches again; a quarantined one needs `confirm`.
+//
+// Corresponds with POST /v1/hash-lists/{listId}/hashes/{hash}/enable (the `EnableHashListHash` operationId).
+func (c *Client) EnableHashListHash(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewEnableHashListHashRequest(c.Server, listId, hash)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportHashListWithBody Import a file of hashes into a list
+//
+// Adds the hashes of a file to a list of the account, all or none. `format`
+// LINES: one hash per line, optionally followed by `,source,note`; blank lines and
+// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
+// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
+// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+// line (`file`, "line 3: ...") and nothing is imported.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/hash-lists/{listId}/import (the `ImportHashList` operationId).
+func (c *Client) ImportHashListWithBody(ctx context.Context, listId HashListId, params *ImportHashListParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportHashListRequestWithBody(c.Server, listId, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ImportHashListWithTextBody Import a file of hashes into a list
+//
+// Adds the hashes of a file to a list of the account, all or none. `format`
+// LINES: one hash per line, optionally followed by `,source,note`; blank lines and
+// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
+// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
+// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+// line (`file`, "line 3: ...") and nothing is imported.
+//
+// Takes a body of the `text/plain` content type.
+//
+// Corresponds with POST /v1/hash-lists/{listId}/import (the `ImportHashList` operationId).
+func (c *Client) ImportHashListWithTextBody(ctx context.Context, listId HashListId, params *ImportHashListParams, body ImportHashListTextRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewImportHashListRequestWithTextBody(c.Server, listId, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4326,6 +5897,90 @@ func (c *Client) GetLabelVersionMetrics(ctx context.Context, labelId LabelId, la
 	return c.Client.Do(req)
 }
 
+// CreateModerationWithBody Moderate content (OpenAI-compatible)
+//
+// OpenAI's Moderation API, so that the official OpenAI SDKs and tools that call "an
+// OpenAI moderation endpoint" work with the base URL `http://HOST/v1` and a contenteval
+// API key. Both account types may call it (docs/api.md#openai-compatible-moderation).
+//
+//   - `input` is a string, an array of strings (one result each), or an array of `text`
+//     and `image_url` parts, which together are ONE input with one result. An image is
+//     an http(s) URL (fetched as `imageUrl` is) or a `data:image/...;base64,` URL
+//     (decoded as `image` is); both pass the same precheck. At most 100 strings or parts.
+//   - `model` names what to evaluate against. Policy-first accounts: a `policyKey`.
+//     Label-first accounts: `label:<name>` (the label's latest version) or `tag:<name>`
+//     (the latest version of every label with that tag, at most 10). OpenAI's own names
+//     (`omni-moderation-latest`, `text-moderation-latest`, ...) and a missing `model` use
+//     the account's default moderation policy or tag (`contenteval accounts set
+//     --moderation-policy KEY` or `--moderation-tag NAME`).
+//   - Categories are the policy's section names (label names on label-first accounts);
+//     OpenAI's thirteen categories are always present too (false and 0 unless a section
+//     of that name exists). `flagged` is true when any category is. Sections that FAILED
+//     are left out and listed in `failed_categories`.
+//   - Each call records one job, as POST /v1/jobs with `waitForCompletion` would (one job
+//     per label version on label-first accounts); `id` is `modr-` and the job's uuid.
+//   - Errors on this path use OpenAI's body `{error: {message, type, param, code}}`, not
+//     the Status body: 400 (bad input, content that failed the precheck), 401, 403, 404
+//     (`code: model_not_found`), 429 (rate limit or daily quota, with `Retry-After` for the
+//     rate limit), 500, 503.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/moderations (the `CreateModeration` operationId).
+func (c *Client) CreateModerationWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateModerationRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateModeration Moderate content (OpenAI-compatible)
+//
+// OpenAI's Moderation API, so that the official OpenAI SDKs and tools that call "an
+// OpenAI moderation endpoint" work with the base URL `http://HOST/v1` and a contenteval
+// API key. Both account types may call it (docs/api.md#openai-compatible-moderation).
+//
+//   - `input` is a string, an array of strings (one result each), or an array of `text`
+//     and `image_url` parts, which together are ONE input with one result. An image is
+//     an http(s) URL (fetched as `imageUrl` is) or a `data:image/...;base64,` URL
+//     (decoded as `image` is); both pass the same precheck. At most 100 strings or parts.
+//   - `model` names what to evaluate against. Policy-first accounts: a `policyKey`.
+//     Label-first accounts: `label:<name>` (the label's latest version) or `tag:<name>`
+//     (the latest version of every label with that tag, at most 10). OpenAI's own names
+//     (`omni-moderation-latest`, `text-moderation-latest`, ...) and a missing `model` use
+//     the account's default moderation policy or tag (`contenteval accounts set
+//     --moderation-policy KEY` or `--moderation-tag NAME`).
+//   - Categories are the policy's section names (label names on label-first accounts);
+//     OpenAI's thirteen categories are always present too (false and 0 unless a section
+//     of that name exists). `flagged` is true when any category is. Sections that FAILED
+//     are left out and listed in `failed_categories`.
+//   - Each call records one job, as POST /v1/jobs with `waitForCompletion` would (one job
+//     per label version on label-first accounts); `id` is `modr-` and the job's uuid.
+//   - Errors on this path use OpenAI's body `{error: {message, type, param, code}}`, not
+//     the Status body: 400 (bad input, content that failed the precheck), 401, 403, 404
+//     (`code: model_not_found`), 429 (rate limit or daily quota, with `Retry-After` for the
+//     rate limit), 500, 503.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/moderations (the `CreateModeration` operationId).
+func (c *Client) CreateModeration(ctx context.Context, body CreateModerationJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateModerationRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListPolicies List policies
 //
 // Lists the account's policies, newest first (policy-first accounts only).
@@ -4562,6 +6217,426 @@ func (c *Client) ListShadowResults(ctx context.Context, policyId PolicyId, polic
 // Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats (the `GetShadowStats` operationId).
 func (c *Client) GetShadowStats(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetShadowStatsRequest(c.Server, policyId, policyVersionId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReviewItem Get a review item
+//
+// One item with its retained content, its job result's report and label hits. Admin and reviewer keys.
+//
+// Corresponds with GET /v1/review-items/{reviewItemId} (the `GetReviewItem` operationId).
+func (c *Client) GetReviewItem(ctx context.Context, reviewItemId ReviewItemId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReviewItemRequest(c.Server, reviewItemId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DecideReviewItemWithBody Decide a claimed review item
+//
+// Records the reviewer's outcome per label, once: a second decision is
+// FAILED_PRECONDITION, a claim token that no longer holds the item (expired, given
+// back, or another reviewer's) is ABORTED. Each label decision is also a feedback
+// annotation on the job result (live metrics count it). With `addToDataset` on a
+// label-first job, the retained content becomes a dataset example of the job's label
+// with the reviewer's outcome. The decision is audited (reviewer key, time, the
+// machine's and the reviewer's outcomes), sent to the queue's `webhookUrl` as a
+// signed `review_item.decided` event, and the retained content is deleted
+// `retentionDays` after it. Admin and reviewer keys.
+//
+// Body fields may also be sent in snake_case (`claim_token`, `add_to_dataset`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/decision (the `DecideReviewItem` operationId).
+func (c *Client) DecideReviewItemWithBody(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDecideReviewItemRequestWithBody(c.Server, reviewItemId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DecideReviewItem Decide a claimed review item
+//
+// Records the reviewer's outcome per label, once: a second decision is
+// FAILED_PRECONDITION, a claim token that no longer holds the item (expired, given
+// back, or another reviewer's) is ABORTED. Each label decision is also a feedback
+// annotation on the job result (live metrics count it). With `addToDataset` on a
+// label-first job, the retained content becomes a dataset example of the job's label
+// with the reviewer's outcome. The decision is audited (reviewer key, time, the
+// machine's and the reviewer's outcomes), sent to the queue's `webhookUrl` as a
+// signed `review_item.decided` event, and the retained content is deleted
+// `retentionDays` after it. Admin and reviewer keys.
+//
+// Body fields may also be sent in snake_case (`claim_token`, `add_to_dataset`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/decision (the `DecideReviewItem` operationId).
+func (c *Client) DecideReviewItem(ctx context.Context, reviewItemId ReviewItemId, body DecideReviewItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDecideReviewItemRequest(c.Server, reviewItemId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReleaseReviewItemWithBody Give a claim back
+//
+// The item is OPEN again, in its place. Codes as for a decision. Admin and reviewer keys.
+// Body fields may also be sent in snake_case (`claim_token`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/release (the `ReleaseReviewItem` operationId).
+func (c *Client) ReleaseReviewItemWithBody(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReleaseReviewItemRequestWithBody(c.Server, reviewItemId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReleaseReviewItem Give a claim back
+//
+// The item is OPEN again, in its place. Codes as for a decision. Admin and reviewer keys.
+// Body fields may also be sent in snake_case (`claim_token`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/release (the `ReleaseReviewItem` operationId).
+func (c *Client) ReleaseReviewItem(ctx context.Context, reviewItemId ReviewItemId, body ReleaseReviewItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReleaseReviewItemRequest(c.Server, reviewItemId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RenewReviewClaimWithBody Renew a claim
+//
+// Extends the claim to 10 minutes from now. Codes as for a decision. Admin and reviewer keys.
+// Body fields may also be sent in snake_case (`claim_token`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/renew (the `RenewReviewClaim` operationId).
+func (c *Client) RenewReviewClaimWithBody(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRenewReviewClaimRequestWithBody(c.Server, reviewItemId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RenewReviewClaim Renew a claim
+//
+// Extends the claim to 10 minutes from now. Codes as for a decision. Admin and reviewer keys.
+// Body fields may also be sent in snake_case (`claim_token`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/renew (the `RenewReviewClaim` operationId).
+func (c *Client) RenewReviewClaim(ctx context.Context, reviewItemId ReviewItemId, body RenewReviewClaimJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRenewReviewClaimRequest(c.Server, reviewItemId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SkipReviewItemWithBody Skip a claimed item
+//
+// Gives the claim back and moves the item behind the queue's other open items. Admin and reviewer keys.
+// Body fields may also be sent in snake_case (`claim_token`).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/skip (the `SkipReviewItem` operationId).
+func (c *Client) SkipReviewItemWithBody(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSkipReviewItemRequestWithBody(c.Server, reviewItemId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SkipReviewItem Skip a claimed item
+//
+// Gives the claim back and moves the item behind the queue's other open items. Admin and reviewer keys.
+// Body fields may also be sent in snake_case (`claim_token`).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/skip (the `SkipReviewItem` operationId).
+func (c *Client) SkipReviewItem(ctx context.Context, reviewItemId ReviewItemId, body SkipReviewItemJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSkipReviewItemRequest(c.Server, reviewItemId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListReviewQueues List review queues
+//
+// The account's review queues (at most 100), highest `priority` first, then by name.
+// Admin and reviewer keys.
+//
+// Corresponds with GET /v1/review-queues (the `ListReviewQueues` operationId).
+func (c *Client) ListReviewQueues(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListReviewQueuesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateReviewQueueWithBody Create a review queue
+//
+// Creates a queue fed by the job results its `routes` match (admin keys). A result
+// enters the queue when one route matches one section (label) of its report: the
+// route's `policyId` or `labelId` is the job's, `label` (when given) is the section's
+// name, the section's score is in [`minScore`, `maxScore`) and its outcome is one of
+// `outcomes` (any when empty; a FAILED section has no score and is matched by its
+// outcome alone). A result enters a queue once, in the transaction that records it.
+// `name` is unique per account (ALREADY_EXISTS); an account has at most 100 queues
+// (FAILED_PRECONDITION).
+//
+// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`, `retention_days`, and
+// `min_score`, `max_score`, `policy_id`, `label_id` in routes).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /v1/review-queues (the `CreateReviewQueue` operationId).
+func (c *Client) CreateReviewQueueWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateReviewQueueRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateReviewQueue Create a review queue
+//
+// Creates a queue fed by the job results its `routes` match (admin keys). A result
+// enters the queue when one route matches one section (label) of its report: the
+// route's `policyId` or `labelId` is the job's, `label` (when given) is the section's
+// name, the section's score is in [`minScore`, `maxScore`) and its outcome is one of
+// `outcomes` (any when empty; a FAILED section has no score and is matched by its
+// outcome alone). A result enters a queue once, in the transaction that records it.
+// `name` is unique per account (ALREADY_EXISTS); an account has at most 100 queues
+// (FAILED_PRECONDITION).
+//
+// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`, `retention_days`, and
+// `min_score`, `max_score`, `policy_id`, `label_id` in routes).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /v1/review-queues (the `CreateReviewQueue` operationId).
+func (c *Client) CreateReviewQueue(ctx context.Context, body CreateReviewQueueJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateReviewQueueRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteReviewQueue Delete a review queue
+//
+// Deletes the queue with its items, their retained content and decisions (admin keys).
+//
+// Corresponds with DELETE /v1/review-queues/{queueId} (the `DeleteReviewQueue` operationId).
+func (c *Client) DeleteReviewQueue(ctx context.Context, queueId QueueId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteReviewQueueRequest(c.Server, queueId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReviewQueue Get a review queue
+//
+// One queue of the account. Admin and reviewer keys.
+//
+// Corresponds with GET /v1/review-queues/{queueId} (the `GetReviewQueue` operationId).
+func (c *Client) GetReviewQueue(ctx context.Context, queueId QueueId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReviewQueueRequest(c.Server, queueId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateReviewQueueWithBody Change a review queue
+//
+// Replaces the fields given and keeps the others (admin keys). New routes apply to
+// results recorded from now on; items already in the queue stay. A new `priority`
+// applies to the queue's undecided items at once.
+//
+// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`,
+// `retention_days`, and so on in routes).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /v1/review-queues/{queueId} (the `UpdateReviewQueue` operationId).
+func (c *Client) UpdateReviewQueueWithBody(ctx context.Context, queueId QueueId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateReviewQueueRequestWithBody(c.Server, queueId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateReviewQueue Change a review queue
+//
+// Replaces the fields given and keeps the others (admin keys). New routes apply to
+// results recorded from now on; items already in the queue stay. A new `priority`
+// applies to the queue's undecided items at once.
+//
+// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`,
+// `retention_days`, and so on in routes).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /v1/review-queues/{queueId} (the `UpdateReviewQueue` operationId).
+func (c *Client) UpdateReviewQueue(ctx context.Context, queueId QueueId, body UpdateReviewQueueJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateReviewQueueRequest(c.Server, queueId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ClaimReviewItem Claim the next open item
+//
+// Claims the next open item of the queue, or of every queue of the account when
+// `queueId` is `-`: highest queue `priority` first, then the earliest SLA deadline
+// (items without one last), then the oldest (a skipped item goes to the back). The
+// claim lasts 10 minutes and is renewed with `renew`; an expired claim returns the
+// item to OPEN and its token becomes stale (ABORTED). Concurrent claims never get
+// the same item. NOT_FOUND when nothing is open. Admin and reviewer keys.
+//
+// Corresponds with POST /v1/review-queues/{queueId}/claim (the `ClaimReviewItem` operationId).
+func (c *Client) ClaimReviewItem(ctx context.Context, queueId QueueId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewClaimReviewItemRequest(c.Server, queueId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListReviewItems List the items of a review queue
+//
+// The queue's items, oldest first, in `state` (all when unset). An item whose claim
+// expired is OPEN. `pageSize`: unset or 0 gives 50; above 500 is treated as 500.
+// Admin and reviewer keys.
+//
+// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+// `page_token` for `pageToken`.
+//
+// Corresponds with GET /v1/review-queues/{queueId}/items (the `ListReviewItems` operationId).
+func (c *Client) ListReviewItems(ctx context.Context, queueId QueueId, params *ListReviewItemsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListReviewItemsRequest(c.Server, queueId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReviewQueueStats Counts of a review queue
+//
+// `open`, `claimed` and `oldestOpenAge` are as of now; `decided`, the per-label
+// counts and the SLA breaches of decided items count the decisions made in
+// [`since`, `until`) (all when unset). `slaBreaches` counts the undecided items past
+// their deadline and the items decided after it. A label decision is overturned
+// when the reviewer's outcome differs from the section's outcome in the report
+// (a label the routed result did not match counts as OUTCOME_FALSE). Admin and
+// reviewer keys.
+//
+// Corresponds with GET /v1/review-queues/{queueId}/stats (the `GetReviewQueueStats` operationId).
+func (c *Client) GetReviewQueueStats(ctx context.Context, queueId QueueId, params *GetReviewQueueStatsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReviewQueueStatsRequest(c.Server, queueId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4907,6 +6982,546 @@ func NewDownloadBatchOutputRequest(server string, batchJobId BatchJobId, params 
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewListHashListsRequest constructs an http.Request for the ListHashLists method
+func NewListHashListsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hash-lists")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateHashListRequest calls the generic CreateHashList builder with application/json body
+func NewCreateHashListRequest(server string, body CreateHashListJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateHashListRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateHashListRequestWithBody constructs an http.Request for the CreateHashList method, with any body, and a specified content type
+func NewCreateHashListRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hash-lists")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteHashListRequest constructs an http.Request for the DeleteHashList method
+func NewDeleteHashListRequest(server string, listId HashListId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listId", listId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hash-lists/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetHashListRequest constructs an http.Request for the GetHashList method
+func NewGetHashListRequest(server string, listId HashListId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listId", listId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hash-lists/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateHashListRequest calls the generic UpdateHashList builder with application/json body
+func NewUpdateHashListRequest(server string, listId HashListId, body UpdateHashListJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateHashListRequestWithBody(server, listId, "application/json", bodyReader)
+}
+
+// NewUpdateHashListRequestWithBody constructs an http.Request for the UpdateHashList method, with any body, and a specified content type
+func NewUpdateHashListRequestWithBody(server string, listId HashListId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listId", listId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hash-lists/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListHashListHashesRequest constructs an http.Request for the ListHashListHashes method
+func NewListHashListHashesRequest(server string, listId HashListId, params *ListHashListHashesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listId", listId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hash-lists/%s/hashes", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageSize", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageToken", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAddHashListHashesRequest calls the generic AddHashListHashes builder with application/json body
+func NewAddHashListHashesRequest(server string, listId HashListId, body AddHashListHashesJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAddHashListHashesRequestWithBody(server, listId, "application/json", bodyReader)
+}
+
+// NewAddHashListHashesRequestWithBody constructs an http.Request for the AddHashListHashes method, with any body, and a specified content type
+func NewAddHashListHashesRequestWithBody(server string, listId HashListId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listId", listId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hash-lists/%s/hashes", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteHashListHashRequest constructs an http.Request for the DeleteHashListHash method
+func NewDeleteHashListHashRequest(server string, listId HashListId, hash HashListHash) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listId", listId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "hash", hash, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hash-lists/%s/hashes/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewConfirmHashListHashRequest constructs an http.Request for the ConfirmHashListHash method
+func NewConfirmHashListHashRequest(server string, listId HashListId, hash HashListHash) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listId", listId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "hash", hash, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hash-lists/%s/hashes/%s/confirm", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDisableHashListHashRequest constructs an http.Request for the DisableHashListHash method
+func NewDisableHashListHashRequest(server string, listId HashListId, hash HashListHash) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listId", listId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "hash", hash, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hash-lists/%s/hashes/%s/disable", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewEnableHashListHashRequest constructs an http.Request for the EnableHashListHash method
+func NewEnableHashListHashRequest(server string, listId HashListId, hash HashListHash) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listId", listId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "hash", hash, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hash-lists/%s/hashes/%s/enable", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewImportHashListRequestWithTextBody calls the generic ImportHashList builder with text/plain body
+func NewImportHashListRequestWithTextBody(server string, listId HashListId, params *ImportHashListParams, body ImportHashListTextRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	if stringer, ok := interface{}(body).(fmt.Stringer); ok {
+		bodyReader = strings.NewReader(stringer.String())
+	} else {
+		bodyReader = strings.NewReader(fmt.Sprint(body))
+	}
+	return NewImportHashListRequestWithBody(server, listId, params, "text/plain", bodyReader)
+}
+
+// NewImportHashListRequestWithBody constructs an http.Request for the ImportHashList method, with any body, and a specified content type
+func NewImportHashListRequestWithBody(server string, listId HashListId, params *ImportHashListParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "listId", listId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/hash-lists/%s/import", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Format != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "format", *params.Format, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -6633,6 +9248,46 @@ func NewGetLabelVersionMetricsRequest(server string, labelId LabelId, labelVersi
 	return req, nil
 }
 
+// NewCreateModerationRequest calls the generic CreateModeration builder with application/json body
+func NewCreateModerationRequest(server string, body CreateModerationJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateModerationRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateModerationRequestWithBody constructs an http.Request for the CreateModeration method, with any body, and a specified content type
+func NewCreateModerationRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/moderations")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewListPoliciesRequest constructs an http.Request for the ListPolicies method
 func NewListPoliciesRequest(server string, params *ListPoliciesParams) (*http.Request, error) {
 	var err error
@@ -7135,6 +9790,602 @@ func NewGetShadowStatsRequest(server string, policyId PolicyId, policyVersionId 
 	return req, nil
 }
 
+// NewGetReviewItemRequest constructs an http.Request for the GetReviewItem method
+func NewGetReviewItemRequest(server string, reviewItemId ReviewItemId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "reviewItemId", reviewItemId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/review-items/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDecideReviewItemRequest calls the generic DecideReviewItem builder with application/json body
+func NewDecideReviewItemRequest(server string, reviewItemId ReviewItemId, body DecideReviewItemJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewDecideReviewItemRequestWithBody(server, reviewItemId, "application/json", bodyReader)
+}
+
+// NewDecideReviewItemRequestWithBody constructs an http.Request for the DecideReviewItem method, with any body, and a specified content type
+func NewDecideReviewItemRequestWithBody(server string, reviewItemId ReviewItemId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "reviewItemId", reviewItemId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/review-items/%s/decision", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewReleaseReviewItemRequest calls the generic ReleaseReviewItem builder with application/json body
+func NewReleaseReviewItemRequest(server string, reviewItemId ReviewItemId, body ReleaseReviewItemJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewReleaseReviewItemRequestWithBody(server, reviewItemId, "application/json", bodyReader)
+}
+
+// NewReleaseReviewItemRequestWithBody constructs an http.Request for the ReleaseReviewItem method, with any body, and a specified content type
+func NewReleaseReviewItemRequestWithBody(server string, reviewItemId ReviewItemId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "reviewItemId", reviewItemId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/review-items/%s/release", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRenewReviewClaimRequest calls the generic RenewReviewClaim builder with application/json body
+func NewRenewReviewClaimRequest(server string, reviewItemId ReviewItemId, body RenewReviewClaimJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRenewReviewClaimRequestWithBody(server, reviewItemId, "application/json", bodyReader)
+}
+
+// NewRenewReviewClaimRequestWithBody constructs an http.Request for the RenewReviewClaim method, with any body, and a specified content type
+func NewRenewReviewClaimRequestWithBody(server string, reviewItemId ReviewItemId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "reviewItemId", reviewItemId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/review-items/%s/renew", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSkipReviewItemRequest calls the generic SkipReviewItem builder with application/json body
+func NewSkipReviewItemRequest(server string, reviewItemId ReviewItemId, body SkipReviewItemJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSkipReviewItemRequestWithBody(server, reviewItemId, "application/json", bodyReader)
+}
+
+// NewSkipReviewItemRequestWithBody constructs an http.Request for the SkipReviewItem method, with any body, and a specified content type
+func NewSkipReviewItemRequestWithBody(server string, reviewItemId ReviewItemId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "reviewItemId", reviewItemId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/review-items/%s/skip", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListReviewQueuesRequest constructs an http.Request for the ListReviewQueues method
+func NewListReviewQueuesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/review-queues")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateReviewQueueRequest calls the generic CreateReviewQueue builder with application/json body
+func NewCreateReviewQueueRequest(server string, body CreateReviewQueueJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateReviewQueueRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateReviewQueueRequestWithBody constructs an http.Request for the CreateReviewQueue method, with any body, and a specified content type
+func NewCreateReviewQueueRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/review-queues")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteReviewQueueRequest constructs an http.Request for the DeleteReviewQueue method
+func NewDeleteReviewQueueRequest(server string, queueId QueueId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "queueId", queueId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/review-queues/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReviewQueueRequest constructs an http.Request for the GetReviewQueue method
+func NewGetReviewQueueRequest(server string, queueId QueueId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "queueId", queueId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/review-queues/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateReviewQueueRequest calls the generic UpdateReviewQueue builder with application/json body
+func NewUpdateReviewQueueRequest(server string, queueId QueueId, body UpdateReviewQueueJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateReviewQueueRequestWithBody(server, queueId, "application/json", bodyReader)
+}
+
+// NewUpdateReviewQueueRequestWithBody constructs an http.Request for the UpdateReviewQueue method, with any body, and a specified content type
+func NewUpdateReviewQueueRequestWithBody(server string, queueId QueueId, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "queueId", queueId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/review-queues/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewClaimReviewItemRequest constructs an http.Request for the ClaimReviewItem method
+func NewClaimReviewItemRequest(server string, queueId QueueId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "queueId", queueId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/review-queues/%s/claim", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListReviewItemsRequest constructs an http.Request for the ListReviewItems method
+func NewListReviewItemsRequest(server string, queueId QueueId, params *ListReviewItemsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "queueId", queueId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/review-queues/%s/items", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageSize", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageToken", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReviewQueueStatsRequest constructs an http.Request for the GetReviewQueueStats method
+func NewGetReviewQueueStatsRequest(server string, queueId QueueId, params *GetReviewQueueStatsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "queueId", queueId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/review-queues/%s/stats", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Since != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "since", *params.Since, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Until != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "until", *params.Until, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date-time"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewCheckRulesRequest calls the generic CheckRules builder with application/json body
 func NewCheckRulesRequest(server string, body CheckRulesJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7324,6 +10575,184 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/batch-jobs/{batchJobId}/output (the `DownloadBatchOutput` operationId).
 	DownloadBatchOutputWithResponse(ctx context.Context, batchJobId BatchJobId, params *DownloadBatchOutputParams, reqEditors ...RequestEditorFn) (*DownloadBatchOutputHTTPResponse, error)
+
+	// ListHashListsWithResponse List hash lists
+	//
+	// The account's hash lists and the operator-wide lists (made with the CLI; they
+	// apply to every account and are read-only here), by name. Admin keys only.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/hash-lists (the `ListHashLists` operationId).
+	ListHashListsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListHashListsHTTPResponse, error)
+
+	// CreateHashListWithBodyWithResponse Create a hash list
+	//
+	// Creates an empty hash list of the account (at most 100 per account). Names are
+	// unique per account (ALREADY_EXISTS). Unset `bands` follow the server's
+	// `--pdq-bands`; unset `mode` is ENFORCE; unset `floodLimit` is 200.
+	// Body fields may also be sent in snake_case (`flood_limit`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/hash-lists (the `CreateHashList` operationId).
+	CreateHashListWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateHashListHTTPResponse, error)
+
+	// CreateHashListWithResponse Create a hash list
+	//
+	// Creates an empty hash list of the account (at most 100 per account). Names are
+	// unique per account (ALREADY_EXISTS). Unset `bands` follow the server's
+	// `--pdq-bands`; unset `mode` is ENFORCE; unset `floodLimit` is 200.
+	// Body fields may also be sent in snake_case (`flood_limit`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/hash-lists (the `CreateHashList` operationId).
+	CreateHashListWithResponse(ctx context.Context, body CreateHashListJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateHashListHTTPResponse, error)
+
+	// DeleteHashListWithResponse Delete a hash list
+	//
+	// Deletes a list of the account with its hashes. Operator-wide lists are PERMISSION_DENIED.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/hash-lists/{listId} (the `DeleteHashList` operationId).
+	DeleteHashListWithResponse(ctx context.Context, listId HashListId, reqEditors ...RequestEditorFn) (*DeleteHashListHTTPResponse, error)
+
+	// GetHashListWithResponse Get a hash list
+	//
+	// A list of the account or an operator-wide list; another account's list is NOT_FOUND.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/hash-lists/{listId} (the `GetHashList` operationId).
+	GetHashListWithResponse(ctx context.Context, listId HashListId, reqEditors ...RequestEditorFn) (*GetHashListHTTPResponse, error)
+
+	// UpdateHashListWithBodyWithResponse Change a hash list
+	//
+	// Changes the name, mode, bands or flood limit of a list of the account; set fields
+	// only. Operator-wide lists are PERMISSION_DENIED. Running servers apply the change
+	// within seconds.
+	// Body fields may also be sent in snake_case (`flood_limit`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/hash-lists/{listId} (the `UpdateHashList` operationId).
+	UpdateHashListWithBodyWithResponse(ctx context.Context, listId HashListId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateHashListHTTPResponse, error)
+
+	// UpdateHashListWithResponse Change a hash list
+	//
+	// Changes the name, mode, bands or flood limit of a list of the account; set fields
+	// only. Operator-wide lists are PERMISSION_DENIED. Running servers apply the change
+	// within seconds.
+	// Body fields may also be sent in snake_case (`flood_limit`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/hash-lists/{listId} (the `UpdateHashList` operationId).
+	UpdateHashListWithResponse(ctx context.Context, listId HashListId, body UpdateHashListJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateHashListHTTPResponse, error)
+
+	// ListHashListHashesWithResponse List the hashes of a list
+	//
+	// The hashes of a list in hash order, with their state and match counts.
+	// `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
+	//
+	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+	// `page_token` for `pageToken`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/hash-lists/{listId}/hashes (the `ListHashListHashes` operationId).
+	ListHashListHashesWithResponse(ctx context.Context, listId HashListId, params *ListHashListHashesParams, reqEditors ...RequestEditorFn) (*ListHashListHashesHTTPResponse, error)
+
+	// AddHashListHashesWithBodyWithResponse Add hashes to a list
+	//
+	// Adds 1..10,000 hashes to a list of the account, all or none (a bad hash is
+	// INVALID_ARGUMENT naming `hashes[i].hash`). A hash already in the list keeps its
+	// state and counts and takes the new source and note. A list holds at most
+	// 1,000,000 hashes.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/hash-lists/{listId}/hashes (the `AddHashListHashes` operationId).
+	AddHashListHashesWithBodyWithResponse(ctx context.Context, listId HashListId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddHashListHashesHTTPResponse, error)
+
+	// AddHashListHashesWithResponse Add hashes to a list
+	//
+	// Adds 1..10,000 hashes to a list of the account, all or none (a bad hash is
+	// INVALID_ARGUMENT naming `hashes[i].hash`). A hash already in the list keeps its
+	// state and counts and takes the new source and note. A list holds at most
+	// 1,000,000 hashes.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/hash-lists/{listId}/hashes (the `AddHashListHashes` operationId).
+	AddHashListHashesWithResponse(ctx context.Context, listId HashListId, body AddHashListHashesJSONRequestBody, reqEditors ...RequestEditorFn) (*AddHashListHashesHTTPResponse, error)
+
+	// DeleteHashListHashWithResponse Remove a hash from a list
+	//
+	// Removes one hash of a list of the account with its match count; NOT_FOUND when it is not there.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/hash-lists/{listId}/hashes/{hash} (the `DeleteHashListHash` operationId).
+	DeleteHashListHashWithResponse(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*DeleteHashListHashHTTPResponse, error)
+
+	// ConfirmHashListHashWithResponse Confirm a hash (ends its quarantine)
+	//
+	// An admin vouches for the hash: it becomes ACTIVE again and the flood count starts
+	// over, so it rejects again until the next flood.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/hash-lists/{listId}/hashes/{hash}/confirm (the `ConfirmHashListHash` operationId).
+	ConfirmHashListHashWithResponse(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*ConfirmHashListHashHTTPResponse, error)
+
+	// DisableHashListHashWithResponse Disable one hash
+	//
+	// The hash stays in the list but matches nothing until enabled.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/hash-lists/{listId}/hashes/{hash}/disable (the `DisableHashListHash` operationId).
+	DisableHashListHashWithResponse(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*DisableHashListHashHTTPResponse, error)
+
+	// EnableHashListHashWithResponse Enable a disabled hash
+	//
+	// A disabled hash matches again; a quarantined one needs `confirm`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/hash-lists/{listId}/hashes/{hash}/enable (the `EnableHashListHash` operationId).
+	EnableHashListHashWithResponse(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*EnableHashListHashHTTPResponse, error)
+
+	// ImportHashListWithBodyWithResponse Import a file of hashes into a list
+	//
+	// Adds the hashes of a file to a list of the account, all or none. `format`
+	// LINES: one hash per line, optionally followed by `,source,note`; blank lines and
+	// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
+	// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
+	// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+	// line (`file`, "line 3: ...") and nothing is imported.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/hash-lists/{listId}/import (the `ImportHashList` operationId).
+	ImportHashListWithBodyWithResponse(ctx context.Context, listId HashListId, params *ImportHashListParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportHashListHTTPResponse, error)
+
+	// ImportHashListWithTextBodyWithResponse Import a file of hashes into a list
+	//
+	// Adds the hashes of a file to a list of the account, all or none. `format`
+	// LINES: one hash per line, optionally followed by `,source,note`; blank lines and
+	// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
+	// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
+	// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+	// line (`file`, "line 3: ...") and nothing is imported.
+	//
+	// Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/hash-lists/{listId}/import (the `ImportHashList` operationId).
+	ImportHashListWithTextBodyWithResponse(ctx context.Context, listId HashListId, params *ImportHashListParams, body ImportHashListTextRequestBody, reqEditors ...RequestEditorFn) (*ImportHashListHTTPResponse, error)
 
 	// ListJobsWithResponse List jobs of the account
 	//
@@ -7966,6 +11395,70 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/labels/{labelId}/versions/{labelVersionId}/metrics (the `GetLabelVersionMetrics` operationId).
 	GetLabelVersionMetricsWithResponse(ctx context.Context, labelId LabelId, labelVersionId LabelVersionId, params *GetLabelVersionMetricsParams, reqEditors ...RequestEditorFn) (*GetLabelVersionMetricsHTTPResponse, error)
 
+	// CreateModerationWithBodyWithResponse Moderate content (OpenAI-compatible)
+	//
+	// OpenAI's Moderation API, so that the official OpenAI SDKs and tools that call "an
+	// OpenAI moderation endpoint" work with the base URL `http://HOST/v1` and a contenteval
+	// API key. Both account types may call it (docs/api.md#openai-compatible-moderation).
+	//
+	// - `input` is a string, an array of strings (one result each), or an array of `text`
+	//   and `image_url` parts, which together are ONE input with one result. An image is
+	//   an http(s) URL (fetched as `imageUrl` is) or a `data:image/...;base64,` URL
+	//   (decoded as `image` is); both pass the same precheck. At most 100 strings or parts.
+	// - `model` names what to evaluate against. Policy-first accounts: a `policyKey`.
+	//   Label-first accounts: `label:<name>` (the label's latest version) or `tag:<name>`
+	//   (the latest version of every label with that tag, at most 10). OpenAI's own names
+	//   (`omni-moderation-latest`, `text-moderation-latest`, ...) and a missing `model` use
+	//   the account's default moderation policy or tag (`contenteval accounts set
+	//   --moderation-policy KEY` or `--moderation-tag NAME`).
+	// - Categories are the policy's section names (label names on label-first accounts);
+	//   OpenAI's thirteen categories are always present too (false and 0 unless a section
+	//   of that name exists). `flagged` is true when any category is. Sections that FAILED
+	//   are left out and listed in `failed_categories`.
+	// - Each call records one job, as POST /v1/jobs with `waitForCompletion` would (one job
+	//   per label version on label-first accounts); `id` is `modr-` and the job's uuid.
+	// - Errors on this path use OpenAI's body `{error: {message, type, param, code}}`, not
+	//   the Status body: 400 (bad input, content that failed the precheck), 401, 403, 404
+	//   (`code: model_not_found`), 429 (rate limit or daily quota, with `Retry-After` for the
+	//   rate limit), 500, 503.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/moderations (the `CreateModeration` operationId).
+	CreateModerationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateModerationHTTPResponse, error)
+
+	// CreateModerationWithResponse Moderate content (OpenAI-compatible)
+	//
+	// OpenAI's Moderation API, so that the official OpenAI SDKs and tools that call "an
+	// OpenAI moderation endpoint" work with the base URL `http://HOST/v1` and a contenteval
+	// API key. Both account types may call it (docs/api.md#openai-compatible-moderation).
+	//
+	// - `input` is a string, an array of strings (one result each), or an array of `text`
+	//   and `image_url` parts, which together are ONE input with one result. An image is
+	//   an http(s) URL (fetched as `imageUrl` is) or a `data:image/...;base64,` URL
+	//   (decoded as `image` is); both pass the same precheck. At most 100 strings or parts.
+	// - `model` names what to evaluate against. Policy-first accounts: a `policyKey`.
+	//   Label-first accounts: `label:<name>` (the label's latest version) or `tag:<name>`
+	//   (the latest version of every label with that tag, at most 10). OpenAI's own names
+	//   (`omni-moderation-latest`, `text-moderation-latest`, ...) and a missing `model` use
+	//   the account's default moderation policy or tag (`contenteval accounts set
+	//   --moderation-policy KEY` or `--moderation-tag NAME`).
+	// - Categories are the policy's section names (label names on label-first accounts);
+	//   OpenAI's thirteen categories are always present too (false and 0 unless a section
+	//   of that name exists). `flagged` is true when any category is. Sections that FAILED
+	//   are left out and listed in `failed_categories`.
+	// - Each call records one job, as POST /v1/jobs with `waitForCompletion` would (one job
+	//   per label version on label-first accounts); `id` is `modr-` and the job's uuid.
+	// - Errors on this path use OpenAI's body `{error: {message, type, param, code}}`, not
+	//   the Status body: 400 (bad input, content that failed the precheck), 401, 403, 404
+	//   (`code: model_not_found`), 429 (rate limit or daily quota, with `Retry-After` for the
+	//   rate limit), 500, 503.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/moderations (the `CreateModeration` operationId).
+	CreateModerationWithResponse(ctx context.Context, body CreateModerationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateModerationHTTPResponse, error)
+
 	// ListPoliciesWithResponse List policies
 	//
 	// Lists the account's policies, newest first (policy-first accounts only).
@@ -8116,6 +11609,250 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/policies/{policyId}/versions/{policyVersionId}/shadow-stats (the `GetShadowStats` operationId).
 	GetShadowStatsWithResponse(ctx context.Context, policyId PolicyId, policyVersionId PolicyVersionId, reqEditors ...RequestEditorFn) (*GetShadowStatsHTTPResponse, error)
 
+	// GetReviewItemWithResponse Get a review item
+	//
+	// One item with its retained content, its job result's report and label hits. Admin and reviewer keys.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/review-items/{reviewItemId} (the `GetReviewItem` operationId).
+	GetReviewItemWithResponse(ctx context.Context, reviewItemId ReviewItemId, reqEditors ...RequestEditorFn) (*GetReviewItemHTTPResponse, error)
+
+	// DecideReviewItemWithBodyWithResponse Decide a claimed review item
+	//
+	// Records the reviewer's outcome per label, once: a second decision is
+	// FAILED_PRECONDITION, a claim token that no longer holds the item (expired, given
+	// back, or another reviewer's) is ABORTED. Each label decision is also a feedback
+	// annotation on the job result (live metrics count it). With `addToDataset` on a
+	// label-first job, the retained content becomes a dataset example of the job's label
+	// with the reviewer's outcome. The decision is audited (reviewer key, time, the
+	// machine's and the reviewer's outcomes), sent to the queue's `webhookUrl` as a
+	// signed `review_item.decided` event, and the retained content is deleted
+	// `retentionDays` after it. Admin and reviewer keys.
+	//
+	// Body fields may also be sent in snake_case (`claim_token`, `add_to_dataset`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/decision (the `DecideReviewItem` operationId).
+	DecideReviewItemWithBodyWithResponse(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DecideReviewItemHTTPResponse, error)
+
+	// DecideReviewItemWithResponse Decide a claimed review item
+	//
+	// Records the reviewer's outcome per label, once: a second decision is
+	// FAILED_PRECONDITION, a claim token that no longer holds the item (expired, given
+	// back, or another reviewer's) is ABORTED. Each label decision is also a feedback
+	// annotation on the job result (live metrics count it). With `addToDataset` on a
+	// label-first job, the retained content becomes a dataset example of the job's label
+	// with the reviewer's outcome. The decision is audited (reviewer key, time, the
+	// machine's and the reviewer's outcomes), sent to the queue's `webhookUrl` as a
+	// signed `review_item.decided` event, and the retained content is deleted
+	// `retentionDays` after it. Admin and reviewer keys.
+	//
+	// Body fields may also be sent in snake_case (`claim_token`, `add_to_dataset`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/decision (the `DecideReviewItem` operationId).
+	DecideReviewItemWithResponse(ctx context.Context, reviewItemId ReviewItemId, body DecideReviewItemJSONRequestBody, reqEditors ...RequestEditorFn) (*DecideReviewItemHTTPResponse, error)
+
+	// ReleaseReviewItemWithBodyWithResponse Give a claim back
+	//
+	// The item is OPEN again, in its place. Codes as for a decision. Admin and reviewer keys.
+	// Body fields may also be sent in snake_case (`claim_token`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/release (the `ReleaseReviewItem` operationId).
+	ReleaseReviewItemWithBodyWithResponse(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReleaseReviewItemHTTPResponse, error)
+
+	// ReleaseReviewItemWithResponse Give a claim back
+	//
+	// The item is OPEN again, in its place. Codes as for a decision. Admin and reviewer keys.
+	// Body fields may also be sent in snake_case (`claim_token`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/release (the `ReleaseReviewItem` operationId).
+	ReleaseReviewItemWithResponse(ctx context.Context, reviewItemId ReviewItemId, body ReleaseReviewItemJSONRequestBody, reqEditors ...RequestEditorFn) (*ReleaseReviewItemHTTPResponse, error)
+
+	// RenewReviewClaimWithBodyWithResponse Renew a claim
+	//
+	// Extends the claim to 10 minutes from now. Codes as for a decision. Admin and reviewer keys.
+	// Body fields may also be sent in snake_case (`claim_token`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/renew (the `RenewReviewClaim` operationId).
+	RenewReviewClaimWithBodyWithResponse(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RenewReviewClaimHTTPResponse, error)
+
+	// RenewReviewClaimWithResponse Renew a claim
+	//
+	// Extends the claim to 10 minutes from now. Codes as for a decision. Admin and reviewer keys.
+	// Body fields may also be sent in snake_case (`claim_token`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/renew (the `RenewReviewClaim` operationId).
+	RenewReviewClaimWithResponse(ctx context.Context, reviewItemId ReviewItemId, body RenewReviewClaimJSONRequestBody, reqEditors ...RequestEditorFn) (*RenewReviewClaimHTTPResponse, error)
+
+	// SkipReviewItemWithBodyWithResponse Skip a claimed item
+	//
+	// Gives the claim back and moves the item behind the queue's other open items. Admin and reviewer keys.
+	// Body fields may also be sent in snake_case (`claim_token`).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/skip (the `SkipReviewItem` operationId).
+	SkipReviewItemWithBodyWithResponse(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SkipReviewItemHTTPResponse, error)
+
+	// SkipReviewItemWithResponse Skip a claimed item
+	//
+	// Gives the claim back and moves the item behind the queue's other open items. Admin and reviewer keys.
+	// Body fields may also be sent in snake_case (`claim_token`).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/review-items/{reviewItemId}/skip (the `SkipReviewItem` operationId).
+	SkipReviewItemWithResponse(ctx context.Context, reviewItemId ReviewItemId, body SkipReviewItemJSONRequestBody, reqEditors ...RequestEditorFn) (*SkipReviewItemHTTPResponse, error)
+
+	// ListReviewQueuesWithResponse List review queues
+	//
+	// The account's review queues (at most 100), highest `priority` first, then by name.
+	// Admin and reviewer keys.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/review-queues (the `ListReviewQueues` operationId).
+	ListReviewQueuesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListReviewQueuesHTTPResponse, error)
+
+	// CreateReviewQueueWithBodyWithResponse Create a review queue
+	//
+	// Creates a queue fed by the job results its `routes` match (admin keys). A result
+	// enters the queue when one route matches one section (label) of its report: the
+	// route's `policyId` or `labelId` is the job's, `label` (when given) is the section's
+	// name, the section's score is in [`minScore`, `maxScore`) and its outcome is one of
+	// `outcomes` (any when empty; a FAILED section has no score and is matched by its
+	// outcome alone). A result enters a queue once, in the transaction that records it.
+	// `name` is unique per account (ALREADY_EXISTS); an account has at most 100 queues
+	// (FAILED_PRECONDITION).
+	//
+	// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`, `retention_days`, and
+	// `min_score`, `max_score`, `policy_id`, `label_id` in routes).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/review-queues (the `CreateReviewQueue` operationId).
+	CreateReviewQueueWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReviewQueueHTTPResponse, error)
+
+	// CreateReviewQueueWithResponse Create a review queue
+	//
+	// Creates a queue fed by the job results its `routes` match (admin keys). A result
+	// enters the queue when one route matches one section (label) of its report: the
+	// route's `policyId` or `labelId` is the job's, `label` (when given) is the section's
+	// name, the section's score is in [`minScore`, `maxScore`) and its outcome is one of
+	// `outcomes` (any when empty; a FAILED section has no score and is matched by its
+	// outcome alone). A result enters a queue once, in the transaction that records it.
+	// `name` is unique per account (ALREADY_EXISTS); an account has at most 100 queues
+	// (FAILED_PRECONDITION).
+	//
+	// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`, `retention_days`, and
+	// `min_score`, `max_score`, `policy_id`, `label_id` in routes).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/review-queues (the `CreateReviewQueue` operationId).
+	CreateReviewQueueWithResponse(ctx context.Context, body CreateReviewQueueJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReviewQueueHTTPResponse, error)
+
+	// DeleteReviewQueueWithResponse Delete a review queue
+	//
+	// Deletes the queue with its items, their retained content and decisions (admin keys).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /v1/review-queues/{queueId} (the `DeleteReviewQueue` operationId).
+	DeleteReviewQueueWithResponse(ctx context.Context, queueId QueueId, reqEditors ...RequestEditorFn) (*DeleteReviewQueueHTTPResponse, error)
+
+	// GetReviewQueueWithResponse Get a review queue
+	//
+	// One queue of the account. Admin and reviewer keys.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/review-queues/{queueId} (the `GetReviewQueue` operationId).
+	GetReviewQueueWithResponse(ctx context.Context, queueId QueueId, reqEditors ...RequestEditorFn) (*GetReviewQueueHTTPResponse, error)
+
+	// UpdateReviewQueueWithBodyWithResponse Change a review queue
+	//
+	// Replaces the fields given and keeps the others (admin keys). New routes apply to
+	// results recorded from now on; items already in the queue stay. A new `priority`
+	// applies to the queue's undecided items at once.
+	//
+	// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`,
+	// `retention_days`, and so on in routes).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/review-queues/{queueId} (the `UpdateReviewQueue` operationId).
+	UpdateReviewQueueWithBodyWithResponse(ctx context.Context, queueId QueueId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateReviewQueueHTTPResponse, error)
+
+	// UpdateReviewQueueWithResponse Change a review queue
+	//
+	// Replaces the fields given and keeps the others (admin keys). New routes apply to
+	// results recorded from now on; items already in the queue stay. A new `priority`
+	// applies to the queue's undecided items at once.
+	//
+	// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`,
+	// `retention_days`, and so on in routes).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /v1/review-queues/{queueId} (the `UpdateReviewQueue` operationId).
+	UpdateReviewQueueWithResponse(ctx context.Context, queueId QueueId, body UpdateReviewQueueJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateReviewQueueHTTPResponse, error)
+
+	// ClaimReviewItemWithResponse Claim the next open item
+	//
+	// Claims the next open item of the queue, or of every queue of the account when
+	// `queueId` is `-`: highest queue `priority` first, then the earliest SLA deadline
+	// (items without one last), then the oldest (a skipped item goes to the back). The
+	// claim lasts 10 minutes and is renewed with `renew`; an expired claim returns the
+	// item to OPEN and its token becomes stale (ABORTED). Concurrent claims never get
+	// the same item. NOT_FOUND when nothing is open. Admin and reviewer keys.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /v1/review-queues/{queueId}/claim (the `ClaimReviewItem` operationId).
+	ClaimReviewItemWithResponse(ctx context.Context, queueId QueueId, reqEditors ...RequestEditorFn) (*ClaimReviewItemHTTPResponse, error)
+
+	// ListReviewItemsWithResponse List the items of a review queue
+	//
+	// The queue's items, oldest first, in `state` (all when unset). An item whose claim
+	// expired is OPEN. `pageSize`: unset or 0 gives 50; above 500 is treated as 500.
+	// Admin and reviewer keys.
+	//
+	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+	// `page_token` for `pageToken`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/review-queues/{queueId}/items (the `ListReviewItems` operationId).
+	ListReviewItemsWithResponse(ctx context.Context, queueId QueueId, params *ListReviewItemsParams, reqEditors ...RequestEditorFn) (*ListReviewItemsHTTPResponse, error)
+
+	// GetReviewQueueStatsWithResponse Counts of a review queue
+	//
+	// `open`, `claimed` and `oldestOpenAge` are as of now; `decided`, the per-label
+	// counts and the SLA breaches of decided items count the decisions made in
+	// [`since`, `until`) (all when unset). `slaBreaches` counts the undecided items past
+	// their deadline and the items decided after it. A label decision is overturned
+	// when the reviewer's outcome differs from the section's outcome in the report
+	// (a label the routed result did not match counts as OUTCOME_FALSE). Admin and
+	// reviewer keys.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/review-queues/{queueId}/stats (the `GetReviewQueueStats` operationId).
+	GetReviewQueueStatsWithResponse(ctx context.Context, queueId QueueId, params *GetReviewQueueStatsParams, reqEditors ...RequestEditorFn) (*GetReviewQueueStatsHTTPResponse, error)
+
 	// CheckRulesWithBodyWithResponse Check rule text without publishing it
 	//
 	// A compile dry run for editors (both account types): compiles `text` as a policy
@@ -8161,6 +11898,8 @@ type ListBatchJobsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ListBatchJobsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -8172,6 +11911,11 @@ type ListBatchJobsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListBatchJobsHTTPResponse) GetJSON200() *ListBatchJobsResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListBatchJobsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8223,6 +11967,8 @@ type CreateBatchJobHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CreateBatchJobResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -8234,6 +11980,11 @@ type CreateBatchJobHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CreateBatchJobHTTPResponse) GetJSON200() *CreateBatchJobResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateBatchJobHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8285,6 +12036,8 @@ type CancelBatchJobHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CancelBatchJobResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -8296,6 +12049,11 @@ type CancelBatchJobHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CancelBatchJobHTTPResponse) GetJSON200() *CancelBatchJobResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CancelBatchJobHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8454,6 +12212,834 @@ func (r DownloadBatchOutputHTTPResponse) ContentType() string {
 	return ""
 }
 
+// ListHashListsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListHashLists
+type ListHashListsHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ListHashListsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListHashListsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListHashListsHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListHashListsHTTPResponse) GetJSON200() *ListHashListsResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListHashListsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListHashListsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListHashListsHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListHashListsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListHashListsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListHashListsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListHashListsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateHashListHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateHashList
+type CreateHashListHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type CreateHashListHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HashListResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateHashListHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateHashListHTTPResponse) GetJSON200() *HashListResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateHashListHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateHashListHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateHashListHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateHashListHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateHashListHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateHashListHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateHashListHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteHashListHTTPResponse429Headers the declared response headers of an HTTP 429 response for DeleteHashList
+type DeleteHashListHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type DeleteHashListHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HashListEmpty
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteHashListHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteHashListHTTPResponse) GetJSON200() *HashListEmpty {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteHashListHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteHashListHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteHashListHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteHashListHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteHashListHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteHashListHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteHashListHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetHashListHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetHashList
+type GetHashListHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type GetHashListHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HashListResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetHashListHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetHashListHTTPResponse) GetJSON200() *HashListResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetHashListHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetHashListHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetHashListHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetHashListHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetHashListHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetHashListHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetHashListHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateHashListHTTPResponse429Headers the declared response headers of an HTTP 429 response for UpdateHashList
+type UpdateHashListHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type UpdateHashListHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HashListResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateHashListHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateHashListHTTPResponse) GetJSON200() *HashListResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateHashListHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateHashListHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdateHashListHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateHashListHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateHashListHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateHashListHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateHashListHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListHashListHashesHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListHashListHashes
+type ListHashListHashesHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ListHashListHashesHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListHashListHashesResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListHashListHashesHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListHashListHashesHTTPResponse) GetJSON200() *ListHashListHashesResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListHashListHashesHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListHashListHashesHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListHashListHashesHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListHashListHashesHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListHashListHashesHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListHashListHashesHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListHashListHashesHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AddHashListHashesHTTPResponse429Headers the declared response headers of an HTTP 429 response for AddHashListHashes
+type AddHashListHashesHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type AddHashListHashesHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AddHashListHashesResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *AddHashListHashesHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AddHashListHashesHTTPResponse) GetJSON200() *AddHashListHashesResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r AddHashListHashesHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r AddHashListHashesHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AddHashListHashesHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AddHashListHashesHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddHashListHashesHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddHashListHashesHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddHashListHashesHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteHashListHashHTTPResponse429Headers the declared response headers of an HTTP 429 response for DeleteHashListHash
+type DeleteHashListHashHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type DeleteHashListHashHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HashListEmpty
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteHashListHashHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteHashListHashHTTPResponse) GetJSON200() *HashListEmpty {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteHashListHashHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteHashListHashHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteHashListHashHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteHashListHashHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteHashListHashHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteHashListHashHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteHashListHashHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ConfirmHashListHashHTTPResponse429Headers the declared response headers of an HTTP 429 response for ConfirmHashListHash
+type ConfirmHashListHashHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ConfirmHashListHashHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HashListEntryResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ConfirmHashListHashHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ConfirmHashListHashHTTPResponse) GetJSON200() *HashListEntryResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ConfirmHashListHashHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ConfirmHashListHashHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ConfirmHashListHashHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ConfirmHashListHashHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ConfirmHashListHashHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ConfirmHashListHashHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ConfirmHashListHashHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DisableHashListHashHTTPResponse429Headers the declared response headers of an HTTP 429 response for DisableHashListHash
+type DisableHashListHashHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type DisableHashListHashHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HashListEntryResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DisableHashListHashHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DisableHashListHashHTTPResponse) GetJSON200() *HashListEntryResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DisableHashListHashHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DisableHashListHashHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DisableHashListHashHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DisableHashListHashHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DisableHashListHashHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DisableHashListHashHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DisableHashListHashHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// EnableHashListHashHTTPResponse429Headers the declared response headers of an HTTP 429 response for EnableHashListHash
+type EnableHashListHashHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type EnableHashListHashHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *HashListEntryResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *EnableHashListHashHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r EnableHashListHashHTTPResponse) GetJSON200() *HashListEntryResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EnableHashListHashHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r EnableHashListHashHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r EnableHashListHashHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r EnableHashListHashHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r EnableHashListHashHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r EnableHashListHashHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r EnableHashListHashHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ImportHashListHTTPResponse429Headers the declared response headers of an HTTP 429 response for ImportHashList
+type ImportHashListHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ImportHashListHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AddHashListHashesResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ImportHashListHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ImportHashListHTTPResponse) GetJSON200() *AddHashListHashesResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ImportHashListHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ImportHashListHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ImportHashListHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ImportHashListHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ImportHashListHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ImportHashListHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ImportHashListHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListJobsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListJobs
 type ListJobsHTTPResponse429Headers struct {
 	RetryAfter *int32
@@ -8464,6 +13050,8 @@ type ListJobsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ListJobsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -8475,6 +13063,11 @@ type ListJobsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListJobsHTTPResponse) GetJSON200() *ListJobsResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListJobsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8526,6 +13119,8 @@ type CreateJobHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CreateJobResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON499 the response for an HTTP 499 `application/json` response
@@ -8539,6 +13134,11 @@ type CreateJobHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CreateJobHTTPResponse) GetJSON200() *CreateJobResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateJobHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8593,6 +13193,8 @@ type StreamJobsHTTPResponse429Headers struct {
 type StreamJobsHTTPResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON499 the response for an HTTP 499 `application/json` response
@@ -8601,6 +13203,11 @@ type StreamJobsHTTPResponse struct {
 	JSONDefault *Error
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *StreamJobsHTTPResponse429Headers
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r StreamJobsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8657,6 +13264,8 @@ type GetJobHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GetJobResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -8668,6 +13277,11 @@ type GetJobHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetJobHTTPResponse) GetJSON200() *GetJobResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetJobHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8719,6 +13333,8 @@ type ListFeedbackHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ListFeedbackResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -8730,6 +13346,11 @@ type ListFeedbackHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListFeedbackHTTPResponse) GetJSON200() *ListFeedbackResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListFeedbackHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8781,6 +13402,8 @@ type CreateFeedbackHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CreateFeedbackResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -8792,6 +13415,11 @@ type CreateFeedbackHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CreateFeedbackHTTPResponse) GetJSON200() *CreateFeedbackResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateFeedbackHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8845,6 +13473,8 @@ type ListJobLabelHitsHTTPResponse struct {
 	JSON200 *ListJobLabelHitsResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON499 the response for an HTTP 499 `application/json` response
@@ -8863,6 +13493,11 @@ func (r ListJobLabelHitsHTTPResponse) GetJSON200() *ListJobLabelHitsResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ListJobLabelHitsHTTPResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListJobLabelHitsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8919,6 +13554,8 @@ type ListLabelTagsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ListLabelTagsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -8930,6 +13567,11 @@ type ListLabelTagsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListLabelTagsHTTPResponse) GetJSON200() *ListLabelTagsResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListLabelTagsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -8981,6 +13623,8 @@ type CreateLabelTagHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CreateLabelTagResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -8992,6 +13636,11 @@ type CreateLabelTagHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CreateLabelTagHTTPResponse) GetJSON200() *CreateLabelTagResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateLabelTagHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9043,6 +13692,8 @@ type ListLabelsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ListLabelsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -9054,6 +13705,11 @@ type ListLabelsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListLabelsHTTPResponse) GetJSON200() *ListLabelsResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListLabelsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9105,6 +13761,8 @@ type CreateLabelHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LabelResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -9116,6 +13774,11 @@ type CreateLabelHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CreateLabelHTTPResponse) GetJSON200() *LabelResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateLabelHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9167,6 +13830,8 @@ type EvaluateLabelsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *EvaluateLabelsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON499 the response for an HTTP 499 `application/json` response
@@ -9180,6 +13845,11 @@ type EvaluateLabelsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r EvaluateLabelsHTTPResponse) GetJSON200() *EvaluateLabelsResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r EvaluateLabelsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9236,6 +13906,8 @@ type DeleteLabelHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DeleteLabelResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -9247,6 +13919,11 @@ type DeleteLabelHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r DeleteLabelHTTPResponse) GetJSON200() *DeleteLabelResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteLabelHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9298,6 +13975,8 @@ type GetLabelHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LabelResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -9309,6 +13988,11 @@ type GetLabelHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetLabelHTTPResponse) GetJSON200() *LabelResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetLabelHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9360,6 +14044,8 @@ type UpdateLabelHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LabelResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -9371,6 +14057,11 @@ type UpdateLabelHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r UpdateLabelHTTPResponse) GetJSON200() *LabelResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateLabelHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9422,6 +14113,8 @@ type ArchiveLabelHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LabelResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -9433,6 +14126,11 @@ type ArchiveLabelHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ArchiveLabelHTTPResponse) GetJSON200() *LabelResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ArchiveLabelHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9484,6 +14182,8 @@ type ListDatasetRunsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ListDatasetRunsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -9495,6 +14195,11 @@ type ListDatasetRunsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListDatasetRunsHTTPResponse) GetJSON200() *ListDatasetRunsResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListDatasetRunsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9546,6 +14251,8 @@ type GetDatasetRunHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DatasetRunResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -9557,6 +14264,11 @@ type GetDatasetRunHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetDatasetRunHTTPResponse) GetJSON200() *DatasetRunResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetDatasetRunHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9608,6 +14320,8 @@ type CompareDatasetRunsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CompareDatasetRunsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -9619,6 +14333,11 @@ type CompareDatasetRunsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CompareDatasetRunsHTTPResponse) GetJSON200() *CompareDatasetRunsResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CompareDatasetRunsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9670,6 +14389,8 @@ type ListDatasetRunResultsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ListDatasetRunResultsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -9681,6 +14402,11 @@ type ListDatasetRunResultsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListDatasetRunResultsHTTPResponse) GetJSON200() *ListDatasetRunResultsResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListDatasetRunResultsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9732,6 +14458,8 @@ type ListDatasetExamplesHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ListDatasetExamplesResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -9743,6 +14471,11 @@ type ListDatasetExamplesHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListDatasetExamplesHTTPResponse) GetJSON200() *ListDatasetExamplesResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListDatasetExamplesHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9794,6 +14527,8 @@ type CreateDatasetExamplesHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CreateDatasetExamplesResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON499 the response for an HTTP 499 `application/json` response
@@ -9807,6 +14542,11 @@ type CreateDatasetExamplesHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CreateDatasetExamplesHTTPResponse) GetJSON200() *CreateDatasetExamplesResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateDatasetExamplesHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9863,6 +14603,8 @@ type DeleteDatasetExampleHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DeleteDatasetExampleResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -9874,6 +14616,11 @@ type DeleteDatasetExampleHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r DeleteDatasetExampleHTTPResponse) GetJSON200() *DeleteDatasetExampleResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteDatasetExampleHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9925,6 +14672,8 @@ type SetLabelTagsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LabelResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -9936,6 +14685,11 @@ type SetLabelTagsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r SetLabelTagsHTTPResponse) GetJSON200() *LabelResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SetLabelTagsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -9987,6 +14741,8 @@ type UnarchiveLabelHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LabelResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -9998,6 +14754,11 @@ type UnarchiveLabelHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r UnarchiveLabelHTTPResponse) GetJSON200() *LabelResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UnarchiveLabelHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10049,6 +14810,8 @@ type ListLabelVersionsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ListLabelVersionsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10060,6 +14823,11 @@ type ListLabelVersionsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListLabelVersionsHTTPResponse) GetJSON200() *ListLabelVersionsResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListLabelVersionsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10111,6 +14879,8 @@ type CreateLabelVersionHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LabelVersionResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10122,6 +14892,11 @@ type CreateLabelVersionHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CreateLabelVersionHTTPResponse) GetJSON200() *LabelVersionResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateLabelVersionHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10173,6 +14948,8 @@ type GetLabelVersionHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *LabelVersionResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10184,6 +14961,11 @@ type GetLabelVersionHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetLabelVersionHTTPResponse) GetJSON200() *LabelVersionResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetLabelVersionHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10235,6 +15017,8 @@ type CreateDatasetRunHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *DatasetRunResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10246,6 +15030,11 @@ type CreateDatasetRunHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CreateDatasetRunHTTPResponse) GetJSON200() *DatasetRunResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateDatasetRunHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10297,6 +15086,8 @@ type GetLabelVersionMetricsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *VersionMetricsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10308,6 +15099,11 @@ type GetLabelVersionMetricsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetLabelVersionMetricsHTTPResponse) GetJSON200() *VersionMetricsResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetLabelVersionMetricsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10349,6 +15145,96 @@ func (r GetLabelVersionMetricsHTTPResponse) ContentType() string {
 	return ""
 }
 
+// CreateModerationHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateModeration
+type CreateModerationHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type CreateModerationHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CreateModerationResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *OpenAIError
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *OpenAIError
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *OpenAIError
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *OpenAIError
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *OpenAIErrorResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *OpenAIError
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateModerationHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateModerationHTTPResponse) GetJSON200() *CreateModerationResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateModerationHTTPResponse) GetJSON400() *OpenAIError {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r CreateModerationHTTPResponse) GetJSON401() *OpenAIError {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateModerationHTTPResponse) GetJSON403() *OpenAIError {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateModerationHTTPResponse) GetJSON404() *OpenAIError {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateModerationHTTPResponse) GetJSON429() *OpenAIErrorResponse {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateModerationHTTPResponse) GetJSONDefault() *OpenAIError {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateModerationHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateModerationHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateModerationHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateModerationHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListPoliciesHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListPolicies
 type ListPoliciesHTTPResponse429Headers struct {
 	RetryAfter *int32
@@ -10359,6 +15245,8 @@ type ListPoliciesHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ListPoliciesResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10370,6 +15258,11 @@ type ListPoliciesHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListPoliciesHTTPResponse) GetJSON200() *ListPoliciesResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPoliciesHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10421,6 +15314,8 @@ type CreatePolicyHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CreatePolicyResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10432,6 +15327,11 @@ type CreatePolicyHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CreatePolicyHTTPResponse) GetJSON200() *CreatePolicyResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreatePolicyHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10483,6 +15383,8 @@ type GetPolicyHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GetPolicyResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10494,6 +15396,11 @@ type GetPolicyHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetPolicyHTTPResponse) GetJSON200() *GetPolicyResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPolicyHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10545,6 +15452,8 @@ type ListPolicyVersionsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ListPolicyVersionsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10556,6 +15465,11 @@ type ListPolicyVersionsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListPolicyVersionsHTTPResponse) GetJSON200() *ListPolicyVersionsResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListPolicyVersionsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10607,6 +15521,8 @@ type CreatePolicyVersionHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *CreatePolicyVersionResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10618,6 +15534,11 @@ type CreatePolicyVersionHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r CreatePolicyVersionHTTPResponse) GetJSON200() *CreatePolicyVersionResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreatePolicyVersionHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10669,6 +15590,8 @@ type ActivatePolicyVersionHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *GetPolicyResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10680,6 +15603,11 @@ type ActivatePolicyVersionHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ActivatePolicyVersionHTTPResponse) GetJSON200() *GetPolicyResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ActivatePolicyVersionHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10731,6 +15659,8 @@ type GetPolicyVersionMetricsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *VersionMetricsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10742,6 +15672,11 @@ type GetPolicyVersionMetricsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetPolicyVersionMetricsHTTPResponse) GetJSON200() *VersionMetricsResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetPolicyVersionMetricsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10793,6 +15728,8 @@ type ListShadowResultsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ListShadowResultsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10804,6 +15741,11 @@ type ListShadowResultsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r ListShadowResultsHTTPResponse) GetJSON200() *ListShadowResultsResponse {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListShadowResultsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10855,6 +15797,8 @@ type GetShadowStatsHTTPResponse struct {
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
 	JSON200 *ShadowStats
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10866,6 +15810,11 @@ type GetShadowStatsHTTPResponse struct {
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
 func (r GetShadowStatsHTTPResponse) GetJSON200() *ShadowStats {
 	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetShadowStatsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -10907,6 +15856,903 @@ func (r GetShadowStatsHTTPResponse) ContentType() string {
 	return ""
 }
 
+// GetReviewItemHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetReviewItem
+type GetReviewItemHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type GetReviewItemHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReviewItemResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReviewItemHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReviewItemHTTPResponse) GetJSON200() *ReviewItemResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetReviewItemHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetReviewItemHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetReviewItemHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReviewItemHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReviewItemHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReviewItemHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReviewItemHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DecideReviewItemHTTPResponse429Headers the declared response headers of an HTTP 429 response for DecideReviewItem
+type DecideReviewItemHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type DecideReviewItemHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReviewItemResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DecideReviewItemHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DecideReviewItemHTTPResponse) GetJSON200() *ReviewItemResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DecideReviewItemHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DecideReviewItemHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DecideReviewItemHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DecideReviewItemHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DecideReviewItemHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DecideReviewItemHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DecideReviewItemHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ReleaseReviewItemHTTPResponse429Headers the declared response headers of an HTTP 429 response for ReleaseReviewItem
+type ReleaseReviewItemHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ReleaseReviewItemHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReviewClaimReleased
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReleaseReviewItemHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ReleaseReviewItemHTTPResponse) GetJSON200() *ReviewClaimReleased {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ReleaseReviewItemHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReleaseReviewItemHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ReleaseReviewItemHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ReleaseReviewItemHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReleaseReviewItemHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReleaseReviewItemHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReleaseReviewItemHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RenewReviewClaimHTTPResponse429Headers the declared response headers of an HTTP 429 response for RenewReviewClaim
+type RenewReviewClaimHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type RenewReviewClaimHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReviewClaimResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RenewReviewClaimHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RenewReviewClaimHTTPResponse) GetJSON200() *ReviewClaimResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r RenewReviewClaimHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RenewReviewClaimHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r RenewReviewClaimHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RenewReviewClaimHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RenewReviewClaimHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RenewReviewClaimHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RenewReviewClaimHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// SkipReviewItemHTTPResponse429Headers the declared response headers of an HTTP 429 response for SkipReviewItem
+type SkipReviewItemHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type SkipReviewItemHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReviewClaimReleased
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *SkipReviewItemHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SkipReviewItemHTTPResponse) GetJSON200() *ReviewClaimReleased {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r SkipReviewItemHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r SkipReviewItemHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r SkipReviewItemHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SkipReviewItemHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SkipReviewItemHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SkipReviewItemHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SkipReviewItemHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListReviewQueuesHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListReviewQueues
+type ListReviewQueuesHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ListReviewQueuesHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListReviewQueuesResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListReviewQueuesHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListReviewQueuesHTTPResponse) GetJSON200() *ListReviewQueuesResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListReviewQueuesHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListReviewQueuesHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListReviewQueuesHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListReviewQueuesHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListReviewQueuesHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListReviewQueuesHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListReviewQueuesHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateReviewQueueHTTPResponse429Headers the declared response headers of an HTTP 429 response for CreateReviewQueue
+type CreateReviewQueueHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type CreateReviewQueueHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReviewQueueResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateReviewQueueHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateReviewQueueHTTPResponse) GetJSON200() *ReviewQueueResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateReviewQueueHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateReviewQueueHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateReviewQueueHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateReviewQueueHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateReviewQueueHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateReviewQueueHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateReviewQueueHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteReviewQueueHTTPResponse429Headers the declared response headers of an HTTP 429 response for DeleteReviewQueue
+type DeleteReviewQueueHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type DeleteReviewQueueHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeleteReviewQueueResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteReviewQueueHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteReviewQueueHTTPResponse) GetJSON200() *DeleteReviewQueueResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r DeleteReviewQueueHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteReviewQueueHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteReviewQueueHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteReviewQueueHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteReviewQueueHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteReviewQueueHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteReviewQueueHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReviewQueueHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetReviewQueue
+type GetReviewQueueHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type GetReviewQueueHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReviewQueueResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReviewQueueHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReviewQueueHTTPResponse) GetJSON200() *ReviewQueueResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetReviewQueueHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetReviewQueueHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetReviewQueueHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReviewQueueHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReviewQueueHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReviewQueueHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReviewQueueHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateReviewQueueHTTPResponse429Headers the declared response headers of an HTTP 429 response for UpdateReviewQueue
+type UpdateReviewQueueHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type UpdateReviewQueueHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReviewQueueResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UpdateReviewQueueHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateReviewQueueHTTPResponse) GetJSON200() *ReviewQueueResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UpdateReviewQueueHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UpdateReviewQueueHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdateReviewQueueHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateReviewQueueHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateReviewQueueHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateReviewQueueHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateReviewQueueHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ClaimReviewItemHTTPResponse429Headers the declared response headers of an HTTP 429 response for ClaimReviewItem
+type ClaimReviewItemHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ClaimReviewItemHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReviewClaimResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ClaimReviewItemHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ClaimReviewItemHTTPResponse) GetJSON200() *ReviewClaimResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ClaimReviewItemHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ClaimReviewItemHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ClaimReviewItemHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ClaimReviewItemHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ClaimReviewItemHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ClaimReviewItemHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ClaimReviewItemHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListReviewItemsHTTPResponse429Headers the declared response headers of an HTTP 429 response for ListReviewItems
+type ListReviewItemsHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type ListReviewItemsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListReviewItemsResponse
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListReviewItemsHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListReviewItemsHTTPResponse) GetJSON200() *ListReviewItemsResponse {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListReviewItemsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListReviewItemsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListReviewItemsHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListReviewItemsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListReviewItemsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListReviewItemsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListReviewItemsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReviewQueueStatsHTTPResponse429Headers the declared response headers of an HTTP 429 response for GetReviewQueueStats
+type GetReviewQueueStatsHTTPResponse429Headers struct {
+	RetryAfter *int32
+}
+
+type GetReviewQueueStatsHTTPResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ReviewQueueStats
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetReviewQueueStatsHTTPResponse429Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReviewQueueStatsHTTPResponse) GetJSON200() *ReviewQueueStats {
+	return r.JSON200
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetReviewQueueStatsHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetReviewQueueStatsHTTPResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetReviewQueueStatsHTTPResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReviewQueueStatsHTTPResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReviewQueueStatsHTTPResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReviewQueueStatsHTTPResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReviewQueueStatsHTTPResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CheckRulesHTTPResponse429Headers the declared response headers of an HTTP 429 response for CheckRules
 type CheckRulesHTTPResponse429Headers struct {
 	RetryAfter *int32
@@ -10919,6 +16765,8 @@ type CheckRulesHTTPResponse struct {
 	JSON200 *CheckRulesResponse
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -10935,6 +16783,11 @@ func (r CheckRulesHTTPResponse) GetJSON200() *CheckRulesResponse {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r CheckRulesHTTPResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CheckRulesHTTPResponse) GetJSON403() *Forbidden {
+	return r.JSON403
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -11122,6 +16975,280 @@ func (c *ClientWithResponses) DownloadBatchOutputWithResponse(ctx context.Contex
 		return nil, err
 	}
 	return ParseDownloadBatchOutputHTTPResponse(rsp)
+}
+
+// ListHashListsWithResponse List hash lists
+//
+// The account's hash lists and the operator-wide lists (made with the CLI; they
+// apply to every account and are read-only here), by name. Admin keys only.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/hash-lists (the `ListHashLists` operationId).
+func (c *ClientWithResponses) ListHashListsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListHashListsHTTPResponse, error) {
+	rsp, err := c.ListHashLists(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListHashListsHTTPResponse(rsp)
+}
+
+// CreateHashListWithBodyWithResponse Create a hash list
+//
+// Creates an empty hash list of the account (at most 100 per account). Names are
+// unique per account (ALREADY_EXISTS). Unset `bands` follow the server's
+// `--pdq-bands`; unset `mode` is ENFORCE; unset `floodLimit` is 200.
+// Body fields may also be sent in snake_case (`flood_limit`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/hash-lists (the `CreateHashList` operationId).
+func (c *ClientWithResponses) CreateHashListWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateHashListHTTPResponse, error) {
+	rsp, err := c.CreateHashListWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateHashListHTTPResponse(rsp)
+}
+
+// CreateHashListWithResponse Create a hash list
+//
+// Creates an empty hash list of the account (at most 100 per account). Names are
+// unique per account (ALREADY_EXISTS). Unset `bands` follow the server's
+// `--pdq-bands`; unset `mode` is ENFORCE; unset `floodLimit` is 200.
+// Body fields may also be sent in snake_case (`flood_limit`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/hash-lists (the `CreateHashList` operationId).
+func (c *ClientWithResponses) CreateHashListWithResponse(ctx context.Context, body CreateHashListJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateHashListHTTPResponse, error) {
+	rsp, err := c.CreateHashList(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateHashListHTTPResponse(rsp)
+}
+
+// DeleteHashListWithResponse Delete a hash list
+//
+// Deletes a list of the account with its hashes. Operator-wide lists are PERMISSION_DENIED.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/hash-lists/{listId} (the `DeleteHashList` operationId).
+func (c *ClientWithResponses) DeleteHashListWithResponse(ctx context.Context, listId HashListId, reqEditors ...RequestEditorFn) (*DeleteHashListHTTPResponse, error) {
+	rsp, err := c.DeleteHashList(ctx, listId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteHashListHTTPResponse(rsp)
+}
+
+// GetHashListWithResponse Get a hash list
+//
+// A list of the account or an operator-wide list; another account's list is NOT_FOUND.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/hash-lists/{listId} (the `GetHashList` operationId).
+func (c *ClientWithResponses) GetHashListWithResponse(ctx context.Context, listId HashListId, reqEditors ...RequestEditorFn) (*GetHashListHTTPResponse, error) {
+	rsp, err := c.GetHashList(ctx, listId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetHashListHTTPResponse(rsp)
+}
+
+// UpdateHashListWithBodyWithResponse Change a hash list
+//
+// Changes the name, mode, bands or flood limit of a list of the account; set fields
+// only. Operator-wide lists are PERMISSION_DENIED. Running servers apply the change
+// within seconds.
+// Body fields may also be sent in snake_case (`flood_limit`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/hash-lists/{listId} (the `UpdateHashList` operationId).
+func (c *ClientWithResponses) UpdateHashListWithBodyWithResponse(ctx context.Context, listId HashListId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateHashListHTTPResponse, error) {
+	rsp, err := c.UpdateHashListWithBody(ctx, listId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateHashListHTTPResponse(rsp)
+}
+
+// UpdateHashListWithResponse Change a hash list
+//
+// Changes the name, mode, bands or flood limit of a list of the account; set fields
+// only. Operator-wide lists are PERMISSION_DENIED. Running servers apply the change
+// within seconds.
+// Body fields may also be sent in snake_case (`flood_limit`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/hash-lists/{listId} (the `UpdateHashList` operationId).
+func (c *ClientWithResponses) UpdateHashListWithResponse(ctx context.Context, listId HashListId, body UpdateHashListJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateHashListHTTPResponse, error) {
+	rsp, err := c.UpdateHashList(ctx, listId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateHashListHTTPResponse(rsp)
+}
+
+// ListHashListHashesWithResponse List the hashes of a list
+//
+// The hashes of a list in hash order, with their state and match counts.
+// `pageSize`: unset or 0 gives 100, values above 1000 are treated as 1000.
+//
+// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+// `page_token` for `pageToken`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/hash-lists/{listId}/hashes (the `ListHashListHashes` operationId).
+func (c *ClientWithResponses) ListHashListHashesWithResponse(ctx context.Context, listId HashListId, params *ListHashListHashesParams, reqEditors ...RequestEditorFn) (*ListHashListHashesHTTPResponse, error) {
+	rsp, err := c.ListHashListHashes(ctx, listId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListHashListHashesHTTPResponse(rsp)
+}
+
+// AddHashListHashesWithBodyWithResponse Add hashes to a list
+//
+// Adds 1..10,000 hashes to a list of the account, all or none (a bad hash is
+// INVALID_ARGUMENT naming `hashes[i].hash`). A hash already in the list keeps its
+// state and counts and takes the new source and note. A list holds at most
+// 1,000,000 hashes.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/hash-lists/{listId}/hashes (the `AddHashListHashes` operationId).
+func (c *ClientWithResponses) AddHashListHashesWithBodyWithResponse(ctx context.Context, listId HashListId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddHashListHashesHTTPResponse, error) {
+	rsp, err := c.AddHashListHashesWithBody(ctx, listId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddHashListHashesHTTPResponse(rsp)
+}
+
+// AddHashListHashesWithResponse Add hashes to a list
+//
+// Adds 1..10,000 hashes to a list of the account, all or none (a bad hash is
+// INVALID_ARGUMENT naming `hashes[i].hash`). A hash already in the list keeps its
+// state and counts and takes the new source and note. A list holds at most
+// 1,000,000 hashes.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/hash-lists/{listId}/hashes (the `AddHashListHashes` operationId).
+func (c *ClientWithResponses) AddHashListHashesWithResponse(ctx context.Context, listId HashListId, body AddHashListHashesJSONRequestBody, reqEditors ...RequestEditorFn) (*AddHashListHashesHTTPResponse, error) {
+	rsp, err := c.AddHashListHashes(ctx, listId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddHashListHashesHTTPResponse(rsp)
+}
+
+// DeleteHashListHashWithResponse Remove a hash from a list
+//
+// Removes one hash of a list of the account with its match count; NOT_FOUND when it is not there.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/hash-lists/{listId}/hashes/{hash} (the `DeleteHashListHash` operationId).
+func (c *ClientWithResponses) DeleteHashListHashWithResponse(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*DeleteHashListHashHTTPResponse, error) {
+	rsp, err := c.DeleteHashListHash(ctx, listId, hash, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteHashListHashHTTPResponse(rsp)
+}
+
+// ConfirmHashListHashWithResponse Confirm a hash (ends its quarantine)
+//
+// An admin vouches for the hash: it becomes ACTIVE again and the flood count starts
+// over, so it rejects again until the next flood.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/hash-lists/{listId}/hashes/{hash}/confirm (the `ConfirmHashListHash` operationId).
+func (c *ClientWithResponses) ConfirmHashListHashWithResponse(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*ConfirmHashListHashHTTPResponse, error) {
+	rsp, err := c.ConfirmHashListHash(ctx, listId, hash, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfirmHashListHashHTTPResponse(rsp)
+}
+
+// DisableHashListHashWithResponse Disable one hash
+//
+// The hash stays in the list but matches nothing until enabled.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/hash-lists/{listId}/hashes/{hash}/disable (the `DisableHashListHash` operationId).
+func (c *ClientWithResponses) DisableHashListHashWithResponse(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*DisableHashListHashHTTPResponse, error) {
+	rsp, err := c.DisableHashListHash(ctx, listId, hash, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDisableHashListHashHTTPResponse(rsp)
+}
+
+// EnableHashListHashWithResponse Enable a disabled hash
+//
+// A disabled hash matches again; a quarantined one needs `confirm`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/hash-lists/{listId}/hashes/{hash}/enable (the `EnableHashListHash` operationId).
+func (c *ClientWithResponses) EnableHashListHashWithResponse(ctx context.Context, listId HashListId, hash HashListHash, reqEditors ...RequestEditorFn) (*EnableHashListHashHTTPResponse, error) {
+	rsp, err := c.EnableHashListHash(ctx, listId, hash, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseEnableHashListHashHTTPResponse(rsp)
+}
+
+// ImportHashListWithBodyWithResponse Import a file of hashes into a list
+//
+// Adds the hashes of a file to a list of the account, all or none. `format`
+// LINES: one hash per line, optionally followed by `,source,note`; blank lines and
+// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
+// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
+// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+// line (`file`, "line 3: ...") and nothing is imported.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/hash-lists/{listId}/import (the `ImportHashList` operationId).
+func (c *ClientWithResponses) ImportHashListWithBodyWithResponse(ctx context.Context, listId HashListId, params *ImportHashListParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportHashListHTTPResponse, error) {
+	rsp, err := c.ImportHashListWithBody(ctx, listId, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportHashListHTTPResponse(rsp)
+}
+
+// ImportHashListWithTextBodyWithResponse Import a file of hashes into a list
+//
+// Adds the hashes of a file to a list of the account, all or none. `format`
+// LINES: one hash per line, optionally followed by `,source,note`; blank lines and
+// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
+// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
+// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+// line (`file`, "line 3: ...") and nothing is imported.
+//
+// Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/hash-lists/{listId}/import (the `ImportHashList` operationId).
+func (c *ClientWithResponses) ImportHashListWithTextBodyWithResponse(ctx context.Context, listId HashListId, params *ImportHashListParams, body ImportHashListTextRequestBody, reqEditors ...RequestEditorFn) (*ImportHashListHTTPResponse, error) {
+	rsp, err := c.ImportHashListWithTextBody(ctx, listId, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseImportHashListHTTPResponse(rsp)
 }
 
 // ListJobsWithResponse List jobs of the account
@@ -12011,6 +18138,82 @@ func (c *ClientWithResponses) GetLabelVersionMetricsWithResponse(ctx context.Con
 	return ParseGetLabelVersionMetricsHTTPResponse(rsp)
 }
 
+// CreateModerationWithBodyWithResponse Moderate content (OpenAI-compatible)
+//
+// OpenAI's Moderation API, so that the official OpenAI SDKs and tools that call "an
+// OpenAI moderation endpoint" work with the base URL `http://HOST/v1` and a contenteval
+// API key. Both account types may call it (docs/api.md#openai-compatible-moderation).
+//
+//   - `input` is a string, an array of strings (one result each), or an array of `text`
+//     and `image_url` parts, which together are ONE input with one result. An image is
+//     an http(s) URL (fetched as `imageUrl` is) or a `data:image/...;base64,` URL
+//     (decoded as `image` is); both pass the same precheck. At most 100 strings or parts.
+//   - `model` names what to evaluate against. Policy-first accounts: a `policyKey`.
+//     Label-first accounts: `label:<name>` (the label's latest version) or `tag:<name>`
+//     (the latest version of every label with that tag, at most 10). OpenAI's own names
+//     (`omni-moderation-latest`, `text-moderation-latest`, ...) and a missing `model` use
+//     the account's default moderation policy or tag (`contenteval accounts set
+//     --moderation-policy KEY` or `--moderation-tag NAME`).
+//   - Categories are the policy's section names (label names on label-first accounts);
+//     OpenAI's thirteen categories are always present too (false and 0 unless a section
+//     of that name exists). `flagged` is true when any category is. Sections that FAILED
+//     are left out and listed in `failed_categories`.
+//   - Each call records one job, as POST /v1/jobs with `waitForCompletion` would (one job
+//     per label version on label-first accounts); `id` is `modr-` and the job's uuid.
+//   - Errors on this path use OpenAI's body `{error: {message, type, param, code}}`, not
+//     the Status body: 400 (bad input, content that failed the precheck), 401, 403, 404
+//     (`code: model_not_found`), 429 (rate limit or daily quota, with `Retry-After` for the
+//     rate limit), 500, 503.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/moderations (the `CreateModeration` operationId).
+func (c *ClientWithResponses) CreateModerationWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateModerationHTTPResponse, error) {
+	rsp, err := c.CreateModerationWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateModerationHTTPResponse(rsp)
+}
+
+// CreateModerationWithResponse Moderate content (OpenAI-compatible)
+//
+// OpenAI's Moderation API, so that the official OpenAI SDKs and tools that call "an
+// OpenAI moderation endpoint" work with the base URL `http://HOST/v1` and a contenteval
+// API key. Both account types may call it (docs/api.md#openai-compatible-moderation).
+//
+//   - `input` is a string, an array of strings (one result each), or an array of `text`
+//     and `image_url` parts, which together are ONE input with one result. An image is
+//     an http(s) URL (fetched as `imageUrl` is) or a `data:image/...;base64,` URL
+//     (decoded as `image` is); both pass the same precheck. At most 100 strings or parts.
+//   - `model` names what to evaluate against. Policy-first accounts: a `policyKey`.
+//     Label-first accounts: `label:<name>` (the label's latest version) or `tag:<name>`
+//     (the latest version of every label with that tag, at most 10). OpenAI's own names
+//     (`omni-moderation-latest`, `text-moderation-latest`, ...) and a missing `model` use
+//     the account's default moderation policy or tag (`contenteval accounts set
+//     --moderation-policy KEY` or `--moderation-tag NAME`).
+//   - Categories are the policy's section names (label names on label-first accounts);
+//     OpenAI's thirteen categories are always present too (false and 0 unless a section
+//     of that name exists). `flagged` is true when any category is. Sections that FAILED
+//     are left out and listed in `failed_categories`.
+//   - Each call records one job, as POST /v1/jobs with `waitForCompletion` would (one job
+//     per label version on label-first accounts); `id` is `modr-` and the job's uuid.
+//   - Errors on this path use OpenAI's body `{error: {message, type, param, code}}`, not
+//     the Status body: 400 (bad input, content that failed the precheck), 401, 403, 404
+//     (`code: model_not_found`), 429 (rate limit or daily quota, with `Retry-After` for the
+//     rate limit), 500, 503.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/moderations (the `CreateModeration` operationId).
+func (c *ClientWithResponses) CreateModerationWithResponse(ctx context.Context, body CreateModerationJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateModerationHTTPResponse, error) {
+	rsp, err := c.CreateModeration(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateModerationHTTPResponse(rsp)
+}
+
 // ListPoliciesWithResponse List policies
 //
 // Lists the account's policies, newest first (policy-first accounts only).
@@ -12227,6 +18430,364 @@ func (c *ClientWithResponses) GetShadowStatsWithResponse(ctx context.Context, po
 	return ParseGetShadowStatsHTTPResponse(rsp)
 }
 
+// GetReviewItemWithResponse Get a review item
+//
+// One item with its retained content, its job result's report and label hits. Admin and reviewer keys.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/review-items/{reviewItemId} (the `GetReviewItem` operationId).
+func (c *ClientWithResponses) GetReviewItemWithResponse(ctx context.Context, reviewItemId ReviewItemId, reqEditors ...RequestEditorFn) (*GetReviewItemHTTPResponse, error) {
+	rsp, err := c.GetReviewItem(ctx, reviewItemId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReviewItemHTTPResponse(rsp)
+}
+
+// DecideReviewItemWithBodyWithResponse Decide a claimed review item
+//
+// Records the reviewer's outcome per label, once: a second decision is
+// FAILED_PRECONDITION, a claim token that no longer holds the item (expired, given
+// back, or another reviewer's) is ABORTED. Each label decision is also a feedback
+// annotation on the job result (live metrics count it). With `addToDataset` on a
+// label-first job, the retained content becomes a dataset example of the job's label
+// with the reviewer's outcome. The decision is audited (reviewer key, time, the
+// machine's and the reviewer's outcomes), sent to the queue's `webhookUrl` as a
+// signed `review_item.decided` event, and the retained content is deleted
+// `retentionDays` after it. Admin and reviewer keys.
+//
+// Body fields may also be sent in snake_case (`claim_token`, `add_to_dataset`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/decision (the `DecideReviewItem` operationId).
+func (c *ClientWithResponses) DecideReviewItemWithBodyWithResponse(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*DecideReviewItemHTTPResponse, error) {
+	rsp, err := c.DecideReviewItemWithBody(ctx, reviewItemId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDecideReviewItemHTTPResponse(rsp)
+}
+
+// DecideReviewItemWithResponse Decide a claimed review item
+//
+// Records the reviewer's outcome per label, once: a second decision is
+// FAILED_PRECONDITION, a claim token that no longer holds the item (expired, given
+// back, or another reviewer's) is ABORTED. Each label decision is also a feedback
+// annotation on the job result (live metrics count it). With `addToDataset` on a
+// label-first job, the retained content becomes a dataset example of the job's label
+// with the reviewer's outcome. The decision is audited (reviewer key, time, the
+// machine's and the reviewer's outcomes), sent to the queue's `webhookUrl` as a
+// signed `review_item.decided` event, and the retained content is deleted
+// `retentionDays` after it. Admin and reviewer keys.
+//
+// Body fields may also be sent in snake_case (`claim_token`, `add_to_dataset`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/decision (the `DecideReviewItem` operationId).
+func (c *ClientWithResponses) DecideReviewItemWithResponse(ctx context.Context, reviewItemId ReviewItemId, body DecideReviewItemJSONRequestBody, reqEditors ...RequestEditorFn) (*DecideReviewItemHTTPResponse, error) {
+	rsp, err := c.DecideReviewItem(ctx, reviewItemId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDecideReviewItemHTTPResponse(rsp)
+}
+
+// ReleaseReviewItemWithBodyWithResponse Give a claim back
+//
+// The item is OPEN again, in its place. Codes as for a decision. Admin and reviewer keys.
+// Body fields may also be sent in snake_case (`claim_token`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/release (the `ReleaseReviewItem` operationId).
+func (c *ClientWithResponses) ReleaseReviewItemWithBodyWithResponse(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReleaseReviewItemHTTPResponse, error) {
+	rsp, err := c.ReleaseReviewItemWithBody(ctx, reviewItemId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReleaseReviewItemHTTPResponse(rsp)
+}
+
+// ReleaseReviewItemWithResponse Give a claim back
+//
+// The item is OPEN again, in its place. Codes as for a decision. Admin and reviewer keys.
+// Body fields may also be sent in snake_case (`claim_token`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/release (the `ReleaseReviewItem` operationId).
+func (c *ClientWithResponses) ReleaseReviewItemWithResponse(ctx context.Context, reviewItemId ReviewItemId, body ReleaseReviewItemJSONRequestBody, reqEditors ...RequestEditorFn) (*ReleaseReviewItemHTTPResponse, error) {
+	rsp, err := c.ReleaseReviewItem(ctx, reviewItemId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReleaseReviewItemHTTPResponse(rsp)
+}
+
+// RenewReviewClaimWithBodyWithResponse Renew a claim
+//
+// Extends the claim to 10 minutes from now. Codes as for a decision. Admin and reviewer keys.
+// Body fields may also be sent in snake_case (`claim_token`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/renew (the `RenewReviewClaim` operationId).
+func (c *ClientWithResponses) RenewReviewClaimWithBodyWithResponse(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RenewReviewClaimHTTPResponse, error) {
+	rsp, err := c.RenewReviewClaimWithBody(ctx, reviewItemId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRenewReviewClaimHTTPResponse(rsp)
+}
+
+// RenewReviewClaimWithResponse Renew a claim
+//
+// Extends the claim to 10 minutes from now. Codes as for a decision. Admin and reviewer keys.
+// Body fields may also be sent in snake_case (`claim_token`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/renew (the `RenewReviewClaim` operationId).
+func (c *ClientWithResponses) RenewReviewClaimWithResponse(ctx context.Context, reviewItemId ReviewItemId, body RenewReviewClaimJSONRequestBody, reqEditors ...RequestEditorFn) (*RenewReviewClaimHTTPResponse, error) {
+	rsp, err := c.RenewReviewClaim(ctx, reviewItemId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRenewReviewClaimHTTPResponse(rsp)
+}
+
+// SkipReviewItemWithBodyWithResponse Skip a claimed item
+//
+// Gives the claim back and moves the item behind the queue's other open items. Admin and reviewer keys.
+// Body fields may also be sent in snake_case (`claim_token`).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/skip (the `SkipReviewItem` operationId).
+func (c *ClientWithResponses) SkipReviewItemWithBodyWithResponse(ctx context.Context, reviewItemId ReviewItemId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SkipReviewItemHTTPResponse, error) {
+	rsp, err := c.SkipReviewItemWithBody(ctx, reviewItemId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSkipReviewItemHTTPResponse(rsp)
+}
+
+// SkipReviewItemWithResponse Skip a claimed item
+//
+// Gives the claim back and moves the item behind the queue's other open items. Admin and reviewer keys.
+// Body fields may also be sent in snake_case (`claim_token`).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/review-items/{reviewItemId}/skip (the `SkipReviewItem` operationId).
+func (c *ClientWithResponses) SkipReviewItemWithResponse(ctx context.Context, reviewItemId ReviewItemId, body SkipReviewItemJSONRequestBody, reqEditors ...RequestEditorFn) (*SkipReviewItemHTTPResponse, error) {
+	rsp, err := c.SkipReviewItem(ctx, reviewItemId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSkipReviewItemHTTPResponse(rsp)
+}
+
+// ListReviewQueuesWithResponse List review queues
+//
+// The account's review queues (at most 100), highest `priority` first, then by name.
+// Admin and reviewer keys.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/review-queues (the `ListReviewQueues` operationId).
+func (c *ClientWithResponses) ListReviewQueuesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListReviewQueuesHTTPResponse, error) {
+	rsp, err := c.ListReviewQueues(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListReviewQueuesHTTPResponse(rsp)
+}
+
+// CreateReviewQueueWithBodyWithResponse Create a review queue
+//
+// Creates a queue fed by the job results its `routes` match (admin keys). A result
+// enters the queue when one route matches one section (label) of its report: the
+// route's `policyId` or `labelId` is the job's, `label` (when given) is the section's
+// name, the section's score is in [`minScore`, `maxScore`) and its outcome is one of
+// `outcomes` (any when empty; a FAILED section has no score and is matched by its
+// outcome alone). A result enters a queue once, in the transaction that records it.
+// `name` is unique per account (ALREADY_EXISTS); an account has at most 100 queues
+// (FAILED_PRECONDITION).
+//
+// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`, `retention_days`, and
+// `min_score`, `max_score`, `policy_id`, `label_id` in routes).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/review-queues (the `CreateReviewQueue` operationId).
+func (c *ClientWithResponses) CreateReviewQueueWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateReviewQueueHTTPResponse, error) {
+	rsp, err := c.CreateReviewQueueWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateReviewQueueHTTPResponse(rsp)
+}
+
+// CreateReviewQueueWithResponse Create a review queue
+//
+// Creates a queue fed by the job results its `routes` match (admin keys). A result
+// enters the queue when one route matches one section (label) of its report: the
+// route's `policyId` or `labelId` is the job's, `label` (when given) is the section's
+// name, the section's score is in [`minScore`, `maxScore`) and its outcome is one of
+// `outcomes` (any when empty; a FAILED section has no score and is matched by its
+// outcome alone). A result enters a queue once, in the transaction that records it.
+// `name` is unique per account (ALREADY_EXISTS); an account has at most 100 queues
+// (FAILED_PRECONDITION).
+//
+// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`, `retention_days`, and
+// `min_score`, `max_score`, `policy_id`, `label_id` in routes).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/review-queues (the `CreateReviewQueue` operationId).
+func (c *ClientWithResponses) CreateReviewQueueWithResponse(ctx context.Context, body CreateReviewQueueJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateReviewQueueHTTPResponse, error) {
+	rsp, err := c.CreateReviewQueue(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateReviewQueueHTTPResponse(rsp)
+}
+
+// DeleteReviewQueueWithResponse Delete a review queue
+//
+// Deletes the queue with its items, their retained content and decisions (admin keys).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /v1/review-queues/{queueId} (the `DeleteReviewQueue` operationId).
+func (c *ClientWithResponses) DeleteReviewQueueWithResponse(ctx context.Context, queueId QueueId, reqEditors ...RequestEditorFn) (*DeleteReviewQueueHTTPResponse, error) {
+	rsp, err := c.DeleteReviewQueue(ctx, queueId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteReviewQueueHTTPResponse(rsp)
+}
+
+// GetReviewQueueWithResponse Get a review queue
+//
+// One queue of the account. Admin and reviewer keys.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/review-queues/{queueId} (the `GetReviewQueue` operationId).
+func (c *ClientWithResponses) GetReviewQueueWithResponse(ctx context.Context, queueId QueueId, reqEditors ...RequestEditorFn) (*GetReviewQueueHTTPResponse, error) {
+	rsp, err := c.GetReviewQueue(ctx, queueId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReviewQueueHTTPResponse(rsp)
+}
+
+// UpdateReviewQueueWithBodyWithResponse Change a review queue
+//
+// Replaces the fields given and keeps the others (admin keys). New routes apply to
+// results recorded from now on; items already in the queue stay. A new `priority`
+// applies to the queue's undecided items at once.
+//
+// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`,
+// `retention_days`, and so on in routes).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/review-queues/{queueId} (the `UpdateReviewQueue` operationId).
+func (c *ClientWithResponses) UpdateReviewQueueWithBodyWithResponse(ctx context.Context, queueId QueueId, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateReviewQueueHTTPResponse, error) {
+	rsp, err := c.UpdateReviewQueueWithBody(ctx, queueId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateReviewQueueHTTPResponse(rsp)
+}
+
+// UpdateReviewQueueWithResponse Change a review queue
+//
+// Replaces the fields given and keeps the others (admin keys). New routes apply to
+// results recorded from now on; items already in the queue stay. A new `priority`
+// applies to the queue's undecided items at once.
+//
+// Body fields may also be sent in snake_case (`sla_minutes`, `webhook_url`,
+// `retention_days`, and so on in routes).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /v1/review-queues/{queueId} (the `UpdateReviewQueue` operationId).
+func (c *ClientWithResponses) UpdateReviewQueueWithResponse(ctx context.Context, queueId QueueId, body UpdateReviewQueueJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateReviewQueueHTTPResponse, error) {
+	rsp, err := c.UpdateReviewQueue(ctx, queueId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateReviewQueueHTTPResponse(rsp)
+}
+
+// ClaimReviewItemWithResponse Claim the next open item
+//
+// Claims the next open item of the queue, or of every queue of the account when
+// `queueId` is `-`: highest queue `priority` first, then the earliest SLA deadline
+// (items without one last), then the oldest (a skipped item goes to the back). The
+// claim lasts 10 minutes and is renewed with `renew`; an expired claim returns the
+// item to OPEN and its token becomes stale (ABORTED). Concurrent claims never get
+// the same item. NOT_FOUND when nothing is open. Admin and reviewer keys.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /v1/review-queues/{queueId}/claim (the `ClaimReviewItem` operationId).
+func (c *ClientWithResponses) ClaimReviewItemWithResponse(ctx context.Context, queueId QueueId, reqEditors ...RequestEditorFn) (*ClaimReviewItemHTTPResponse, error) {
+	rsp, err := c.ClaimReviewItem(ctx, queueId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaimReviewItemHTTPResponse(rsp)
+}
+
+// ListReviewItemsWithResponse List the items of a review queue
+//
+// The queue's items, oldest first, in `state` (all when unset). An item whose claim
+// expired is OPEN. `pageSize`: unset or 0 gives 50; above 500 is treated as 500.
+// Admin and reviewer keys.
+//
+// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
+// `page_token` for `pageToken`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/review-queues/{queueId}/items (the `ListReviewItems` operationId).
+func (c *ClientWithResponses) ListReviewItemsWithResponse(ctx context.Context, queueId QueueId, params *ListReviewItemsParams, reqEditors ...RequestEditorFn) (*ListReviewItemsHTTPResponse, error) {
+	rsp, err := c.ListReviewItems(ctx, queueId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListReviewItemsHTTPResponse(rsp)
+}
+
+// GetReviewQueueStatsWithResponse Counts of a review queue
+//
+// `open`, `claimed` and `oldestOpenAge` are as of now; `decided`, the per-label
+// counts and the SLA breaches of decided items count the decisions made in
+// [`since`, `until`) (all when unset). `slaBreaches` counts the undecided items past
+// their deadline and the items decided after it. A label decision is overturned
+// when the reviewer's outcome differs from the section's outcome in the report
+// (a label the routed result did not match counts as OUTCOME_FALSE). Admin and
+// reviewer keys.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/review-queues/{queueId}/stats (the `GetReviewQueueStats` operationId).
+func (c *ClientWithResponses) GetReviewQueueStatsWithResponse(ctx context.Context, queueId QueueId, params *GetReviewQueueStatsParams, reqEditors ...RequestEditorFn) (*GetReviewQueueStatsHTTPResponse, error) {
+	rsp, err := c.GetReviewQueueStats(ctx, queueId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReviewQueueStatsHTTPResponse(rsp)
+}
+
 // CheckRulesWithBodyWithResponse Check rule text without publishing it
 //
 // A compile dry run for editors (both account types): compiles `text` as a policy
@@ -12294,6 +18855,13 @@ func ParseListBatchJobsHTTPResponse(rsp *http.Response) (*ListBatchJobsHTTPRespo
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12347,6 +18915,13 @@ func ParseCreateBatchJobHTTPResponse(rsp *http.Response) (*CreateBatchJobHTTPRes
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12399,6 +18974,13 @@ func ParseCancelBatchJobHTTPResponse(rsp *http.Response) (*CancelBatchJobHTTPRes
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -12531,6 +19113,726 @@ func ParseDownloadBatchOutputHTTPResponse(rsp *http.Response) (*DownloadBatchOut
 	return response, nil
 }
 
+// ParseListHashListsHTTPResponse parses an HTTP response from a ListHashListsWithResponse call
+func ParseListHashListsHTTPResponse(rsp *http.Response) (*ListHashListsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListHashListsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListHashListsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListHashListsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateHashListHTTPResponse parses an HTTP response from a CreateHashListWithResponse call
+func ParseCreateHashListHTTPResponse(rsp *http.Response) (*CreateHashListHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateHashListHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HashListResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers CreateHashListHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteHashListHTTPResponse parses an HTTP response from a DeleteHashListWithResponse call
+func ParseDeleteHashListHTTPResponse(rsp *http.Response) (*DeleteHashListHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteHashListHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HashListEmpty
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DeleteHashListHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetHashListHTTPResponse parses an HTTP response from a GetHashListWithResponse call
+func ParseGetHashListHTTPResponse(rsp *http.Response) (*GetHashListHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetHashListHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HashListResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetHashListHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateHashListHTTPResponse parses an HTTP response from a UpdateHashListWithResponse call
+func ParseUpdateHashListHTTPResponse(rsp *http.Response) (*UpdateHashListHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateHashListHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HashListResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers UpdateHashListHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListHashListHashesHTTPResponse parses an HTTP response from a ListHashListHashesWithResponse call
+func ParseListHashListHashesHTTPResponse(rsp *http.Response) (*ListHashListHashesHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListHashListHashesHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListHashListHashesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListHashListHashesHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAddHashListHashesHTTPResponse parses an HTTP response from a AddHashListHashesWithResponse call
+func ParseAddHashListHashesHTTPResponse(rsp *http.Response) (*AddHashListHashesHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddHashListHashesHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AddHashListHashesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers AddHashListHashesHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteHashListHashHTTPResponse parses an HTTP response from a DeleteHashListHashWithResponse call
+func ParseDeleteHashListHashHTTPResponse(rsp *http.Response) (*DeleteHashListHashHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteHashListHashHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HashListEmpty
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DeleteHashListHashHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseConfirmHashListHashHTTPResponse parses an HTTP response from a ConfirmHashListHashWithResponse call
+func ParseConfirmHashListHashHTTPResponse(rsp *http.Response) (*ConfirmHashListHashHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ConfirmHashListHashHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HashListEntryResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ConfirmHashListHashHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDisableHashListHashHTTPResponse parses an HTTP response from a DisableHashListHashWithResponse call
+func ParseDisableHashListHashHTTPResponse(rsp *http.Response) (*DisableHashListHashHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DisableHashListHashHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HashListEntryResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DisableHashListHashHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseEnableHashListHashHTTPResponse parses an HTTP response from a EnableHashListHashWithResponse call
+func ParseEnableHashListHashHTTPResponse(rsp *http.Response) (*EnableHashListHashHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &EnableHashListHashHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest HashListEntryResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers EnableHashListHashHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseImportHashListHTTPResponse parses an HTTP response from a ImportHashListWithResponse call
+func ParseImportHashListHTTPResponse(rsp *http.Response) (*ImportHashListHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ImportHashListHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AddHashListHashesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ImportHashListHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListJobsHTTPResponse parses an HTTP response from a ListJobsWithResponse call
 func ParseListJobsHTTPResponse(rsp *http.Response) (*ListJobsHTTPResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12551,6 +19853,13 @@ func ParseListJobsHTTPResponse(rsp *http.Response) (*ListJobsHTTPResponse, error
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -12605,6 +19914,13 @@ func ParseCreateJobHTTPResponse(rsp *http.Response) (*CreateJobHTTPResponse, err
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12658,6 +19974,13 @@ func ParseStreamJobsHTTPResponse(rsp *http.Response) (*StreamJobsHTTPResponse, e
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12718,6 +20041,13 @@ func ParseGetJobHTTPResponse(rsp *http.Response) (*GetJobHTTPResponse, error) {
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12771,6 +20101,13 @@ func ParseListFeedbackHTTPResponse(rsp *http.Response) (*ListFeedbackHTTPRespons
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12823,6 +20160,13 @@ func ParseCreateFeedbackHTTPResponse(rsp *http.Response) (*CreateFeedbackHTTPRes
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -12884,6 +20228,13 @@ func ParseListJobLabelHitsHTTPResponse(rsp *http.Response) (*ListJobLabelHitsHTT
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12944,6 +20295,13 @@ func ParseListLabelTagsHTTPResponse(rsp *http.Response) (*ListLabelTagsHTTPRespo
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12996,6 +20354,13 @@ func ParseCreateLabelTagHTTPResponse(rsp *http.Response) (*CreateLabelTagHTTPRes
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -13050,6 +20415,13 @@ func ParseListLabelsHTTPResponse(rsp *http.Response) (*ListLabelsHTTPResponse, e
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13103,6 +20475,13 @@ func ParseCreateLabelHTTPResponse(rsp *http.Response) (*CreateLabelHTTPResponse,
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13155,6 +20534,13 @@ func ParseEvaluateLabelsHTTPResponse(rsp *http.Response) (*EvaluateLabelsHTTPRes
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -13216,6 +20602,13 @@ func ParseDeleteLabelHTTPResponse(rsp *http.Response) (*DeleteLabelHTTPResponse,
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13268,6 +20661,13 @@ func ParseGetLabelHTTPResponse(rsp *http.Response) (*GetLabelHTTPResponse, error
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -13322,6 +20722,13 @@ func ParseUpdateLabelHTTPResponse(rsp *http.Response) (*UpdateLabelHTTPResponse,
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13374,6 +20781,13 @@ func ParseArchiveLabelHTTPResponse(rsp *http.Response) (*ArchiveLabelHTTPRespons
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -13428,6 +20842,13 @@ func ParseListDatasetRunsHTTPResponse(rsp *http.Response) (*ListDatasetRunsHTTPR
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13480,6 +20901,13 @@ func ParseGetDatasetRunHTTPResponse(rsp *http.Response) (*GetDatasetRunHTTPRespo
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -13534,6 +20962,13 @@ func ParseCompareDatasetRunsHTTPResponse(rsp *http.Response) (*CompareDatasetRun
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13586,6 +21021,13 @@ func ParseListDatasetRunResultsHTTPResponse(rsp *http.Response) (*ListDatasetRun
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -13640,6 +21082,13 @@ func ParseListDatasetExamplesHTTPResponse(rsp *http.Response) (*ListDatasetExamp
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13692,6 +21141,13 @@ func ParseCreateDatasetExamplesHTTPResponse(rsp *http.Response) (*CreateDatasetE
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -13753,6 +21209,13 @@ func ParseDeleteDatasetExampleHTTPResponse(rsp *http.Response) (*DeleteDatasetEx
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13805,6 +21268,13 @@ func ParseSetLabelTagsHTTPResponse(rsp *http.Response) (*SetLabelTagsHTTPRespons
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -13859,6 +21329,13 @@ func ParseUnarchiveLabelHTTPResponse(rsp *http.Response) (*UnarchiveLabelHTTPRes
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13911,6 +21388,13 @@ func ParseListLabelVersionsHTTPResponse(rsp *http.Response) (*ListLabelVersionsH
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -13965,6 +21449,13 @@ func ParseCreateLabelVersionHTTPResponse(rsp *http.Response) (*CreateLabelVersio
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14017,6 +21508,13 @@ func ParseGetLabelVersionHTTPResponse(rsp *http.Response) (*GetLabelVersionHTTPR
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -14071,6 +21569,13 @@ func ParseCreateDatasetRunHTTPResponse(rsp *http.Response) (*CreateDatasetRunHTT
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14124,6 +21629,13 @@ func ParseGetLabelVersionMetricsHTTPResponse(rsp *http.Response) (*GetLabelVersi
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14143,6 +21655,87 @@ func ParseGetLabelVersionMetricsHTTPResponse(rsp *http.Response) (*GetLabelVersi
 	switch {
 	case rsp.StatusCode == 429:
 		var headers GetLabelVersionMetricsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateModerationHTTPResponse parses an HTTP response from a CreateModerationWithResponse call
+func ParseCreateModerationHTTPResponse(rsp *http.Response) (*CreateModerationHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateModerationHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CreateModerationResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest OpenAIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest OpenAIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest OpenAIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest OpenAIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest OpenAIErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest OpenAIError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers CreateModerationHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
@@ -14176,6 +21769,13 @@ func ParseListPoliciesHTTPResponse(rsp *http.Response) (*ListPoliciesHTTPRespons
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -14230,6 +21830,13 @@ func ParseCreatePolicyHTTPResponse(rsp *http.Response) (*CreatePolicyHTTPRespons
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14282,6 +21889,13 @@ func ParseGetPolicyHTTPResponse(rsp *http.Response) (*GetPolicyHTTPResponse, err
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -14336,6 +21950,13 @@ func ParseListPolicyVersionsHTTPResponse(rsp *http.Response) (*ListPolicyVersion
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14388,6 +22009,13 @@ func ParseCreatePolicyVersionHTTPResponse(rsp *http.Response) (*CreatePolicyVers
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -14442,6 +22070,13 @@ func ParseActivatePolicyVersionHTTPResponse(rsp *http.Response) (*ActivatePolicy
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14494,6 +22129,13 @@ func ParseGetPolicyVersionMetricsHTTPResponse(rsp *http.Response) (*GetPolicyVer
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -14548,6 +22190,13 @@ func ParseListShadowResultsHTTPResponse(rsp *http.Response) (*ListShadowResultsH
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14601,6 +22250,13 @@ func ParseGetShadowStatsHTTPResponse(rsp *http.Response) (*GetShadowStatsHTTPRes
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14620,6 +22276,786 @@ func ParseGetShadowStatsHTTPResponse(rsp *http.Response) (*GetShadowStatsHTTPRes
 	switch {
 	case rsp.StatusCode == 429:
 		var headers GetShadowStatsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReviewItemHTTPResponse parses an HTTP response from a GetReviewItemWithResponse call
+func ParseGetReviewItemHTTPResponse(rsp *http.Response) (*GetReviewItemHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReviewItemHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReviewItemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetReviewItemHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDecideReviewItemHTTPResponse parses an HTTP response from a DecideReviewItemWithResponse call
+func ParseDecideReviewItemHTTPResponse(rsp *http.Response) (*DecideReviewItemHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DecideReviewItemHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReviewItemResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DecideReviewItemHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseReleaseReviewItemHTTPResponse parses an HTTP response from a ReleaseReviewItemWithResponse call
+func ParseReleaseReviewItemHTTPResponse(rsp *http.Response) (*ReleaseReviewItemHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReleaseReviewItemHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReviewClaimReleased
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ReleaseReviewItemHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRenewReviewClaimHTTPResponse parses an HTTP response from a RenewReviewClaimWithResponse call
+func ParseRenewReviewClaimHTTPResponse(rsp *http.Response) (*RenewReviewClaimHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RenewReviewClaimHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReviewClaimResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers RenewReviewClaimHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseSkipReviewItemHTTPResponse parses an HTTP response from a SkipReviewItemWithResponse call
+func ParseSkipReviewItemHTTPResponse(rsp *http.Response) (*SkipReviewItemHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SkipReviewItemHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReviewClaimReleased
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers SkipReviewItemHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListReviewQueuesHTTPResponse parses an HTTP response from a ListReviewQueuesWithResponse call
+func ParseListReviewQueuesHTTPResponse(rsp *http.Response) (*ListReviewQueuesHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListReviewQueuesHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListReviewQueuesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListReviewQueuesHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateReviewQueueHTTPResponse parses an HTTP response from a CreateReviewQueueWithResponse call
+func ParseCreateReviewQueueHTTPResponse(rsp *http.Response) (*CreateReviewQueueHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateReviewQueueHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReviewQueueResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers CreateReviewQueueHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteReviewQueueHTTPResponse parses an HTTP response from a DeleteReviewQueueWithResponse call
+func ParseDeleteReviewQueueHTTPResponse(rsp *http.Response) (*DeleteReviewQueueHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteReviewQueueHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeleteReviewQueueResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers DeleteReviewQueueHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReviewQueueHTTPResponse parses an HTTP response from a GetReviewQueueWithResponse call
+func ParseGetReviewQueueHTTPResponse(rsp *http.Response) (*GetReviewQueueHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReviewQueueHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReviewQueueResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetReviewQueueHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateReviewQueueHTTPResponse parses an HTTP response from a UpdateReviewQueueWithResponse call
+func ParseUpdateReviewQueueHTTPResponse(rsp *http.Response) (*UpdateReviewQueueHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateReviewQueueHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReviewQueueResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers UpdateReviewQueueHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseClaimReviewItemHTTPResponse parses an HTTP response from a ClaimReviewItemWithResponse call
+func ParseClaimReviewItemHTTPResponse(rsp *http.Response) (*ClaimReviewItemHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ClaimReviewItemHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReviewClaimResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ClaimReviewItemHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListReviewItemsHTTPResponse parses an HTTP response from a ListReviewItemsWithResponse call
+func ParseListReviewItemsHTTPResponse(rsp *http.Response) (*ListReviewItemsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListReviewItemsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListReviewItemsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers ListReviewItemsHTTPResponse429Headers
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int32
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers429 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReviewQueueStatsHTTPResponse parses an HTTP response from a GetReviewQueueStatsWithResponse call
+func ParseGetReviewQueueStatsHTTPResponse(rsp *http.Response) (*GetReviewQueueStatsHTTPResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReviewQueueStatsHTTPResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ReviewQueueStats
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 429:
+		var headers GetReviewQueueStatsHTTPResponse429Headers
 		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
 			var value int32
 			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: "int32"}); err != nil {
@@ -14660,6 +23096,13 @@ func ParseCheckRulesHTTPResponse(rsp *http.Response) (*CheckRulesHTTPResponse, e
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests

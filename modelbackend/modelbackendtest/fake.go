@@ -21,7 +21,7 @@ import (
 // Flavor is the server whose answer shapes the fake reproduces.
 type Flavor string
 
-// The servers of MODEL-BACKENDS.md.
+// The model servers the profiles are written for, by how they answer.
 const (
 	// VLLM: logprobs (chat content list; legacy maps on /completions),
 	// reasoning in reasoning_content.
@@ -192,16 +192,18 @@ func (s *Server) chat(body map[string]any) map[string]any {
 	if kw, ok := body["chat_template_kwargs"].(map[string]any); ok { // granite-guardian
 		gc, _ := kw["guardian_config"].(map[string]any)
 		crit, _ := gc["custom_criteria"].(string)
+		crit, _, _ = strings.Cut(crit, "\n") // the criterion; the context follows it
 		p := s.decide(crit, user)
 		return s.chatAnswer(verdict(p, "<score> yes </score>", "<score> no </score>"), s.tokens([]string{"<", "score", ">", pick(p, " yes", " no"), " </", "score", ">"}, 3, " yes", " no", p), body)
 	}
 	content := user
-	if i, j := strings.Index(user, "<<<\n"), strings.LastIndex(user, "\n>>>"); i >= 0 && j > i {
-		content = user[i+4 : j]
+	if i, j := strings.Index(user, "<content>\n"), strings.LastIndex(user, "\n</content>"); i >= 0 && j > i {
+		content = user[i+len("<content>\n") : j]
 	}
-	criteriaText := system + "\n" + user
+	// The criteria are the system message's: a numbered line in the
+	// content is not one.
 	var results []string
-	for _, m := range numberedRe.FindAllStringSubmatch(criteriaText, -1) {
+	for _, m := range numberedRe.FindAllStringSubmatch(system, -1) {
 		p := s.decide(m[2], content)
 		if strings.Contains(system, `"violation"`) {
 			results = append(results, `{"id":`+m[1]+`,"violation":`+pick(p, "1", "0")+`,"confidence":"high"}`)
@@ -242,7 +244,7 @@ func (s *Server) completion(body map[string]any) map[string]any {
 		p := s.decide(m[1], content)
 		text = verdict(p, "unsafe\nS1", "safe")
 		lp = s.completionLogprobs(pick(p, "unsafe", "safe"), "unsafe", "safe", p)
-	} else if m := principleRe.FindStringSubmatch(prompt); m != nil { // shieldgemma
+	} else if m := principleRe.FindStringSubmatch(after(prompt, "<end_of_turn>")); m != nil { // shieldgemma
 		content := between(prompt, "Human Question: ", "\n<end_of_turn>")
 		p := s.decide(m[1], content)
 		text = pick(p, "Yes", "No")
@@ -331,6 +333,14 @@ func between(s, from, to string) string {
 		return s[:j]
 	}
 	return s
+}
+
+// after is s past the first from, or "" without one.
+func after(s, from string) string {
+	if _, rest, ok := strings.Cut(s, from); ok {
+		return rest
+	}
+	return ""
 }
 
 func pick[T any](p float64, yes, no T) T {

@@ -9,10 +9,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/contenteval/contenteval/internal/testenv"
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"testing"
 
 	"github.com/contenteval/contenteval/persistence"
@@ -47,9 +47,9 @@ func (b Backend) Open(t testing.TB) *persistence.DB {
 	t.Helper()
 	switch b.Name {
 	case SQLite:
-		return openSQLite(t)
+		return openSQLite(t, true)
 	case Postgres:
-		return openPostgres(t, b.url)
+		return openPostgres(t, b.url, true)
 	}
 	t.Fatalf("persistencetest: unknown backend %q", b.Name)
 	return nil
@@ -88,12 +88,22 @@ func Open(t testing.TB, backend string) *persistence.DB {
 	t.Helper()
 	switch backend {
 	case SQLite:
-		return openSQLite(t)
+		return openSQLite(t, true)
 	case Postgres:
 		return OpenPostgres(t, nil)
 	}
 	t.Fatalf("persistencetest: unknown backend %q", backend)
 	return nil
+}
+
+// OpenUnmigrated is Backend.Open without the migrations: an empty
+// database, for tests that migrate it step by step.
+func (b Backend) OpenUnmigrated(t testing.TB) *persistence.DB {
+	t.Helper()
+	if b.Name == Postgres {
+		return openPostgres(t, b.url, false)
+	}
+	return openSQLite(t, false)
 }
 
 // OpenPostgres is Open(t, Postgres) with extra connection URL parameters
@@ -113,7 +123,7 @@ func OpenPostgres(t testing.TB, params url.Values) *persistence.DB {
 		q[k] = vs
 	}
 	u.RawQuery = q.Encode()
-	return openPostgres(t, u.String())
+	return openPostgres(t, u.String(), true)
 }
 
 // postgresURL returns the test PostgreSQL URL, failing t when CI requires it.
@@ -123,13 +133,13 @@ func postgresURL(t testing.TB) (string, bool) {
 	if u != "" {
 		return u, true
 	}
-	if ci, _ := strconv.ParseBool(os.Getenv("CI")); ci {
+	if testenv.InCI() {
 		t.Fatalf("persistencetest: CI=true but %s is not set; PostgreSQL tests must run in CI", EnvDatabaseURL)
 	}
 	return "", false
 }
 
-func openSQLite(t testing.TB) *persistence.DB {
+func openSQLite(t testing.TB, migrate bool) *persistence.DB {
 	t.Helper()
 	// TempDir is removed after the Cleanup below has closed the database.
 	path := filepath.Join(t.TempDir(), "contenteval.db")
@@ -138,6 +148,9 @@ func openSQLite(t testing.TB) *persistence.DB {
 		t.Fatalf("persistencetest: open sqlite: %v", err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
+	if !migrate {
+		return db
+	}
 	if err := db.Migrate(t.Context()); err != nil {
 		t.Fatalf("persistencetest: migrate sqlite: %v", err)
 	}
@@ -148,7 +161,7 @@ func openSQLite(t testing.TB) *persistence.DB {
 // to it (lib/pq sends unknown URL parameters as run-time parameters, so
 // every pooled connection gets it), migrates it, and drops it with CASCADE
 // when t ends. Tests in parallel thus never see each other's rows.
-func openPostgres(t testing.TB, base string) *persistence.DB {
+func openPostgres(t testing.TB, base string, migrate bool) *persistence.DB {
 	t.Helper()
 	ctx := t.Context()
 	u, err := url.Parse(base)
@@ -183,6 +196,9 @@ func openPostgres(t testing.TB, base string) *persistence.DB {
 	var current string
 	if err := db.GetContext(ctx, &current, "SELECT current_schema()"); err != nil || current != schema {
 		t.Fatalf("persistencetest: search_path not applied: current_schema() = %q, %v", current, err)
+	}
+	if !migrate {
+		return db
 	}
 	if err := db.Migrate(ctx); err != nil {
 		t.Fatalf("persistencetest: migrate postgres: %v", err)

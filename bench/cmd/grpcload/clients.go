@@ -28,7 +28,9 @@ import (
 type restLoader struct {
 	addr    string
 	request []byte
-	idle    chan *restConn
+	// done is what a successful answer contains.
+	done []byte
+	idle chan *restConn
 }
 
 type restConn struct {
@@ -37,11 +39,13 @@ type restConn struct {
 	buf bytes.Buffer
 }
 
-func newRESTLoader(addr, token string, body []byte) *restLoader {
+// newRESTLoader posts body to path; an answer is a success when it is a
+// 200 containing done.
+func newRESTLoader(addr, token, path string, body []byte, done string) *restLoader {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "POST /v1/jobs HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", addr, token, len(body))
+	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", path, addr, token, len(body))
 	b.Write(body)
-	return &restLoader{addr: addr, request: b.Bytes(), idle: make(chan *restConn, 1024)}
+	return &restLoader{addr: addr, request: b.Bytes(), done: []byte(done), idle: make(chan *restConn, 1024)}
 }
 
 func (l *restLoader) call() error {
@@ -85,7 +89,7 @@ func (l *restLoader) roundTrip(c *restConn) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if resp.StatusCode != http.StatusOK || !bytes.Contains(c.buf.Bytes(), []byte("JOB_STATUS_COMPLETED")) {
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(c.buf.Bytes(), l.done) {
 		return false, fmt.Errorf("status %d: %.200s", resp.StatusCode, c.buf.Bytes())
 	}
 	return !resp.Close, nil

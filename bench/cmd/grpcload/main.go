@@ -1,12 +1,17 @@
-// Command grpcload is the comparison of issue 19: CreateJob over gRPC (the
+// Command grpcload compares the two protocols: CreateJob over gRPC (the
 // Clavata GatewayService) against POST /v1/jobs over REST, both waiting for
-// completion, one 1 KiB text item, the 20-label policy of issue 4, on one
+// completion, one 1 KiB text item, the 20-label policy of jobsload, on one
 // `contenteval serve` binary (SQLite) and one port, with the loader on the
 // same machine. Rounds alternate REST and gRPC, so drift on a shared
 // machine hits both; the report gives each round and the medians. Target:
 // gRPC's peak is at least 90% of REST's.
 //
-//	go run ./bench/cmd/grpcload -c 32 -d 10s -rounds 3 [-out bench/results/grpc.md]
+// With -vs moderation the second protocol is the OpenAI-compatible
+// POST /v1/moderations with the same text against the same policy (its
+// model is the policyKey), which records the same job; target: its peak is
+// within 10% of POST /v1/jobs's.
+//
+//	go run ./bench/cmd/grpcload -c 32 -d 10s -rounds 3 [-vs moderation] [-out bench/results/grpc.md]
 package main
 
 import (
@@ -39,6 +44,16 @@ type options struct {
 	rounds   int
 	conns    int
 	out      string
+	// vs is the protocol compared with REST jobs: grpc or moderation.
+	vs string
+}
+
+// name is the compared protocol's name in the report.
+func (o options) name() string {
+	if o.vs == "moderation" {
+		return "moderation"
+	}
+	return "gRPC"
 }
 
 func main() {
@@ -49,6 +64,7 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 3, "REST then gRPC phases")
 	flag.IntVar(&o.conns, "grpc-conns", 4, "gRPC connections the workers share (HTTP/2 multiplexes the calls)")
 	flag.StringVar(&o.out, "out", "", "also write the results as Markdown to this file")
+	flag.StringVar(&o.vs, "vs", "grpc", "compare POST /v1/jobs with: grpc (CreateJob) or moderation (POST /v1/moderations)")
 	loaderProcs := flag.Int("loader-procs", 1, "GOMAXPROCS of the loader itself (the server keeps the machine's)")
 	flag.Parse()
 	runtime.GOMAXPROCS(*loaderProcs)
@@ -163,16 +179,21 @@ func run(o options) error {
 
 	text := strings.Repeat("the quick brown fox jumps over the lazy dog, then buys a forbidden phrase 7 ", 14)[:1024]
 	restBody, _ := json.Marshal(map[string]any{"policyId": policyID, "waitForCompletion": true, "contentData": []map[string]string{{"text": text}}})
-	rest := newRESTLoader(addr, token, restBody)
+	rest := newRESTLoader(addr, token, "/v1/jobs", restBody, "JOB_STATUS_COMPLETED")
 	defer rest.close()
-	grpcReq, err := proto.Marshal(&pb.CreateJobRequest{PolicyId: policyID, WaitForCompletion: true,
-		ContentData: []*pb.ContentData{{Content: &pb.ContentData_Text{Text: text}}}})
-	if err != nil {
-		return err
-	}
-	g, err := newGRPCLoader(addr, token, grpcReq, o.conns)
-	if err != nil {
-		return err
+	var g loader
+	if o.vs == "moderation" {
+		modBody, _ := json.Marshal(map[string]any{"model": "bench", "input": text})
+		g = newRESTLoader(addr, token, "/v1/moderations", modBody, `"modr-`)
+	} else {
+		grpcReq, err := proto.Marshal(&pb.CreateJobRequest{PolicyId: policyID, WaitForCompletion: true,
+			ContentData: []*pb.ContentData{{Content: &pb.ContentData_Text{Text: text}}}})
+		if err != nil {
+			return err
+		}
+		if g, err = newGRPCLoader(addr, token, grpcReq, o.conns); err != nil {
+			return err
+		}
 	}
 	defer g.close()
 	// Each protocol once, checked: the job completes.
@@ -180,7 +201,7 @@ func run(o options) error {
 		return fmt.Errorf("REST: %w", err)
 	}
 	if err := g.call(); err != nil {
-		return fmt.Errorf("gRPC: %w", err)
+		return fmt.Errorf("%s: %w", o.name(), err)
 	}
 
 	closed(rest, o.workers, o.warmup)
@@ -197,7 +218,7 @@ func run(o options) error {
 	for i := range o.rounds {
 		r := measured(rest)
 		gr := measured(g)
-		fmt.Printf("round %d: REST %.0f req/s (p99 %s), gRPC %.0f req/s (p99 %s)\n", i+1, r.rps, ms(r.h.Quantile(0.99)), gr.rps, ms(gr.h.Quantile(0.99)))
+		fmt.Printf("round %d: REST %.0f req/s (p99 %s), %s %.0f req/s (p99 %s)\n", i+1, r.rps, ms(r.h.Quantile(0.99)), o.name(), gr.rps, ms(gr.h.Quantile(0.99)))
 		restRounds, grpcRounds = append(restRounds, r), append(grpcRounds, gr)
 	}
 	report := markdown(o, restRounds, grpcRounds)
@@ -235,10 +256,14 @@ func medianCPU(ps []*phase) time.Duration {
 
 func markdown(o options, rest, grpc []*phase) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## CreateJob over gRPC vs POST /v1/jobs over REST: waitForCompletion, one 1 KiB text item, 20-label policy\n\n")
-	fmt.Fprintf(&b, "`go run ./bench/cmd/grpcload -c %d -d %s -rounds %d -grpc-conns %d` on %s, %d CPUs, %s/%s; server = the `contenteval serve` binary on SQLite, both protocols on its one port, loader on the same machine (1 CPU of its own: GOMAXPROCS 1).\n\n",
-		o.workers, o.duration, o.rounds, o.conns, time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(&b, "| round | REST req/s | p50 | p99 | server CPU/req | errors | gRPC req/s | p50 | p99 | server CPU/req | errors | gRPC / REST req/s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	name, title, flags := o.name(), "CreateJob over gRPC vs POST /v1/jobs over REST", fmt.Sprintf("-grpc-conns %d", o.conns)
+	if o.vs == "moderation" {
+		title, flags = "POST /v1/moderations (OpenAI-compatible) vs POST /v1/jobs", "-vs moderation"
+	}
+	fmt.Fprintf(&b, "## %s: waitForCompletion, one 1 KiB text item, 20-label policy\n\n", title)
+	fmt.Fprintf(&b, "`go run ./bench/cmd/grpcload -c %d -d %s -rounds %d %s` on %s, %d CPUs, %s/%s; server = the `contenteval serve` binary on SQLite, both on its one port, loader on the same machine (1 CPU of its own: GOMAXPROCS 1).\n\n",
+		o.workers, o.duration, o.rounds, flags, time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(&b, "| round | REST req/s | p50 | p99 | server CPU/req | errors | %[1]s req/s | p50 | p99 | server CPU/req | errors | %[1]s / REST req/s |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n", name)
 	row := func(name string, r, g *phase) {
 		fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %s | %d | %.0f | %s | %s | %s | %d | %.0f%% |\n", name,
 			r.rps, ms(r.h.Quantile(0.5)), ms(r.h.Quantile(0.99)), ms(r.serverCPU), r.errors,
@@ -253,8 +278,8 @@ func markdown(o options, rest, grpc []*phase) string {
 	if mg.rps < 0.9*mr.rps {
 		verdict = "NOT met"
 	}
-	fmt.Fprintf(&b, "\nTarget (gRPC peak >= 90%% of REST's): %s (%.0f%% by the median rounds). Median server CPU per request: REST %s, gRPC %s.\n",
-		verdict, 100*mg.rps/mr.rps, ms(medianCPU(rest)), ms(medianCPU(grpc)))
+	fmt.Fprintf(&b, "\nTarget (%[1]s peak >= 90%% of REST's): %[2]s (%.0[3]f%% by the median rounds). Median server CPU per request: REST %[4]s, %[1]s %[5]s.\n",
+		name, verdict, 100*mg.rps/mr.rps, ms(medianCPU(rest)), ms(medianCPU(grpc)))
 	for _, p := range append(slices.Clone(rest), grpc...) {
 		if p.firstErr != "" {
 			fmt.Fprintf(&b, "\nfirst error: %s\n", p.firstErr)

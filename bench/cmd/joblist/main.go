@@ -1,4 +1,4 @@
-// Command joblist measures the cost of issue 18's point 5: GET /v1/jobs
+// Command joblist measures the cost of results in listings: GET /v1/jobs
 // with pageSize=1000 over 1,000 completed jobs, now that completed jobs carry
 // their results, against a baseline build that listed basic fields only. Both
 // builds serve the same database at once (role api, so nothing else runs),

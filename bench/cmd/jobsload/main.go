@@ -1,4 +1,4 @@
-// Command jobsload is the load test of issue 4: POST /v1/jobs with
+// Command jobsload is the synchronous job load test: POST /v1/jobs with
 // waitForCompletion, one 1 KiB text item, against a 20-label policy, through
 // the real binary (`contenteval serve`) on SQLite and on PostgreSQL, with the
 // loader on the same machine. For each backend it reports the peak (closed

@@ -14,7 +14,7 @@ import (
 	"github.com/contenteval/contenteval/bench"
 )
 
-// The queue drain (-queue N, issue 13): the throughput of the asynchronous
+// The queue drain (-queue N, fair claiming): the throughput of the asynchronous
 // path, which the synchronous load above never takes (its jobs are
 // evaluated in the request and never claimed). N one-item jobs, spread
 // round robin over -accounts accounts, are queued on a server that runs no

@@ -1,4 +1,4 @@
-// Command labelhits measures GET /v1/jobs/{jobUuid}/labels (issue 5): the
+// Command labelhits measures GET /v1/jobs/{jobUuid}/labels: the
 // latency of one 1,000-hit page from a job holding 100,000 hits, through the
 // whole HTTP stack (auth, validation, strict handler, JSON), on SQLite and,
 // with -postgres, on PostgreSQL. Target: p99 under 25 ms.
@@ -32,6 +32,7 @@ import (
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/access"
 	"github.com/contenteval/contenteval/domain/labels"
+	"github.com/contenteval/contenteval/domain/paging"
 	"github.com/contenteval/contenteval/handlers"
 	"github.com/contenteval/contenteval/persistence"
 	"github.com/google/uuid"
@@ -299,7 +300,7 @@ func setup(ctx context.Context, db *persistence.DB, total, perResult int) (token
 		return "", "", nil, nil, err
 	}
 	eval := labels.NewEvaluationService(persistence.NewLabels(db), persistence.NewLabelVersions(db), jobs,
-		persistence.NewFeedback(db), clock, domain.NewPageTokens(keys.DeriveSecret("contenteval/page-tokens/label-evaluation")),
+		persistence.NewFeedback(db), clock, paging.NewTokens(keys.DeriveSecret("contenteval/page-tokens/label-evaluation")),
 		labels.EvaluationConfig{HitRanges: persistence.NewLabelHits(db)})
 	log := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	h, err := handlers.New(handlers.Config{BodyLimit: 32 << 20}, handlers.Deps{

@@ -1,4 +1,4 @@
-// Command modelload measures the model backend path of issue 15 on one
+// Command modelload measures the model backend path on one
 // `contenteval serve` binary (SQLite) whose backends file points at fake
 // model servers in this process (modelbackendtest, speaking HTTP):
 //
@@ -111,7 +111,7 @@ func run(o options) error {
 	}
 	report := &progress{}
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Fprintf(report, "## Model backends (issue 15), %s\n\nMachine load at start: %s\n", time.Now().Format("2006-01-02 15:04"), strings.TrimSpace(string(load)))
+	fmt.Fprintf(report, "## Model backends, %s\n\nMachine load at start: %s\n", time.Now().Format("2006-01-02 15:04"), strings.TrimSpace(string(load)))
 
 	// (a) Overhead per item.
 	fmt.Fprintf(report, "\n### (a) overhead per item: a 0 ms fake vs the built-in path\n\n%d sync jobs in flight, one 1 KiB text item, %d model signals per item in one call, cache off.\n\n", o.workers, signalsPerItem)

@@ -1,4 +1,4 @@
-// Command qualityload is the benchmark of issue 16 (policy quality), through
+// Command qualityload is the benchmark of policy quality (dataset runs, shadow versions), through
 // the real binary (`contenteval serve`, default settings) with the loader on
 // the same machine:
 //

@@ -2,6 +2,7 @@
 // result (per label) or for one occurrence of a video or audio hit.
 import { useState } from "preact/hooks";
 import { api, must, type FeedbackAnnotation, type Schemas } from "../api";
+import { useAction } from "../hooks";
 import { enumName, formatTime, ms, shortId, timecode } from "../format";
 import { ErrorNote } from "./States";
 
@@ -19,33 +20,23 @@ export interface FeedbackTarget {
 const opposite = (a: "TRUE" | "FALSE"): "TRUE" | "FALSE" => (a === "TRUE" ? "FALSE" : "TRUE");
 
 export function FeedbackButtons({ target, onSaved, compact }: { target: FeedbackTarget; onSaved: (a: FeedbackAnnotation) => void; compact?: boolean }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState<FeedbackAnnotation | null>(null);
   const [comment, setComment] = useState("");
   const [commenting, setCommenting] = useState(false);
 
-  const send = async (expected: "TRUE" | "FALSE") => {
-    setBusy(true);
-    setError(null);
-    try {
-      const body: Schemas["CreateFeedbackRequest"] = {
-        jobResultId: target.jobResultId,
-        label: target.label,
-        expectedOutcome: `EVALUATION_RESULT_${expected}` as Expected,
-      };
-      if (comment.trim() !== "") body.comment = comment;
-      if (target.occurrence) body.target = { occurrence: target.occurrence };
-      const r = await must(api.POST("/v1/jobs/{jobUuid}/feedback", { params: { path: { jobUuid: target.jobUuid } }, body }));
-      setSaved(r.annotation);
-      setCommenting(false);
-      onSaved(r.annotation);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const send = useAction(async (expected: "TRUE" | "FALSE") => {
+    const body: Schemas["CreateFeedbackRequest"] = {
+      jobResultId: target.jobResultId,
+      label: target.label,
+      expectedOutcome: `EVALUATION_RESULT_${expected}` as Expected,
+    };
+    if (comment.trim() !== "") body.comment = comment;
+    if (target.occurrence) body.target = { occurrence: target.occurrence };
+    const r = await must(api.POST("/v1/jobs/{jobUuid}/feedback", { params: { path: { jobUuid: target.jobUuid } }, body }));
+    setSaved(r.annotation);
+    setCommenting(false);
+    onSaved(r.annotation);
+  });
 
   const what = target.occurrence ? `${target.label} at ${timecode(ms(target.occurrence.startMs) ?? 0)}` : target.label;
   const buttons =
@@ -61,7 +52,7 @@ export function FeedbackButtons({ target, onSaved, compact }: { target: Feedback
   return (
     <div class={compact ? "feedback compact" : "feedback"}>
       {buttons.map((b) => (
-        <button type="button" key={b.text} disabled={busy} aria-label={b.aria} onClick={() => send(b.expected)}>
+        <button type="button" key={b.text} disabled={send.busy} aria-label={b.aria} onClick={() => send.run(b.expected)}>
           {b.text}
         </button>
       ))}
@@ -79,7 +70,7 @@ export function FeedbackButtons({ target, onSaved, compact }: { target: Feedback
           Saved: expected {enumName(saved.expectedOutcome, "EVALUATION_RESULT_")}
         </span>
       )}
-      <ErrorNote error={error} />
+      <ErrorNote error={send.error} />
     </div>
   );
 }

@@ -1,11 +1,11 @@
 // Batch jobs of a policy-first account: state, progress, the error of a
 // failed one, the output download once complete, and cancelling one that
 // is still running. The list refreshes while any batch is in progress.
-import { useEffect, useState } from "preact/hooks";
+import { useEffect } from "preact/hooks";
 import { api, must, type Schemas } from "../api";
 import { Empty, ErrorNote, Show } from "../components/States";
 import { enumName, formatTime, safeHref, shortId } from "../format";
-import { useLoad } from "../hooks";
+import { useAction, useLoad } from "../hooks";
 import { href } from "../router";
 
 type Batch = Schemas["BatchJob"];
@@ -63,23 +63,13 @@ export function Batches() {
 }
 
 function BatchRow({ batch: b, onChanged }: { batch: Batch; onChanged: () => void }) {
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
   const state = enumName(b.state, "BATCH_JOB_STATE_");
   const done = b.processedCount + b.failedCount;
   const download = safeHref(b.outputFileUrl);
-  const cancel = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await must(api.POST("/v1/batch-jobs/{batchJobId}/cancel", { params: { path: { batchJobId: b.batchJobId } }, body: {} }));
-      onChanged();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const cancel = useAction(async () => {
+    await must(api.POST("/v1/batch-jobs/{batchJobId}/cancel", { params: { path: { batchJobId: b.batchJobId } }, body: {} }));
+    onChanged();
+  });
   return (
     <tr data-batch={b.batchJobId} data-state={b.state}>
       <td data-label="Name">
@@ -110,13 +100,13 @@ function BatchRow({ batch: b, onChanged }: { batch: Batch; onChanged: () => void
             Download output
           </a>
         ) : !terminal.has(b.state) ? (
-          <button type="button" disabled={busy} onClick={cancel}>
+          <button type="button" disabled={cancel.busy} onClick={() => cancel.run()}>
             Cancel
           </button>
         ) : (
           <span class="meta">none</span>
         )}
-        <ErrorNote error={error} />
+        <ErrorNote error={cancel.error} />
       </td>
     </tr>
   );

@@ -12,7 +12,7 @@ import { HighlightedText } from "../components/Highlight";
 import { Pager, usePages } from "../components/Pager";
 import { Empty, ErrorNote, Show } from "../components/States";
 import { enumName, formatScore, formatTime, shortId } from "../format";
-import { useLoad, type Loaded } from "../hooks";
+import { useAction, useLoad, type Loaded } from "../hooks";
 import { href, navigate, type Route } from "../router";
 import { loadExamples, loadRun, missingExample, versionName, type Example } from "./datasetRunData";
 import { Compare } from "./DatasetRunCompare";
@@ -71,40 +71,29 @@ export function DatasetRuns({ labelId, versions, route }: { labelId: string; ver
 function StartRun({ labelId, versions, onStarted }: { labelId: string; versions: readonly Version[]; onStarted: () => void }) {
   const [versionId, setVersionId] = useState(versions[versions.length - 1]?.labelVersionId ?? "");
   const [threshold, setThreshold] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  if (versions.length === 0) return <Empty>Publish a version first.</Empty>;
   const t = threshold === "" ? undefined : Number(threshold);
   const badThreshold = t !== undefined && !(t >= 0 && t <= 1);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      await must(
-        api.POST("/v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs", {
-          params: { path: { labelId, labelVersionId: versionId } },
-          body: t !== undefined ? { threshold: t } : {},
-        }),
-      );
-      onStarted();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const start = useAction(async () => {
+    await must(
+      api.POST("/v1/labels/{labelId}/versions/{labelVersionId}/dataset-runs", {
+        params: { path: { labelId, labelVersionId: versionId } },
+        body: t !== undefined ? { threshold: t } : {},
+      }),
+    );
+    onStarted();
+  });
+  if (versions.length === 0) return <Empty>Publish a version first.</Empty>;
   return (
-    <form class="filters start-run" onSubmit={submit} aria-label="Start a dataset run">
+    <form class="filters start-run" onSubmit={start.onSubmit} aria-label="Start a dataset run">
       <VersionSelect versions={versions} value={versionId} onChange={setVersionId} />
       <label>
         Threshold (empty: the version's)
         <input type="text" inputMode="decimal" size={6} value={threshold} onInput={(e) => setThreshold(e.currentTarget.value)} aria-invalid={badThreshold} />
       </label>
-      <button type="submit" disabled={busy || badThreshold}>
+      <button type="submit" disabled={start.busy || badThreshold}>
         Run on the dataset
       </button>
-      <ErrorNote error={error} />
+      <ErrorNote error={start.error} />
     </form>
   );
 }

@@ -73,7 +73,7 @@ export function Jobs({ route }: { route: Route }) {
   const [form, setForm] = useState({ status: status ?? "", policy: policyId, after, before, size });
   // The fragment can change under the form (back button, a link with a
   // filter): the form follows it.
-  useEffect(() => setForm({ status: status ?? "", policy: policyId, after, before, size }), [filterKey]);
+  useEffect(() => setForm({ status: status ?? "", policy: policyId, after, before, size }), [status, policyId, after, before, size]);
   // Apply with unchanged filters reads the first page again.
   const apply = (e: Event) => {
     e.preventDefault();

@@ -12,7 +12,7 @@ import { LiveMetrics } from "../components/Metrics";
 import { RuleEditor } from "../components/RuleEditor";
 import { Empty, ErrorNote, Show } from "../components/States";
 import { formatScore, formatTime } from "../format";
-import { useLoad } from "../hooks";
+import { useAction, useLoad } from "../hooks";
 import { href, type Route } from "../router";
 import { DatasetRuns } from "./DatasetRuns";
 import { VersionSelect } from "./VersionSelect";
@@ -183,36 +183,25 @@ function NewVersion({ label, versions, from, onCreated }: { label: Label; versio
   const base = versions.find((v) => v.labelVersionId === from) ?? versions[versions.length - 1];
   const [text, setText] = useState(base?.text ?? "");
   const [description, setDescription] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const [created, setCreated] = useState<Version | null>(null);
-  useEffect(() => setText(base?.text ?? ""), [base?.labelVersionId]);
+  useEffect(() => setText(base?.text ?? ""), [base?.labelVersionId, base?.text]);
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
+  const publish = useAction(async () => {
     setCreated(null);
-    try {
-      const r = await must(
-        api.POST("/v1/labels/{labelId}/versions", {
-          params: { path: { labelId: label.labelId } },
-          body: { text, ...(description ? { description } : {}), ...(base ? { parentLabelVersionId: base.labelVersionId } : {}) },
-        }),
-      );
-      setCreated(r.labelVersion);
-      setDescription("");
-      onCreated();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const compileErrors = error instanceof ApiError ? error.compilationErrors() : [];
+    const r = await must(
+      api.POST("/v1/labels/{labelId}/versions", {
+        params: { path: { labelId: label.labelId } },
+        body: { text, ...(description ? { description } : {}), ...(base ? { parentLabelVersionId: base.labelVersionId } : {}) },
+      }),
+    );
+    setCreated(r.labelVersion);
+    setDescription("");
+    onCreated();
+  });
+  const compileErrors = publish.error instanceof ApiError ? publish.error.compilationErrors() : [];
 
   return (
-    <form class="new-version" onSubmit={submit} aria-label={`New version of ${label.name}`}>
+    <form class="new-version" onSubmit={publish.onSubmit} aria-label={`New version of ${label.name}`}>
       {base && (
         <p class="meta">
           Starting from v{base.sequentialVersion}. Publishing makes a new immutable version.
@@ -223,7 +212,7 @@ function NewVersion({ label, versions, from, onCreated }: { label: Label; versio
         Description of the change
         <input type="text" maxLength={10000} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
       </label>
-      <button type="submit" disabled={busy || text.trim() === ""}>
+      <button type="submit" disabled={publish.busy || text.trim() === ""}>
         Publish version
       </button>
       {created && (
@@ -233,7 +222,7 @@ function NewVersion({ label, versions, from, onCreated }: { label: Label; versio
           <a href={href(["labels", label.labelId], { tab: "try", version: created.labelVersionId })}>try it</a>.
         </p>
       )}
-      {compileErrors.length === 0 && <ErrorNote error={error} />}
+      {compileErrors.length === 0 && <ErrorNote error={publish.error} />}
     </form>
   );
 }
@@ -241,38 +230,27 @@ function NewVersion({ label, versions, from, onCreated }: { label: Label; versio
 function TryIt({ versions }: { versions: readonly Version[] }) {
   const [versionId, setVersionId] = useState(versions[versions.length - 1]?.labelVersionId ?? "");
   const [text, setText] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const [result, setResult] = useState<{ text: string; r: Schemas["LabelEvaluationResult"] } | null>(null);
+  const evaluate = useAction(async () => {
+    const r = await must(api.POST("/v1/labels/evaluate", { body: { contentData: { text }, labelVersionIds: [versionId] } }));
+    const first = r.results[0];
+    if (first) setResult({ text, r: first });
+  });
   if (versions.length === 0) return <Empty>Publish a version first.</Empty>;
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await must(api.POST("/v1/labels/evaluate", { body: { contentData: { text }, labelVersionIds: [versionId] } }));
-      const first = r.results[0];
-      if (first) setResult({ text, r: first });
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
   const ev = result?.r.evaluation;
   return (
-    <form class="try" onSubmit={submit} aria-label="Try a version">
+    <form class="try" onSubmit={evaluate.onSubmit} aria-label="Try a version">
       <VersionSelect versions={versions} value={versionId} onChange={setVersionId} />
       <label>
         Text
         <textarea rows={4} required value={text} onInput={(e) => setText(e.currentTarget.value)} />
       </label>
-      <button type="submit" disabled={busy || text === ""}>
+      <button type="submit" disabled={evaluate.busy || text === ""}>
         Evaluate
       </button>
       <p class="hint">Each evaluation is a job of the account and counts towards its quota.</p>
-      <ErrorNote error={error} />
+      <ErrorNote error={evaluate.error} />
       {result?.r.error && <p class="note error">{result.r.error}</p>}
       {ev && (
         <div class="try-result" role="status">

@@ -9,7 +9,7 @@ import { OutcomeBadge } from "../components/ReportTree";
 import { Pager, usePages } from "../components/Pager";
 import { Empty, ErrorNote, Show } from "../components/States";
 import { formatTime, shortId } from "../format";
-import { useLoad } from "../hooks";
+import { useAction, useLoad } from "../hooks";
 
 type Example = Schemas["DatasetExample"];
 type Expected = Schemas["EvaluationResult"];
@@ -117,37 +117,26 @@ export function Examples({ labelId }: { labelId: string }) {
 function AddExamples({ labelId, onAdded }: { labelId: string; onAdded: () => void }) {
   const [input, setInput] = useState("");
   const [note, setNote] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState(0);
   const parsed = parseExampleLines(input);
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
+  const add = useAction(async () => {
     if (parsed.errors.length > 0 || parsed.examples.length === 0) return;
-    setBusy(true);
-    setError(null);
     setDone(0);
-    try {
-      const r = await must(
-        api.POST("/v1/labels/{labelId}/examples", {
-          params: { path: { labelId } },
-          body: {
-            examples: parsed.examples.map((x) => ({ contentData: { text: x.text }, expectedOutcome: x.expected, ...(note ? { note } : {}) })),
-          },
-        }),
-      );
-      setDone(r.examples.length);
-      setInput("");
-      onAdded();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    const r = await must(
+      api.POST("/v1/labels/{labelId}/examples", {
+        params: { path: { labelId } },
+        body: {
+          examples: parsed.examples.map((x) => ({ contentData: { text: x.text }, expectedOutcome: x.expected, ...(note ? { note } : {}) })),
+        },
+      }),
+    );
+    setDone(r.examples.length);
+    setInput("");
+    onAdded();
+  });
   return (
-    <form class="card add-examples" onSubmit={submit} aria-label="Add examples">
+    <form class="card add-examples" onSubmit={add.onSubmit} aria-label="Add examples">
       <label>
         Examples, one per line: TRUE or FALSE (the outcome the label should give), a space, then the text
         <textarea rows={5} value={input} onInput={(e) => setInput(e.currentTarget.value)} placeholder={"TRUE i will kill you\nFALSE see you tomorrow"} />
@@ -163,7 +152,7 @@ function AddExamples({ labelId, onAdded }: { labelId: string; onAdded: () => voi
           ))}
         </ul>
       )}
-      <button type="submit" disabled={busy || parsed.errors.length > 0 || parsed.examples.length === 0}>
+      <button type="submit" disabled={add.busy || parsed.errors.length > 0 || parsed.examples.length === 0}>
         Add {parsed.examples.length || ""} example{parsed.examples.length === 1 ? "" : "s"}
       </button>
       {done > 0 && (
@@ -171,14 +160,17 @@ function AddExamples({ labelId, onAdded }: { labelId: string; onAdded: () => voi
           Added {done} example{done === 1 ? "" : "s"}.
         </p>
       )}
-      <ErrorNote error={error} />
+      <ErrorNote error={add.error} />
     </form>
   );
 }
 
 function DeleteExample({ labelId, example, onDeleted }: { labelId: string; example: Example; onDeleted: () => void }) {
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const remove = useAction(async () => {
+    await must(api.DELETE("/v1/labels/{labelId}/examples/{exampleId}", { params: { path: { labelId, exampleId: example.exampleId } } }));
+    onDeleted();
+  });
   if (!confirming) {
     return (
       <button type="button" class="link" onClick={() => setConfirming(true)}>
@@ -186,23 +178,15 @@ function DeleteExample({ labelId, example, onDeleted }: { labelId: string; examp
       </button>
     );
   }
-  const remove = async () => {
-    try {
-      await must(api.DELETE("/v1/labels/{labelId}/examples/{exampleId}", { params: { path: { labelId, exampleId: example.exampleId } } }));
-      onDeleted();
-    } catch (err) {
-      setError(err);
-    }
-  };
   return (
     <span class="confirm">
-      <button type="button" onClick={remove}>
+      <button type="button" disabled={remove.busy} onClick={() => remove.run()}>
         Delete for good
       </button>
       <button type="button" class="link" onClick={() => setConfirming(false)}>
         Keep
       </button>
-      <ErrorNote error={error} />
+      <ErrorNote error={remove.error} />
     </span>
   );
 }

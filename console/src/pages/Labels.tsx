@@ -5,7 +5,7 @@ import { api, must, type Schemas } from "../api";
 import { Pager, usePages } from "../components/Pager";
 import { Empty, ErrorNote, Show } from "../components/States";
 import { formatTime } from "../format";
-import { useLoad } from "../hooks";
+import { useAction, useLoad } from "../hooks";
 import { href, navigate } from "../router";
 
 type Label = Schemas["Label"];
@@ -93,8 +93,10 @@ function NewLabel() {
   const [open, setOpen] = useState(false);
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const create = useAction(async () => {
+    const r = await must(api.POST("/v1/labels", { body: { name, ...(description ? { description } : {}) } }));
+    navigate(href(["labels", r.label.labelId], { tab: "editor" }));
+  });
   if (!open) {
     return (
       <button type="button" onClick={() => setOpen(true)}>
@@ -102,21 +104,8 @@ function NewLabel() {
       </button>
     );
   }
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await must(api.POST("/v1/labels", { body: { name, ...(description ? { description } : {}) } }));
-      navigate(href(["labels", r.label.labelId], { tab: "editor" }));
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
   return (
-    <form class="card" onSubmit={submit} aria-label="New label">
+    <form class="card" onSubmit={create.onSubmit} aria-label="New label">
       <label>
         Name
         <input type="text" required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
@@ -125,13 +114,13 @@ function NewLabel() {
         Description
         <input type="text" maxLength={10000} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
       </label>
-      <button type="submit" disabled={busy}>
+      <button type="submit" disabled={create.busy}>
         Create label
       </button>
       <button type="button" class="link" onClick={() => setOpen(false)}>
         Cancel
       </button>
-      <ErrorNote error={error} />
+      <ErrorNote error={create.error} />
     </form>
   );
 }

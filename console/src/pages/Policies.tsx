@@ -9,7 +9,7 @@ import { RuleEditor } from "../components/RuleEditor";
 import { Pager, usePages } from "../components/Pager";
 import { Empty, ErrorNote, Show } from "../components/States";
 import { formatTime, shortId } from "../format";
-import { useLoad } from "../hooks";
+import { useAction, useLoad } from "../hooks";
 import { href, navigate, type Route } from "../router";
 import { ActivateButton, PolicyVersionMetrics, ShadowPanel } from "./PolicyQuality";
 
@@ -90,8 +90,10 @@ function NewPolicy() {
   const [open, setOpen] = useState(false);
   const [key, setKey] = useState("");
   const [text, setText] = useState(starter);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const create = useAction(async () => {
+    const r = await must(api.POST("/v1/policies", { body: { policyKey: key, text } }));
+    navigate(href(["policies", r.policy.policyId]));
+  });
   if (!open) {
     return (
       <button type="button" onClick={() => setOpen(true)}>
@@ -99,34 +101,21 @@ function NewPolicy() {
       </button>
     );
   }
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const r = await must(api.POST("/v1/policies", { body: { policyKey: key, text } }));
-      navigate(href(["policies", r.policy.policyId]));
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const compileErrors = error instanceof ApiError ? error.compilationErrors() : [];
+  const compileErrors = create.error instanceof ApiError ? create.error.compilationErrors() : [];
   return (
-    <form class="card" onSubmit={submit} aria-label="New policy">
+    <form class="card" onSubmit={create.onSubmit} aria-label="New policy">
       <label>
         Policy key
         <input type="text" required maxLength={128} pattern="[A-Za-z0-9][A-Za-z0-9._\-]*" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
       </label>
       <RuleEditor id="new-policy-rules" label="Policy" kind="RULES_KIND_POLICY" value={text} onChange={setText} extraErrors={compileErrors} />
-      <button type="submit" disabled={busy}>
+      <button type="submit" disabled={create.busy}>
         Create policy
       </button>
       <button type="button" class="link" onClick={() => setOpen(false)}>
         Cancel
       </button>
-      {compileErrors.length === 0 && <ErrorNote error={error} />}
+      {compileErrors.length === 0 && <ErrorNote error={create.error} />}
     </form>
   );
 }
@@ -203,27 +192,16 @@ function PolicyVersions({ policy, versions, selected, onCreated }: { policy: Pol
   const [text, setText] = useState(shown?.text ?? "");
   const [mode, setMode] = useState<Mode>("POLICY_VERSION_MODE_ACTIVE");
   const [rate, setRate] = useState("1");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  useEffect(() => setText(shown?.text ?? ""), [shown?.policyVersionId]);
-  const compileErrors = error instanceof ApiError ? error.compilationErrors() : [];
+  useEffect(() => setText(shown?.text ?? ""), [shown?.policyVersionId, shown?.text]);
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const body =
-        mode === "POLICY_VERSION_MODE_SHADOW" ? { text, mode, shadowSampleRate: Number(rate) } : { text, ...(mode === "POLICY_VERSION_MODE_ACTIVE" ? {} : { mode }) };
-      const r = await must(api.POST("/v1/policies/{policyId}/versions", { params: { path: { policyId: policy.policyId } }, body }));
-      onCreated();
-      navigate(href(["policies", policy.policyId], { version: r.policyVersion.policyVersionId }));
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const publish = useAction(async () => {
+    const body =
+      mode === "POLICY_VERSION_MODE_SHADOW" ? { text, mode, shadowSampleRate: Number(rate) } : { text, ...(mode === "POLICY_VERSION_MODE_ACTIVE" ? {} : { mode }) };
+    const r = await must(api.POST("/v1/policies/{policyId}/versions", { params: { path: { policyId: policy.policyId } }, body }));
+    onCreated();
+    navigate(href(["policies", policy.policyId], { version: r.policyVersion.policyVersionId }));
+  });
+  const compileErrors = publish.error instanceof ApiError ? publish.error.compilationErrors() : [];
 
   return (
     <>
@@ -276,7 +254,7 @@ function PolicyVersions({ policy, versions, selected, onCreated }: { policy: Pol
       {shadow && <ShadowPanel key={`s-${shadow.policyVersionId}`} policy={policy} version={shadow} />}
       <section aria-labelledby="edit-title">
         <h2 id="edit-title">New version</h2>
-        <form onSubmit={submit} aria-label={`New version of ${policy.policyKey}`}>
+        <form onSubmit={publish.onSubmit} aria-label={`New version of ${policy.policyKey}`}>
           <RuleEditor id="policy-rules" label="Policy" kind="RULES_KIND_POLICY" value={text} onChange={setText} extraErrors={compileErrors} />
           <fieldset class="mode">
             <legend>Publish as</legend>
@@ -299,10 +277,10 @@ function PolicyVersions({ policy, versions, selected, onCreated }: { policy: Pol
               used by nothing until activated
             </label>
           </fieldset>
-          <button type="submit" disabled={busy || text.trim() === "" || (mode === "POLICY_VERSION_MODE_SHADOW" && badRate(rate))}>
+          <button type="submit" disabled={publish.busy || text.trim() === "" || (mode === "POLICY_VERSION_MODE_SHADOW" && badRate(rate))}>
             {publishLabel[mode]}
           </button>
-          {compileErrors.length === 0 && <ErrorNote error={error} />}
+          {compileErrors.length === 0 && <ErrorNote error={publish.error} />}
         </form>
       </section>
     </>

@@ -9,37 +9,27 @@ import { OutcomeBadge } from "../components/ReportTree";
 import { Pager, usePages } from "../components/Pager";
 import { Empty, ErrorNote, Show } from "../components/States";
 import { shortId } from "../format";
-import { useLoad } from "../hooks";
+import { useAction, useLoad } from "../hooks";
 import { href } from "../router";
 
 type Policy = Schemas["Policy"];
 type Version = Schemas["PolicyVersion"];
 
 export function ActivateButton({ policy, version, onActivated }: { policy: Policy; version: Version; onActivated: () => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const activate = async () => {
-    setBusy(true);
-    setError(null);
-    try {
-      await must(
-        api.POST("/v1/policies/{policyId}/versions/{policyVersionId}/activate", {
-          params: { path: { policyId: policy.policyId, policyVersionId: version.policyVersionId } },
-        }),
-      );
-      onActivated();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const activate = useAction(async () => {
+    await must(
+      api.POST("/v1/policies/{policyId}/versions/{policyVersionId}/activate", {
+        params: { path: { policyId: policy.policyId, policyVersionId: version.policyVersionId } },
+      }),
+    );
+    onActivated();
+  });
   return (
     <>
-      <button type="button" class="activate" disabled={busy} onClick={activate} aria-label={`Activate v${version.sequentialVersion}`}>
+      <button type="button" class="activate" disabled={activate.busy} onClick={() => activate.run()} aria-label={`Activate v${version.sequentialVersion}`}>
         Activate
       </button>
-      <ErrorNote error={error} />
+      <ErrorNote error={activate.error} />
     </>
   );
 }

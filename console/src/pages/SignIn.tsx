@@ -1,29 +1,19 @@
 import { useState } from "preact/hooks";
 import { probeAccount, session, type AccountType } from "../api";
 import { ErrorNote } from "../components/States";
+import { useAction } from "../hooks";
 
 export function SignIn({ notice, onSignedIn }: { notice?: string; onSignedIn: (type: AccountType) => void }) {
   const [key, setKey] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
 
-  const submit = async (e: Event) => {
-    e.preventDefault();
+  const signIn = useAction(async () => {
     const k = key.trim();
     if (!k) return;
-    setBusy(true);
-    setError(null);
-    try {
-      const type = await probeAccount(k);
-      session.signIn(k, type);
-      setKey("");
-      onSignedIn(type);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    const type = await probeAccount(k);
+    session.signIn(k, type);
+    setKey("");
+    onSignedIn(type);
+  });
 
   return (
     <section class="signin" aria-labelledby="signin-title">
@@ -37,7 +27,7 @@ export function SignIn({ notice, onSignedIn }: { notice?: string; onSignedIn: (t
           {notice}
         </p>
       )}
-      <form onSubmit={submit}>
+      <form onSubmit={signIn.onSubmit}>
         <label for="api-key">API key</label>
         <input
           id="api-key"
@@ -49,11 +39,11 @@ export function SignIn({ notice, onSignedIn }: { notice?: string; onSignedIn: (t
           value={key}
           onInput={(e) => setKey(e.currentTarget.value)}
         />
-        <button type="submit" disabled={busy}>
-          {busy ? "Checking…" : "Sign in"}
+        <button type="submit" disabled={signIn.busy}>
+          {signIn.busy ? "Checking…" : "Sign in"}
         </button>
       </form>
-      <ErrorNote error={error} />
+      <ErrorNote error={signIn.error} />
     </section>
   );
 }

@@ -1,4 +1,4 @@
--- Accounts and the API key records behind their JWTs (DESIGN §3).
+-- Accounts and the API key records behind their JWTs (docs/api.md#authentication-and-accounts).
 -- Times are TIMESTAMPTZ (microseconds); see the package comment.
 
 -- +goose Up

@@ -1,4 +1,4 @@
--- Labels of label-first accounts and their tags (SPEC.md Label, LabelTag).
+-- Labels of label-first accounts and their tags (the API's Label, LabelTag).
 -- policy_id is '' (never NULL) for an independent label, so one partial
 -- unique index gives both rules: (account, name, policy) for policy-scoped
 -- labels and (account, name) among independent ones. A soft-deleted label

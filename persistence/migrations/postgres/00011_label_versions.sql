@@ -1,4 +1,4 @@
--- Immutable label versions (SPEC.md LabelVersion). Append-only: the stores
+-- Immutable label versions (the API's LabelVersion). Append-only: the stores
 -- have no UPDATE or DELETE for this table. (label_id, seq) is unique as a
 -- second guard behind labels.last_version_seq.
 

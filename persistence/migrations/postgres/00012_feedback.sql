@@ -1,4 +1,4 @@
--- Feedback annotations on job results (DESIGN §9). One row per (job,
+-- Feedback annotations on job results (an extension). One row per (job,
 -- result, target, label), where target_key is the content hash, or the
 -- content hash and the occurrence (modality, startMs, endMs) for timed
 -- media. Replacing feedback updates the row in place, so its id and created

@@ -1,4 +1,4 @@
--- The webhook outbox (DESIGN §6): one row per notification owed to a customer
+-- The webhook outbox (docs/api.md#webhooks): one row per notification owed to a customer
 -- URL, written in the transaction of the state change it reports.
 
 -- +goose Up

@@ -1,4 +1,4 @@
--- The queue is shared fairly across accounts (DESIGN §15): a claim finds the
+-- The queue is shared fairly across accounts (docs/operations.md#scaling): a claim finds the
 -- accounts with claimable jobs by a loose scan of account_id, counts each
 -- one's running jobs, and takes each account's own next jobs (expedited
 -- first, then oldest). jobs_account_queue_idx serves the scan and the

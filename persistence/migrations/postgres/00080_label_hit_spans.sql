@@ -1,4 +1,4 @@
--- The flagged spans of a text label hit (issue 16): JSON of the section's
+-- The flagged spans of a text label hit: JSON of the section's
 -- spans in code points of the evaluated text, '' for none (every hit
 -- before this migration, and hits of frames and hashes). A constant
 -- default adds the column without rewriting the table.

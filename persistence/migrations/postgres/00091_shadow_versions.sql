@@ -1,4 +1,4 @@
--- Shadow versions of policies (DESIGN §12). A policy names at most one
+-- Shadow versions of policies (docs/api.md#extension-endpoints). A policy names at most one
 -- shadow version ('' for none), evaluated on a sample of its live jobs
 -- from the queue after their result is recorded. shadow_evaluations holds
 -- one row per live job result a shadow version evaluated; shadow_results

@@ -1,4 +1,4 @@
--- Accounts and the API key records behind their JWTs (DESIGN §3).
+-- Accounts and the API key records behind their JWTs (docs/api.md#authentication-and-accounts).
 -- Times are INTEGER unix microseconds in columns declared TIMESTAMP (the
 -- driver maps them to time.Time); the CHECKs reject any other encoding, which
 -- would sort wrongly. See the package comment.

@@ -1,7 +1,7 @@
 -- SQLite twin of the PostgreSQL migration: times are INTEGER unix
 -- microseconds in TIMESTAMP columns (see 00001), booleans INTEGER 0/1.
--- Policies and their immutable versions (DESIGN §9), jobs (the durable work
--- queue of DESIGN §2 and the job records of DESIGN §6), job results, the
+-- Policies and their immutable versions (append-only), jobs (the durable work
+-- queue that every replica claims from, and the job records), job results, the
 -- label hits of each result and the per-account daily evaluation usage.
 
 -- +goose Up

@@ -1,4 +1,4 @@
--- Batch jobs (DESIGN §9) and their items. state follows the lifecycle of
+-- Batch jobs (files in, files out) and their items. state follows the lifecycle of
 -- domain.BatchState; lease_owner/lease_expires_at are set while a batch
 -- worker drives the batch. Items keep input order (seq) and the id of the
 -- JOB_TYPE_BATCH job that evaluates each; job_id has no foreign key because

@@ -1,4 +1,4 @@
--- Operator hash lists for the image precheck (DESIGN §7) and the audit trail
+-- Operator hash lists for the image precheck (docs/operations.md#image-precheck-hash-lists) and the audit trail
 -- of matches. Matched content is never stored: only who, when, which list.
 
 -- +goose Up

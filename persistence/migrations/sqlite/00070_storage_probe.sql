@@ -1,5 +1,5 @@
 -- One row that DB.Ready rewrites, only after a write met a storage fault
--- (disk full, I/O error), to learn whether writes work again (DESIGN §15).
+-- (disk full, I/O error), to learn whether writes work again (so /readyz recovers).
 
 -- +goose Up
 CREATE TABLE storage_probe (

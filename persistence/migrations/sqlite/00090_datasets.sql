@@ -1,6 +1,6 @@
 -- SQLite twin of the PostgreSQL migration (times INTEGER unix microseconds,
 -- booleans INTEGER 0/1). Dataset examples of labels and dataset runs
--- (DESIGN §12).
+-- (docs/api.md#extension-endpoints).
 --
 -- dataset_examples: a label's test content with the outcome it should get.
 -- Unversioned; never deleted with versions. kind is text or image (image
@@ -10,7 +10,7 @@
 -- dataset_runs: one evaluation of a label version over the label's
 -- examples. The examples are snapshotted into dataset_run_items when the
 -- run is created and evaluated in chunks, each chunk a queued job of type
--- dataset_run (the durable, fairly shared queue of DESIGN §15). A chunk's
+-- dataset_run (the durable, fairly shared queue of jobs). A chunk's
 -- results are inserted in the transaction that finishes its job, guarded by
 -- the job's lease, which also adds the chunk's counts to the run and
 -- decrements chunks_left: each example is counted once whatever restarts.

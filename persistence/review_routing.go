@@ -1,0 +1,257 @@
+package persistence
+
+// Routing of recorded job results into review queues (docs/review.md#routing):
+// in the transaction that records them, for every write path (the fast
+// path, workers, streams, batches, label evaluation), from routes cached
+// per account. A process without any queue pays one cached flag read per
+// recorded job.
+
+import (
+	"context"
+	"crypto/cipher"
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/contenteval/contenteval/domain"
+)
+
+// reviewRoutesTTL bounds how long a queue change made by another process
+// (replica) goes unseen by this one's routing; this process's own changes
+// invalidate at once.
+const reviewRoutesTTL = 5 * time.Second
+
+// reviewRoutesMaxAccounts bounds the per-account cache (least recently
+// used accounts go first).
+const reviewRoutesMaxAccounts = 10000
+
+// reviewRoutes caches whether any queue exists and each account's queues.
+type reviewRoutes struct {
+	mu        sync.RWMutex
+	anyAt     time.Time
+	any       bool
+	byAccount *lru.Cache[string, reviewRouteEntry] // made on first use
+	now       func() time.Time
+}
+
+type reviewRouteEntry struct {
+	queues []*domain.ReviewQueue
+	at     time.Time
+}
+
+func (c *reviewRoutes) clock() time.Time {
+	if c.now != nil {
+		return c.now()
+	}
+	return time.Now()
+}
+
+// invalidate forgets the account's queues and the any flag.
+func (c *reviewRoutes) invalidate(accountID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byAccount != nil {
+		c.byAccount.Remove(accountID)
+	}
+	c.anyAt = time.Time{}
+}
+
+// anyQueues reports whether some account has a queue.
+func (c *reviewRoutes) anyQueues(ctx context.Context, q sqlx.QueryerContext) (bool, error) {
+	now := c.clock()
+	c.mu.RLock()
+	any, fresh := c.any, !c.anyAt.IsZero() && now.Sub(c.anyAt) < reviewRoutesTTL
+	c.mu.RUnlock()
+	if fresh {
+		return any, nil
+	}
+	var n int
+	if err := sqlx.GetContext(ctx, q, &n, `SELECT COUNT(*) FROM (SELECT 1 FROM review_queues LIMIT 1) AS q`); err != nil {
+		return false, err
+	}
+	c.mu.Lock()
+	c.any, c.anyAt = n > 0, now
+	c.mu.Unlock()
+	return n > 0, nil
+}
+
+// queuesOf returns the account's queues.
+func (c *reviewRoutes) queuesOf(ctx context.Context, q sqlx.QueryerContext, accountID string) ([]*domain.ReviewQueue, error) {
+	now := c.clock()
+	c.mu.RLock()
+	cache := c.byAccount
+	c.mu.RUnlock()
+	if cache != nil {
+		if e, ok := cache.Get(accountID); ok && now.Sub(e.at) < reviewRoutesTTL {
+			return e.queues, nil
+		}
+	}
+	queues, err := reviewQueuesOf(ctx, q, accountID)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.byAccount == nil {
+		c.byAccount, _ = lru.New[string, reviewRouteEntry](reviewRoutesMaxAccounts) // fails only for a size <= 0
+	}
+	cache = c.byAccount
+	c.mu.Unlock()
+	cache.Add(accountID, reviewRouteEntry{queues: queues, at: now})
+	return queues, nil
+}
+
+// matchesAny reports whether one of results enters one of the queues of
+// job's account; false without a read when no queue exists anywhere.
+func (c *reviewRoutes) matchesAny(ctx context.Context, q sqlx.QueryerContext, job domain.ReviewJob, results []*domain.JobResult) (bool, error) {
+	if len(results) == 0 {
+		return false, nil
+	}
+	any, err := c.anyQueues(ctx, q)
+	if err != nil || !any {
+		return false, err
+	}
+	queues, err := c.queuesOf(ctx, q, job.AccountID)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range results {
+		for _, q := range queues {
+			if q.Matches(job, r.Report) != nil {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// routeOutcome inserts, in tx, one review item per queue of the job's
+// account per result one of the queue's routes matches (once per queue and
+// result). job.AccountID "" means it is read from the job's row, and so is
+// the content when input is nil and something matched.
+func (db *DB) routeOutcome(ctx context.Context, tx *sqlx.Tx, job domain.ReviewJob, input []domain.ContentItem, results []*domain.JobResult) error {
+	if len(results) == 0 {
+		return nil
+	}
+	if any, err := db.review.anyQueues(ctx, tx); err != nil || !any {
+		return err
+	}
+	if job.AccountID == "" {
+		var j struct {
+			AccountID string `db:"account_id"`
+			PolicyID  string `db:"policy_id"`
+			LabelID   string `db:"label_id"`
+		}
+		if err := tx.GetContext(ctx, &j, tx.Rebind(`SELECT account_id, policy_id, label_id FROM jobs WHERE id = ?`), job.ID); err != nil {
+			return err
+		}
+		job.AccountID, job.PolicyID, job.LabelID = j.AccountID, j.PolicyID, j.LabelID
+	}
+	queues, err := db.review.queuesOf(ctx, tx, job.AccountID)
+	if err != nil || len(queues) == 0 {
+		return err
+	}
+	inputRead := input != nil
+	for _, r := range results {
+		for _, q := range queues {
+			m := q.Matches(job, r.Report)
+			if m == nil {
+				continue
+			}
+			if !inputRead {
+				if input, err = jobInput(ctx, tx, job.ID); err != nil {
+					return err
+				}
+				inputRead = true
+			}
+			if err := db.insertReviewItem(ctx, tx, job, q, r, m, input); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// jobInput reads the content of a job's row.
+func jobInput(ctx context.Context, tx *sqlx.Tx, id string) ([]domain.ContentItem, error) {
+	var r struct {
+		Input  string `db:"input"`
+		Packed []byte `db:"input_packed"`
+	}
+	if err := tx.GetContext(ctx, &r, tx.Rebind(`SELECT `+jobInputColumns+` FROM jobs WHERE id = ?`), id); err != nil {
+		return nil, err
+	}
+	var in []domain.ContentItem
+	if r.Packed == nil && r.Input == "" {
+		return in, nil
+	}
+	err := readJSONColumn(r.Packed, r.Input, &in)
+	return in, err
+}
+
+func (db *DB) insertReviewItem(ctx context.Context, tx *sqlx.Tx, job domain.ReviewJob, q *domain.ReviewQueue, r *domain.JobResult, m []domain.ReviewMatch, input []domain.ContentItem) error {
+	machine, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	var content []byte
+	if r.Index >= 0 && r.Index < len(input) {
+		if content, err = db.reviewBox().sealContent(job.AccountID, &input[r.Index]); err != nil {
+			return err
+		}
+	}
+	created := StoredTime(r.Created)
+	var deadline *time.Time
+	if q.SLAMinutes > 0 {
+		d := created.Add(time.Duration(q.SLAMinutes) * time.Minute)
+		deadline = &d
+	}
+	_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO review_items (id, account_id, queue_id, queue_priority, job_id, job_result_id,
+		machine, state, sla_deadline, position, content, created) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)
+		ON CONFLICT (queue_id, job_result_id) DO NOTHING`),
+		domain.NewID(), job.AccountID, q.ID, q.Priority, job.ID, r.ID, string(machine), deadline, created, content, created)
+	return err
+}
+
+// contentBox seals review content: AES-256-GCM under a key derived from
+// the server key as the webhook secrets' is (secrets.go), with its own
+// HKDF info; the account id is the additional data.
+type contentBox struct{ aead cipher.AEAD }
+
+const reviewContentKeyInfo = "contenteval review content v1"
+
+// errReviewUnsealed is the cause when retained review content does not open.
+var errReviewUnsealed = errors.New("persistence: sealed review content does not open with this server key")
+
+var errNoContentKey = errors.New("persistence: review content cannot be sealed or opened without the server key (EncryptSecretsWith)")
+
+func (db *DB) reviewBox() *contentBox { return db.content }
+
+func (b *contentBox) sealContent(account string, c *domain.ContentItem) ([]byte, error) {
+	if b == nil {
+		return nil, errNoContentKey
+	}
+	plain, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	return sealBytes(b.aead, plain, account)
+}
+
+func (b *contentBox) openContent(account string, sealed []byte) (*domain.ContentItem, error) {
+	if b == nil {
+		return nil, errNoContentKey
+	}
+	plain, ok := openBytes(b.aead, sealed, account)
+	if !ok {
+		return nil, errReviewUnsealed
+	}
+	var c domain.ContentItem
+	if err := json.Unmarshal(plain, &c); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
