@@ -331,7 +331,8 @@ test("policies: versions, the editor's live check, a new active version; batch j
   const threatMetrics = apiMetrics.find((m) => m.label === "Threat");
   assert.ok(threatMetrics.evaluations >= 1, JSON.stringify(apiMetrics));
   await page.locator("tr", { hasText: "v1" }).getByRole("link", { name: "v1" }).click();
-  const metricsRow = page.locator('table.metrics tr[data-metric-label="Threat"]');
+  // (the active version's table may still be on screen: wait for v1's)
+  const metricsRow = page.locator(`table.metrics[data-version-id="${v1}"] tr[data-metric-label="Threat"]`);
   await metricsRow.waitFor();
   assert.equal(await metricsRow.locator('td[data-label="Evaluations"]').textContent(), String(threatMetrics.evaluations));
   assert.equal(await metricsRow.locator('td[data-label="Annotations"]').textContent(), String(threatMetrics.annotations));
@@ -470,7 +471,8 @@ test("labels: a version with an error shown at its line, fixed, published and tr
   assert.equal(await done.first().locator('[data-metric="accuracy"]').textContent(), "57.1%");
   await screenshot(page, "label-dataset-runs");
   await done.first().getByRole("link").first().click();
-  await page.locator(".result").first().waitFor();
+  // The examples' texts are read after the results: wait for the mark they bring.
+  await page.locator('.result[data-kind="fp"] > .flagged-text mark').first().waitFor();
   assert.deepEqual((await page.locator(".result").evaluateAll((els) => els.map((e) => e.dataset.kind))).sort(), ["fn", "fn", "fp"]);
   assert.deepEqual(await page.locator('.result[data-kind="fp"] > .flagged-text mark').allTextContents(), ["i will kill you"]);
   await screenshot(page, "label-run-results");
@@ -508,7 +510,8 @@ test("labels: a version with an error shown at its line, fixed, published and tr
   await tabs.getByRole("link", { name: "Live metrics" }).click();
   await page.getByLabel("Version").selectOption(lv1);
   // (the label's name carries markup and quotes: the row is found by position)
-  const lrow = page.locator("table.metrics tbody tr").first();
+  // (the table of the version shown first stays until v1's figures arrive)
+  const lrow = page.locator(`table.metrics[data-version-id="${lv1}"] tbody tr`).first();
   await lrow.waitFor();
   assert.equal(await lrow.locator('td[data-label="Evaluations"]').textContent(), "1");
   await screenshot(page, "label-metrics");

@@ -65,7 +65,12 @@ export function LiveMetrics({
   const s = isoOrUndefined(since);
   const u = isoOrUndefined(until);
   const [tick, setTick] = useState(0);
-  const metrics = useLoad(() => load({ ...(s ? { since: s } : {}), ...(u ? { until: u } : {}) }), [versionId, s, u, tick]);
+  // The answer carries the version it is for, so that the table says whose
+  // figures it shows while a newly chosen version's are on their way.
+  const metrics = useLoad(
+    () => load({ ...(s ? { since: s } : {}), ...(u ? { until: u } : {}) }).then((m) => ({ ...m, versionId })),
+    [versionId, s, u, tick],
+  );
   return (
     <section class="live-metrics" aria-label={`Live metrics of ${what}`}>
       <p class="meta">
@@ -90,7 +95,7 @@ export function LiveMetrics({
             <Empty>No evaluations in this window.</Empty>
           ) : (
             <div class="table-wrap">
-              <table class="metrics">
+              <table class="metrics" data-version-id={m.versionId}>
                 <caption class="visually-hidden">Live metrics per label</caption>
                 <thead>
                   <tr>
