@@ -196,6 +196,10 @@ func runBackend(ctx context.Context, o options, bin, dataDir, backend, dbURL str
 	srv := exec.Command(bin, "serve", "--addr="+addr, "--data-dir="+dataDir, "--database-url="+dbURL,
 		"--rate-rps=0", "--log-level=error", "--no-migrate=true", "--role="+role)
 	srv.Stdout, srv.Stderr = io.Discard, os.Stderr
+	// The loader is one client address with as many connections as the open
+	// loop needs: the per-client connection cap (which an older build does
+	// not have, and ignores) would reset the ones beyond it.
+	srv.Env = append(os.Environ(), "CONTENTEVAL_MAX_CONNS_PER_CLIENT=0")
 	if err := srv.Start(); err != nil {
 		return r, err
 	}
