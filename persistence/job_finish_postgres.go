@@ -102,8 +102,9 @@ func (db *DB) insertFinishedJobs(ctx context.Context, ws []finishedWrite) error 
 	args := job.columnArrays(jobColumnTypes, db.binaryParameters)
 	args = append(args, results.columnArrays(resultColumnTypes, db.binaryParameters)...)
 	args = append(args, hits.columnArrays(hitColumnTypes, db.binaryParameters)...)
+	shard := metricCountShard()
 	for _, t := range countTables {
-		args = append(args, counts.rows(t).columnArrays(metricCountTypes, db.binaryParameters)...)
+		args = append(args, counts.rows(t, shard).columnArrays(metricCountTypes, db.binaryParameters)...)
 	}
 	st, err := db.prepared(ctx, finishedJobsPostgres)
 	if err != nil {

@@ -9,6 +9,7 @@ package persistence
 import (
 	"cmp"
 	"context"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -153,28 +154,38 @@ var (
 
 // columns are t's columns, in the order of rows' values.
 func (t countTable) columns() []string {
-	return strings.Fields(`account_id version_id ` + t.bucket + ` label evaluations positives annotations
+	return strings.Fields(`account_id version_id ` + t.bucket + ` label shard evaluations positives annotations
 		true_positives false_positives true_negatives false_negatives`)
 }
 
 // metricCountTypes are a count table's columns' PostgreSQL types, for the
 // unnest statement of job_finish_postgres.go.
-var metricCountTypes = strings.Fields(`text text timestamptz text int8 int8 int8 int8 int8 int8 int8`)
+var metricCountTypes = strings.Fields(`text text timestamptz text int2 int8 int8 int8 int8 int8 int8 int8`)
+
+// metricCountShards is how many rows a version's counts of a label, day
+// or hour are spread over (migration 00175): every completed job of the
+// version adds to them, and transactions adding to the same row wait for
+// each other's commit. A writer adds all of its counts to one shard, so
+// its rows are locked in key order as before; readers sum the shards.
+const metricCountShards = 8
+
+// metricCountShard picks the shard of a write.
+func metricCountShard() int16 { return int16(rand.IntN(metricCountShards)) }
 
 // upsert is what follows an INSERT of t's rows: each adds to the row of
 // its key.
 func (t countTable) upsert() string {
 	set := make([]string, 0, 7)
-	for _, c := range t.columns()[4:] {
+	for _, c := range t.columns()[5:] {
 		set = append(set, c+" = "+t.name+"."+c+" + excluded."+c)
 	}
-	return ` ON CONFLICT (account_id, version_id, ` + t.bucket + `, label) DO UPDATE SET ` + strings.Join(set, ", ")
+	return ` ON CONFLICT (account_id, version_id, ` + t.bucket + `, label, shard) DO UPDATE SET ` + strings.Join(set, ", ")
 }
 
-// rows returns d as rows of t in key order. One order for every writer:
+// rows returns d as rows of t of shard, in key order. One order for every writer:
 // two transactions adding to the same rows lock them in the same order,
 // so they wait for each other instead of deadlocking.
-func (d metricDeltas) rows(t countTable) rowsInsert {
+func (d metricDeltas) rows(t countTable, shard int16) rowsInsert {
 	merged := make(map[metricKey]*metricCounts, len(d))
 	for k, c := range d {
 		k.hour = t.truncate(k.hour)
@@ -196,19 +207,24 @@ func (d metricDeltas) rows(t countTable) rowsInsert {
 	in := rowsInsert{table: t.name, columns: t.columns(), rows: make([][]any, 0, len(keys))}
 	for _, k := range keys {
 		c := merged[k]
-		in.rows = append(in.rows, []any{k.accountID, k.versionID, k.hour, k.label, c.evaluations, c.positives,
+		in.rows = append(in.rows, []any{k.accountID, k.versionID, k.hour, k.label, shard, c.evaluations, c.positives,
 			c.annotations, c.truePositives, c.falsePositives, c.trueNegatives, c.falseNegatives})
 	}
 	return in
 }
 
-// apply adds d to the count tables in tx.
+// apply adds d to the count tables in tx, in a shard of its own choosing.
 func (d metricDeltas) apply(ctx context.Context, tx *sqlx.Tx) error {
+	return d.applyShard(ctx, tx, metricCountShard())
+}
+
+// applyShard adds d to shard of the count tables in tx.
+func (d metricDeltas) applyShard(ctx context.Context, tx *sqlx.Tx, shard int16) error {
 	if len(d) == 0 {
 		return nil
 	}
 	for _, t := range countTables {
-		in := d.rows(t)
+		in := d.rows(t, shard)
 		per := maxStatementArgs / len(in.columns)
 		for from := 0; from < len(in.rows); from += per {
 			q, args := in.sql(from, min(from+per, len(in.rows)))
