@@ -37,9 +37,12 @@ func TestRetention_CreateDoesNotWaitForLiveWrites(t *testing.T) {
 		VALUES ($1, 'r-live', 9, 'B', 'text', 1, 0)`, recent)
 	require.NoError(t, err)
 
-	sweep, err := store.EnsurePartitions(ctx, now.AddDate(0, 0, 1), now.AddDate(0, 0, 2))
+	// A sweep at the start of today: the next days are ahead (a day that
+	// has begun, or is about to, is made under the parent's lock).
+	midnight := now.Truncate(24 * time.Hour)
+	sweep, err := store.EnsurePartitions(ctx, midnight, midnight.AddDate(0, 0, 3))
 	require.NoError(t, err)
-	require.Equal(t, 2*len(historyTables), sweep.Created, "partitions left to a later sweep while requests held the tables")
+	require.Equal(t, 3*len(historyTables), sweep.Created, "partitions left to a later sweep while requests held the tables")
 	require.NoError(t, live.Rollback())
 
 	// Each made partition has what the migration's partition of today has.
@@ -50,7 +53,7 @@ func TestRetention_CreateDoesNotWaitForLiveWrites(t *testing.T) {
 			`SELECT count(*) FROM pg_constraint WHERE conrelid = to_regclass($1) AND contype = 'f'`, table))
 		return indexes, foreignKeys
 	}
-	next := now.AddDate(0, 0, 2)
+	next := now.AddDate(0, 0, 3)
 	for _, table := range historyTables {
 		wantIdx, wantFK := shape(table + "_p" + now.Format("20060102"))
 		gotIdx, gotFK := shape(table + "_p" + next.Format("20060102"))

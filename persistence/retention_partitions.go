@@ -116,12 +116,15 @@ func (s *Retention) EnsurePartitions(ctx context.Context, from, to time.Time) (d
 	}
 	tables := append(append([]partitionedTable{}, jobPartitionTables...), webhookPartitionTable)
 	for day := utcDay(from); !day.After(to); day = day.AddDate(0, 0, 1) {
+		// A day that has begun (or nearly, by another replica's clock) may
+		// be written while its partition is made: see createDayPartition.
+		ahead := day.After(from.Add(attachMargin))
 		for _, t := range tables {
 			created := false
 			err := s.retryLocked(ctx, func() error {
 				return s.partitionTx(ctx, func(tx *sqlx.Tx) error {
 					var err error
-					created, err = createDayPartition(ctx, tx, t, day)
+					created, err = createDayPartition(ctx, tx, t, day, ahead)
 					return err
 				})
 			})
@@ -142,16 +145,26 @@ func (s *Retention) EnsurePartitions(ctx context.Context, from, to time.Time) (d
 	return sweep, nil
 }
 
-// createDayPartition creates t's partition of day unless it exists. It is
-// made as a table of its own and then attached: CREATE TABLE ... PARTITION
-// OF would take the parent's ACCESS EXCLUSIVE lock, which waits for every
-// open transaction on the table and queues every later request behind it,
-// where ATTACH PARTITION takes SHARE UPDATE EXCLUSIVE, which inserts,
-// updates and reads do not conflict with (it still locks the default
-// partition, which requests reach only when a query is not pruned to its
-// days). Its bound is a CHECK constraint of the new table while it is
-// attached, so that attaching does not scan it.
-func createDayPartition(ctx context.Context, tx *sqlx.Tx, t partitionedTable, day time.Time) (bool, error) {
+// attachMargin is how far ahead of the sweep's clock a day must begin for
+// its partitions to be attached (createDayPartition): more than the clocks
+// of replicas can differ by.
+const attachMargin = time.Hour
+
+// createDayPartition creates t's partition of day unless it exists. A day
+// ahead is made as a table of its own and then attached: CREATE TABLE ...
+// PARTITION OF would take the parent's ACCESS EXCLUSIVE lock, which waits
+// for every open transaction on the table and queues every later request
+// behind it, where ATTACH PARTITION takes SHARE UPDATE EXCLUSIVE, which
+// inserts, updates and reads do not conflict with (it still locks the
+// default partition, which requests reach only when a query is not pruned
+// to its days). Its bound is a CHECK constraint of the new table while it
+// is attached, so that attaching does not scan it. A day that has begun is
+// created the old way: a row of it being inserted concurrently was routed
+// to the default partition by the partitions it saw, and once the attach
+// commits PostgreSQL refuses that row (the default partition's constraint
+// changed under it), where the exclusive lock waits for the insert and
+// then finds the day's rows in the default partition, which keeps them.
+func createDayPartition(ctx context.Context, tx *sqlx.Tx, t partitionedTable, day time.Time, ahead bool) (bool, error) {
 	name := partitionName(t.name, day)
 	var exists bool
 	if err := tx.GetContext(ctx, &exists, `SELECT to_regclass($1) IS NOT NULL`, name); err != nil {
@@ -159,6 +172,12 @@ func createDayPartition(ctx context.Context, tx *sqlx.Tx, t partitionedTable, da
 	}
 	if exists {
 		return false, nil
+	}
+	if !ahead {
+		lo, hi := t.prefix+dayKeyPrefix(day), t.prefix+dayKeyPrefix(day.AddDate(0, 0, 1))
+		_, err := tx.ExecContext(ctx, fmt.Sprintf(`CREATE TABLE %s PARTITION OF %s FOR VALUES FROM (%s) TO (%s)`,
+			pq.QuoteIdentifier(name), pq.QuoteIdentifier(t.name), pq.QuoteLiteral(lo), pq.QuoteLiteral(hi)))
+		return err == nil, err
 	}
 	var key string
 	if err := tx.GetContext(ctx, &key, `SELECT pg_get_partkeydef(to_regclass($1))`, t.name); err != nil {
