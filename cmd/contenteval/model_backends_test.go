@@ -46,13 +46,24 @@ func guardDecides(criterion, content string) float64 {
 }
 
 // withModelBackends writes a backends file: "guard" (the default, Llama
-// Guard on a vLLM fake), "dead" (nothing listens) and "fallback" (dead,
+// Guard on a vLLM fake), "dead" (hangs up) and "fallback" (dead,
 // onFailure builtin).
 func withModelBackends(t *testing.T, fake *modelbackendtest.Server) func(*Config) {
+	// The dead backend hangs up on every connection. A port merely closed
+	// could be taken by another test's server before the request is made.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
 	dead := "http://" + ln.Addr().String() + "/v1"
-	require.NoError(t, ln.Close())
 	file := filepath.Join(t.TempDir(), "backends.yaml")
 	require.NoError(t, os.WriteFile(file, fmt.Appendf(nil, `default: guard
 backends:
@@ -106,6 +117,15 @@ func firstAssertion(sec map[string]any) map[string]any {
 	return sec["assertionEvaluationReports"].([]any)[0].(map[string]any)
 }
 
+// syncJob posts a job with waitForCompletion and returns its "job", failing
+// with the response body when the call did not answer 200.
+func syncJob(t *testing.T, env *testEnv, token string, req map[string]any) map[string]any {
+	t.Helper()
+	r := env.call(http.MethodPost, "/v1/jobs", token, mustJSON(t, req))
+	require.Equal(t, http.StatusOK, r.Status, "body: %s", r.Body)
+	return jsonMap(t, r.Body)["job"].(map[string]any)
+}
+
 func jsonMap(t *testing.T, body []byte) map[string]any {
 	t.Helper()
 	var m map[string]any
@@ -135,9 +155,9 @@ func requireScoredByModel(t *testing.T, report any, calls int) {
 // billed.
 func requireCachedRepeat(t *testing.T, env *testEnv, fake *modelbackendtest.Server, policyID, text string) {
 	t.Helper()
-	job := jsonMap(t, env.call(http.MethodPost, "/v1/jobs", env.PolicyFirst.Token, mustJSON(t, map[string]any{
+	job := syncJob(t, env, env.PolicyFirst.Token, map[string]any{
 		"policyId": policyID, "waitForCompletion": true, "contentData": []any{map[string]any{"text": text}},
-	})).Body)["job"].(map[string]any)
+	})
 	require.EqualValues(t, 3, fake.Calls(), "a repeat is served from the cache")
 	report := job["results"].([]any)[0].(map[string]any)["report"]
 	require.Equal(t, "OUTCOME_TRUE", sectionsOf(t, report)["Threat"]["result"])
@@ -155,9 +175,9 @@ func TestModelBackendsEndToEnd(t *testing.T) {
 
 		// Sync: three model signals, one call each (Llama Guard judges one
 		// category per call).
-		job := jsonMap(t, env.call(http.MethodPost, "/v1/jobs", tok, mustJSON(t, map[string]any{
+		job := syncJob(t, env, tok, map[string]any{
 			"policyId": policyID, "waitForCompletion": true, "contentData": []any{map[string]any{"text": meets}},
-		})).Body)["job"].(map[string]any)
+		})
 		requireScoredByModel(t, job["results"].([]any)[0].(map[string]any)["report"], 3)
 		require.EqualValues(t, 3, fake.Calls())
 
@@ -181,10 +201,10 @@ func TestModelBackendsEndToEnd(t *testing.T) {
 		requireScoredByModel(t, jsonMap(t, line)["result"].(map[string]any)["policyEvaluationReport"], 3)
 
 		// A dead backend fails the sections that need it and nothing else.
-		job = jsonMap(t, env.call(http.MethodPost, "/v1/jobs", tok, mustJSON(t, map[string]any{
+		job = syncJob(t, env, tok, map[string]any{
 			"policyId": policyID, "waitForCompletion": true, "options": map[string]any{"options": map[string]string{"stack": "dead"}},
 			"contentData": []any{map[string]any{"text": "hello " + meets}},
-		})).Body)["job"].(map[string]any)
+		})
 		secs := sectionsOf(t, job["results"].([]any)[0].(map[string]any)["report"])
 		for _, name := range []string{"Threat", "Scam", "Weapon"} {
 			require.Equal(t, "OUTCOME_FAILED", secs[name]["result"], name)
@@ -194,10 +214,10 @@ func TestModelBackendsEndToEnd(t *testing.T) {
 
 		// onFailure builtin: the lexical concept, and the report says so; a
 		// question has no built-in answer and still fails.
-		job = jsonMap(t, env.call(http.MethodPost, "/v1/jobs", tok, mustJSON(t, map[string]any{
+		job = syncJob(t, env, tok, map[string]any{
 			"policyId": policyID, "waitForCompletion": true, "options": map[string]any{"options": map[string]string{"stack": "fallback"}},
 			"contentData": []any{map[string]any{"text": "a threat of violence"}},
-		})).Body)["job"].(map[string]any)
+		})
 		secs = sectionsOf(t, job["results"].([]any)[0].(map[string]any)["report"])
 		require.Equal(t, "OUTCOME_TRUE", secs["Threat"]["result"])
 		require.Contains(t, firstAssertion(secs["Threat"])["message"], "(builtin fallback: model gone-2 failed: unreachable)")
@@ -205,10 +225,10 @@ func TestModelBackendsEndToEnd(t *testing.T) {
 
 		// "builtin" asks no model: the concept is lexical, the question fails.
 		calls := fake.Calls()
-		job = jsonMap(t, env.call(http.MethodPost, "/v1/jobs", tok, mustJSON(t, map[string]any{
+		job = syncJob(t, env, tok, map[string]any{
 			"policyId": policyID, "waitForCompletion": true, "options": map[string]any{"options": map[string]string{"stack": "builtin"}},
 			"contentData": []any{map[string]any{"text": "builtin: " + meets}},
-		})).Body)["job"].(map[string]any)
+		})
 		secs = sectionsOf(t, job["results"].([]any)[0].(map[string]any)["report"])
 		require.Contains(t, firstAssertion(secs["Threat"])["message"], "(lexical match)")
 		require.Equal(t, calls, fake.Calls())
