@@ -174,3 +174,9 @@ func AddEvaluationCount(ctx context.Context, tx *sqlx.Tx, accountID, versionID s
 	d := metricDeltas{metricKey{accountID: accountID, versionID: versionID, hour: utcHour(hour)}: &metricCounts{evaluations: 1}}
 	return d.applyShard(ctx, tx, shard)
 }
+
+// SetDDLRetry sets how many times partition DDL tries for its lock, and
+// the first pause between tries.
+func (s *Retention) SetDDLRetry(attempts int, backoff time.Duration) {
+	s.ddl.attempts, s.ddl.backoff, s.ddl.maxBackoff = attempts, backoff, backoff
+}

@@ -85,8 +85,9 @@ func partitionLockKey(schema string) int64 {
 }
 
 // partitionTx runs fn in a transaction holding the partition lock, with
-// the DDL lock_timeout (retention_detach.go): creating a partition locks
-// the parent table, and requests queue behind the DDL while it waits.
+// the DDL lock_timeout (retention_detach.go): attaching a partition locks
+// the default partition, and requests on it queue behind the DDL while it
+// waits.
 func (s *Retention) partitionTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		var schema string
@@ -104,8 +105,8 @@ func (s *Retention) partitionTx(ctx context.Context, fn func(tx *sqlx.Tx) error)
 }
 
 // EnsurePartitions creates the missing day partitions from..to of every
-// partitioned table, one day per transaction. A day whose rows already
-// sit in a default partition (no partition existed when they were
+// partitioned table, one partition per transaction. A day whose rows
+// already sit in a default partition (no partition existed when they were
 // written) is left there: creating it would fail, and expiry deletes
 // those rows in batches. Codes: UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
 func (s *Retention) EnsurePartitions(ctx context.Context, from, to time.Time) (domain.PartitionSweep, error) {
@@ -114,39 +115,67 @@ func (s *Retention) EnsurePartitions(ctx context.Context, from, to time.Time) (d
 		return sweep, nil
 	}
 	tables := append(append([]partitionedTable{}, jobPartitionTables...), webhookPartitionTable)
+	firstAttached := utcDay(from).AddDate(0, 0, attachDaysAhead)
+days:
 	for day := utcDay(from); !day.After(to); day = day.AddDate(0, 0, 1) {
-		created := 0
-		err := s.retryLocked(ctx, func() error {
-			return s.partitionTx(ctx, func(tx *sqlx.Tx) error {
-				created = 0
-				for _, t := range tables {
-					ok, err := createDayPartition(ctx, tx, t, day)
-					if err != nil {
-						return err
-					}
-					if ok {
-						created++
-					}
-				}
-				return nil
+		// A day that has begun, or may have by another replica's clock or
+		// an id made a little ahead, can be written while its partition is
+		// made: see createDayPartition.
+		ahead := !day.Before(firstAttached)
+		for _, t := range tables {
+			created := false
+			err := s.retryLocked(ctx, func() error {
+				return s.partitionTx(ctx, func(tx *sqlx.Tx) error {
+					var err error
+					created, err = createDayPartition(ctx, tx, t, day, ahead)
+					return err
+				})
 			})
-		})
-		if isCheckViolation(err) {
-			continue
+			if isCheckViolation(err) {
+				continue
+			}
+			if errors.Is(err, errDDLBusy) {
+				if !ahead {
+					// Its rows go to the default partition meanwhile; the
+					// days ahead do not need the lock this one waited for.
+					continue days
+				}
+				return sweep, nil // the rest: the next sweep makes them
+			}
+			if err != nil {
+				return sweep, err
+			}
+			if created {
+				sweep.Created++
+			}
 		}
-		if errors.Is(err, errDDLBusy) {
-			break // days ahead: the next sweep makes them
-		}
-		if err != nil {
-			return sweep, err
-		}
-		sweep.Created += created
 	}
 	return sweep, nil
 }
 
-// createDayPartition creates t's partition of day unless it exists.
-func createDayPartition(ctx context.Context, tx *sqlx.Tx, t partitionedTable, day time.Time) (bool, error) {
+// attachDaysAhead is how many days after the sweep's own day a day must be
+// for its partitions to be attached (createDayPartition). A server that
+// runs sweeps every day makes each day this far ahead, so only a first
+// start (or one after days down) creates today's and tomorrow's under the
+// parent's lock, and the server does that before it listens.
+const attachDaysAhead = 2
+
+// createDayPartition creates t's partition of day unless it exists. A day
+// ahead is made as a table of its own and then attached: CREATE TABLE ...
+// PARTITION OF would take the parent's ACCESS EXCLUSIVE lock, which waits
+// for every open transaction on the table and queues every later request
+// behind it, where ATTACH PARTITION takes SHARE UPDATE EXCLUSIVE, which
+// inserts, updates and reads do not conflict with (it still locks the
+// default partition, which requests reach only when a query is not pruned
+// to its days). Its bound is a CHECK constraint of the new table while it
+// is attached, so that attaching does not scan it. A day nearer than
+// attachDaysAhead is created the old way: a row of it being inserted
+// concurrently was routed
+// to the default partition by the partitions it saw, and once the attach
+// commits PostgreSQL refuses that row (the default partition's constraint
+// changed under it), where the exclusive lock waits for the insert and
+// then finds the day's rows in the default partition, which keeps them.
+func createDayPartition(ctx context.Context, tx *sqlx.Tx, t partitionedTable, day time.Time, ahead bool) (bool, error) {
 	name := partitionName(t.name, day)
 	var exists bool
 	if err := tx.GetContext(ctx, &exists, `SELECT to_regclass($1) IS NOT NULL`, name); err != nil {
@@ -155,11 +184,41 @@ func createDayPartition(ctx context.Context, tx *sqlx.Tx, t partitionedTable, da
 	if exists {
 		return false, nil
 	}
-	lo, hi := t.prefix+dayKeyPrefix(day), t.prefix+dayKeyPrefix(day.AddDate(0, 0, 1))
-	_, err := tx.ExecContext(ctx, fmt.Sprintf(`CREATE TABLE %s PARTITION OF %s FOR VALUES FROM (%s) TO (%s)`,
-		pq.QuoteIdentifier(name), pq.QuoteIdentifier(t.name), pq.QuoteLiteral(lo), pq.QuoteLiteral(hi)))
-	return err == nil, err
+	if !ahead {
+		lo, hi := t.prefix+dayKeyPrefix(day), t.prefix+dayKeyPrefix(day.AddDate(0, 0, 1))
+		_, err := tx.ExecContext(ctx, fmt.Sprintf(`CREATE TABLE %s PARTITION OF %s FOR VALUES FROM (%s) TO (%s)`,
+			pq.QuoteIdentifier(name), pq.QuoteIdentifier(t.name), pq.QuoteLiteral(lo), pq.QuoteLiteral(hi)))
+		return err == nil, err
+	}
+	var key string
+	if err := tx.GetContext(ctx, &key, `SELECT pg_get_partkeydef(to_regclass($1))`, t.name); err != nil {
+		return false, err
+	}
+	column, ok := strings.CutPrefix(key, "RANGE (")
+	column, ok2 := strings.CutSuffix(column, ")")
+	if !ok || !ok2 || !partitionKeyColumn.MatchString(column) {
+		return false, fmt.Errorf("persistence: %s is not partitioned by the range of one column: %q", t.name, key)
+	}
+	qn, qt := pq.QuoteIdentifier(name), pq.QuoteIdentifier(t.name)
+	lo, hi := pq.QuoteLiteral(t.prefix+dayKeyPrefix(day)), pq.QuoteLiteral(t.prefix+dayKeyPrefix(day.AddDate(0, 0, 1)))
+	for _, stmt := range []string{
+		fmt.Sprintf(`CREATE TABLE %s (LIKE %s INCLUDING DEFAULTS INCLUDING CONSTRAINTS INCLUDING STORAGE)`, qn, qt),
+		fmt.Sprintf(`ALTER TABLE %s ADD CONSTRAINT %s CHECK (%s >= %s AND %s < %s)`,
+			qn, pq.QuoteIdentifier(name+"_bound"), column, lo, column, hi),
+		fmt.Sprintf(`ALTER TABLE %s ATTACH PARTITION %s FOR VALUES FROM (%s) TO (%s)`, qt, qn, lo, hi),
+		// The partition constraint now says the same.
+		fmt.Sprintf(`ALTER TABLE %s DROP CONSTRAINT %s`, qn, pq.QuoteIdentifier(name+"_bound")),
+	} {
+		if _, err := tx.ExecContext(ctx, stmt); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
 }
+
+// partitionKeyColumn is the partition key of a history table as
+// pg_get_partkeydef names it: one plain column.
+var partitionKeyColumn = regexp.MustCompile(`^[a-z_]+$`)
 
 // isCheckViolation reports a day that cannot have a partition of its own:
 // a default partition holds rows of it (check_violation), or the legacy

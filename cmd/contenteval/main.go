@@ -91,6 +91,7 @@ func serve(ctx context.Context, m *Main) error {
 	if err := m.Precheck.Reload(ctx); err != nil {
 		return fmt.Errorf("loading hash lists: %w", err)
 	}
+	m.preparePartitions(ctx)
 	if err := m.OCR.Available(); err != nil {
 		m.Log.Warn("OCR disabled", "reason", err.Error())
 	}

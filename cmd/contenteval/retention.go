@@ -105,6 +105,26 @@ func (m *Main) openRetention() {
 	}
 }
 
+// partitionsBeforeListen bounds how long a start waits to make the day
+// partitions; what is left, the first sweep makes.
+const partitionsBeforeListen = 15 * time.Second
+
+// preparePartitions makes the coming days' partitions before the server
+// listens (docs/operations.md, "Retention"). Failing is not fatal: rows of
+// a day without its partition wait in the default partition.
+func (m *Main) preparePartitions(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, partitionsBeforeListen)
+	defer cancel()
+	created, err := m.Retention.EnsurePartitions(ctx)
+	if err != nil {
+		m.Log.Warn("day partitions not all made before listening; the first sweep makes the rest", "error", err.Error())
+		return
+	}
+	if created > 0 {
+		m.Log.Info("day partitions made", "created", created)
+	}
+}
+
 // runRetention sweeps in the background (roles all and worker).
 func (m *Main) runRetention(ctx context.Context) {
 	m.workers.Add(1)

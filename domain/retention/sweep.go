@@ -20,6 +20,17 @@ type Report struct {
 	OldestRetained *time.Time
 }
 
+// EnsurePartitions makes the day partitions a sweep makes, and nothing
+// else. A server calls it before it listens: making today's or tomorrow's
+// takes the history tables' exclusive lock, which requests would queue
+// behind.
+func (s *Service) EnsurePartitions(ctx context.Context) (int, error) {
+	now := s.deps.Clock.Now()
+	created, err := s.deps.Store.EnsurePartitions(ctx, now, now.AddDate(0, 0, s.cfg.DaysAhead))
+	s.stats.PartitionsCreated.Add(int64(created.Created))
+	return created.Created, err
+}
+
 // Sweep runs one sweep now, without the lease: the caller makes sure it
 // is the only one (SweepIfDue does).
 func (s *Service) Sweep(ctx context.Context) (Report, error) {
