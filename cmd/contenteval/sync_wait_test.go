@@ -197,7 +197,7 @@ func requireSyncJobOutlivesWaitCap(t *testing.T, env *testEnv, model *heldModel,
 	require.NotZero(t, model.Answered())
 }
 
-// waitForListedRunning polls GET /v1/jobs until its newest job is RUNNING
+// waitForListedRunning polls GET /v1/jobs until it lists a RUNNING job
 // and returns the job's id.
 func waitForListedRunning(t *testing.T, api *client.ClientWithResponses) string {
 	t.Helper()
@@ -207,9 +207,15 @@ func waitForListedRunning(t *testing.T, api *client.ClientWithResponses) string 
 		r, err := api.ListJobsWithResponse(t.Context(), &client.ListJobsParams{})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-		if jobs := r.JSON200.Jobs; len(jobs) > 0 && jobs[0].Status == client.JOBSTATUSRUNNING {
-			id = jobs[0].JobUuid
-			return true, nil
+		// Any listed job, not the first: the cases' jobs may share a
+		// millisecond of the server's clock, and then the newest-first
+		// order between them is their ids' random part. The earlier
+		// case's job has completed.
+		for _, j := range r.JSON200.Jobs {
+			if j.Status == client.JOBSTATUSRUNNING {
+				id = j.JobUuid
+				return true, nil
+			}
 		}
 		return false, fmt.Errorf("listed: %s", r.Body)
 	})

@@ -109,6 +109,19 @@ async function until(what, cond, timeoutMs = 30_000) {
   }
 }
 
+// untilTexts waits for the texts of locator's elements to be want: a view
+// that renders twice (the examples' texts come after the results) may
+// replace the elements a waitFor saw.
+async function untilTexts(locator, want, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const got = await locator.allTextContents();
+    if (JSON.stringify(got) === JSON.stringify(want)) return;
+    assert.ok(Date.now() < deadline, `timed out waiting for the texts ${JSON.stringify(want)}; last seen ${JSON.stringify(got)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 // ratio is the console's rendering of a precision, recall or F1.
 const ratio = (v) => (v === undefined ? "–" : `${(v * 100).toFixed(1)}%`);
 
@@ -165,8 +178,7 @@ test("sign in, find a job by its policy, read its highlighted span, give feedbac
   await row.getByRole("link").click();
 
   await page.locator(`article.job[data-job="${seeded.textJob}"]`).waitFor();
-  const marks = await page.locator(".flagged mark").allTextContents();
-  assert.deepEqual(marks, ["I will kill you", "buy now"]);
+  await untilTexts(page.locator(".flagged mark"), ["I will kill you", "buy now"]);
   assert.equal(await page.locator(".flagged mark").first().getAttribute("data-start"), "13");
   // The report tree: the rule's text and score under its section.
   const threat = page.locator('details.section[data-section="Threat"]');
@@ -472,9 +484,8 @@ test("labels: a version with an error shown at its line, fixed, published and tr
   await screenshot(page, "label-dataset-runs");
   await done.first().getByRole("link").first().click();
   // The examples' texts are read after the results: wait for the mark they bring.
-  await page.locator('.result[data-kind="fp"] > .flagged-text mark').first().waitFor();
+  await untilTexts(page.locator('.result[data-kind="fp"] > .flagged-text mark'), ["i will kill you"]);
   assert.deepEqual((await page.locator(".result").evaluateAll((els) => els.map((e) => e.dataset.kind))).sort(), ["fn", "fn", "fp"]);
-  assert.deepEqual(await page.locator('.result[data-kind="fp"] > .flagged-text mark').allTextContents(), ["i will kill you"]);
   await screenshot(page, "label-run-results");
   await page.getByLabel(/Only the examples it got wrong/).uncheck();
   await page.locator(".result").nth(6).waitFor();
@@ -677,7 +688,7 @@ test("review: queues with their depth, claim across queues, decide by keyboard, 
   await item.waitFor();
   const first = await item.getAttribute("data-item");
   assert.match(await item.locator(".review-content").textContent(), /first: I will kill you/);
-  assert.deepEqual(await item.locator(".review-content mark").allTextContents(), ["I will kill you"]);
+  await untilTexts(item.locator(".review-content mark"), ["I will kill you"]);
   await item.locator('details.section[data-section="Threat"]').waitFor();
   await screenshot(page, "review-item");
 
