@@ -54,6 +54,8 @@ type DB struct {
 	// stmts caches prepared hot-path reads by their (rebound) text: SQLite
 	// otherwise parses the SQL on every call, a fifth of a cheap request.
 	stmts sync.Map // string -> *sqlx.Stmt
+	// writesWarm: warmWrites has cached the statements of a job's write.
+	writesWarm atomic.Bool
 	// finishedJobs groups concurrent writes of finished synchronous jobs
 	// into shared statements (Jobs.CreateFinishedJob); PostgreSQL only.
 	finishedJobs *groupCommit[finishedWrite]

@@ -170,9 +170,9 @@ func (s *Retention) DetachAndDrop(ctx context.Context, parent, name string) (int
 
 // AddEvaluationCount adds one evaluation of versionID at hour to shard of
 // the metric count tables in tx.
-func AddEvaluationCount(ctx context.Context, tx *sqlx.Tx, accountID, versionID string, hour time.Time, shard int16) error {
+func AddEvaluationCount(ctx context.Context, db *DB, tx *sqlx.Tx, accountID, versionID string, hour time.Time, shard int16) error {
 	d := metricDeltas{metricKey{accountID: accountID, versionID: versionID, hour: utcHour(hour)}: &metricCounts{evaluations: 1}}
-	return d.applyShard(ctx, tx, shard)
+	return d.applyShard(ctx, db, tx, shard)
 }
 
 // SetDDLRetry sets how many times partition DDL tries for its lock, and

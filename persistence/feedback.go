@@ -95,7 +95,7 @@ func (s *Feedback) UpsertFeedback(ctx context.Context, a *domain.FeedbackAnnotat
 				counts.add(jobs[0], a.Label, c, -1)
 			}
 		}
-		return counts.apply(ctx, tx)
+		return counts.apply(ctx, s.db, tx)
 	})
 }
 

@@ -68,11 +68,12 @@ func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*
 		if perr != nil {
 			return TranslateError(perr)
 		}
+		s.db.warmWrites(ctx)
 		err = s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-			if err := execInserts(ctx, tx, []rowsInsert{job, resultRows, hitRows}); err != nil {
+			if err := s.db.execEach(ctx, tx, []rowsInsert{job, resultRows, hitRows}); err != nil {
 				return err
 			}
-			if err := counts.apply(ctx, tx); err != nil {
+			if err := counts.apply(ctx, s.db, tx); err != nil {
 				return err
 			}
 			if err := insertThen(tx); err != nil {
@@ -109,6 +110,7 @@ func (s *Jobs) FinishJob(ctx context.Context, id, owner string, to domain.JobSta
 	if err != nil {
 		return TranslateError(err)
 	}
+	s.db.warmWrites(ctx)
 	now = StoredTime(now)
 	return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		if err := finishHeldJob(ctx, tx, heldJob{id, owner}, to, jobErr, now); err != nil {
@@ -128,7 +130,7 @@ func (s *Jobs) FinishJob(ctx context.Context, id, owner string, to domain.JobSta
 			if err := s.db.insertOutcome(ctx, tx, id, results, hits); err != nil {
 				return err
 			}
-			if err := countOutcome(ctx, tx, j.metricJob, results, hits, earlier); err != nil {
+			if err := countOutcome(ctx, s.db, tx, j.metricJob, results, hits, earlier); err != nil {
 				return err
 			}
 		} else if err := s.db.insertOutcome(ctx, tx, id, results, hits); err != nil {
@@ -210,7 +212,7 @@ func finishHeldJob(ctx context.Context, tx *sqlx.Tx, j heldJob, to domain.JobSta
 // countOutcome adds the results and hits of job j, as it completes, to its
 // versions' metric counts: those it finishes with and those it stored
 // before (earlier), as takeOutJobs reads them back.
-func countOutcome(ctx context.Context, tx *sqlx.Tx, j metricJob, results []*domain.JobResult, hits []*domain.LabelHit, earlier storedCounts) error {
+func countOutcome(ctx context.Context, db *DB, tx *sqlx.Tx, j metricJob, results []*domain.JobResult, hits []*domain.LabelHit, earlier storedCounts) error {
 	if len(results) == 0 && earlier.evaluations == 0 {
 		return nil
 	}
@@ -222,7 +224,7 @@ func countOutcome(ctx context.Context, tx *sqlx.Tx, j metricJob, results []*doma
 			counts.add(j, p.Label, metricCounts{positives: p.N}, 1)
 		}
 	}
-	return counts.apply(ctx, tx)
+	return counts.apply(ctx, db, tx)
 }
 
 // storedCounts is what the results a running job stored before it
@@ -304,7 +306,7 @@ func (db *DB) insertOutcome(ctx context.Context, tx *sqlx.Tx, id string, results
 	hitRows := rowsInsert{table: "label_hits", columns: hitInsertColumns}
 	size := 0
 	flush := func() error {
-		err := execInserts(ctx, tx, []rowsInsert{resultRows, hitRows})
+		err := db.execEach(ctx, tx, []rowsInsert{resultRows, hitRows})
 		resultRows.rows, hitRows.rows, size = resultRows.rows[:0], hitRows.rows[:0], 0
 		return err
 	}

@@ -36,11 +36,11 @@ func TestMetricCounts_WritersOfOneVersionDoNotQueue(t *testing.T) {
 		return tx
 	}
 	first := begin()
-	require.NoError(t, persistence.AddEvaluationCount(ctx, first, "a", "v1", now, 0))
+	require.NoError(t, persistence.AddEvaluationCount(ctx, db, first, "a", "v1", now, 0))
 	second := begin()
-	require.NoError(t, persistence.AddEvaluationCount(ctx, second, "a", "v1", now, 1), "a writer of another shard waited")
+	require.NoError(t, persistence.AddEvaluationCount(ctx, db, second, "a", "v1", now, 1), "a writer of another shard waited")
 	same := begin()
-	err := persistence.AddEvaluationCount(ctx, same, "a", "v1", now, 0)
+	err := persistence.AddEvaluationCount(ctx, db, same, "a", "v1", now, 0)
 	require.Equal(t, domain.Unavailable, domain.ErrorCode(persistence.TranslateError(err)), "a writer of the same shard did not wait for the lock: %v", err)
 	require.NoError(t, first.Commit())
 	require.NoError(t, second.Commit())

@@ -213,24 +213,24 @@ func (d metricDeltas) rows(t countTable, shard int16) rowsInsert {
 	return in
 }
 
+// rowSQL is the upsert of one row of t.
+func (t countTable) rowSQL() string {
+	return rowsInsert{table: t.name, columns: t.columns()}.rowSQL() + t.upsert()
+}
+
 // apply adds d to the count tables in tx, in a shard of its own choosing.
-func (d metricDeltas) apply(ctx context.Context, tx *sqlx.Tx) error {
-	return d.applyShard(ctx, tx, metricCountShard())
+func (d metricDeltas) apply(ctx context.Context, db *DB, tx *sqlx.Tx) error {
+	return d.applyShard(ctx, db, tx, metricCountShard())
 }
 
 // applyShard adds d to shard of the count tables in tx.
-func (d metricDeltas) applyShard(ctx context.Context, tx *sqlx.Tx, shard int16) error {
+func (d metricDeltas) applyShard(ctx context.Context, db *DB, tx *sqlx.Tx, shard int16) error {
 	if len(d) == 0 {
 		return nil
 	}
 	for _, t := range countTables {
-		in := d.rows(t, shard)
-		per := maxStatementArgs / len(in.columns)
-		for from := 0; from < len(in.rows); from += per {
-			q, args := in.sql(from, min(from+per, len(in.rows)))
-			if _, err := tx.ExecContext(ctx, tx.Rebind(q+t.upsert()), args...); err != nil {
-				return err
-			}
+		if err := db.execRows(ctx, tx, d.rows(t, shard), t.upsert()); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -260,7 +260,7 @@ func finishingJobOf(ctx context.Context, tx *sqlx.Tx, id string) (finishingJob, 
 // takeOutJobs subtracts from version_metric_counts what the jobs ids count
 // (before they are deleted): read back from their results, hits and
 // feedback, as many rows as the jobs have.
-func takeOutJobs(ctx context.Context, tx *sqlx.Tx, ids []string) error {
+func takeOutJobs(ctx context.Context, db *DB, tx *sqlx.Tx, ids []string) error {
 	var jobs []struct {
 		ID string `db:"id"`
 		metricJob
@@ -322,7 +322,7 @@ func takeOutJobs(ctx context.Context, tx *sqlx.Tx, ids []string) error {
 			d.add(byID[f.JobID], f.Label, c, -1)
 		}
 	}
-	return d.apply(ctx, tx)
+	return d.apply(ctx, db, tx)
 }
 
 // utcHour is the start of t's UTC hour.

@@ -107,7 +107,7 @@ func (s *Retention) ExpireJobs(ctx context.Context, accountID string, before tim
 			return err
 		}
 		jobs = len(ids)
-		if err := takeOutJobs(ctx, tx, ids); err != nil {
+		if err := takeOutJobs(ctx, s.db, tx, ids); err != nil {
 			return err
 		}
 		for _, table := range jobHistoryTables {
