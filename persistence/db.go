@@ -2,6 +2,7 @@ package persistence
 
 import (
 	"context"
+	"crypto/ed25519"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -80,6 +81,8 @@ type DB struct {
 	// secrets seals webhook secrets at rest; nil until
 	// EncryptSecretsWith (then they are stored as given).
 	secrets *secretBox
+	// secretsKey is the server key secrets and content are sealed with.
+	secretsKey ed25519.PrivateKey
 	// content seals the retained content of review items; nil until
 	// EncryptSecretsWith.
 	content *contentBox

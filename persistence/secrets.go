@@ -30,13 +30,20 @@ const (
 type secretBox struct{ aead cipher.AEAD }
 
 // EncryptSecretsWith makes the stores on db seal webhook secrets with a key
-// derived from serverKey, and open sealed ones. Call it once, before the
-// stores are used; without it secrets are written as given and a sealed
-// one cannot be read.
+// derived from serverKey, and open sealed ones. Call it before the stores
+// are used (again with the same key, it does nothing); without it secrets
+// are written as given and a sealed one cannot be read.
 func (db *DB) EncryptSecretsWith(serverKey ed25519.PrivateKey) error {
 	if len(serverKey) != ed25519.PrivateKeySize {
 		return errors.New("persistence: the server key is not an Ed25519 private key")
 	}
+	// Another server in this process sharing db (a replica in tests) calls
+	// it again while db is in use: with the same key it is done already,
+	// and writing the boxes again would race with their readers.
+	if db.secrets != nil && db.secretsKey.Equal(serverKey) {
+		return nil
+	}
+	db.secretsKey = serverKey
 	aead, err := newAEAD(serverKey, secretsKeyInfo)
 	if err != nil {
 		return err
