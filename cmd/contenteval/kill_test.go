@@ -61,12 +61,7 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	// Each process's connections carry its name, so that the test can
 	// see when the dead one's last statements are over.
 	start := func(name string) *killProc {
-		u, err := url.Parse(dbURL)
-		require.NoError(t, err)
-		q := u.Query()
-		q.Set("application_name", "ce-kill-"+name)
-		u.RawQuery = q.Encode()
-		return startKillProc(t, bin, u.String(), filepath.Join(dir, name), keyFile, 2)
+		return startKillProc(t, bin, withApplicationName(t, dbURL, "ce-kill-"+name), filepath.Join(dir, name), keyFile, 2)
 	}
 	p1, p2 := start("one"), start("two")
 	clientOf := func(p *killProc) *client.ClientWithResponses { return p.client(t, token) }
@@ -122,20 +117,7 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	}
 	require.NoError(t, p1.cmd.Process.Signal(syscall.SIGKILL))
 	<-p1.done
-	// A claim process one sent before it froze may have been waiting on a
-	// lock, and commit after its running set was read: once its sessions
-	// are gone, the jobs it holds are the running jobs of its owner.
-	testwait.For(t, time.Until(deadline), "process one's sessions to end", func() (bool, error) {
-		var open int
-		err := admin.GetContext(ctx, &open, `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'ce-kill-one'`)
-		return open == 0, err
-	})
-	for id := range runningNow()[deadOwner] {
-		if !slices.Contains(deadJobs, id) {
-			t.Logf("process one's claim of %s committed after it froze", id)
-			deadJobs = append(deadJobs, id)
-		}
-	}
+	deadJobs = afterLastCommit(t, admin, deadline, deadJobs, deadOwner, runningNow)
 	atKill := count(`SELECT COUNT(*) FROM %s.jobs WHERE status = 'completed'`)
 	running := runningNow()
 	t.Logf("process one held %d jobs when killed", len(deadJobs))
@@ -146,6 +128,36 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 		return count(`SELECT COUNT(*) FROM %s.jobs WHERE status IN ('completed', 'failed', 'canceled')`) >= n, nil
 	})
 	requireKillOutcome(t, admin, schema, c2, deadJobs, n)
+}
+
+// withApplicationName is dbURL with the sessions named name.
+func withApplicationName(t *testing.T, dbURL, name string) string {
+	u, err := url.Parse(dbURL)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Set("application_name", name)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// afterLastCommit returns the jobs the killed process one (owner) holds,
+// dead and any other: a claim it sent before it froze may have been
+// waiting on a lock, and commit after its running set was read. Once its
+// sessions are gone, they are the running jobs of its owner.
+func afterLastCommit(t *testing.T, admin *persistence.DB, deadline time.Time, dead []string, owner string, running func() map[string]map[string]bool) []string {
+	t.Helper()
+	testwait.For(t, time.Until(deadline), "process one's sessions to end", func() (bool, error) {
+		var open int
+		err := admin.GetContext(context.Background(), &open, `SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'ce-kill-one'`)
+		return open == 0, err
+	})
+	for id := range running()[owner] {
+		if !slices.Contains(dead, id) {
+			t.Logf("process one's claim of %s committed after it froze", id)
+			dead = append(dead, id)
+		}
+	}
+	return dead
 }
 
 // frozenOwners compares the jobs each lease owner was running when
