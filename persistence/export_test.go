@@ -37,8 +37,14 @@ func (s *Jobs) ExplainQueue(ctx context.Context, owner, accountID string, now ti
 	if read, err = explain(queuedAccountsSQL, queuedAccountsArgs(owner, now, limit)...); err != nil {
 		return "", "", err
 	}
-	claim, err = explain(s.claimSQL(), accountID, now, limit, owner, now, now, now, now)
-	return read, claim, err
+	// The claim: the pick, and the update of one picked job (by an id of
+	// the account's queue, or any).
+	pick, err := explain(pickAccountSQL, accountID, now, limit)
+	if err != nil {
+		return "", "", err
+	}
+	one, err := explain(claimOneSQL, owner, now, now, now, "01900000-0000-7000-8000-000000000000", now)
+	return read, pick + one, err
 }
 
 // ExplainQueueLoad returns the PostgreSQL plan of QueueLoad's read, planned

@@ -195,13 +195,13 @@ func explainClaimAtDepth(ctx context.Context, db *DB, account string, n int, now
 	if _, err := tx.ExecContext(ctx, queuePlanningSQL); err != nil {
 		return cost, err
 	}
-	s := &Jobs{db: db}
 	for _, q := range []struct {
 		sql  string
 		args []any
 	}{
 		{queuedAccountsSQL, queuedAccountsArgs("w", now, 8)},
-		{s.claimSQL(), []any{account, now, 8, "w", now, now, now, now}},
+		{pickAccountSQL, []any{account, now, 8}},
+		{claimOneSQL, []any{"w", now, now, now, "01900000-0000-7000-8000-000000000000", now}},
 	} {
 		var out string
 		if err := tx.GetContext(ctx, &out, tx.Rebind("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+q.sql), q.args...); err != nil {
