@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"math"
-	"net"
 	"slices"
 	"strings"
 	"sync"
@@ -99,25 +98,7 @@ func firstN(b rules.SignalBatch, n int) rules.SignalBatch {
 
 func TestFailuresRetriesAndFallback(t *testing.T) {
 	t.Parallel()
-	// A dead server hangs up on every connection; a port merely closed could
-	// be taken by another test's server before the call.
-	deadURL := func() string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { ln.Close() })
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				c.Close()
-			}
-		}()
-		return "http://" + ln.Addr().String() + "/v1"
-	}
+	deadURL := func() string { return modelbackendtest.HangUp(t) }
 	cases := []struct {
 		name      string
 		failure   modelbackendtest.Failure

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -49,21 +48,7 @@ func guardDecides(criterion, content string) float64 {
 // Guard on a vLLM fake), "dead" (hangs up) and "fallback" (dead,
 // onFailure builtin).
 func withModelBackends(t *testing.T, fake *modelbackendtest.Server) func(*Config) {
-	// The dead backend hangs up on every connection. A port merely closed
-	// could be taken by another test's server before the request is made.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	dead := "http://" + ln.Addr().String() + "/v1"
+	dead := modelbackendtest.HangUp(t)
 	file := filepath.Join(t.TempDir(), "backends.yaml")
 	require.NoError(t, os.WriteFile(file, fmt.Appendf(nil, `default: guard
 backends:

@@ -1,0 +1,1 @@
+\bDESIGN\b|\b(?:SPEC|RULES|STYLE|CLAVATA-GRPC|MODEL-BACKENDS)\.md\b|§ ?[0-9]|\b[Ii]ssue #?[0-9]+
