@@ -73,7 +73,7 @@ func (s *service) ListJobs(ctx context.Context, req *pb.ListJobsRequest) (*pb.Li
 	}
 	account := accountFrom(ctx)
 	for range maxPageShrinks {
-		js, next, err := s.deps.Jobs.List(ctx, account, f, pageSize, req.GetPageToken())
+		js, next, err := s.deps.Jobs.List(ctx, account, f, jobs.ViewFull, pageSize, req.GetPageToken())
 		if err != nil {
 			return nil, err
 		}

@@ -59,7 +59,11 @@ func (s *Server) ListJobs(ctx context.Context, req gen.ListJobsRequestObject) (g
 	if p.QueryStatus != nil {
 		f.Status = toDomainJobStatus(*p.QueryStatus)
 	}
-	js, next, err := s.deps.Jobs.List(ctx, AccountFrom(ctx), f, p.PageSize, deref(p.PageToken))
+	view := jobs.ViewFull
+	if deref(p.View) == gen.JOBVIEWBASIC {
+		view = jobs.ViewBasic
+	}
+	js, next, err := s.deps.Jobs.List(ctx, AccountFrom(ctx), f, view, p.PageSize, deref(p.PageToken))
 	if err != nil {
 		return nil, err
 	}

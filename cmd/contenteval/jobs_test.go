@@ -458,3 +458,44 @@ func requireTokenBound(t *testing.T, env *testEnv, pageToken, token, p1, otherTo
 		})
 	}
 }
+
+// view=JOB_VIEW_BASIC lists every job without its results, and otherwise
+// as the full view does; unset and JOB_VIEW_UNSPECIFIED are the full view.
+func TestListJobsView(t *testing.T) {
+	forEachBackend(t, func(c *Config) { c.Role = "api" }, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		pf := env.PolicyFirst.Token
+		c := env.Client(pf)
+		p := env.createPolicy(pf, "one")
+		text := []client.ContentData{textItem("hi", nil)}
+		done := env.submit(pf, client.CreateJobRequest{PolicyId: p, WaitForCompletion: ptr(true), ContentData: text})
+		require.Equal(t, client.JOBSTATUSCOMPLETED, done.Status)
+		env.Clock.Add(time.Minute)
+		env.submit(pf, client.CreateJobRequest{PolicyId: p, ContentData: text}) // pending
+
+		list := func(view *client.JobView) []client.Job {
+			r, err := c.ListJobsWithResponse(ctx, &client.ListJobsParams{View: view})
+			require.NoError(t, err)
+			require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
+			specChecked(t, r.HTTPResponse, r.Body)
+			require.Len(t, r.JSON200.Jobs, 2)
+			return r.JSON200.Jobs
+		}
+		view := func(v client.JobView) *client.JobView { return &v }
+		full := list(nil)
+		require.NotNil(t, full[1].Results, "the full view gives a complete job its results")
+		require.Equal(t, full, list(view(client.JOBVIEWFULL)))
+		require.Equal(t, full, list(view(client.JOBVIEWUNSPECIFIED)))
+		basic := list(view(client.JOBVIEWBASIC))
+		for i := range full {
+			require.Nil(t, basic[i].Results, "the basic view gives no job its results")
+			want := full[i]
+			want.Results = nil
+			require.Equal(t, want, basic[i])
+		}
+
+		raw := env.call(http.MethodGet, "/v1/jobs?view=JOB_VIEW_ALL", pf, "")
+		m := requireStatus(t, raw, http.StatusBadRequest, domain.InvalidArgument)
+		require.Contains(t, fieldViolations(t, m), "view")
+	})
+}

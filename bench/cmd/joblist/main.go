@@ -8,7 +8,9 @@
 //	go run ./bench/cmd/joblist -base REV [-n 10] [-rounds 5] [-pg postgres://...]
 //
 // -base is a git revision of this repository (built from `git archive`), or
-// -base-bin a contenteval binary. Each job is one ~1 KiB text item against the
+// -base-bin a contenteval binary; or, with -base-query alone, the baseline is
+// the working tree's build asked with that query added (view=JOB_VIEW_BASIC:
+// the page without results against the one with). Each job is one ~1 KiB text item against the
 // load tests' 20-label policy (bench.PolicyText), so its report has 20
 // sections with their assertions.
 package main
@@ -36,6 +38,7 @@ import (
 
 type options struct {
 	base, baseBin string
+	baseQuery     string
 	jobs, n       int
 	rounds        int
 	pg            string
@@ -45,13 +48,14 @@ func main() {
 	var o options
 	flag.StringVar(&o.base, "base", "", "git revision of the baseline build (built from git archive)")
 	flag.StringVar(&o.baseBin, "base-bin", "", "baseline contenteval binary (instead of -base)")
+	flag.StringVar(&o.baseQuery, "base-query", "", "query parameters the baseline's requests add (alone: the baseline is the new build)")
 	flag.IntVar(&o.jobs, "jobs", 1000, "completed jobs in the account (the page size is 1000)")
 	flag.IntVar(&o.n, "n", 10, "requests per build and round")
 	flag.IntVar(&o.rounds, "rounds", 5, "rounds; each measures both builds, in alternating order")
 	flag.StringVar(&o.pg, "pg", os.Getenv("CONTENTEVAL_TEST_DATABASE_URL"), "PostgreSQL URL (a schema is created and dropped); empty: SQLite only")
 	flag.Parse()
-	if (o.base == "") == (o.baseBin == "") {
-		fmt.Fprintln(os.Stderr, "joblist: give one of -base REV and -base-bin PATH")
+	if o.base != "" && o.baseBin != "" || o.base == "" && o.baseBin == "" && o.baseQuery == "" {
+		fmt.Fprintln(os.Stderr, "joblist: give one of -base REV, -base-bin PATH and -base-query QUERY")
 		os.Exit(2)
 	}
 	if err := run(o); err != nil {
@@ -71,7 +75,9 @@ func run(o options) error {
 		return err
 	}
 	baseBin := o.baseBin
-	if baseBin == "" {
+	if baseBin == "" && o.base == "" {
+		baseBin = newBin
+	} else if baseBin == "" {
 		if baseBin, err = buildRevision(dir, o.base); err != nil {
 			return err
 		}
@@ -207,10 +213,11 @@ func runBackend(o options, dataDir, dbURL, baseBin, newBin string) (backendResul
 	defer next.stop()
 
 	servers := []*server{base, next}
+	queries := []string{o.baseQuery, ""}
 	results := []*buildResult{&r.base, &r.new}
 	for i, s := range servers {
 		for range 3 { // warm-up, and what a page holds
-			body, _, err := listPage(client, s.base, token)
+			body, _, err := listPage(client, s.base, queries[i], token)
 			if err != nil {
 				return r, err
 			}
@@ -237,7 +244,7 @@ func runBackend(o options, dataDir, dbURL, baseBin, newBin string) (backendResul
 			cpu0 := bench.ProcessCPU(s.cmd.Process.Pid)
 			var sum time.Duration
 			for range o.n {
-				_, took, err := listPage(client, s.base, token)
+				_, took, err := listPage(client, s.base, queries[i], token)
 				if err != nil {
 					return r, err
 				}
@@ -313,8 +320,12 @@ func seed(client *http.Client, base, token string, jobs int) error {
 	}
 }
 
-func listPage(client *http.Client, base, token string) ([]byte, time.Duration, error) {
-	req, _ := http.NewRequest(http.MethodGet, base+"/v1/jobs?pageSize=1000", nil)
+func listPage(client *http.Client, base, query, token string) ([]byte, time.Duration, error) {
+	url := base + "/v1/jobs?pageSize=1000"
+	if query != "" {
+		url += "&" + query
+	}
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	t0 := time.Now()
 	resp, err := client.Do(req)
