@@ -90,6 +90,9 @@ type PrecheckFailure struct {
 	// matched, its distance, source and note; empty for other failures.
 	ListID, ListName, Source, Note, MatchedHash string
 	Distance                                    int
+	// At is the time range of the frame that matched, of a video or an
+	// animated image; nil for a still image.
+	At *FrameSegment
 }
 
 func (BadRequest) isDetail()        {}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/contenteval/contenteval/domain"
@@ -99,6 +100,10 @@ func detailJSON(d domain.Detail) map[string]any {
 		if d.ListID != "" {
 			m["listId"], m["listName"], m["source"], m["note"] = d.ListID, d.ListName, d.Source, d.Note
 			m["matchedHash"], m["distance"] = d.MatchedHash, d.Distance
+		}
+		if d.At != nil {
+			m["frameStartMs"] = strconv.FormatInt(d.At.StartMs, 10)
+			m["frameEndMs"] = strconv.FormatInt(d.At.EndMs, 10)
 		}
 		return m
 	}

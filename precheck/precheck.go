@@ -178,21 +178,22 @@ type Blocked struct {
 	// Match is set for hash-list matches; nil for images the check could not
 	// read (invalid or unsupported), for which it could not be completed.
 	Match *imaging.Result
-	// At is the segment of the video frame that matched; nil for images.
+	// At is the time range of the frame that matched: of a video, or of an
+	// animated GIF; nil for a still image.
 	At *domain.FrameSegment
 }
 
 func (b *Blocked) Error() string { return b.Failure.Message }
 
 // JobMessage is the message of the job error: the fixed one, with the time
-// range of the video frame that matched.
+// range of the frame (of a video or an animation) that matched.
 func (b *Blocked) JobMessage() string {
 	msg := domain.ErrJobContentBlocked.Message
 	if b.Match == nil {
 		msg = domain.ErrJobPrecheckFailed.Message
 	}
 	if b.At != nil {
-		msg += fmt.Sprintf(" A video frame from %s to %s matched a hash list.", timecode(b.At.StartMs), timecode(b.At.EndMs))
+		msg += fmt.Sprintf(" A frame shown from %s to %s matched a hash list.", timecode(b.At.StartMs), timecode(b.At.EndMs))
 	}
 	return msg
 }
@@ -221,53 +222,100 @@ func (s *Service) Check(ctx context.Context, accountID, jobID string, data []byt
 }
 
 // CheckAt is Check for a video frame of the segment at: a rejection and a
-// shadow match carry its time range.
+// shadow match carry its time range. An animated GIF (at nil) is checked
+// frame by frame as well (checkAnimation).
 func (s *Service) CheckAt(ctx context.Context, accountID, jobID string, data []byte, at *domain.FrameSegment) (*Image, error) {
 	d := imaging.Digest(data)
 	contentHash := d.ContentHash()
 	img, format, release, err := s.cfg.DecodeBudget.Decode(ctx, data, s.cfg.Limits)
 	if err != nil {
-		if ft, ok := imaging.FailureType(err); ok {
-			msg := "the image is invalid or corrupted"
-			var ie *imaging.Error
-			switch {
-			case ft == domain.PrecheckFailureUnsupportedImageFormat:
-				msg = "the image format is not supported; send JPEG, PNG, GIF, WebP, BMP or TIFF"
-			case errors.As(err, &ie) && ie.TooLarge:
-				msg = "the image is too large: " + ie.Message
-			}
-			return nil, &Blocked{Failure: domain.PrecheckFailure{Type: ft, Message: msg, ContentHash: contentHash,
-				MatchConfidence: domain.MatchConfidenceUnspecified}}
-		}
-		return nil, err
+		return nil, unreadable(err, contentHash)
 	}
 	pdq, quality := imaging.PDQ(img)
-	hits := s.snap.Load().lookup(accountID, d, pdq, quality >= s.cfg.MinPDQQuality)
-	if len(hits) > 0 {
-		dec, err := s.decide(ctx, hits, contentHash, at)
-		if err != nil {
+	if err := s.match(ctx, accountID, jobID, d, pdq, quality, contentHash, at); err != nil {
+		release()
+		return nil, err
+	}
+	if at == nil && format == imaging.FormatGIF {
+		if err := s.checkAnimation(ctx, accountID, jobID, data, contentHash); err != nil {
 			release()
 			return nil, err
-		}
-		if h := dec.reject; h != nil {
-			release()
-			l := h.list.list
-			m := &domain.PrecheckMatch{ID: s.newID(), AccountID: accountID, JobID: jobID, List: l.Name, Kind: h.kind,
-				Confidence: h.confidence, Distance: h.distance, Created: s.clock.Now()}
-			if err := s.store.RecordMatch(ctx, m); err != nil {
-				// Blocking must not depend on the audit write; the log keeps it.
-				if s.log != nil {
-					s.log.Error("recording precheck match", "account", accountID, "job", jobID, "list", l.ID, "error", err.Error())
-				}
-			}
-			return nil, &Blocked{At: at, Match: &imaging.Result{Matched: true, Confidence: h.confidence, Kind: h.kind, List: l.Name, Distance: h.distance},
-				Failure: domain.PrecheckFailure{
-					Type: domain.PrecheckFailureNCMEC, Message: "the content matched a known-abuse hash list",
-					ContentHash: contentHash, MatchConfidence: h.confidence,
-					ListID: l.ID, ListName: l.Name, Source: h.source, Note: h.note, MatchedHash: h.hash, Distance: h.distance,
-				}}
 		}
 	}
 	return &Image{Decoded: img, Format: format, Digests: d, PDQ: pdq, PDQQuality: quality, ContentHash: contentHash,
 		release: release}, nil
+}
+
+// MaxAnimationFramesChecked is how many frames of an animated GIF, besides
+// its first, are hashed and matched: sampled evenly over its running time,
+// as a video's frames are, so that a long animation costs as much as a
+// short one and a frame shown for a moment is not what decides.
+const MaxAnimationFramesChecked = 32
+
+// checkAnimation matches the frames of an animated GIF against the lists,
+// as a video's: a rejection and a shadow match carry the frame's time
+// range. The frames have no bytes of their own, so only PDQ lists match
+// them.
+func (s *Service) checkAnimation(ctx context.Context, accountID, jobID string, data []byte, contentHash string) error {
+	err := s.cfg.DecodeBudget.AnimationFrames(ctx, data, s.cfg.Limits, MaxAnimationFramesChecked, func(f imaging.AnimationFrame) error {
+		pdq, quality := imaging.PDQ(f.Image)
+		return s.match(ctx, accountID, jobID, imaging.Digests{}, pdq, quality, contentHash, &domain.FrameSegment{StartMs: f.StartMs, EndMs: f.EndMs})
+	})
+	var ie *imaging.Error
+	if errors.As(err, &ie) {
+		return unreadable(err, contentHash)
+	}
+	return err
+}
+
+// unreadable is the *Blocked of an image the decoder refused (a
+// PrecheckFailure of its type), or err itself when the check could not run.
+func unreadable(err error, contentHash string) error {
+	ft, ok := imaging.FailureType(err)
+	if !ok {
+		return err
+	}
+	msg := "the image is invalid or corrupted"
+	var ie *imaging.Error
+	switch {
+	case ft == domain.PrecheckFailureUnsupportedImageFormat:
+		msg = "the image format is not supported; send JPEG, PNG, GIF, WebP, BMP or TIFF"
+	case errors.As(err, &ie) && ie.TooLarge:
+		msg = "the image is too large: " + ie.Message
+	}
+	return &Blocked{Failure: domain.PrecheckFailure{Type: ft, Message: msg, ContentHash: contentHash,
+		MatchConfidence: domain.MatchConfidenceUnspecified}}
+}
+
+// match looks the hashes up and decides: a rejection is audited and
+// returned as *Blocked; shadow matches are recorded by decide.
+func (s *Service) match(ctx context.Context, accountID, jobID string, d imaging.Digests, pdq imaging.Hash, quality int, contentHash string, at *domain.FrameSegment) error {
+	hits := s.snap.Load().lookup(accountID, d, pdq, quality >= s.cfg.MinPDQQuality)
+	if len(hits) == 0 {
+		return nil
+	}
+	dec, err := s.decide(ctx, hits, contentHash, at)
+	if err != nil {
+		return err
+	}
+	h := dec.reject
+	if h == nil {
+		return nil
+	}
+	l := h.list.list
+	m := &domain.PrecheckMatch{ID: s.newID(), AccountID: accountID, JobID: jobID, List: l.Name, Kind: h.kind,
+		Confidence: h.confidence, Distance: h.distance, Created: s.clock.Now()}
+	if err := s.store.RecordMatch(ctx, m); err != nil {
+		// Blocking must not depend on the audit write; the log keeps it.
+		if s.log != nil {
+			s.log.Error("recording precheck match", "account", accountID, "job", jobID, "list", l.ID, "error", err.Error())
+		}
+	}
+	return &Blocked{At: at, Match: &imaging.Result{Matched: true, Confidence: h.confidence, Kind: h.kind, List: l.Name, Distance: h.distance},
+		Failure: domain.PrecheckFailure{
+			Type: domain.PrecheckFailureNCMEC, Message: "the content matched a known-abuse hash list",
+			ContentHash: contentHash, MatchConfidence: h.confidence,
+			ListID: l.ID, ListName: l.Name, Source: h.source, Note: h.note, MatchedHash: h.hash, Distance: h.distance,
+			At: at,
+		}}
 }

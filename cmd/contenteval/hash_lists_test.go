@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"image"
 	"image/color"
+	"image/color/palette"
+	"image/draw"
+	"image/gif"
 	"image/png"
 	"net/http"
 	"os"
@@ -379,6 +382,57 @@ func TestHashListVideo(t *testing.T) {
 		j = env.submit(env.PolicyFirst.Token, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true),
 			ContentData: []client.ContentData{{Video: &data}}})
 		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status, "%+v", j.Error)
+		require.EqualValues(t, 2, hl.entry(l.ListId, pdq.String()).MatchCount)
+	})
+}
+
+// animationWithFrame is a 128x128 GIF: two seconds of white, two of a
+// textured frame, one of white; and the PDQ of the textured frame as
+// shown (its colours reduced to the GIF's palette).
+func animationWithFrame(t *testing.T) ([]byte, imaging.Hash) {
+	t.Helper()
+	png, _ := texturedImage(t, 6, 0)
+	src, _, err := imaging.Decode(png, imaging.Limits{})
+	require.NoError(t, err)
+	bounds := image.Rect(0, 0, 128, 128)
+	textured := image.NewPaletted(bounds, palette.Plan9)
+	draw.FloydSteinberg.Draw(textured, bounds, src, image.Point{})
+	white := image.NewPaletted(bounds, palette.Plan9)
+	draw.Draw(white, bounds, image.White, image.Point{}, draw.Src)
+	var b bytes.Buffer
+	require.NoError(t, gif.EncodeAll(&b, &gif.GIF{Image: []*image.Paletted{white, textured, white}, Delay: []int{200, 200, 100}}))
+	h, q := imaging.PDQ(textured)
+	require.GreaterOrEqual(t, q, imaging.RecommendedMinPDQQuality)
+	return b.Bytes(), h
+}
+
+// TestHashListAnimation: an animated GIF one of whose later frames matches
+// an ENFORCE list is refused (499) with the frame's time range; on a
+// SHADOW list it completes and the match is counted. The same GIF without
+// that frame passes.
+func TestHashListAnimation(t *testing.T) {
+	data, pdq := animationWithFrame(t)
+	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
+		hl := env.hashLists(t, env.PolicyFirst.Token)
+		policyID := env.createPolicy(env.PolicyFirst.Token, "gif")
+		l := hl.create(client.CreateHashListRequest{Name: "frames", Kind: client.Pdq})
+		hl.add(l.ListId, client.NewHashListEntry{Hash: pdq.String(), Source: ptr("test")})
+
+		f := hl.submitImage(policyID, data)
+		require.NotNil(t, f, "the second frame matches")
+		require.Equal(t, l.ListId, *f.ListId)
+		require.Equal(t, client.PRECHECKFAILURETYPENCMEC, f.Type)
+		require.Equal(t, "2000", *f.FrameStartMs)
+		require.Equal(t, "4000", *f.FrameEndMs)
+
+		var still bytes.Buffer
+		require.NoError(t, gif.Encode(&still, image.NewPaletted(image.Rect(0, 0, 128, 128), palette.Plan9), nil))
+		require.Nil(t, hl.submitImage(policyID, still.Bytes()), "a GIF without the frame passes")
+
+		r, err := hl.c.UpdateHashListWithResponse(context.Background(), l.ListId, client.UpdateHashListRequest{Mode: ptr(client.HASHLISTMODESHADOW)})
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
+		require.Nil(t, hl.submitImage(policyID, data), "a SHADOW list does not refuse")
 		require.EqualValues(t, 2, hl.entry(l.ListId, pdq.String()).MatchCount)
 	})
 }

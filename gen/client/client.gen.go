@@ -1834,6 +1834,8 @@ type PolicyVersion struct {
 type PolicyVersionMode string
 
 // PrecheckFailureDetail `type.googleapis.com/contenteval.PrecheckFailure`: why content failed the precheck.
+// `frameStartMs` and `frameEndMs` are set when a frame matched: of a video, or of an
+// animated GIF (whose frames are checked as well as its first).
 type PrecheckFailureDetail struct {
 	// AtType type.googleapis.com/contenteval.PrecheckFailure
 	AtType string `json:"@type"`
@@ -1843,6 +1845,16 @@ type PrecheckFailureDetail struct {
 
 	// Distance PDQ Hamming distance; 0 for md5 and sha1.
 	Distance *int32 `json:"distance,omitempty"`
+
+	// FrameEndMs A 64-bit integer as a decimal string.
+	//
+	// Example: 1500
+	FrameEndMs *Int64String `json:"frameEndMs,omitempty"`
+
+	// FrameStartMs A 64-bit integer as a decimal string.
+	//
+	// Example: 1500
+	FrameStartMs *Int64String `json:"frameStartMs,omitempty"`
 
 	// ListId The hash list that matched (hash-list matches only).
 	ListId          *string                  `json:"listId,omitempty"`
