@@ -185,7 +185,8 @@ func (l *gifLayout) sample(n int) []int {
 // disposed to the previous one restores, and one frame, reserved in the
 // budget before the first decode. The frames together may not pass
 // lim.MaxPixels (decoding them is the CPU an animation costs), nor their
-// number MaxAnimationFrames: such an animation is a TooLarge *Error. A
+// number MaxAnimationFrames: such an animation is a TooLarge *Error; and
+// the frames visited together at most twice lim.MaxPixels of canvas. A
 // frame that does not decode ends the walk without an error, as a viewer
 // stops there. An error of visit ends the walk and is returned.
 func (b *Budget) AnimationFrames(ctx context.Context, data []byte, lim Limits, limit int, visit func(AnimationFrame) error) error {
@@ -213,6 +214,9 @@ func (b *Budget) AnimationFrames(ctx context.Context, data []byte, lim Limits, l
 	if int64(l.width)*int64(l.height) > lim.MaxPixels {
 		return checkDims(FormatGIF, l.width, l.height, lim)
 	}
+	// Hashing a frame reads the whole canvas: a large canvas of tiny frames
+	// would otherwise cost limit full-size hashes for a few bytes of file.
+	limit = int(min(int64(limit), max(1, 2*lim.MaxPixels/(int64(l.width)*int64(l.height)))))
 	picks := l.sample(limit)
 	if len(picks) == 0 {
 		return nil
@@ -222,7 +226,7 @@ func (b *Budget) AnimationFrames(ctx context.Context, data []byte, lim Limits, l
 		return err
 	}
 	defer release()
-	return l.walk(picks, visit)
+	return l.walk(ctx, picks, visit)
 }
 
 // reserveAnimation reserves what AnimationFrames holds at once.
@@ -235,7 +239,9 @@ func (b *Budget) reserveAnimation(ctx context.Context, l *gifLayout) (func(), er
 	for _, f := range l.frames {
 		largest = max(largest, int64(f.rect.Dx())*int64(f.rect.Dy()))
 	}
-	n := 8*px + largest + hashBytes(l.width, l.height)
+	// The canvas, the part of it a restore-to-previous frame covers, and
+	// the frame itself (a palette index a pixel).
+	n := 4*px + 5*largest + hashBytes(l.width, l.height)
 	if n > b.size {
 		e := invalid(FormatGIF, fmt.Sprintf("animated GIF is %dx%d and takes about %d bytes to draw, more than the server's image decode budget of %d bytes",
 			l.width, l.height, n, b.size), nil)
@@ -250,10 +256,16 @@ func (b *Budget) reserveAnimation(ctx context.Context, l *gifLayout) (func(), er
 }
 
 // walk draws the frames in order up to the last of picks, visiting those
-// picked.
-func (l *gifLayout) walk(picks []int, visit func(AnimationFrame) error) error {
+// picked, until ctx ends. At the limits (5,000 frames of 50 MP in all) it
+// costs about a second of CPU, as decoding a 50 MP still image does
+// (BenchmarkAnimationFramesAtTheLimits).
+func (l *gifLayout) walk(ctx context.Context, picks []int, visit func(AnimationFrame) error) error {
 	screen := image.Rect(0, 0, l.width, l.height)
 	canvas := image.NewRGBA(screen)
+	// A frame disposed to the previous state changes only its own
+	// rectangle, so that is all that is kept: a copy of the whole canvas
+	// for each of thousands of one-pixel frames would cost more than
+	// decoding them.
 	var previous *image.RGBA
 	var start int64
 	one := make([]byte, 0, len(l.head)+64)
@@ -262,18 +274,19 @@ func (l *gifLayout) walk(picks []int, visit func(AnimationFrame) error) error {
 		if next == len(picks) {
 			return nil
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		one = append(append(append(append(one[:0], l.head...), f.control...), f.image...), 0x3b)
 		frame, err := decodeFrame(one)
 		if err != nil {
 			return nil // a viewer stops at a frame it cannot read
 		}
+		covered := f.rect.Intersect(screen)
 		if f.disposal == 3 {
-			if previous == nil {
-				previous = image.NewRGBA(screen)
-			}
-			copy(previous.Pix, canvas.Pix)
+			previous = saveRect(previous, canvas, covered)
 		}
-		draw.Draw(canvas, frame.Bounds().Intersect(screen), frame, frame.Bounds().Min, draw.Over)
+		draw.Draw(canvas, covered, frame, covered.Min, draw.Over)
 		if i == picks[next] {
 			next++
 			if err := visit(AnimationFrame{Image: canvas, Index: i, StartMs: start, EndMs: start + f.delayMs}); err != nil {
@@ -285,10 +298,22 @@ func (l *gifLayout) walk(picks []int, visit func(AnimationFrame) error) error {
 		case 2: // restore to background: browsers clear to transparent
 			draw.Draw(canvas, f.rect.Intersect(screen), image.Transparent, image.Point{}, draw.Src)
 		case 3:
-			copy(canvas.Pix, previous.Pix)
+			draw.Draw(canvas, covered, previous, covered.Min, draw.Src)
 		}
 	}
 	return nil
+}
+
+// saveRect copies r of canvas into buf (reallocated only when too small)
+// and returns it with r as its bounds.
+func saveRect(buf, canvas *image.RGBA, r image.Rectangle) *image.RGBA {
+	n := 4 * r.Dx() * r.Dy()
+	if buf == nil || cap(buf.Pix) < n {
+		buf = &image.RGBA{Pix: make([]byte, n)}
+	}
+	buf.Pix, buf.Stride, buf.Rect = buf.Pix[:n], 4*r.Dx(), r
+	draw.Draw(buf, r, canvas, r.Min, draw.Src)
+	return buf
 }
 
 // decodeFrame decodes a one-frame GIF, recovering from a decoder panic as

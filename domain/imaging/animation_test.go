@@ -157,6 +157,10 @@ func TestAnimationFramesLimits(t *testing.T) {
 	t.Parallel()
 	full := image.Rect(0, 0, 16, 16)
 	three := encodeAnimation(t, 16, 16, []animFrame{{full, red, 10, 0}, {full, white, 10, 0}, {full, black, 10, 0}})
+	dots := []animFrame{{full, red, 10, 0}}
+	for range 4 {
+		dots = append(dots, animFrame{image.Rect(0, 0, 1, 1), white, 10, 3})
+	}
 	var many []animFrame
 	for range MaxAnimationFrames + 1 {
 		many = append(many, animFrame{image.Rect(0, 0, 1, 1), red, 10, 0})
@@ -171,6 +175,8 @@ func TestAnimationFramesLimits(t *testing.T) {
 	}{
 		{"within limits", three, Limits{}, NewBudget(0), 2, false},
 		{"no budget", three, Limits{}, nil, 2, false},
+		{"tiny frames on a large canvas", encodeAnimation(t, 16, 16, dots), Limits{}, NewBudget(0), 4, false},
+		{"hashing bounded by the canvas", encodeAnimation(t, 16, 16, dots), Limits{MaxPixels: 300}, NewBudget(0), 2, false},
 		{"frames' pixels past the limit", three, Limits{MaxPixels: 700}, NewBudget(0), 0, true},
 		{"too many frames", encodeAnimation(t, 1, 1, many), Limits{}, NewBudget(0), 0, true},
 		{"canvas past the budget", three, Limits{}, NewBudget(1000), 0, true},
@@ -234,4 +240,25 @@ func FuzzAnimationFrames(f *testing.F) {
 			t.Fatalf("%d frames visited, at most 4 asked", n)
 		}
 	})
+}
+
+// BenchmarkAnimationFramesAtTheLimits is the most an animation within the
+// limits costs: 5,000 frames of 100x100 (50 MP in all), each drawn and
+// restored, 32 of them hashed.
+func BenchmarkAnimationFramesAtTheLimits(b *testing.B) {
+	frames := []animFrame{{image.Rect(0, 0, 100, 100), red, 2, 0}}
+	for i := range MaxAnimationFrames - 1 {
+		frames = append(frames, animFrame{image.Rect(0, 0, 100, 100), []color.Color{white, black}[i%2], 2, 3})
+	}
+	data := encodeAnimation(b, 100, 100, frames)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		err := NewBudget(0).AnimationFrames(context.Background(), data, Limits{}, 32, func(f AnimationFrame) error {
+			PDQ(f.Image)
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
 }
