@@ -253,7 +253,7 @@ type decision struct {
 // an ALLOW match wins over everything; SHADOW matches are recorded; the
 // nearest ENFORCE match whose hash is still ACTIVE (after counting this hit
 // against its list's flood limit) rejects.
-func (s *Service) decide(ctx context.Context, hits []hit, contentHash string, at *domain.FrameSegment) (decision, error) {
+func (s *Service) decide(ctx context.Context, hits []hit, contentHash string, at *domain.FrameSegment, seen matched) (decision, error) {
 	var dec decision
 	for i := range hits {
 		if hits[i].list.list.Mode == domain.HashListAllow {
@@ -271,6 +271,17 @@ func (s *Service) decide(ctx context.Context, hits []hit, contentHash string, at
 				continue // one rejection is enough
 			}
 			flood = l.FloodLimit
+		}
+		// An earlier frame of the content matched this hash and did not
+		// reject: it is recorded already, and its state is the same.
+		key := [2]string{l.ID, h.hash}
+		if seen[key] {
+			continue
+		}
+		// An ENFORCE hit an ALLOW match let through is decided again on a
+		// frame without the ALLOW match.
+		if seen != nil && (l.Mode != domain.HashListEnforce || dec.allowed == nil) {
+			seen[key] = true
 		}
 		out, err := s.store.RecordHit(ctx, domain.HashHit{ListID: l.ID, Hash: h.hash, ContentHash: contentHash, At: now}, flood)
 		if err != nil {

@@ -232,12 +232,16 @@ func (s *Service) CheckAt(ctx context.Context, accountID, jobID string, data []b
 		return nil, unreadable(err, contentHash)
 	}
 	pdq, quality := imaging.PDQ(img)
-	if err := s.match(ctx, accountID, jobID, d, pdq, quality, contentHash, at); err != nil {
+	var seen matched
+	if at == nil && format == imaging.FormatGIF {
+		seen = matched{}
+	}
+	if err := s.match(ctx, accountID, jobID, d, pdq, quality, contentHash, at, seen); err != nil {
 		release()
 		return nil, err
 	}
-	if at == nil && format == imaging.FormatGIF {
-		if err := s.checkAnimation(ctx, accountID, jobID, data, contentHash); err != nil {
+	if seen != nil {
+		if err := s.checkAnimation(ctx, accountID, jobID, data, contentHash, seen); err != nil {
 			release()
 			return nil, err
 		}
@@ -255,11 +259,12 @@ const MaxAnimationFramesChecked = 32
 // checkAnimation matches the frames of an animated GIF against the lists,
 // as a video's: a rejection and a shadow match carry the frame's time
 // range. The frames have no bytes of their own, so only PDQ lists match
-// them.
-func (s *Service) checkAnimation(ctx context.Context, accountID, jobID string, data []byte, contentHash string) error {
+// them. A list's hash that matched an earlier frame (or the first) is not
+// counted again: one content is one match, however many frames show it.
+func (s *Service) checkAnimation(ctx context.Context, accountID, jobID string, data []byte, contentHash string, seen matched) error {
 	err := s.cfg.DecodeBudget.AnimationFrames(ctx, data, s.cfg.Limits, MaxAnimationFramesChecked, func(f imaging.AnimationFrame) error {
 		pdq, quality := imaging.PDQ(f.Image)
-		return s.match(ctx, accountID, jobID, imaging.Digests{}, pdq, quality, contentHash, &domain.FrameSegment{StartMs: f.StartMs, EndMs: f.EndMs})
+		return s.match(ctx, accountID, jobID, imaging.Digests{}, pdq, quality, contentHash, &domain.FrameSegment{StartMs: f.StartMs, EndMs: f.EndMs}, seen)
 	})
 	var ie *imaging.Error
 	if errors.As(err, &ie) {
@@ -287,14 +292,19 @@ func unreadable(err error, contentHash string) error {
 		MatchConfidence: domain.MatchConfidenceUnspecified}}
 }
 
+// matched is the lists' hashes one content has matched so far, by list id
+// and hash.
+type matched map[[2]string]bool
+
 // match looks the hashes up and decides: a rejection is audited and
-// returned as *Blocked; shadow matches are recorded by decide.
-func (s *Service) match(ctx context.Context, accountID, jobID string, d imaging.Digests, pdq imaging.Hash, quality int, contentHash string, at *domain.FrameSegment) error {
+// returned as *Blocked; shadow matches are recorded by decide, except those
+// in seen (nil: none), to which the others are added.
+func (s *Service) match(ctx context.Context, accountID, jobID string, d imaging.Digests, pdq imaging.Hash, quality int, contentHash string, at *domain.FrameSegment, seen matched) error {
 	hits := s.snap.Load().lookup(accountID, d, pdq, quality >= s.cfg.MinPDQQuality)
 	if len(hits) == 0 {
 		return nil
 	}
-	dec, err := s.decide(ctx, hits, contentHash, at)
+	dec, err := s.decide(ctx, hits, contentHash, at, seen)
 	if err != nil {
 		return err
 	}

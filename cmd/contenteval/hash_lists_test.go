@@ -386,10 +386,10 @@ func TestHashListVideo(t *testing.T) {
 	})
 }
 
-// animationWithFrame is a 128x128 GIF: two seconds of white, two of a
-// textured frame, one of white; and the PDQ of the textured frame as
-// shown (its colours reduced to the GIF's palette).
-func animationWithFrame(t *testing.T) ([]byte, imaging.Hash) {
+// animation is a 128x128 GIF of white ('w') and textured ('t') frames
+// shown for delays hundredths of a second each; and the PDQ of the
+// textured frame as shown (its colours reduced to the GIF's palette).
+func animation(t *testing.T, frames string, delays ...int) ([]byte, imaging.Hash) {
 	t.Helper()
 	png, _ := texturedImage(t, 6, 0)
 	src, _, err := imaging.Decode(png, imaging.Limits{})
@@ -399,8 +399,12 @@ func animationWithFrame(t *testing.T) ([]byte, imaging.Hash) {
 	draw.FloydSteinberg.Draw(textured, bounds, src, image.Point{})
 	white := image.NewPaletted(bounds, palette.Plan9)
 	draw.Draw(white, bounds, image.White, image.Point{}, draw.Src)
+	g := &gif.GIF{Delay: delays}
+	for _, f := range frames {
+		g.Image = append(g.Image, map[rune]*image.Paletted{'w': white, 't': textured}[f])
+	}
 	var b bytes.Buffer
-	require.NoError(t, gif.EncodeAll(&b, &gif.GIF{Image: []*image.Paletted{white, textured, white}, Delay: []int{200, 200, 100}}))
+	require.NoError(t, gif.EncodeAll(&b, g))
 	h, q := imaging.PDQ(textured)
 	require.GreaterOrEqual(t, q, imaging.RecommendedMinPDQQuality)
 	return b.Bytes(), h
@@ -408,10 +412,11 @@ func animationWithFrame(t *testing.T) ([]byte, imaging.Hash) {
 
 // TestHashListAnimation: an animated GIF one of whose later frames matches
 // an ENFORCE list is refused (499) with the frame's time range; on a
-// SHADOW list it completes and the match is counted. The same GIF without
-// that frame passes.
+// SHADOW list it completes and the match is counted, once for a GIF that
+// shows the frame twice. A GIF without that frame passes.
 func TestHashListAnimation(t *testing.T) {
-	data, pdq := animationWithFrame(t)
+	data, pdq := animation(t, "wtw", 200, 200, 100)
+	twice, _ := animation(t, "wtwt", 200, 200, 100, 100)
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
 		hl := env.hashLists(t, env.PolicyFirst.Token)
 		policyID := env.createPolicy(env.PolicyFirst.Token, "gif")
@@ -434,6 +439,8 @@ func TestHashListAnimation(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
 		require.Nil(t, hl.submitImage(policyID, data), "a SHADOW list does not refuse")
 		require.EqualValues(t, 2, hl.entry(l.ListId, pdq.String()).MatchCount)
+		require.Nil(t, hl.submitImage(policyID, twice))
+		require.EqualValues(t, 3, hl.entry(l.ListId, pdq.String()).MatchCount, "a content showing the frame twice is one match")
 	})
 }
 
