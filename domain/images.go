@@ -28,6 +28,9 @@ type InspectedImage struct {
 	// that see images.
 	Encoded   []byte
 	MediaType string
+	// PrecheckMatches are the hash-list matches that let the image through
+	// (SHADOW lists), for the report.
+	PrecheckMatches []rules.PrecheckMatch
 }
 
 // ImageInspector fetches (imageUrl), prechecks and analyses one image entry

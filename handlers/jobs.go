@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -286,6 +287,23 @@ func toAPIReport(j *domain.Job, r *domain.JobResult) *gen.EvaluationReport {
 	}
 	if j.LabelID != "" {
 		out.LabelId, out.LabelVersionId = ptr(j.LabelID), ptr(j.LabelVersionID)
+	}
+	if len(rep.Precheck) > 0 {
+		out.PrecheckMatches = ptr(toAPIPrecheckMatches(rep.Precheck))
+	}
+	return out
+}
+
+func toAPIPrecheckMatches(ms []rules.PrecheckMatch) []gen.PrecheckMatch {
+	out := make([]gen.PrecheckMatch, len(ms))
+	for i, m := range ms {
+		out[i] = gen.PrecheckMatch{ListId: m.ListID, ListName: m.ListName, Kind: gen.HashListKind(m.Kind), MatchedHash: m.Hash,
+			Distance: int32(m.Distance), MatchConfidence: gen.PrecheckMatchConfidence(m.Confidence),
+			Source: nonEmpty(m.Source), Note: nonEmpty(m.Note)}
+		if m.Frame != nil {
+			out[i].FrameStartMs = ptr(strconv.FormatInt(m.Frame.StartMs, 10))
+			out[i].FrameEndMs = ptr(strconv.FormatInt(m.Frame.EndMs, 10))
+		}
 	}
 	return out
 }

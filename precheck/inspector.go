@@ -61,7 +61,7 @@ func (in *Inspector) InspectImage(ctx context.Context, accountID, jobID string, 
 	}
 	defer img.Release() // OCR is the pixels' last use
 	out := &domain.InspectedImage{
-		ContentHash: img.ContentHash, Encoded: data, MediaType: http.DetectContentType(data),
+		ContentHash: img.ContentHash, Encoded: data, MediaType: http.DetectContentType(data), PrecheckMatches: img.PrecheckMatches,
 		Features: rules.ImageFeatures{PDQ: img.PDQ, PDQQuality: img.PDQQuality, HasPDQ: img.PDQQuality >= in.Service.cfg.MinPDQQuality,
 			MD5: img.Digests.MD5, SHA1: img.Digests.SHA1},
 	}

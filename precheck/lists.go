@@ -7,6 +7,7 @@ import (
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/imaging"
+	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -253,7 +254,7 @@ type decision struct {
 // an ALLOW match wins over everything; SHADOW matches are recorded; the
 // nearest ENFORCE match whose hash is still ACTIVE (after counting this hit
 // against its list's flood limit) rejects.
-func (s *Service) decide(ctx context.Context, hits []hit, contentHash string, at *domain.FrameSegment, seen matched) (decision, error) {
+func (s *Service) decide(ctx context.Context, hits []hit, contentHash string, at *domain.FrameSegment, tally *Tally) (decision, error) {
 	var dec decision
 	for i := range hits {
 		if hits[i].list.list.Mode == domain.HashListAllow {
@@ -273,15 +274,11 @@ func (s *Service) decide(ctx context.Context, hits []hit, contentHash string, at
 			flood = l.FloodLimit
 		}
 		// An earlier frame of the content matched this hash and did not
-		// reject: it is recorded already, and its state is the same.
-		key := [2]string{l.ID, h.hash}
-		if seen[key] {
-			continue
-		}
-		// An ENFORCE hit an ALLOW match let through is decided again on a
+		// reject: it is recorded already, and its state is the same. An
+		// ENFORCE hit an ALLOW match let through is decided again on a
 		// frame without the ALLOW match.
-		if seen != nil && (l.Mode != domain.HashListEnforce || dec.allowed == nil) {
-			seen[key] = true
+		if !tally.first(l.ID, h.hash, l.Mode != domain.HashListEnforce || dec.allowed == nil) {
+			continue
 		}
 		out, err := s.store.RecordHit(ctx, domain.HashHit{ListID: l.ID, Hash: h.hash, ContentHash: contentHash, At: now}, flood)
 		if err != nil {
@@ -302,6 +299,12 @@ func (s *Service) decide(ctx context.Context, hits []hit, contentHash string, at
 		switch {
 		case l.Mode == domain.HashListShadow:
 			dec.shadow = append(dec.shadow, *h)
+			m := rules.PrecheckMatch{ListID: l.ID, ListName: l.Name, Kind: string(h.kind), Hash: h.hash, Distance: h.distance,
+				Confidence: string(h.confidence), Source: h.source, Note: h.note}
+			if at != nil {
+				m.Frame = &rules.FrameTime{StartMs: at.StartMs, EndMs: at.EndMs}
+			}
+			tally.addShadow(m)
 			if s.log != nil {
 				args := []any{"list", l.ID, "list_name", l.Name, "hash", h.hash, "distance", h.distance, "source", h.source, "content_hash", contentHash}
 				if at != nil {

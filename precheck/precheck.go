@@ -13,12 +13,14 @@ import (
 	"io"
 	"log/slog"
 	"regexp"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/imaging"
+	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -156,6 +158,9 @@ type Image struct {
 	PDQ         imaging.Hash
 	PDQQuality  int
 	ContentHash string
+	// PrecheckMatches are the SHADOW matches that let it through (Check
+	// only; CheckAt leaves them in its tally).
+	PrecheckMatches []rules.PrecheckMatch
 
 	release func()
 }
@@ -218,13 +223,19 @@ func (b *Blocked) Reason() string {
 // decode budget. The caller must Release the returned image once done with
 // its pixels. accountID and jobID are for the audit record.
 func (s *Service) Check(ctx context.Context, accountID, jobID string, data []byte) (*Image, error) {
-	return s.CheckAt(ctx, accountID, jobID, data, nil)
+	tally := &Tally{}
+	img, err := s.CheckAt(ctx, accountID, jobID, data, nil, tally)
+	if img != nil {
+		img.PrecheckMatches = tally.PrecheckMatches()
+	}
+	return img, err
 }
 
 // CheckAt is Check for a video frame of the segment at: a rejection and a
 // shadow match carry its time range. An animated GIF (at nil) is checked
-// frame by frame as well (checkAnimation).
-func (s *Service) CheckAt(ctx context.Context, accountID, jobID string, data []byte, at *domain.FrameSegment) (*Image, error) {
+// frame by frame as well (checkAnimation). The matches of every image of
+// one content (a video's frames) go to one tally.
+func (s *Service) CheckAt(ctx context.Context, accountID, jobID string, data []byte, at *domain.FrameSegment, tally *Tally) (*Image, error) {
 	d := imaging.Digest(data)
 	contentHash := d.ContentHash()
 	img, format, release, err := s.cfg.DecodeBudget.Decode(ctx, data, s.cfg.Limits)
@@ -232,16 +243,12 @@ func (s *Service) CheckAt(ctx context.Context, accountID, jobID string, data []b
 		return nil, unreadable(err, contentHash)
 	}
 	pdq, quality := imaging.PDQ(img)
-	var seen matched
-	if at == nil && format == imaging.FormatGIF {
-		seen = matched{}
-	}
-	if err := s.match(ctx, accountID, jobID, d, pdq, quality, contentHash, at, seen); err != nil {
+	if err := s.match(ctx, accountID, jobID, d, pdq, quality, contentHash, at, tally); err != nil {
 		release()
 		return nil, err
 	}
-	if seen != nil {
-		if err := s.checkAnimation(ctx, accountID, jobID, data, contentHash, seen); err != nil {
+	if at == nil && format == imaging.FormatGIF {
+		if err := s.checkAnimation(ctx, accountID, jobID, data, contentHash, tally); err != nil {
 			release()
 			return nil, err
 		}
@@ -261,10 +268,10 @@ const MaxAnimationFramesChecked = 32
 // range. The frames have no bytes of their own, so only PDQ lists match
 // them. A list's hash that matched an earlier frame (or the first) is not
 // counted again: one content is one match, however many frames show it.
-func (s *Service) checkAnimation(ctx context.Context, accountID, jobID string, data []byte, contentHash string, seen matched) error {
+func (s *Service) checkAnimation(ctx context.Context, accountID, jobID string, data []byte, contentHash string, tally *Tally) error {
 	err := s.cfg.DecodeBudget.AnimationFrames(ctx, data, s.cfg.Limits, MaxAnimationFramesChecked, func(f imaging.AnimationFrame) error {
 		pdq, quality := imaging.PDQ(f.Image)
-		return s.match(ctx, accountID, jobID, imaging.Digests{}, pdq, quality, contentHash, &domain.FrameSegment{StartMs: f.StartMs, EndMs: f.EndMs}, seen)
+		return s.match(ctx, accountID, jobID, imaging.Digests{}, pdq, quality, contentHash, &domain.FrameSegment{StartMs: f.StartMs, EndMs: f.EndMs}, tally)
 	})
 	var ie *imaging.Error
 	if errors.As(err, &ie) {
@@ -292,19 +299,66 @@ func unreadable(err error, contentHash string) error {
 		MatchConfidence: domain.MatchConfidenceUnspecified}}
 }
 
-// matched is the lists' hashes one content has matched so far, by list id
-// and hash.
-type matched map[[2]string]bool
+// Tally is what the checks of one content's images (a video's frames, an
+// animation's) have matched so far: a list's hash is recorded once per
+// content, and its SHADOW matches go to the report. A nil *Tally keeps
+// nothing; a Tally is safe for concurrent use.
+type Tally struct {
+	mu     sync.Mutex
+	seen   map[[2]string]bool // list id, hash
+	shadow []rules.PrecheckMatch
+}
+
+// PrecheckMatches returns the SHADOW matches so far, in the order they
+// were first made.
+func (t *Tally) PrecheckMatches() []rules.PrecheckMatch {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.shadow)
+}
+
+// first reports whether the content has not matched list's hash before,
+// and marks it matched when mark is set.
+func (t *Tally) first(list, hash string, mark bool) bool {
+	if t == nil {
+		return true
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	key := [2]string{list, hash}
+	if t.seen[key] {
+		return false
+	}
+	if mark {
+		if t.seen == nil {
+			t.seen = map[[2]string]bool{}
+		}
+		t.seen[key] = true
+	}
+	return true
+}
+
+func (t *Tally) addShadow(m rules.PrecheckMatch) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.shadow = append(t.shadow, m)
+}
 
 // match looks the hashes up and decides: a rejection is audited and
-// returned as *Blocked; shadow matches are recorded by decide, except those
-// in seen (nil: none), to which the others are added.
-func (s *Service) match(ctx context.Context, accountID, jobID string, d imaging.Digests, pdq imaging.Hash, quality int, contentHash string, at *domain.FrameSegment, seen matched) error {
+// returned as *Blocked; shadow matches are recorded by decide and kept in
+// tally.
+func (s *Service) match(ctx context.Context, accountID, jobID string, d imaging.Digests, pdq imaging.Hash, quality int, contentHash string, at *domain.FrameSegment, tally *Tally) error {
 	hits := s.snap.Load().lookup(accountID, d, pdq, quality >= s.cfg.MinPDQQuality)
 	if len(hits) == 0 {
 		return nil
 	}
-	dec, err := s.decide(ctx, hits, contentHash, at, seen)
+	dec, err := s.decide(ctx, hits, contentHash, at, tally)
 	if err != nil {
 		return err
 	}

@@ -123,6 +123,24 @@ func (h *hashListClient) submitImage(policyID string, img []byte) *client.Preche
 	return nil
 }
 
+// shadowMatches evaluates content synchronously, requires it to complete,
+// and returns its report's precheck matches, as the job's GET gives them
+// too (they are stored with the report).
+func (h *hashListClient) shadowMatches(policyID string, content client.ContentData) []client.PrecheckMatch {
+	h.t.Helper()
+	j := h.env.submit(h.tok, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true), ContentData: []client.ContentData{content}})
+	require.Equal(h.t, client.JOBSTATUSCOMPLETED, j.Status, "%+v", j.Error)
+	got, err := h.c.GetJobWithResponse(context.Background(), j.JobUuid)
+	require.NoError(h.t, err)
+	require.Equal(h.t, http.StatusOK, got.StatusCode(), "%s", got.Body)
+	rep := (*got.JSON200.Job.Results)[0].Report
+	require.Equal(h.t, (*j.Results)[0].Report.PrecheckMatches, rep.PrecheckMatches, "stored as answered")
+	if rep.PrecheckMatches == nil {
+		return nil
+	}
+	return *rep.PrecheckMatches
+}
+
 func bands(exact, high, medium, low int32) *client.HashBands {
 	return &client.HashBands{Exact: exact, High: high, Medium: medium, Low: low}
 }
@@ -175,7 +193,10 @@ func TestHashListModes(t *testing.T) {
 
 		shadow := hl.create(client.CreateHashListRequest{Name: "shadow", Kind: client.Pdq, Mode: ptr(client.HASHLISTMODESHADOW)})
 		hl.add(shadow.ListId, client.NewHashListEntry{Hash: pdq.String()})
-		require.Nil(t, hl.submitImage(policyID, img), "shadow does not reject")
+		ms := hl.shadowMatches(policyID, client.ContentData{Image: &img})
+		require.Len(t, ms, 1, "shadow does not reject, and the report says what matched")
+		require.Equal(t, client.PrecheckMatch{ListId: shadow.ListId, ListName: "shadow", Kind: client.Pdq, MatchedHash: pdq.String(),
+			MatchConfidence: client.PRECHECKMATCHCONFIDENCEHIGH}, ms[0])
 		require.EqualValues(t, 1, hl.entry(shadow.ListId, pdq.String()).MatchCount, "shadow records")
 
 		enforce := hl.create(client.CreateHashListRequest{Name: "enforce", Kind: client.Md5})
@@ -379,9 +400,11 @@ func TestHashListVideo(t *testing.T) {
 		r, err := hl.c.UpdateHashListWithResponse(context.Background(), l.ListId, client.UpdateHashListRequest{Mode: ptr(client.HASHLISTMODESHADOW)})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-		j = env.submit(env.PolicyFirst.Token, client.CreateJobRequest{PolicyId: policyID, WaitForCompletion: ptr(true),
-			ContentData: []client.ContentData{{Video: &data}}})
-		require.Equal(t, client.JOBSTATUSCOMPLETED, j.Status, "%+v", j.Error)
+		ms := hl.shadowMatches(policyID, client.ContentData{Video: &data})
+		require.Len(t, ms, 1, "the report names the SHADOW match")
+		require.Equal(t, l.ListId, ms[0].ListId)
+		require.Equal(t, "2000", *ms[0].FrameStartMs)
+		require.Equal(t, "4000", *ms[0].FrameEndMs)
 		require.EqualValues(t, 2, hl.entry(l.ListId, pdq.String()).MatchCount)
 	})
 }
@@ -437,9 +460,15 @@ func TestHashListAnimation(t *testing.T) {
 		r, err := hl.c.UpdateHashListWithResponse(context.Background(), l.ListId, client.UpdateHashListRequest{Mode: ptr(client.HASHLISTMODESHADOW)})
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-		require.Nil(t, hl.submitImage(policyID, data), "a SHADOW list does not refuse")
+		ms := hl.shadowMatches(policyID, client.ContentData{Image: &data})
+		require.Len(t, ms, 1, "a SHADOW list does not refuse, and the report says what matched")
+		require.Equal(t, "2000", *ms[0].FrameStartMs)
+		require.Equal(t, "4000", *ms[0].FrameEndMs)
+		require.Equal(t, "test", *ms[0].Source)
 		require.EqualValues(t, 2, hl.entry(l.ListId, pdq.String()).MatchCount)
-		require.Nil(t, hl.submitImage(policyID, twice))
+		ms = hl.shadowMatches(policyID, client.ContentData{Image: &twice})
+		require.Len(t, ms, 1, "a content showing the frame twice is one match")
+		require.Equal(t, "2000", *ms[0].FrameStartMs)
 		require.EqualValues(t, 3, hl.entry(l.ListId, pdq.String()).MatchCount, "a content showing the frame twice is one match")
 	})
 }

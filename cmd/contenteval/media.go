@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/domain"
+	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/contenteval/contenteval/media"
 	"github.com/contenteval/contenteval/precheck"
 	"github.com/contenteval/contenteval/safehttp"
@@ -79,20 +80,26 @@ func newMediaAnalyzer(cfg media.Config, allowPrivate bool, now time.Time, log *s
 	return media.New(cfg, tools, fetch)
 }
 
-// framePrecheck runs the image precheck (hash lists) on video frames, with
-// the account and job for the audit record; a match is the precheck's
-// *Blocked, which fails the job with CONTENT_BLOCKED.
+// framePrecheck runs the image precheck (hash lists) on the frames of one
+// video, with the account and job for the audit record; a match is the
+// precheck's *Blocked, which fails the job with CONTENT_BLOCKED. The
+// frames share a tally: a hash several frames match counts once, and the
+// SHADOW matches go to the video's report.
 type framePrecheck struct {
 	svc              *precheck.Service
 	accountID, jobID string
+	tally            precheck.Tally
 }
 
-func (p framePrecheck) PrecheckFrame(ctx context.Context, f domain.VideoFrame) error {
+func (p *framePrecheck) PrecheckFrame(ctx context.Context, f domain.VideoFrame) error {
 	seg := f.Segment
-	img, err := p.svc.CheckAt(ctx, p.accountID, p.jobID, f.Encoded, &seg)
+	img, err := p.svc.CheckAt(ctx, p.accountID, p.jobID, f.Encoded, &seg, &p.tally)
 	img.Release()
 	return err
 }
+
+// PrecheckMatches returns the video's SHADOW matches.
+func (p *framePrecheck) PrecheckMatches() []rules.PrecheckMatch { return p.tally.PrecheckMatches() }
 
 // framePrecheckFor adapts the precheck service to the job worker.
 func framePrecheckFor(svc *precheck.Service) domain.FramePrecheckFor {
@@ -100,6 +107,6 @@ func framePrecheckFor(svc *precheck.Service) domain.FramePrecheckFor {
 		return nil
 	}
 	return func(accountID, jobID string) domain.FramePrecheck {
-		return framePrecheck{svc: svc, accountID: accountID, jobID: jobID}
+		return &framePrecheck{svc: svc, accountID: accountID, jobID: jobID}
 	}
 }

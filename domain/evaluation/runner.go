@@ -91,6 +91,7 @@ type InspectedItem struct {
 	content  rules.Content
 	modality domain.Modality
 	hash     string
+	precheck []rules.PrecheckMatch
 }
 
 // ContentHash is the item's hash: the one of submission, or of the fetched
@@ -256,7 +257,7 @@ func (r *ItemRunner) inspect(ctx context.Context, it Item) (*InspectedItem, erro
 			return nil, err
 		}
 		in.content = rules.Content{Text: img.Text, Image: &img.Features, Modality: "image", ImageBytes: img.Encoded, ImageType: img.MediaType}
-		in.hash, in.modality = img.ContentHash, domain.ModalityImage
+		in.hash, in.modality, in.precheck = img.ContentHash, domain.ModalityImage, img.PrecheckMatches
 	case domain.ContentText:
 	default:
 		in.content = rules.Content{}
@@ -278,6 +279,7 @@ func (r *ItemRunner) evaluate(ctx context.Context, in *InspectedItem, eval Evalu
 	if err != nil {
 		return nil, nil, err
 	}
+	rep = withPrecheck(rep, in.precheck)
 	res := r.result(in.item, in.hash, rep)
 	return res, sectionHits(in.item.JobID, res.ID, in.modality, rep, seq), nil
 }
@@ -314,8 +316,22 @@ func (r *ItemRunner) evaluateMedia(ctx context.Context, it Item, eval EvaluateFu
 	if cut && res.Report != nil {
 		res.Report.HitsTruncated = true
 	}
+	if m, ok := pre.(interface{ PrecheckMatches() []rules.PrecheckMatch }); ok {
+		res.Report = withPrecheck(res.Report, m.PrecheckMatches())
+	}
 	jr := r.result(it, hash, res.Report)
 	return jr, TimedLabelHits(it.JobID, jr.ID, hits, seq), nil
+}
+
+// withPrecheck is rep with the precheck's matches, a copy when there are
+// any: an evaluation may hand the same report to several items.
+func withPrecheck(rep *rules.Report, matches []rules.PrecheckMatch) *rules.Report {
+	if rep == nil || len(matches) == 0 {
+		return rep
+	}
+	cp := *rep
+	cp.Precheck = matches
+	return &cp
 }
 
 func (r *ItemRunner) result(it Item, hash string, rep *rules.Report) *domain.JobResult {

@@ -38,6 +38,27 @@ type Report struct {
 	// timed hits are not all there are (the bounds of
 	// evaluation.LimitTimedHits). Only hits are left out.
 	HitsTruncated bool `json:",omitempty"`
+	// Precheck lists the hash-list matches that let the content through
+	// (SHADOW lists), each once however many frames showed it.
+	Precheck []PrecheckMatch `json:",omitempty"`
+}
+
+// PrecheckMatch is a hash-list match recorded without rejecting the
+// content: which list and hash, how near, and for a video or an animated
+// image the time range of the first frame that matched.
+type PrecheckMatch struct {
+	ListID, ListName string
+	Kind             string // md5, sha1 or pdq
+	Hash             string // the list's hash that matched
+	Distance         int
+	Confidence       string
+	Source, Note     string
+	Frame            *FrameTime `json:",omitempty"`
+}
+
+// FrameTime is the time range a frame is shown, in milliseconds.
+type FrameTime struct {
+	StartMs, EndMs int64
 }
 
 // SectionReport is the evaluation of one LABEL/SECTION block.

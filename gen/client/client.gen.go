@@ -1139,6 +1139,11 @@ type EvaluationReport struct {
 	PolicyKey       string             `json:"policyKey"`
 	PolicyVersionId string             `json:"policyVersionId"`
 
+	// PrecheckMatches The hash-list matches that let the content through (SHADOW lists), each list's
+	// hash once however many frames showed it; for a video or an animated GIF with the
+	// time range of the first frame that matched. Absent when there are none.
+	PrecheckMatches *[]PrecheckMatch `json:"precheckMatches,omitempty"`
+
 	// Result FAILED means a signal could not be evaluated (score -1), never a silent FALSE.
 	Result                   Outcome         `json:"result"`
 	ReviewResult             *ReviewResult   `json:"reviewResult,omitempty"`
@@ -1886,6 +1891,31 @@ type PrecheckFailureStatus struct {
 
 // PrecheckFailureType defines model for PrecheckFailureType.
 type PrecheckFailureType string
+
+// PrecheckMatch A hash-list match recorded without rejecting the content.
+type PrecheckMatch struct {
+	// Distance PDQ Hamming distance; 0 for md5 and sha1.
+	Distance int32 `json:"distance"`
+
+	// FrameEndMs A 64-bit integer as a decimal string.
+	//
+	// Example: 1500
+	FrameEndMs *Int64String `json:"frameEndMs,omitempty"`
+
+	// FrameStartMs A 64-bit integer as a decimal string.
+	//
+	// Example: 1500
+	FrameStartMs    *Int64String            `json:"frameStartMs,omitempty"`
+	Kind            HashListKind            `json:"kind"`
+	ListId          string                  `json:"listId"`
+	ListName        string                  `json:"listName"`
+	MatchConfidence PrecheckMatchConfidence `json:"matchConfidence"`
+
+	// MatchedHash The list's hash that matched (hex).
+	MatchedHash string  `json:"matchedHash"`
+	Note        *string `json:"note,omitempty"`
+	Source      *string `json:"source,omitempty"`
+}
 
 // PrecheckMatchConfidence defines model for PrecheckMatchConfidence.
 type PrecheckMatchConfidence string
