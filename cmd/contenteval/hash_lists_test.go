@@ -409,10 +409,11 @@ func TestHashListVideo(t *testing.T) {
 	})
 }
 
-// animation is a 128x128 GIF of white ('w') and textured ('t') frames
-// shown for delays hundredths of a second each; and the PDQ of the
-// textured frame as shown (its colours reduced to the GIF's palette).
-func animation(t *testing.T, frames string, delays ...int) ([]byte, imaging.Hash) {
+// animation is a 128x128 GIF of white ('w'), textured ('t') and nearly
+// textured ('u': a corner changed) frames, shown for delays hundredths of
+// a second each; and the PDQ of the textured and nearly textured frames as
+// shown (their colours reduced to the GIF's palette).
+func animation(t *testing.T, frames string, delays ...int) ([]byte, imaging.Hash, imaging.Hash) {
 	t.Helper()
 	png, _ := texturedImage(t, 6, 0)
 	src, _, err := imaging.Decode(png, imaging.Limits{})
@@ -420,17 +421,21 @@ func animation(t *testing.T, frames string, delays ...int) ([]byte, imaging.Hash
 	bounds := image.Rect(0, 0, 128, 128)
 	textured := image.NewPaletted(bounds, palette.Plan9)
 	draw.FloydSteinberg.Draw(textured, bounds, src, image.Point{})
+	near := image.NewPaletted(bounds, palette.Plan9)
+	copy(near.Pix, textured.Pix)
+	draw.Draw(near, image.Rect(0, 0, 12, 12), image.White, image.Point{}, draw.Src)
 	white := image.NewPaletted(bounds, palette.Plan9)
 	draw.Draw(white, bounds, image.White, image.Point{}, draw.Src)
 	g := &gif.GIF{Delay: delays}
 	for _, f := range frames {
-		g.Image = append(g.Image, map[rune]*image.Paletted{'w': white, 't': textured}[f])
+		g.Image = append(g.Image, map[rune]*image.Paletted{'w': white, 't': textured, 'u': near}[f])
 	}
 	var b bytes.Buffer
 	require.NoError(t, gif.EncodeAll(&b, g))
 	h, q := imaging.PDQ(textured)
 	require.GreaterOrEqual(t, q, imaging.RecommendedMinPDQQuality)
-	return b.Bytes(), h
+	hu, _ := imaging.PDQ(near)
+	return b.Bytes(), h, hu
 }
 
 // TestHashListAnimation: an animated GIF one of whose later frames matches
@@ -438,8 +443,8 @@ func animation(t *testing.T, frames string, delays ...int) ([]byte, imaging.Hash
 // SHADOW list it completes and the match is counted, once for a GIF that
 // shows the frame twice. A GIF without that frame passes.
 func TestHashListAnimation(t *testing.T) {
-	data, pdq := animation(t, "wtw", 200, 200, 100)
-	twice, _ := animation(t, "wtwt", 200, 200, 100, 100)
+	data, pdq, _ := animation(t, "wtw", 200, 200, 100)
+	twice, _, _ := animation(t, "wtwt", 200, 200, 100, 100)
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
 		hl := env.hashLists(t, env.PolicyFirst.Token)
 		policyID := env.createPolicy(env.PolicyFirst.Token, "gif")
@@ -470,6 +475,30 @@ func TestHashListAnimation(t *testing.T) {
 		require.Len(t, ms, 1, "a content showing the frame twice is one match")
 		require.Equal(t, "2000", *ms[0].FrameStartMs)
 		require.EqualValues(t, 3, hl.entry(l.ListId, pdq.String()).MatchCount, "a content showing the frame twice is one match")
+	})
+}
+
+// TestHashListAnimationAllowIsPerFrame: an ALLOW list matching one frame
+// does not let another frame through that only an ENFORCE list matches,
+// though the ENFORCE list's hash is the same one the allowed frame matched.
+func TestHashListAnimationAllowIsPerFrame(t *testing.T) {
+	allowedThenNear, pdq, near := animation(t, "tu", 100, 100)
+	allowedTwice, _, _ := animation(t, "tt", 100, 100)
+	d := pdq.Distance(near)
+	require.True(t, d > 0 && d <= 60, "the near frame is %d bits from the textured one", d)
+	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
+		hl := env.hashLists(t, env.PolicyFirst.Token)
+		policyID := env.createPolicy(env.PolicyFirst.Token, "gif")
+		allow := hl.create(client.CreateHashListRequest{Name: "allow", Kind: client.Pdq, Mode: ptr(client.HASHLISTMODEALLOW), Bands: bands(0, 0, 0, 0)})
+		hl.add(allow.ListId, client.NewHashListEntry{Hash: pdq.String()})
+		enforce := hl.create(client.CreateHashListRequest{Name: "enforce", Kind: client.Pdq, Bands: bands(0, 20, 40, 60)})
+		hl.add(enforce.ListId, client.NewHashListEntry{Hash: pdq.String()})
+
+		require.Nil(t, hl.submitImage(policyID, allowedTwice), "the allowed frame passes")
+		f := hl.submitImage(policyID, allowedThenNear)
+		require.NotNil(t, f, "the frame only the ENFORCE list matches is refused")
+		require.Equal(t, enforce.ListId, *f.ListId)
+		require.Equal(t, "1000", *f.FrameStartMs)
 	})
 }
 
