@@ -24,11 +24,14 @@ func (s *Service) Notify() {
 }
 
 // renewWhileRunning keeps j's lease while it runs; losing it cancels the
-// job's context through cancel.
+// job's context through cancel. The lease is the one j holds now: j's
+// fields are rewritten when it finishes (finishAfter), while a renewal may
+// still be under way, so the renewer keeps its own copy.
 func (s *Service) renewWhileRunning(ctx context.Context, cancel context.CancelFunc, j *domain.Job) (stop func()) {
+	id, owner := j.ID, j.LeaseOwner
 	return KeepLease(ctx, cancel, s.cfg.Lease, func(ctx context.Context) error {
 		now := s.clock.Now()
-		return s.jobs.RenewLease(ctx, j.ID, j.LeaseOwner, now.Add(s.cfg.Lease), now)
+		return s.jobs.RenewLease(ctx, id, owner, now.Add(s.cfg.Lease), now)
 	})
 }
 
