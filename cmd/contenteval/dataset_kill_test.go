@@ -50,7 +50,15 @@ type killProc struct {
 }
 
 // startKillProc starts `contenteval serve` on dbURL and waits for /readyz.
+// Its job lease is 2 s, so that a killed process's jobs are re-claimed
+// soon.
 func startKillProc(t *testing.T, bin, dbURL, dataDir, keyFile string, jobWorkers int) *killProc {
+	t.Helper()
+	return startKillProcLease(t, bin, dbURL, dataDir, keyFile, jobWorkers, 2*time.Second)
+}
+
+// startKillProcLease is startKillProc with a job lease of lease.
+func startKillProcLease(t *testing.T, bin, dbURL, dataDir, keyFile string, jobWorkers int, lease time.Duration) *killProc {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -58,7 +66,7 @@ func startKillProc(t *testing.T, bin, dbURL, dataDir, keyFile string, jobWorkers
 	ln.Close()
 	cmd := exec.Command(bin, "serve", "--role=all", "--addr="+addr, "--database-url="+dbURL,
 		"--data-dir="+dataDir, "--jwt-key-file="+keyFile, "--rate-rps=0", "--log-level=error",
-		"--job-lease=2s", "--job-workers="+strconv.Itoa(jobWorkers), "--job-poll-interval=50ms", "--no-migrate=true")
+		"--job-lease="+lease.String(), "--job-workers="+strconv.Itoa(jobWorkers), "--job-poll-interval=50ms", "--no-migrate=true")
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	require.NoError(t, cmd.Start())
 	p := &killProc{cmd: cmd, url: "http://" + addr, done: make(chan struct{})}

@@ -59,9 +59,12 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	require.NoError(t, err)
 
 	// Each process's connections carry its name, so that the test can
-	// see when the dead one's last statements are over.
+	// see when the dead one's last statements are over. The lease outlasts
+	// the longest freeze (10 s) plus a renewal period (a third of it):
+	// otherwise process two would rightly re-claim the jobs of process one
+	// while it is frozen, before the test knows which they are.
 	start := func(name string) *killProc {
-		return startKillProc(t, bin, withApplicationName(t, dbURL, "ce-kill-"+name), filepath.Join(dir, name), keyFile, 2)
+		return startKillProcLease(t, bin, withApplicationName(t, dbURL, "ce-kill-"+name), filepath.Join(dir, name), keyFile, 2, 20*time.Second)
 	}
 	p1, p2 := start("one"), start("two")
 	clientOf := func(p *killProc) *client.ClientWithResponses { return p.client(t, token) }
@@ -85,7 +88,7 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	// while process two's change; if it froze between claims, it is resumed
 	// and frozen again later.
 	runningNow := func() map[string]map[string]bool { return runningJobsByOwner(t, admin, schema) }
-	deadline := time.Now().Add(2 * time.Minute)
+	deadline := time.Now().Add(3 * time.Minute)
 	var deadJobs []string
 	var deadOwner string
 	for deadJobs == nil {
