@@ -59,12 +59,9 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	require.NoError(t, err)
 
 	// Each process's connections carry its name, so that the test can
-	// see when the dead one's last statements are over. The lease outlasts
-	// the longest freeze (10 s) plus a renewal period (a third of it):
-	// otherwise process two would rightly re-claim the jobs of process one
-	// while it is frozen, before the test knows which they are.
+	// see when the dead one's last statements are over.
 	start := func(name string) *killProc {
-		return startKillProcLease(t, bin, withApplicationName(t, dbURL, "ce-kill-"+name), filepath.Join(dir, name), keyFile, 2, 20*time.Second)
+		return startKillProcLease(t, bin, withApplicationName(t, dbURL, "ce-kill-"+name), filepath.Join(dir, name), keyFile, 2, killTestLease)
 	}
 	p1, p2 := start("one"), start("two")
 	clientOf := func(p *killProc) *client.ClientWithResponses { return p.client(t, token) }
@@ -132,6 +129,12 @@ func TestTwoProcessesSurviveSIGKILL(t *testing.T) {
 	})
 	requireKillOutcome(t, admin, schema, c2, deadJobs, n)
 }
+
+// killTestLease is the job lease of the two-process kill test. It outlasts
+// the longest freeze (10 s) plus a renewal period (a third of it):
+// otherwise process two would rightly re-claim the jobs of process one
+// while it is frozen, before the test knows which they are.
+const killTestLease = 20 * time.Second
 
 // withApplicationName is dbURL with the sessions named name.
 func withApplicationName(t *testing.T, dbURL, name string) string {
