@@ -166,6 +166,10 @@ type VideoFrame struct {
 // blocked-content error and fail the job with CONTENT_BLOCKED.
 type FramePrecheck interface {
 	PrecheckFrame(ctx context.Context, f VideoFrame) error
+	// PrecheckMatches returns the matches of the frames checked so far
+	// that let them through (SHADOW lists), each list's hash once, for the
+	// video's report.
+	PrecheckMatches() []rules.PrecheckMatch
 }
 
 // MediaEvalFunc evaluates one piece of timed media — a frame (Content.Image

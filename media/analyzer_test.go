@@ -183,6 +183,8 @@ func (p *blockingPrecheck) PrecheckFrame(_ context.Context, f domain.VideoFrame)
 	return nil
 }
 
+func (p *blockingPrecheck) PrecheckMatches() []rules.PrecheckMatch { return nil }
+
 func TestAnalyzeVideoPrecheckBlocks(t *testing.T) {
 	t.Parallel()
 	tools := requireTools(t)

@@ -244,9 +244,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 // Decision is what the lists say about one content.
 type decision struct {
 	reject *hit
-	// shadow are the SHADOW lists' matches, allowed the ALLOW list that
-	// won, if any.
-	shadow  []hit
+	// allowed is the ALLOW list's match that won, if any.
 	allowed *hit
 }
 
@@ -298,7 +296,6 @@ func (s *Service) decide(ctx context.Context, hits []hit, contentHash string, at
 		}
 		switch {
 		case l.Mode == domain.HashListShadow:
-			dec.shadow = append(dec.shadow, *h)
 			m := rules.PrecheckMatch{ListID: l.ID, ListName: l.Name, Kind: string(h.kind), Hash: h.hash, Distance: h.distance,
 				Confidence: string(h.confidence), Source: h.source, Note: h.note}
 			if at != nil {

@@ -183,9 +183,6 @@ type Blocked struct {
 	// Match is set for hash-list matches; nil for images the check could not
 	// read (invalid or unsupported), for which it could not be completed.
 	Match *imaging.Result
-	// At is the time range of the frame that matched: of a video, or of an
-	// animated GIF; nil for a still image.
-	At *domain.FrameSegment
 }
 
 func (b *Blocked) Error() string { return b.Failure.Message }
@@ -197,8 +194,8 @@ func (b *Blocked) JobMessage() string {
 	if b.Match == nil {
 		msg = domain.ErrJobPrecheckFailed.Message
 	}
-	if b.At != nil {
-		msg += fmt.Sprintf(" A frame shown from %s to %s matched a hash list.", timecode(b.At.StartMs), timecode(b.At.EndMs))
+	if at := b.Failure.At; at != nil {
+		msg += fmt.Sprintf(" A frame shown from %s to %s matched a hash list.", timecode(at.StartMs), timecode(at.EndMs))
 	}
 	return msg
 }
@@ -375,7 +372,7 @@ func (s *Service) match(ctx context.Context, accountID, jobID string, d imaging.
 			s.log.Error("recording precheck match", "account", accountID, "job", jobID, "list", l.ID, "error", err.Error())
 		}
 	}
-	return &Blocked{At: at, Match: &imaging.Result{Matched: true, Confidence: h.confidence, Kind: h.kind, List: l.Name, Distance: h.distance},
+	return &Blocked{Match: &imaging.Result{Matched: true, Confidence: h.confidence, Kind: h.kind, List: l.Name, Distance: h.distance},
 		Failure: domain.PrecheckFailure{
 			Type: domain.PrecheckFailureNCMEC, Message: "the content matched a known-abuse hash list",
 			ContentHash: contentHash, MatchConfidence: h.confidence,

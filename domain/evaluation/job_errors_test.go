@@ -48,6 +48,7 @@ func (f *fakeAnalyzer) AnalyzeMedia(ctx context.Context, in domain.MediaInput, p
 type jobPrecheck struct{ account, job string }
 
 func (*jobPrecheck) PrecheckFrame(context.Context, domain.VideoFrame) error { return nil }
+func (*jobPrecheck) PrecheckMatches() []rules.PrecheckMatch                 { return nil }
 
 type blockedErr struct{ reason string }
 

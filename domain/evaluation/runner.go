@@ -316,8 +316,8 @@ func (r *ItemRunner) evaluateMedia(ctx context.Context, it Item, eval EvaluateFu
 	if cut && res.Report != nil {
 		res.Report.HitsTruncated = true
 	}
-	if m, ok := pre.(interface{ PrecheckMatches() []rules.PrecheckMatch }); ok {
-		res.Report = withPrecheck(res.Report, m.PrecheckMatches())
+	if pre != nil {
+		res.Report = withPrecheck(res.Report, pre.PrecheckMatches())
 	}
 	jr := r.result(it, hash, res.Report)
 	return jr, TimedLabelHits(it.JobID, jr.ID, hits, seq), nil

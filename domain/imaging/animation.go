@@ -31,12 +31,11 @@ type AnimationFrame struct {
 // control extension (if it has one) and its image descriptor up to the end
 // of its pixel data.
 type gifFrame struct {
-	control        []byte // the extension block, or nil
-	image          []byte // descriptor, local palette and LZW sub-blocks
-	rect           image.Rectangle
-	delayMs        int64
-	disposal       byte
-	hasTransparent bool
+	control  []byte // the extension block, or nil
+	image    []byte // descriptor, local palette and LZW sub-blocks
+	rect     image.Rectangle
+	delayMs  int64
+	disposal byte
 }
 
 // gifLayout is a GIF's screen and frames, read from its block structure
@@ -112,7 +111,6 @@ func scanGIF(data []byte) (*gifLayout, error) {
 			f := gifFrame{control: control, image: data[p:end], rect: image.Rect(x, y, x+w, y+h), delayMs: 100}
 			if control != nil {
 				f.disposal = control[3] >> 2 & 7
-				f.hasTransparent = control[3]&1 != 0
 				// Browsers show a delay of 0 or 1 hundredths as 100 ms.
 				if cs := int64(le16(control[4:])); cs > 1 {
 					f.delayMs = cs * 10
@@ -181,9 +179,9 @@ func (l *gifLayout) sample(n int) []int {
 // its first (which Decode gives), drawn as a viewer shows them and sampled
 // evenly over the animation's running time. A still image, or any format
 // but GIF, visits nothing. Every frame up to the last sampled one is
-// decoded, one at a time: the memory is a canvas, the canvas a frame
-// disposed to the previous one restores, and one frame, reserved in the
-// budget before the first decode. The frames together may not pass
+// decoded, one at a time: the memory is a canvas, the rectangle of it a
+// frame disposed to the previous state restores, and one frame, reserved
+// in the budget before the first decode. The frames together may not pass
 // lim.MaxPixels (decoding them is the CPU an animation costs), nor their
 // number MaxAnimationFrames: such an animation is a TooLarge *Error; and
 // the frames visited together at most twice lim.MaxPixels of canvas. A
@@ -296,7 +294,7 @@ func (l *gifLayout) walk(ctx context.Context, picks []int, visit func(AnimationF
 		start += f.delayMs
 		switch f.disposal {
 		case 2: // restore to background: browsers clear to transparent
-			draw.Draw(canvas, f.rect.Intersect(screen), image.Transparent, image.Point{}, draw.Src)
+			draw.Draw(canvas, covered, image.Transparent, image.Point{}, draw.Src)
 		case 3:
 			draw.Draw(canvas, covered, previous, covered.Min, draw.Src)
 		}
