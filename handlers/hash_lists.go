@@ -158,11 +158,11 @@ func (s *Server) ImportHashList(ctx context.Context, req gen.ImportHashListReque
 	if req.Params.Format != nil {
 		format = string(*req.Params.Format)
 	}
-	l, n, err := s.deps.HashLists.Import(ctx, AccountFrom(ctx).ID, req.ListId, format, strings.NewReader(*req.Body))
+	res, err := s.deps.HashLists.Import(ctx, AccountFrom(ctx).ID, req.ListId, format, strings.NewReader(*req.Body))
 	if err != nil {
 		return nil, err
 	}
-	return gen.ImportHashList200JSONResponse{HashList: s.apiHashList(l), Added: int64(n)}, nil
+	return gen.ImportHashList200JSONResponse{HashList: s.apiHashList(res.List), Added: int64(res.Added), Skipped: ptr(int64(res.Skipped))}, nil
 }
 
 // DeleteHashListHash removes a hash from a list of the account.

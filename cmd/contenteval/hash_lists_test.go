@@ -265,7 +265,7 @@ func TestHashListFlood(t *testing.T) {
 }
 
 // TestHashListImport: a file with a bad line imports nothing and names the
-// line; a good file and an HMA bank CSV import every hash with provenance.
+// line; a good file and a threatexchange signal CSV import every hash with provenance.
 func TestHashListImport(t *testing.T) {
 	forEachBackend(t, nil, func(t *testing.T, env *testEnv) {
 		hl := env.hashLists(t, env.PolicyFirst.Token)
@@ -291,15 +291,20 @@ func TestHashListImport(t *testing.T) {
 		require.Equal(t, "first", hl.entry(l.ListId, a).Note)
 
 		c := strings.Repeat("c", 64)
-		csv := "signal_type,signal_value,bank_name,bank_content_id\npdq," + c + ",NCMEC,42\nmd5,0123456789abcdef0123456789abcdef,NCMEC,43\n"
+		// The header and shape of python-threatexchange's `dataset -P --csv`.
+		csv := "collab,signal_type,signal_str,category,tags\nNCMEC,pdq," + c + ",TRUE_POSITIVE,media_type_photo\n" +
+			"NCMEC,video_md5,0123456789abcdef0123456789abcdef,TRUE_POSITIVE,\nNCMEC,url,https://example.test/,WORTH_INVESTIGATING,\n"
 		r, err = hl.c.ImportHashListWithTextBodyWithResponse(ctx, l.ListId, &client.ImportHashListParams{Format: ptr(client.HASHLISTIMPORTFORMATHMA)}, csv)
 		require.NoError(t, err)
 		require.Equal(t, http.StatusOK, r.StatusCode(), "%s", r.Body)
-		require.EqualValues(t, 3, r.JSON200.HashList.HashCount, "the md5 row is not this list's kind")
+		require.EqualValues(t, 3, r.JSON200.HashList.HashCount, "the md5 and url rows are not this list's kind")
+		require.EqualValues(t, 1, r.JSON200.Added)
+		require.EqualValues(t, 2, *r.JSON200.Skipped)
 		require.Equal(t, "NCMEC", hl.entry(l.ListId, c).Source)
+		require.Equal(t, "TRUE_POSITIVE; tags: media_type_photo", hl.entry(l.ListId, c).Note)
 
 		r, err = hl.c.ImportHashListWithTextBodyWithResponse(ctx, l.ListId, &client.ImportHashListParams{Format: ptr(client.HASHLISTIMPORTFORMATHMA)},
-			"signal_type,signal_value\npdq,"+c+"\nvideo_tmk,zzz\n")
+			"signal_type,signal_str\npdq,"+c+"\npdq,zzz\n")
 		require.NoError(t, err)
 		require.Equal(t, http.StatusBadRequest, r.StatusCode(), "%s", r.Body)
 		require.Contains(t, string(r.Body), "line 3")

@@ -68,8 +68,12 @@ func TestCLIHashListVerbs(t *testing.T) {
 		require.Contains(t, out+errOut, tc.want, "%v", tc.args)
 	}
 	file := filepath.Join(dir, "bank.csv")
-	require.NoError(t, os.WriteFile(file, []byte("signal_type,signal_value\npdq,"+h2+"\npdq,zz\n"), 0o600))
+	require.NoError(t, os.WriteFile(file, []byte("collab,signal_type,signal_str,category,tags\nc,pdq,"+h2+",TRUE_POSITIVE,\nc,pdq,zz,,\n"), 0o600))
 	code, _, errOut := cli(t, dir, "hashlists", "add-file", "ops", "--format", "hma", file)
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, "line 3")
+	require.NoError(t, os.WriteFile(file, []byte("collab,signal_type,signal_str,category,tags\nc,pdq,"+h2+",TRUE_POSITIVE,\nc,url,https://x.test/,,\n"), 0o600))
+	code, out, errOut := cli(t, dir, "hashlists", "add-file", "ops", "--format", "hma", file)
+	require.Equal(t, 0, code, "%s", errOut)
+	require.Contains(t, out, "added 1 hashes to ops (2 in all; 1 rows of other signal types skipped)")
 }

@@ -38,7 +38,7 @@ func (o *listOpts) flags(fs *flag.FlagSet) {
 	fs.StringVar(&o.mode, "mode", "", "enforce, shadow or allow")
 	fs.StringVar(&o.bands, "bands", "", "PDQ distances of EXACT,HIGH,MEDIUM,LOW (exact -1: none)")
 	fs.StringVar(&o.rename, "rename", "", "new name (update)")
-	fs.StringVar(&o.format, "format", "lines", "lines or hma (add-file)")
+	fs.StringVar(&o.format, "format", "lines", "lines, or hma: the signal CSV of threatexchange dataset --csv (add-file)")
 	fs.IntVar(&o.flood, "flood-limit", 0, "distinct contents a hash may match in an hour before it is quarantined")
 }
 
@@ -220,11 +220,13 @@ func hashListAddFile(ctx context.Context, svc *hashlists.Service, out *printer, 
 	if strings.EqualFold(o.format, "hma") {
 		format = hashlists.FormatHMA
 	}
-	l, n, err := svc.Import(ctx, "", l.ID, format, f)
+	res, err := svc.Import(ctx, "", l.ID, format, f)
 	if err != nil {
 		return err
 	}
-	return out.object(listObject(l), fmt.Sprintf("added %d hashes to %s (%d in all)", n, l.Name, l.Count))
+	obj := listObject(res.List)
+	obj["skipped"] = res.Skipped
+	return out.object(obj, fmt.Sprintf("added %d hashes to %s (%d in all; %d rows of other signal types skipped)", res.Added, res.List.Name, res.List.Count, res.Skipped))
 }
 
 // hashListHashes is `hashlists hashes`: every hash with its state and counts.

@@ -136,29 +136,35 @@ func addRow(h *NewHash, kind domain.HashKind, rows *int) error {
 	return nil
 }
 
-// hmaSignalTypes maps the signal type names of a hasher-matcher-actioner
-// bank export to our hash kinds.
-var hmaSignalTypes = map[string]domain.HashKind{
-	"pdq": domain.HashPDQ, "md5": domain.HashMD5, "video_md5": domain.HashMD5, "sha1": domain.HashSHA1,
+// exchangeSignalTypes maps the signal type names of python-threatexchange
+// (the library hasher-matcher-actioner is built on) to our hash kinds.
+// `photo_md5` is its older name for an image's MD5; `md5` and `sha1` are
+// accepted for files written by hand.
+var exchangeSignalTypes = map[string]domain.HashKind{
+	"pdq": domain.HashPDQ, "video_md5": domain.HashMD5, "photo_md5": domain.HashMD5,
+	"md5": domain.HashMD5, "sha1": domain.HashSHA1,
 }
 
-// ParseHMA reads the CSV a hasher-matcher-actioner bank exports: a header
-// row naming at least `signal_type` and `signal_value` (also accepted:
-// `signal`, `signal_val`), and optionally `bank_name` and
-// `bank_content_id` (kept as source and note). Rows whose signal type maps
-// to another kind than kind are skipped; an unknown signal type, a bad hash
-// or a malformed row stops the parse with a *LineError naming the line.
-func ParseHMA(r io.Reader, kind domain.HashKind, fn func(NewHash) error) error {
+// ParseSignalCSV reads the signal CSV of python-threatexchange
+// (`threatexchange dataset -P --csv`, the header
+// `collab,signal_type,signal_str,category,tags`). The header must name
+// `signal_type` and the value column (`signal_str`; `signal_value` and
+// `signal` are accepted too); `collab` (or `bank_name`) becomes the source,
+// and `category`, `tags` and `bank_content_id` the note. Rows of any other
+// signal type than the list's kind (vPDQ, URLs, raw text...) are skipped and
+// counted. An empty signal type, a bad hash or a malformed row stops the
+// parse with a *LineError naming the line.
+func ParseSignalCSV(r io.Reader, kind domain.HashKind, fn func(NewHash) error) (skipped int, err error) {
 	ll := &lineLimiter{r: bufio.NewReader(r)}
 	cr := csv.NewReader(ll)
 	cr.FieldsPerRecord = -1
 	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err == io.EOF {
-		return &LineError{Line: 1, Msg: "empty file: want a header naming signal_type and signal_value"}
+		return 0, &LineError{Line: 1, Msg: "empty file: want a header naming signal_type and signal_str"}
 	}
 	if err != nil {
-		return csvError(err, ll)
+		return 0, csvError(err, ll)
 	}
 	col := map[string]int{}
 	for i, h := range header {
@@ -168,18 +174,17 @@ func ParseHMA(r io.Reader, kind domain.HashKind, fn func(NewHash) error) error {
 		}
 	}
 	typeCol, ok := col["signal_type"]
-	valueCol := -1
-	for _, name := range []string{"signal_value", "signal_val", "signal"} {
-		if i, found := col[name]; found {
-			valueCol = i
-			break
-		}
-	}
+	valueCol := firstColumn(col, "signal_str", "signal_value", "signal")
 	if !ok || valueCol < 0 {
-		return &LineError{Line: 1, Msg: "the header must name signal_type and signal_value"}
+		return 0, &LineError{Line: 1, Msg: "the header must name signal_type and signal_str"}
 	}
-	field := func(rec []string, name string) string {
-		if i, ok := col[name]; ok && i < len(rec) {
+	sourceCol := firstColumn(col, "collab", "bank_name")
+	noteCols := []struct {
+		col    int
+		prefix string
+	}{{firstColumn(col, "category"), ""}, {firstColumn(col, "tags"), "tags: "}, {firstColumn(col, "bank_content_id"), ""}}
+	field := func(rec []string, i int) string {
+		if i >= 0 && i < len(rec) {
 			return strings.TrimSpace(rec[i])
 		}
 		return ""
@@ -188,34 +193,50 @@ func ParseHMA(r io.Reader, kind domain.HashKind, fn func(NewHash) error) error {
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
-			return nil
+			return skipped, nil
 		}
 		if err != nil {
-			return csvError(err, ll)
+			return skipped, csvError(err, ll)
 		}
 		line, _ := cr.FieldPos(0) // only after a successful read: it panics otherwise
 		if len(rec) == 1 && strings.TrimSpace(rec[0]) == "" {
 			continue
 		}
 		if typeCol >= len(rec) || valueCol >= len(rec) {
-			return &LineError{Line: line, Msg: fmt.Sprintf("want %d fields, got %d", max(typeCol, valueCol)+1, len(rec))}
+			return skipped, &LineError{Line: line, Msg: fmt.Sprintf("want %d fields, got %d", max(typeCol, valueCol)+1, len(rec))}
 		}
 		st := strings.ToLower(strings.TrimSpace(rec[typeCol]))
-		k, known := hmaSignalTypes[st]
-		if !known {
-			return &LineError{Line: line, Msg: fmt.Sprintf("unknown signal type %q", clip(st))}
+		if st == "" {
+			return skipped, &LineError{Line: line, Msg: "empty signal_type"}
 		}
-		if k != kind {
+		if k, known := exchangeSignalTypes[st]; !known || k != kind {
+			skipped++
 			continue
 		}
-		h := NewHash{Hash: strings.TrimSpace(rec[valueCol]), Source: field(rec, "bank_name"), Note: field(rec, "bank_content_id")}
+		var note []string
+		for _, c := range noteCols {
+			if v := field(rec, c.col); v != "" {
+				note = append(note, c.prefix+v)
+			}
+		}
+		h := NewHash{Hash: strings.TrimSpace(rec[valueCol]), Source: field(rec, sourceCol), Note: strings.Join(note, "; ")}
 		if err := addRow(&h, kind, &rows); err != nil {
-			return &LineError{Line: line, Msg: err.Error()}
+			return skipped, &LineError{Line: line, Msg: err.Error()}
 		}
 		if err := fn(h); err != nil {
-			return err
+			return skipped, err
 		}
 	}
+}
+
+// firstColumn is the index of the first of names the header has, or -1.
+func firstColumn(col map[string]int, names ...string) int {
+	for _, n := range names {
+		if i, ok := col[n]; ok {
+			return i
+		}
+	}
+	return -1
 }
 
 func csvError(err error, ll *lineLimiter) error {

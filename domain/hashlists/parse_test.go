@@ -3,6 +3,8 @@ package hashlists
 import (
 	"errors"
 	"io"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +18,13 @@ var (
 )
 
 type parser func(r io.Reader, k domain.HashKind, fn func(NewHash) error) error
+
+// signalCSV is ParseSignalCSV as a parser (its count of skipped rows is
+// checked in its own tests).
+func signalCSV(r io.Reader, k domain.HashKind, fn func(NewHash) error) error {
+	_, err := ParseSignalCSV(r, k, fn)
+	return err
+}
 
 // collect runs parse over in and returns what it yielded.
 func collect(parse parser, in string, k domain.HashKind) ([]NewHash, error) {
@@ -64,27 +73,68 @@ func TestParseLines(t *testing.T) {
 	}
 }
 
-func TestParseHMA(t *testing.T) {
+// TestParseSignalCSVDatasetExport reads a file in the exact shape
+// `threatexchange dataset -P --csv` writes: every signal type of its sample
+// data, quoted fields, space-separated tags.
+func TestParseSignalCSVDatasetExport(t *testing.T) {
+	for _, tc := range []struct {
+		kind    domain.HashKind
+		want    []NewHash
+		skipped int
+	}{
+		{domain.HashPDQ, []NewHash{
+			{Hash: "f8f8f0cee0f4a84f06370a22038f63f0b36e2ed596621e1d33e6b39c4e9c9b22", Source: "Sample Signals", Note: "TRUE_POSITIVE; tags: media_type_photo"},
+			{Hash: "30a10efd71cc3d429013d48d0ffffc52e34e0e17ada952a9d29685211ea9e5af", Source: "Industry Hash Sharing, Q3", Note: "TRUE_POSITIVE"},
+		}, 5},
+		{domain.HashMD5, []NewHash{
+			{Hash: "d35c785545392755e7e4164457657269", Source: "Sample Signals", Note: "TRUE_POSITIVE; tags: media_type_video csam"},
+		}, 6},
+		{domain.HashSHA1, nil, 7},
+	} {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			f, err := os.Open("testdata/threatexchange_dataset.csv")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			var got []NewHash
+			skipped, err := ParseSignalCSV(f, tc.kind, func(h NewHash) error { got = append(got, h); return nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) || skipped != tc.skipped {
+				t.Fatalf("got %+v, %d skipped; want %+v, %d skipped", got, skipped, tc.want, tc.skipped)
+			}
+		})
+	}
+}
+
+func TestParseSignalCSV(t *testing.T) {
 	for _, tc := range []struct {
 		name, in string
 		kind     domain.HashKind
 		want     []NewHash
+		skipped  int
 		badLine  int
 	}{
-		{"bank export", "bank_name,bank_content_id,signal_type,signal_value\nNCMEC,1,pdq," + pdqA + "\nNCMEC,2,video_md5," + md5A + "\n",
-			domain.HashPDQ, []NewHash{{Hash: pdqA, Source: "NCMEC", Note: "1"}}, 0},
-		{"md5 rows", "signal_type,signal\npdq," + pdqA + "\nvideo_md5," + md5A + "\n", domain.HashMD5, []NewHash{{Hash: md5A}}, 0},
-		{"quoted", "signal_type,signal_value,bank_name\npdq," + pdqA + ",\"A, B\"\n", domain.HashPDQ, []NewHash{{Hash: pdqA, Source: "A, B"}}, 0},
-		{"no header", "", domain.HashPDQ, nil, 1},
-		{"header without signal columns", "a,b\n", domain.HashPDQ, nil, 1},
-		{"unknown signal type", "signal_type,signal_value\npdq," + pdqA + "\ntmk,x\n", domain.HashPDQ, nil, 3},
-		{"bad hash", "signal_type,signal_value\n\npdq,abc\n", domain.HashPDQ, nil, 3},
-		{"short row", "bank_name,signal_type,signal_value\nx,pdq\n", domain.HashPDQ, nil, 2},
-		{"unterminated quote", "signal_type,signal_value\npdq,\"" + pdqA + "\n", domain.HashPDQ, nil, 2},
-		{"long line", "signal_type,signal_value\n" + strings.Repeat("x", MaxLineBytes+10), domain.HashPDQ, nil, 2},
+		{"bank columns", "bank_name,bank_content_id,signal_type,signal_value\nNCMEC,1,pdq," + pdqA + "\nNCMEC,2,video_md5," + md5A + "\n",
+			domain.HashPDQ, []NewHash{{Hash: pdqA, Source: "NCMEC", Note: "1"}}, 1, 0},
+		{"md5 rows", "signal_type,signal\npdq," + pdqA + "\nvideo_md5," + md5A + "\nphoto_md5," + md5A + "\n", domain.HashMD5,
+			[]NewHash{{Hash: md5A}, {Hash: md5A}}, 1, 0},
+		{"quoted", "signal_type,signal_str,collab\npdq," + pdqA + ",\"A, B\"\n", domain.HashPDQ, []NewHash{{Hash: pdqA, Source: "A, B"}}, 0, 0},
+		{"other signal types skipped", "signal_type,signal_str\nvpdq,x\nPDQ," + pdqA + "\nvideo_tmk,zzz\n", domain.HashPDQ,
+			[]NewHash{{Hash: pdqA}}, 2, 0},
+		{"no header", "", domain.HashPDQ, nil, 0, 1},
+		{"header without signal columns", "a,b\n", domain.HashPDQ, nil, 0, 1},
+		{"empty signal type", "signal_type,signal_str\npdq," + pdqA + "\n,x\n", domain.HashPDQ, nil, 0, 3},
+		{"bad hash", "signal_type,signal_str\n\npdq,abc\n", domain.HashPDQ, nil, 0, 3},
+		{"short row", "collab,signal_type,signal_str\nx,pdq\n", domain.HashPDQ, nil, 0, 2},
+		{"unterminated quote", "signal_type,signal_str\npdq,\"" + pdqA + "\n", domain.HashPDQ, nil, 0, 2},
+		{"long line", "signal_type,signal_str\n" + strings.Repeat("x", MaxLineBytes+10), domain.HashPDQ, nil, 0, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := collect(ParseHMA, tc.in, tc.kind)
+			var got []NewHash
+			skipped, err := ParseSignalCSV(strings.NewReader(tc.in), tc.kind, func(h NewHash) error { got = append(got, h); return nil })
 			if tc.badLine > 0 {
 				var le *LineError
 				if !errors.As(err, &le) || le.Line != tc.badLine {
@@ -95,13 +145,8 @@ func TestParseHMA(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != len(tc.want) {
-				t.Fatalf("got %+v, want %+v", got, tc.want)
-			}
-			for i := range got {
-				if got[i] != tc.want[i] {
-					t.Errorf("got %+v, want %+v", got[i], tc.want[i])
-				}
+			if !slices.Equal(got, tc.want) || skipped != tc.skipped {
+				t.Fatalf("got %+v, %d skipped; want %+v, %d skipped", got, skipped, tc.want, tc.skipped)
 			}
 		})
 	}
@@ -137,7 +182,7 @@ func FuzzParseLines(f *testing.F) {
 	fuzzParser(f, ParseLines, pdqA+",src,note\n", "# x\n"+md5A+"\n", "\xef\xbb\xbf"+pdqB, ",,,\n")
 }
 
-func FuzzParseHMA(f *testing.F) {
-	fuzzParser(f, ParseHMA, "signal_type,signal_value\npdq,"+pdqA+"\n", "bank_name,signal_type,signal\nx,md5,"+md5A+"\n",
+func FuzzParseSignalCSV(f *testing.F) {
+	fuzzParser(f, signalCSV, "collab,signal_type,signal_str,category,tags\nc,pdq,"+pdqA+",TRUE_POSITIVE,a b\n", "bank_name,signal_type,signal\nx,md5,"+md5A+"\n",
 		"signal_type,signal_value\n\"pdq\",\"", "signal_type\n")
 }

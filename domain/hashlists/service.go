@@ -247,38 +247,47 @@ func (s *Service) store0(ctx context.Context, accountID string, l *domain.HashLi
 	return after, len(entries), nil
 }
 
+// ImportResult is what an import did: the list after it, the hashes added
+// and the rows skipped because their signal type is not the list's kind.
+type ImportResult struct {
+	List           *domain.HashList
+	Added, Skipped int
+}
+
 // Import adds the hashes of a file (FormatLines or FormatHMA) to a list of
 // the account, all or none. Codes: INVALID_ARGUMENT naming the line in
 // field "file", NOT_FOUND, PERMISSION_DENIED, RESOURCE_EXHAUSTED.
-func (s *Service) Import(ctx context.Context, accountID, id, format string, r io.Reader) (*domain.HashList, int, error) {
+func (s *Service) Import(ctx context.Context, accountID, id, format string, r io.Reader) (ImportResult, error) {
 	l, err := s.own(ctx, accountID, id)
 	if err != nil {
-		return nil, 0, err
-	}
-	parse := ParseLines
-	switch format {
-	case "", FormatLines:
-	case FormatHMA:
-		parse = ParseHMA
-	default:
-		return nil, 0, domain.InvalidField("format", "want HASH_LIST_IMPORT_FORMAT_LINES or HASH_LIST_IMPORT_FORMAT_HMA")
+		return ImportResult{}, err
 	}
 	var entries []domain.HashListEntry
-	err = parse(r, l.Kind, func(h NewHash) error {
+	add := func(h NewHash) error {
 		entries = append(entries, domain.HashListEntry{Hex: h.Hash, Quality: -1, Source: h.Source, Note: h.Note})
 		return nil
-	})
+	}
+	skipped := 0
+	switch format {
+	case "", FormatLines:
+		err = ParseLines(r, l.Kind, add)
+	case FormatHMA:
+		skipped, err = ParseSignalCSV(r, l.Kind, add)
+	default:
+		return ImportResult{}, domain.InvalidField("format", "want HASH_LIST_IMPORT_FORMAT_LINES or HASH_LIST_IMPORT_FORMAT_HMA")
+	}
 	var le *LineError
 	if errors.As(err, &le) {
-		return nil, 0, domain.InvalidField("file", le.Error())
+		return ImportResult{}, domain.InvalidField("file", le.Error())
 	}
 	if err != nil {
-		return nil, 0, err
+		return ImportResult{}, err
 	}
 	if len(entries) == 0 {
-		return nil, 0, domain.InvalidField("file", "the file holds no hash of kind "+string(l.Kind))
+		return ImportResult{}, domain.InvalidField("file", fmt.Sprintf("the file holds no hash of kind %s (%d rows of other signal types skipped)", l.Kind, skipped))
 	}
-	return s.store0(ctx, accountID, l, entries)
+	after, added, err := s.store0(ctx, accountID, l, entries)
+	return ImportResult{List: after, Added: added, Skipped: skipped}, err
 }
 
 // Hashes returns a page of a list's hashes after the hash after ("" for the

@@ -583,6 +583,9 @@ type AddHashListHashesResponse struct {
 	// Added Hashes given (duplicates count once).
 	Added    int64    `json:"added"`
 	HashList HashList `json:"hashList"`
+
+	// Skipped Rows of an imported CSV skipped because their signal type is not the list's kind (imports only).
+	Skipped *int64 `json:"skipped,omitempty"`
 }
 
 // AssertionReport defines model for AssertionReport.
@@ -3368,9 +3371,12 @@ type ClientInterface interface {
 	//
 	// Adds the hashes of a file to a list of the account, all or none. `format`
 	// LINES: one hash per line, optionally followed by `,source,note`; blank lines and
-	// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
-	// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
-	// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+	// lines starting with `#` are skipped. HMA: the signal CSV of python-threatexchange,
+	// the library hasher-matcher-actioner is built on (`threatexchange dataset -P --csv`:
+	// header `collab,signal_type,signal_str,category,tags`; `collab` is kept as the
+	// source, category and tags as the note). Rows whose signal type is not the list's
+	// kind (`pdq`; `video_md5` and `photo_md5` for md5 lists) are skipped and counted in
+	// `skipped`. A bad line is INVALID_ARGUMENT naming the
 	// line (`file`, "line 3: ...") and nothing is imported.
 	//
 	// Takes any type of body and a specified content type.
@@ -3382,9 +3388,12 @@ type ClientInterface interface {
 	//
 	// Adds the hashes of a file to a list of the account, all or none. `format`
 	// LINES: one hash per line, optionally followed by `,source,note`; blank lines and
-	// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
-	// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
-	// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+	// lines starting with `#` are skipped. HMA: the signal CSV of python-threatexchange,
+	// the library hasher-matcher-actioner is built on (`threatexchange dataset -P --csv`:
+	// header `collab,signal_type,signal_str,category,tags`; `collab` is kept as the
+	// source, category and tags as the note). Rows whose signal type is not the list's
+	// kind (`pdq`; `video_md5` and `photo_md5` for md5 lists) are skipped and counted in
+	// `skipped`. A bad line is INVALID_ARGUMENT naming the
 	// line (`file`, "line 3: ...") and nothing is imported.
 	//
 	// Takes a body of the `text/plain` content type.
@@ -4913,9 +4922,12 @@ func (c *Client) EnableHashListHash(ctx context.Context, listId HashListId, hash
 //
 // Adds the hashes of a file to a list of the account, all or none. `format`
 // LINES: one hash per line, optionally followed by `,source,note`; blank lines and
-// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
-// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
-// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+// lines starting with `#` are skipped. HMA: the signal CSV of python-threatexchange,
+// the library hasher-matcher-actioner is built on (`threatexchange dataset -P --csv`:
+// header `collab,signal_type,signal_str,category,tags`; `collab` is kept as the
+// source, category and tags as the note). Rows whose signal type is not the list's
+// kind (`pdq`; `video_md5` and `photo_md5` for md5 lists) are skipped and counted in
+// `skipped`. A bad line is INVALID_ARGUMENT naming the
 // line (`file`, "line 3: ...") and nothing is imported.
 //
 // Takes any type of body and a specified content type.
@@ -4937,9 +4949,12 @@ func (c *Client) ImportHashListWithBody(ctx context.Context, listId HashListId, 
 //
 // Adds the hashes of a file to a list of the account, all or none. `format`
 // LINES: one hash per line, optionally followed by `,source,note`; blank lines and
-// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
-// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
-// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+// lines starting with `#` are skipped. HMA: the signal CSV of python-threatexchange,
+// the library hasher-matcher-actioner is built on (`threatexchange dataset -P --csv`:
+// header `collab,signal_type,signal_str,category,tags`; `collab` is kept as the
+// source, category and tags as the note). Rows whose signal type is not the list's
+// kind (`pdq`; `video_md5` and `photo_md5` for md5 lists) are skipped and counted in
+// `skipped`. A bad line is INVALID_ARGUMENT naming the
 // line (`file`, "line 3: ...") and nothing is imported.
 //
 // Takes a body of the `text/plain` content type.
@@ -10818,9 +10833,12 @@ type ClientWithResponsesInterface interface {
 	//
 	// Adds the hashes of a file to a list of the account, all or none. `format`
 	// LINES: one hash per line, optionally followed by `,source,note`; blank lines and
-	// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
-	// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
-	// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+	// lines starting with `#` are skipped. HMA: the signal CSV of python-threatexchange,
+	// the library hasher-matcher-actioner is built on (`threatexchange dataset -P --csv`:
+	// header `collab,signal_type,signal_str,category,tags`; `collab` is kept as the
+	// source, category and tags as the note). Rows whose signal type is not the list's
+	// kind (`pdq`; `video_md5` and `photo_md5` for md5 lists) are skipped and counted in
+	// `skipped`. A bad line is INVALID_ARGUMENT naming the
 	// line (`file`, "line 3: ...") and nothing is imported.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -10832,9 +10850,12 @@ type ClientWithResponsesInterface interface {
 	//
 	// Adds the hashes of a file to a list of the account, all or none. `format`
 	// LINES: one hash per line, optionally followed by `,source,note`; blank lines and
-	// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
-	// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
-	// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+	// lines starting with `#` are skipped. HMA: the signal CSV of python-threatexchange,
+	// the library hasher-matcher-actioner is built on (`threatexchange dataset -P --csv`:
+	// header `collab,signal_type,signal_str,category,tags`; `collab` is kept as the
+	// source, category and tags as the note). Rows whose signal type is not the list's
+	// kind (`pdq`; `video_md5` and `photo_md5` for md5 lists) are skipped and counted in
+	// `skipped`. A bad line is INVALID_ARGUMENT naming the
 	// line (`file`, "line 3: ...") and nothing is imported.
 	//
 	// Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
@@ -17306,9 +17327,12 @@ func (c *ClientWithResponses) EnableHashListHashWithResponse(ctx context.Context
 //
 // Adds the hashes of a file to a list of the account, all or none. `format`
 // LINES: one hash per line, optionally followed by `,source,note`; blank lines and
-// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
-// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
-// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+// lines starting with `#` are skipped. HMA: the signal CSV of python-threatexchange,
+// the library hasher-matcher-actioner is built on (`threatexchange dataset -P --csv`:
+// header `collab,signal_type,signal_str,category,tags`; `collab` is kept as the
+// source, category and tags as the note). Rows whose signal type is not the list's
+// kind (`pdq`; `video_md5` and `photo_md5` for md5 lists) are skipped and counted in
+// `skipped`. A bad line is INVALID_ARGUMENT naming the
 // line (`file`, "line 3: ...") and nothing is imported.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -17326,9 +17350,12 @@ func (c *ClientWithResponses) ImportHashListWithBodyWithResponse(ctx context.Con
 //
 // Adds the hashes of a file to a list of the account, all or none. `format`
 // LINES: one hash per line, optionally followed by `,source,note`; blank lines and
-// lines starting with `#` are skipped. HMA: the CSV a hasher-matcher-actioner bank
-// exports (a header naming `signal_type` and `signal_value`; rows whose signal type
-// is not the list's kind are skipped). A bad line is INVALID_ARGUMENT naming the
+// lines starting with `#` are skipped. HMA: the signal CSV of python-threatexchange,
+// the library hasher-matcher-actioner is built on (`threatexchange dataset -P --csv`:
+// header `collab,signal_type,signal_str,category,tags`; `collab` is kept as the
+// source, category and tags as the note). Rows whose signal type is not the list's
+// kind (`pdq`; `video_md5` and `photo_md5` for md5 lists) are skipped and counted in
+// `skipped`. A bad line is INVALID_ARGUMENT naming the
 // line (`file`, "line 3: ...") and nothing is imported.
 //
 // Takes a body of the `text/plain` content type, and returns a wrapper object for the known response body format(s).
