@@ -57,6 +57,9 @@ type RetentionStore interface {
 	ExpiredBatches(ctx context.Context, accountID string, before time.Time, limit int) ([]ExpiredBatch, error)
 	// DeleteBatches deletes the batches' rows and items; the rows deleted.
 	DeleteBatches(ctx context.Context, ids []string) (int64, error)
+	// ExpirePrecheckMatches deletes up to limit of the account's hash-list
+	// match audit records created before before; the rows deleted.
+	ExpirePrecheckMatches(ctx context.Context, accountID string, before time.Time, limit int) (int64, error)
 	// ExpireWebhookEvents deletes up to limit delivered (or given up)
 	// webhook events created before before; the rows deleted.
 	ExpireWebhookEvents(ctx context.Context, before time.Time, limit int) (int64, error)

@@ -183,6 +183,27 @@ func (s *Retention) DeleteBatches(ctx context.Context, ids []string) (int64, err
 	return deleted, err
 }
 
+// ExpirePrecheckMatches deletes up to limit of the account's hash-list
+// match audit records created before before, through
+// precheck_matches_account_idx. Codes: UNAVAILABLE, CANCELED,
+// DEADLINE_EXCEEDED.
+func (s *Retention) ExpirePrecheckMatches(ctx context.Context, accountID string, before time.Time, limit int) (int64, error) {
+	var deleted int64
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		var ids []string
+		err := tx.SelectContext(ctx, &ids, tx.Rebind(`
+			SELECT id FROM precheck_matches WHERE account_id = ? AND created < ?
+			ORDER BY created LIMIT ?`), accountID, StoredTime(before), limit)
+		if err != nil || len(ids) == 0 {
+			deleted = 0
+			return err
+		}
+		deleted, err = execIn(ctx, tx, `DELETE FROM precheck_matches WHERE id IN (?)`, ids)
+		return err
+	})
+	return deleted, err
+}
+
 // ExpireWebhookEvents deletes up to limit finished webhook events created
 // before before. Codes: UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
 func (s *Retention) ExpireWebhookEvents(ctx context.Context, before time.Time, limit int) (int64, error) {

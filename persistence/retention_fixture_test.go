@@ -182,6 +182,16 @@ func (f *historyFixture) batch(t *testing.T, blobs *memBlobs, account string, cr
 }
 
 // count returns how many rows of table have col = v.
+// precheckMatch stores a hash-list match audit record of the account
+// created at created and returns its id.
+func (f *historyFixture) precheckMatch(t *testing.T, account string, created time.Time) string {
+	t.Helper()
+	id := uuidV7At(created)
+	require.NoError(t, persistence.NewHashLists(f.db).RecordMatch(t.Context(), &domain.PrecheckMatch{ID: id, AccountID: account,
+		List: "bank", Kind: domain.HashPDQ, Confidence: domain.MatchConfidenceHigh, Created: created}))
+	return id
+}
+
 func (f *historyFixture) count(t *testing.T, table, col, v string) int {
 	t.Helper()
 	var n int

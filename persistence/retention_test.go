@@ -25,8 +25,8 @@ var jobRowTables = []struct{ table, col string }{
 // TestRetention_ExpiresEveryKindOfHistory sweeps a database holding
 // history of every kind, old and new, under a server retention of 30 days
 // and an account's own of 7, and checks what went and what stayed: old
-// finished jobs with all their rows, old finished batches with their blobs
-// and old delivered webhook events go; pending and running work, recent
+// finished jobs with all their rows, old finished batches with their blobs,
+// old hash-list match records and old delivered webhook events go; pending and running work, recent
 // history, undelivered events, unfinished batches, policies, labels, their
 // versions and dataset examples stay. On PostgreSQL the old days are in
 // day partitions made ahead by the sweep (dropped whole) or hold live work
@@ -69,6 +69,9 @@ func TestRetention_ExpiresEveryKindOfHistory(t *testing.T) {
 		undelivered := f.webhookEvent(t, "long", now.Add(-9*day), false)
 		newEvent := f.webhookEvent(t, "long", now.Add(-2*day), true)
 		curated := curatedData(t, db, "long", now.Add(-50*day))
+		oldMatch := f.precheckMatch(t, "long", now.Add(-40*day))
+		shortOldMatch := f.precheckMatch(t, "short", now.Add(-10*day))
+		newMatch := f.precheckMatch(t, "long", now.Add(-20*day))
 
 		svc := retention.NewService(retention.Deps{Store: store, Accounts: accounts, Blobs: blobs,
 			Clock: &fixedClock{t: now}, Owner: "test"}, retention.Config{Retention: 30 * day, BatchSize: 2})
@@ -104,6 +107,10 @@ func TestRetention_ExpiresEveryKindOfHistory(t *testing.T) {
 		require.Zero(t, f.count(t, "webhook_events", "subject_id", gone["old finished job"]))
 		require.Equal(t, 1, f.count(t, "webhook_events", "id", undelivered))
 		require.Equal(t, 1, f.count(t, "webhook_events", "id", newEvent))
+
+		require.Zero(t, f.count(t, "precheck_matches", "id", oldMatch))
+		require.Zero(t, f.count(t, "precheck_matches", "id", shortOldMatch))
+		require.Equal(t, 1, f.count(t, "precheck_matches", "id", newMatch))
 
 		for table, id := range curated {
 			require.Equal(t, 1, f.count(t, table, "id", id), "%s expired", table)

@@ -97,8 +97,8 @@ func (s *Service) record(rep Report) {
 	s.stats.OldestRetained.Store(oldest)
 }
 
-// expireAccount deletes the account's finished jobs and batches created
-// before before, a batch at a time.
+// expireAccount deletes the account's finished jobs, batches and hash-list
+// match records created before before, a batch at a time.
 func (s *Service) expireAccount(ctx context.Context, accountID string, before time.Time, rep *Report) error {
 	for {
 		s.deps.Yield(ctx)
@@ -108,6 +108,17 @@ func (s *Service) expireAccount(ctx context.Context, accountID string, before ti
 		}
 		rep.RowsDeleted += rows
 		if n < s.cfg.BatchSize {
+			break
+		}
+	}
+	for {
+		s.deps.Yield(ctx)
+		n, err := s.deps.Store.ExpirePrecheckMatches(ctx, accountID, before, s.cfg.BatchSize)
+		if err != nil {
+			return err
+		}
+		rep.RowsDeleted += n
+		if n < int64(s.cfg.BatchSize) {
 			break
 		}
 	}
