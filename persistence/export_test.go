@@ -69,6 +69,13 @@ func (s *Jobs) ExplainListJobs(ctx context.Context, accountID string, f domain.J
 	return explain(ctx, s.db, query, args)
 }
 
+// ExplainClaimOpenItem returns the plan of the claim's read of the next
+// open item of the account (of queueID when not "").
+func (s *Review) ExplainClaimOpenItem(ctx context.Context, accountID, queueID string) (string, error) {
+	query, args := claimCandidateSQL(s.db.Dialect, accountID, queueID, `state = 'open'`, nil)
+	return explain(ctx, s.db, query, args)
+}
+
 // explain returns the plan of query: EXPLAIN QUERY PLAN on SQLite; on
 // PostgreSQL EXPLAIN with sequential scans and sorts priced out, as they
 // are on a table of millions of rows (a test's tables are small enough

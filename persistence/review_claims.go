@@ -1,13 +1,15 @@
 package persistence
 
 // Claims of review items (docs/review.md): claiming the next open item,
-// renewing a claim and giving it back. The claim is one UPDATE of the next
+// renewing a claim and giving it back. The claim is an UPDATE of the next
 // open item, whose row is picked with FOR UPDATE SKIP LOCKED on PostgreSQL
 // (concurrent claims take different rows without waiting) and under the
 // single writer of InTx on SQLite.
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -18,27 +20,99 @@ import (
 // ClaimReviewItem implements domain.ReviewStore: the next open item by
 // queue priority (highest first), SLA deadline (earliest first, none
 // last), position (oldest first; a skip moves it to the back), id.
+//
+// The next item is the first of two candidates: the first open item, read
+// from the head of review_items_next_idx (or review_items_queue_next_idx)
+// whatever the number of open items, and the first item whose claim
+// expired, of the few claimed ones. One query with both conditions would
+// sort every open item of the account on every claim.
 func (s *Review) ClaimReviewItem(ctx context.Context, accountID, queueID string, c domain.ReviewClaim) (*domain.ReviewItem, error) {
 	now, exp := StoredTime(c.Now), StoredTime(c.Expires)
-	pick := `SELECT id FROM review_items WHERE account_id = ? AND ` + reviewOpen
-	args := []any{c.Token, c.By, exp, accountID, now}
-	if queueID != "" {
-		pick += ` AND queue_id = ?`
-		args = append(args, queueID)
-	}
-	pick += ` ORDER BY queue_priority DESC, sla_deadline IS NULL, sla_deadline, position, id LIMIT 1`
-	if s.db.Dialect == Postgres {
-		pick += ` FOR UPDATE SKIP LOCKED`
-	}
 	var r reviewItemRow
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		open, err := s.nextCandidate(ctx, tx, accountID, queueID, `state = 'open'`)
+		if err != nil {
+			return err
+		}
+		expired, err := s.nextCandidate(ctx, tx, accountID, queueID, `state = 'claimed' AND claim_expires_at <= ?`, now)
+		if err != nil {
+			return err
+		}
+		next := open
+		if next == nil || expired != nil && expired.before(next) {
+			next = expired
+		}
+		if next == nil {
+			return sql.ErrNoRows
+		}
 		return tx.GetContext(ctx, &r, tx.Rebind(`UPDATE review_items SET state = 'claimed', claim_token = ?, claimed_by = ?, claim_expires_at = ?
-			WHERE id = (`+pick+`) RETURNING `+reviewItemColumns), args...)
+			WHERE id = ? AND `+reviewOpen+` RETURNING `+reviewItemColumns), c.Token, c.By, exp, next.ID, now)
 	})
 	if err != nil {
 		return nil, describe(TranslateError(err), domain.NotFound, "no open review item")
 	}
 	return s.itemToDomain(&r, now)
+}
+
+// claimCandidate is an item that a claim may take, with its place in the
+// claim order.
+type claimCandidate struct {
+	ID          string     `db:"id"`
+	Priority    int        `db:"queue_priority"`
+	SLADeadline *time.Time `db:"sla_deadline"`
+	Position    time.Time  `db:"position"`
+}
+
+// before reports whether c comes before d in the claim order.
+func (c *claimCandidate) before(d *claimCandidate) bool {
+	if c.Priority != d.Priority {
+		return c.Priority > d.Priority
+	}
+	if (c.SLADeadline == nil) != (d.SLADeadline == nil) {
+		return c.SLADeadline != nil
+	}
+	if c.SLADeadline != nil && !c.SLADeadline.Equal(*d.SLADeadline) {
+		return c.SLADeadline.Before(*d.SLADeadline)
+	}
+	if !c.Position.Equal(d.Position) {
+		return c.Position.Before(d.Position)
+	}
+	return c.ID < d.ID
+}
+
+// nextCandidate returns the first item of the account (of queueID when
+// not "") in the claim order whose state matches cond, locked on
+// PostgreSQL (a row another claim holds is skipped); nil for none. The
+// ORDER BY spells out the columns of review_items_next_idx and
+// review_items_queue_next_idx so that the open items are read from an
+// index's head; within one queue the priority is the same for every item.
+func (s *Review) nextCandidate(ctx context.Context, tx *sqlx.Tx, accountID, queueID, cond string, args ...any) (*claimCandidate, error) {
+	q, args := claimCandidateSQL(s.db.Dialect, accountID, queueID, cond, args)
+	var c claimCandidate
+	if err := tx.GetContext(ctx, &c, tx.Rebind(q), args...); err != nil {
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return &c, nil
+}
+
+// claimCandidateSQL is nextCandidate's query.
+func claimCandidateSQL(d Dialect, accountID, queueID, cond string, condArgs []any) (string, []any) {
+	q := `SELECT id, queue_priority, sla_deadline, position FROM review_items WHERE account_id = ? AND ` + cond
+	args := append([]any{accountID}, condArgs...)
+	order := ` ORDER BY queue_priority DESC, sla_deadline IS NULL, sla_deadline, position, id LIMIT 1`
+	if queueID != "" {
+		q += ` AND queue_id = ?`
+		args = append(args, queueID)
+		order = ` ORDER BY sla_deadline IS NULL, sla_deadline, position, id LIMIT 1`
+	}
+	q += order
+	if d == Postgres {
+		q += ` FOR UPDATE SKIP LOCKED`
+	}
+	return q, args
 }
 
 // heldItem checks, in tx, that token holds the item's claim at now.
