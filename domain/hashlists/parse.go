@@ -278,10 +278,3 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "..."
-	}
-	return s
-}
