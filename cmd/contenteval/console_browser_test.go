@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/contenteval/contenteval/console"
+	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/internal/testenv"
 	"github.com/contenteval/contenteval/persistence/persistencetest"
 	"github.com/stretchr/testify/require"
@@ -60,7 +61,8 @@ func consoleArtifacts(t *testing.T, backend string) string {
 // finds a job, reads its highlighted span and its timeline marker, gives
 // feedback, edits policies and labels with the live check, reads batch
 // jobs, reviews (a queue made through the API, claim, decisions and a
-// skip by keyboard, the next claim and the empty state, queue admin), and
+// skip by keyboard, the next claim and the empty state, queue admin; a
+// reviewer key that sees the review pages only), and
 // checks that markup from the API is only ever text, that the
 // keyboard reaches everything and that the pages fit 390 px. Screenshots
 // of every page go to consoleArtifacts.
@@ -73,9 +75,12 @@ func TestConsoleBrowser(t *testing.T) {
 		shots := consoleArtifacts(t, env.Backend)
 		cmd := exec.CommandContext(ctx, node, "--test", "--test-concurrency=1", filepath.Join("console", "test", "browser.test.mjs"))
 		cmd.Dir = root
+		_, reviewerKey, err := env.Main.Keys.IssueRole(ctx, env.PolicyFirst.ID, "Ana", domain.RoleReviewer, 0)
+		require.NoError(t, err)
 		cmd.Env = append(os.Environ(),
 			"CONTENTEVAL_URL="+env.URL,
 			"CONTENTEVAL_POLICY_KEY="+env.PolicyFirst.Token,
+			"CONTENTEVAL_REVIEWER_KEY="+reviewerKey,
 			"CONTENTEVAL_LABEL_KEY="+env.LabelFirst.Token,
 			"CONTENTEVAL_VIDEO_FILE="+video,
 			"CONTENTEVAL_CHROMIUM="+chromium,

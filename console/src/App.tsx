@@ -1,6 +1,7 @@
 // The shell: a skip link, the navigation for the key's account type, and
 // the page of the current fragment. Without a key every route shows the
-// sign-in page, and after signing in the route the user asked for.
+// sign-in page, and after signing in the route the user asked for. A
+// reviewer key sees the review pages and the jobs its items point to only.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { session, type AccountType } from "./api";
 import { Batches } from "./pages/Batches";
@@ -16,20 +17,35 @@ import { href, navigate, useRoute, type Route } from "./router";
 interface NavItem {
   path: string;
   name: string;
-  // The account type whose API the page uses; undefined: both.
-  type?: AccountType;
+  // The kinds of session whose API the page uses.
+  types: AccountType[];
 }
 
 const nav: NavItem[] = [
-  { path: "jobs", name: "Jobs" },
-  { path: "labels", name: "Labels", type: "label-first" },
-  { path: "policies", name: "Policies", type: "policy-first" },
-  { path: "batches", name: "Batch jobs", type: "policy-first" },
-  { path: "review", name: "Review" },
+  { path: "jobs", name: "Jobs", types: ["policy-first", "label-first"] },
+  { path: "labels", name: "Labels", types: ["label-first"] },
+  { path: "policies", name: "Policies", types: ["policy-first"] },
+  { path: "batches", name: "Batch jobs", types: ["policy-first"] },
+  { path: "review", name: "Review", types: ["policy-first", "label-first", "reviewer"] },
 ];
 
-function Page({ route }: { route: Route }) {
+// home is the first page of a kind of session.
+const home = (type: AccountType) => (type === "reviewer" ? "review" : "jobs");
+
+function Page({ route, type }: { route: Route; type: AccountType }) {
   const [first, second] = route.parts;
+  if (type === "reviewer" && first !== "review" && !(first === "jobs" && second)) {
+    return first === undefined ? (
+      <Review />
+    ) : (
+      <section class="state forbidden" data-state="forbidden">
+        <h1>Not available to a reviewer key</h1>
+        <p>
+          A reviewer key reaches the review pages and the jobs of its items. <a href={href(["review"])}>Go to the review</a>
+        </p>
+      </section>
+    );
+  }
   switch (first) {
     case undefined:
     case "jobs":
@@ -88,17 +104,17 @@ export function App() {
         Skip to content
       </a>
       <header class="top">
-        <a class="brand" href={href(["jobs"])}>
+        <a class="brand" href={href([type ? home(type) : "jobs"])}>
           contenteval <span>console</span>
         </a>
         {signedIn && (
           <nav aria-label="Main">
             <ul>
               {nav
-                .filter((n) => !n.type || n.type === type)
+                .filter((n) => type !== null && n.types.includes(type))
                 .map((n) => (
                   <li key={n.path}>
-                    <a href={href([n.path])} aria-current={(route.parts[0] ?? "jobs") === n.path ? "page" : undefined}>
+                    <a href={href([n.path])} aria-current={(route.parts[0] ?? (type ? home(type) : "jobs")) === n.path ? "page" : undefined}>
                       {n.name}
                     </a>
                   </li>
@@ -108,7 +124,7 @@ export function App() {
         )}
         {signedIn && (
           <div class="account">
-            <span class="meta">{type} account</span>
+            <span class="meta">{type === "reviewer" ? "reviewer key" : `${type} account`}</span>
             <button type="button" class="link" onClick={() => session.signOut("Signed out.")}>
               Sign out
             </button>
@@ -116,15 +132,15 @@ export function App() {
         )}
       </header>
       <main id="main" ref={main} tabIndex={-1}>
-        {signedIn ? (
-          <Page route={route} />
+        {type !== null ? (
+          <Page route={route} type={type} />
         ) : (
           <SignIn
             notice={notice}
             onSignedIn={(t) => {
               setNotice("");
               setType(t);
-              if (route.parts.length === 0) navigate(href(["jobs"]));
+              if (route.parts.length === 0) navigate(href([home(t)]));
             }}
           />
         )}

@@ -12,7 +12,10 @@ export type LabelHit = Schemas["LabelHit"];
 export type FlaggedSpan = Schemas["FlaggedSpan"];
 export type EvaluationReport = Schemas["EvaluationReport"];
 export type FeedbackAnnotation = Schemas["FeedbackAnnotation"];
-export type AccountType = "policy-first" | "label-first";
+// The kind of session: the account type of a key that reads the account's
+// jobs, or a reviewer key, which reaches the review pages and the jobs of
+// its items only (docs/review.md).
+export type AccountType = "policy-first" | "label-first" | "reviewer";
 
 const keyItem = "contenteval.apiKey";
 const typeItem = "contenteval.accountType";
@@ -26,7 +29,7 @@ export const session = {
   },
   accountType(): AccountType | null {
     const t = sessionStorage.getItem(typeItem);
-    return t === "policy-first" || t === "label-first" ? t : null;
+    return t === "policy-first" || t === "label-first" || t === "reviewer" ? t : null;
   },
   signIn(key: string, type: AccountType): void {
     sessionStorage.setItem(keyItem, key);
@@ -144,12 +147,20 @@ export async function loadAll<T>(page: (token: string | undefined) => Promise<{ 
   return out;
 }
 
-// probeAccount checks a key and learns its account type: listing jobs works
-// for both types, listing policies only for policy-first accounts.
+// probeAccount checks a key and learns its kind of session: listing jobs
+// works for both account types, listing policies only for policy-first
+// accounts, and a reviewer key may do neither but reads the review queues.
 export async function probeAccount(key: string): Promise<AccountType> {
   const headers = { Authorization: `Bearer ${key}` };
   const probe = createClient<paths>({ baseUrl: apiBase, headers });
-  await must(probe.GET("/v1/jobs", { params: { query: { pageSize: 1 } } }));
+  try {
+    await must(probe.GET("/v1/jobs", { params: { query: { pageSize: 1 } } }));
+  } catch (e) {
+    // A reviewer key may not list jobs; it may read the review queues.
+    if (!(e instanceof ApiError && e.forbidden)) throw e;
+    await must(probe.GET("/v1/review-queues", {}));
+    return "reviewer";
+  }
   try {
     await must(probe.GET("/v1/policies", { params: { query: { pageSize: 1 } } }));
     return "policy-first";

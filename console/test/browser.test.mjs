@@ -1,6 +1,6 @@
 // The review console in a real headless Chromium against a real server
 // (cmd/contenteval/console_browser_test.go starts it and passes its URL,
-// two API keys and a captioned video in the environment). Each test is
+// three API keys and a captioned video in the environment). Each test is
 // what a moderator or a policy author does; every page is photographed
 // into CONTENTEVAL_CONSOLE_ARTIFACTS.
 import { after, before, test } from "node:test";
@@ -10,6 +10,8 @@ import { artifacts, baseUrl, call, env, launch, screenshot, watch } from "./harn
 
 const policyKey = env("CONTENTEVAL_POLICY_KEY");
 const labelKey = env("CONTENTEVAL_LABEL_KEY");
+// A reviewer key of the policy-first account.
+const reviewerKey = env("CONTENTEVAL_REVIEWER_KEY");
 const videoFile = process.env.CONTENTEVAL_VIDEO_FILE ?? "";
 
 // Markup that would run or show as markup if the console ever parsed text
@@ -755,6 +757,105 @@ test("review: queues with their depth, claim across queues, decide by keyboard, 
   // The page fits a phone.
   await page.setViewportSize({ width: 390, height: 844 });
   await fits(page, "review", "#/review", "table.queues");
+  await watcher.assertClean();
+  await context.close();
+});
+
+test("reviewer key: the review pages only, three decisions and a skip by keyboard, the queue's counts, markup as text", async () => {
+  // An admin key makes the policy, the queue (above every other) and the jobs.
+  const p = await call(policyKey, "POST", "/v1/policies", { policyKey: "reviewer", text: policyText });
+  const policyId = p.policy.policyId;
+  const queue = (
+    await call(policyKey, "POST", "/v1/review-queues", {
+      name: "Reviewer <b>threats</b>",
+      routes: [{ policyId, label: "Threat", outcomes: ["OUTCOME_TRUE"] }],
+      priority: 9,
+    })
+  ).reviewQueue;
+  const contentXSS = `<img src=x onerror="window.__xss='content'">`;
+  const commentXSS = `<img src=x onerror="window.__xss='comment'">`;
+  const texts = [`one: I will kill you ${contentXSS}`, "two: I will kill you", "three: I will kill you", "four: I will kill you"];
+  const jobOf = {};
+  for (const text of texts) {
+    const j = await call(policyKey, "POST", "/v1/jobs", { policyId, waitForCompletion: true, contentData: [{ text }] });
+    assert.equal(j.job.status, "JOB_STATUS_COMPLETED");
+    jobOf[text.split(":")[0]] = j.job.jobUuid;
+  }
+  const stats = () => call(policyKey, "GET", `/v1/review-queues/${queue.queueId}/stats`);
+  await until("four open items", async () => (await stats()).open === 4);
+
+  const { context, page, watcher } = await newPage();
+  await signIn(page, reviewerKey);
+  // The review page is the first page, and the only one in the navigation.
+  assert.deepEqual(await page.locator("nav[aria-label=Main] a").allTextContents(), ["Review"]);
+  assert.equal(await page.locator(".account .meta").textContent(), "reviewer key");
+  const row = page.locator(`table.queues tr[data-queue="${queue.queueId}"]`);
+  await row.waitFor();
+  assert.equal(await row.locator('[data-stat="open"]').textContent(), "4");
+  // No queue administration for a reviewer.
+  assert.equal(await page.locator("details.new-queue").count(), 0);
+  assert.equal(await page.getByRole("button", { name: /^Delete queue/ }).count(), 0);
+  await noMarkup(page, "the reviewer's queues");
+  await screenshot(page, "reviewer-queues");
+
+  // The first item is the oldest: its markup is text. S skips it.
+  await page.getByRole("button", { name: "Start reviewing" }).click();
+  const item = page.locator("article.review-item");
+  await item.waitFor();
+  const skipped = await item.getAttribute("data-item");
+  assert.ok((await item.locator(".review-content").textContent()).includes(texts[0]));
+  await noMarkup(page, "a reviewed item");
+  await screenshot(page, "reviewer-item");
+  await page.keyboard.press("s");
+
+  // Three decisions by keyboard: TRUE, FALSE (with a comment holding markup), TRUE.
+  const decided = [];
+  for (const [n, verdict] of [
+    ["two", "t"],
+    ["three", "f"],
+    ["four", "t"],
+  ]) {
+    await page.waitForFunction((want) => document.querySelector("article.review-item .review-content")?.textContent?.includes(want), `${n}:`);
+    const id = await item.getAttribute("data-item");
+    decided.push(id);
+    if (verdict === "f") {
+      // The comment box takes the keys while it has the focus; Tab leaves it.
+      await page.getByLabel("Comment (optional)").focus();
+      await page.keyboard.type(commentXSS);
+      await page.keyboard.press("Tab");
+    }
+    await page.keyboard.press("1");
+    await page.keyboard.press(verdict);
+    await page.keyboard.press("Enter");
+    await page.waitForFunction((prev) => document.querySelector("article.review-item")?.getAttribute("data-item") !== prev, id);
+  }
+  // The skipped item comes back last; give it back undecided.
+  assert.equal(await item.getAttribute("data-item"), skipped);
+  await page.getByRole("button", { name: "Give back and stop" }).click();
+  await row.locator('[data-stat="decided"]', { hasText: /^3$/ }).waitFor();
+  assert.equal(await row.locator('[data-stat="open"]').textContent(), "1");
+  await screenshot(page, "reviewer-stats");
+
+  // The server has the three decisions, the comment as it was typed, and the reviewer's name.
+  const s = await stats();
+  assert.equal(s.decided, 3);
+  assert.deepEqual(
+    s.labels.map((l) => [l.label, l.decided, l.overturned]),
+    [["Threat", 3, 1]],
+  );
+  const items = (await call(policyKey, "GET", `/v1/review-queues/${queue.queueId}/items?state=REVIEW_ITEM_STATE_DECIDED`)).reviewItems;
+  assert.deepEqual(items.map((i) => i.reviewItemId).sort(), [...decided].sort());
+  const overturned = items.find((i) => i.decision.labels[0].outcome === "OUTCOME_FALSE");
+  assert.equal(overturned.decision.comment, commentXSS);
+  assert.equal(overturned.decision.decidedBy, "Ana");
+
+  // The job of an item opens, without feedback; a page outside the review is refused on the page.
+  await page.goto(`${baseUrl()}/console/#/jobs/${jobOf.one}`);
+  await page.locator(`article.job[data-job="${jobOf.one}"]`).waitFor();
+  assert.equal(await page.locator("#feedback-title").count(), 0);
+  await noMarkup(page, "the job of an item");
+  await page.goto(`${baseUrl()}/console/#/policies`);
+  await page.locator('[data-state="forbidden"]', { hasText: "Not available to a reviewer key" }).waitFor();
   await watcher.assertClean();
   await context.close();
 });

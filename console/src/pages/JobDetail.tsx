@@ -2,7 +2,7 @@
 // its flagged text and folding report, the label hits (on a timeline for
 // video and audio), and the feedback given on it.
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, must, type FeedbackAnnotation, type Job, type LabelHit, type Schemas } from "../api";
+import { api, must, session, type FeedbackAnnotation, type Job, type LabelHit, type Schemas } from "../api";
 import { FeedbackButtons, FeedbackList } from "../components/Feedback";
 import { SpanExcerpts } from "../components/Highlight";
 import { ReportTree, reportSpans } from "../components/ReportTree";
@@ -71,15 +71,16 @@ export function JobDetail({ jobUuid }: { jobUuid: string }) {
 
 function JobView({ job }: { job: Job }) {
   const complete = job.status === "JOB_STATUS_COMPLETED";
+  // A reviewer key reads the job of its items but gives no feedback here
+  // (its decisions are the feedback) and may not read the job's feedback.
+  const reviewer = session.accountType() === "reviewer";
   const hits = useLoad(() => (complete ? loadHits(job.jobUuid) : Promise.resolve({ hits: [], truncated: false })), [job.jobUuid, complete]);
-  const feedback = useLoad(() => loadFeedback(job.jobUuid), [job.jobUuid]);
-  const onSaved = () => feedback.reload();
+  const feedback = useLoad(() => (reviewer ? Promise.resolve([]) : loadFeedback(job.jobUuid)), [job.jobUuid, reviewer]);
+  const onSaved = reviewer ? undefined : () => feedback.reload();
 
   return (
     <article class="job" data-job={job.jobUuid} data-status={job.status}>
-      <p class="crumbs">
-        <a href={href(["jobs"])}>Jobs</a> /
-      </p>
+      <p class="crumbs">{reviewer ? <a href={href(["review"])}>Review</a> : <a href={href(["jobs"])}>Jobs</a>} /</p>
       <h1>
         Job <span class="mono">{shortId(job.jobUuid)}</span>{" "}
         <span class={`badge status-${enumName(job.status, "JOB_STATUS_").toLowerCase()}`}>{enumName(job.status, "JOB_STATUS_")}</span>
@@ -104,12 +105,14 @@ function JobView({ job }: { job: Job }) {
         </section>
       )}
 
-      <section aria-labelledby="feedback-title">
-        <h2 id="feedback-title">Feedback</h2>
-        <Show value={feedback} what="feedback">
-          {(list) => (list.length === 0 ? <Empty>No feedback on this job yet.</Empty> : <FeedbackList annotations={list} />)}
-        </Show>
-      </section>
+      {!reviewer && (
+        <section aria-labelledby="feedback-title">
+          <h2 id="feedback-title">Feedback</h2>
+          <Show value={feedback} what="feedback">
+            {(list) => (list.length === 0 ? <Empty>No feedback on this job yet.</Empty> : <FeedbackList annotations={list} />)}
+          </Show>
+        </section>
+      )}
     </article>
   );
 }
@@ -183,7 +186,7 @@ function ItemView({
   summary: Schemas["ContentSummary"];
   result: Schemas["JobResult"] | undefined;
   jobUuid: string;
-  onSaved: (a: FeedbackAnnotation) => void;
+  onSaved?: (a: FeedbackAnnotation) => void;
 }) {
   const spans = result?.report ? reportSpans(result.report) : [];
   return (
@@ -210,7 +213,7 @@ function ItemView({
           {!sameMetadata(result.report.contentMetadata, summary.metadata) && (
             <MetadataTable metadata={result.report.contentMetadata} caption="Content metadata of the report" />
           )}
-          <ReportTree report={result.report} feedback={{ jobUuid, jobResultId: result.jobResultId, onSaved }} />
+          <ReportTree report={result.report} feedback={onSaved && { jobUuid, jobResultId: result.jobResultId, onSaved }} />
         </>
       )}
     </article>
@@ -226,7 +229,7 @@ function bounds(start: string | undefined, end: string | undefined): string {
   return `${timecode(s)}${e !== undefined ? `–${timecode(e)}` : ""}`;
 }
 
-function HitsView({ hits, jobUuid, onSaved }: { hits: Hits; jobUuid: string; onSaved: (a: FeedbackAnnotation) => void }) {
+function HitsView({ hits, jobUuid, onSaved }: { hits: Hits; jobUuid: string; onSaved?: (a: FeedbackAnnotation) => void }) {
   const [selected, setSelected] = useState<number | undefined>(undefined);
   if (hits.hits.length === 0) return <Empty>No labels were hit.</Empty>;
 
@@ -300,7 +303,7 @@ function HitsView({ hits, jobUuid, onSaved }: { hits: Hits; jobUuid: string; onS
   );
 }
 
-function HitDetail({ hit, jobUuid, onSaved, onClose }: { hit: LabelHit; jobUuid: string; onSaved: (a: FeedbackAnnotation) => void; onClose: () => void }) {
+function HitDetail({ hit, jobUuid, onSaved, onClose }: { hit: LabelHit; jobUuid: string; onSaved?: (a: FeedbackAnnotation) => void; onClose: () => void }) {
   // The panel takes the focus when a hit is chosen, which also scrolls it
   // into view from a row far down the table.
   const panel = useRef<HTMLDivElement>(null);
@@ -327,8 +330,12 @@ function HitDetail({ hit, jobUuid, onSaved, onClose }: { hit: LabelHit; jobUuid:
         </div>
       </dl>
       {hit.spans && hit.spans.length > 0 && <SpanExcerpts spans={hit.spans} />}
-      <p>Was this occurrence right?</p>
-      <FeedbackButtons target={{ jobUuid, jobResultId: hit.jobResultId, label: hit.label, actual: "TRUE", occurrence }} onSaved={onSaved} />
+      {onSaved && (
+        <>
+          <p>Was this occurrence right?</p>
+          <FeedbackButtons target={{ jobUuid, jobResultId: hit.jobResultId, label: hit.label, actual: "TRUE", occurrence }} onSaved={onSaved} />
+        </>
+      )}
       <button type="button" class="link" onClick={onClose}>
         Close
       </button>

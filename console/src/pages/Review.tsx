@@ -4,9 +4,10 @@
 // a decision per label, by mouse or keyboard (1..9 pick a label, T/F set it,
 // Enter submits and claims the next, S skips), renewing the claim while the
 // item is on screen; and, for admin keys, creating
-// a queue with one route and deleting one.
+// a queue with one route and deleting one (a reviewer key is not shown
+// them: the server refuses it queue administration).
 import { useEffect, useRef, useState } from "preact/hooks";
-import { api, ApiError, must, type Schemas } from "../api";
+import { api, ApiError, must, session, type Schemas } from "../api";
 import { HighlightedText } from "../components/Highlight";
 import { OutcomeBadge, ReportTree, reportSpans } from "../components/ReportTree";
 import { Empty, ErrorNote, Show } from "../components/States";
@@ -41,6 +42,7 @@ async function loadQueues(): Promise<{ queue: Queue; stats: Stats }[]> {
 }
 
 export function Review() {
+  const admin = session.accountType() !== "reviewer";
   const queues = useLoad(loadQueues, []);
   // undefined: not reviewing; null: nothing was open at the last claim.
   const [claim, setClaim] = useState<Claim | null | undefined>(undefined);
@@ -87,8 +89,12 @@ export function Review() {
         <Show value={queues} what="review queues">
           {(list) => (
             <>
-              {list.length === 0 ? <Empty>No review queues. An admin key creates them below.</Empty> : <QueueTable rows={list} onChanged={queues.reload} />}
-              <NewQueue onCreated={queues.reload} />
+              {list.length === 0 ? (
+                <Empty>No review queues. {admin ? "An admin key creates them below." : "An admin key creates them."}</Empty>
+              ) : (
+                <QueueTable rows={list} admin={admin} onChanged={queues.reload} />
+              )}
+              {admin && <NewQueue onCreated={queues.reload} />}
             </>
           )}
         </Show>
@@ -97,7 +103,7 @@ export function Review() {
   );
 }
 
-function QueueTable({ rows, onChanged }: { rows: readonly { queue: Queue; stats: Stats }[]; onChanged: () => void }) {
+function QueueTable({ rows, admin, onChanged }: { rows: readonly { queue: Queue; stats: Stats }[]; admin: boolean; onChanged: () => void }) {
   return (
     <div class="table-wrap">
       <table class="queues">
@@ -111,7 +117,7 @@ function QueueTable({ rows, onChanged }: { rows: readonly { queue: Queue; stats:
             <th scope="col">Oldest open</th>
             <th scope="col">SLA breaches</th>
             <th scope="col">Decided</th>
-            <th scope="col">Admin</th>
+            {admin && <th scope="col">Admin</th>}
           </tr>
         </thead>
         <tbody>
@@ -139,9 +145,11 @@ function QueueTable({ rows, onChanged }: { rows: readonly { queue: Queue; stats:
               <td data-label="Decided" data-stat="decided">
                 {s.decided}
               </td>
-              <td data-label="Admin">
-                <DeleteQueue queue={q} onDeleted={onChanged} />
-              </td>
+              {admin && (
+                <td data-label="Admin">
+                  <DeleteQueue queue={q} onDeleted={onChanged} />
+                </td>
+              )}
             </tr>
           ))}
         </tbody>
