@@ -76,6 +76,12 @@ func (s *Review) ExplainClaimOpenItem(ctx context.Context, accountID, queueID st
 	return explain(ctx, s.db, query, args)
 }
 
+// ExplainHoldingContent returns the plan of the retention sweep's walk of
+// the review items that still hold content.
+func (s *Review) ExplainHoldingContent(ctx context.Context) (string, error) {
+	return explain(ctx, s.db, holdingContentSQL, []any{"", reviewContentBatch})
+}
+
 // explain returns the plan of query: EXPLAIN QUERY PLAN on SQLite; on
 // PostgreSQL EXPLAIN with sequential scans and sorts priced out, as they
 // are on a table of millions of rows (a test's tables are small enough

@@ -428,19 +428,3 @@ func (s *Review) ReviewGauges(ctx context.Context, now time.Time) ([]domain.Revi
 	}
 	return out, nil
 }
-
-// ExpireReviewContent implements domain.ReviewStore.
-func (s *Review) ExpireReviewContent(ctx context.Context, now time.Time) (int64, error) {
-	var n int64
-	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE review_items SET content = NULL
-			WHERE content IS NOT NULL AND (content_expires_at <= ?
-			  OR NOT EXISTS (SELECT 1 FROM jobs WHERE jobs.id = review_items.job_id))`), StoredTime(now))
-		if err != nil {
-			return err
-		}
-		n, err = res.RowsAffected()
-		return err
-	})
-	return n, TranslateError(err)
-}
