@@ -76,8 +76,12 @@ func (s *Review) ExplainClaimOpenItem(ctx context.Context, accountID, queueID st
 	return explain(ctx, s.db, query, args)
 }
 
-// ExplainHoldingContent returns the plan of the retention sweep's walk of
-// the review items that still hold content.
+// ExplainDueContent and ExplainHoldingContent return the plans of the
+// retention sweep's two reads of the review items that still hold content.
+func (s *Review) ExplainDueContent(ctx context.Context, now time.Time) (string, error) {
+	return explain(ctx, s.db, dueContentSQL, []any{StoredTime(now), reviewContentBatch})
+}
+
 func (s *Review) ExplainHoldingContent(ctx context.Context) (string, error) {
 	return explain(ctx, s.db, holdingContentSQL, []any{"", reviewContentBatch})
 }

@@ -188,38 +188,33 @@ func (s *Retention) DeleteBatches(ctx context.Context, ids []string) (int64, err
 // precheck_matches_account_idx. Codes: UNAVAILABLE, CANCELED,
 // DEADLINE_EXCEEDED.
 func (s *Retention) ExpirePrecheckMatches(ctx context.Context, accountID string, before time.Time, limit int) (int64, error) {
-	var deleted int64
-	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		var ids []string
-		err := tx.SelectContext(ctx, &ids, tx.Rebind(`
-			SELECT id FROM precheck_matches WHERE account_id = ? AND created < ?
-			ORDER BY created LIMIT ?`), accountID, StoredTime(before), limit)
-		if err != nil || len(ids) == 0 {
-			deleted = 0
-			return err
-		}
-		deleted, err = execIn(ctx, tx, `DELETE FROM precheck_matches WHERE id IN (?)`, ids)
-		return err
-	})
-	return deleted, err
+	return s.deleteSelected(ctx, "precheck_matches", `
+		SELECT id FROM precheck_matches WHERE account_id = ? AND created < ?
+		ORDER BY created LIMIT ?`, accountID, StoredTime(before), limit)
 }
 
 // ExpireWebhookEvents deletes up to limit finished webhook events created
 // before before. Codes: UNAVAILABLE, CANCELED, DEADLINE_EXCEEDED.
 func (s *Retention) ExpireWebhookEvents(ctx context.Context, before time.Time, limit int) (int64, error) {
+	// The predicate repeats webhook_events_done_idx's.
+	return s.deleteSelected(ctx, "webhook_events", `
+		SELECT id FROM webhook_events
+		WHERE (delivered_at IS NOT NULL OR failed_at IS NOT NULL) AND created < ?
+		LIMIT ?`, StoredTime(before), limit)
+}
+
+// deleteSelected deletes, in one transaction, the rows of table whose ids
+// selectIDs reads, and returns how many it deleted.
+func (s *Retention) deleteSelected(ctx context.Context, table, selectIDs string, args ...any) (int64, error) {
 	var deleted int64
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		deleted = 0
 		var ids []string
-		// The predicate repeats webhook_events_done_idx's.
-		err := tx.SelectContext(ctx, &ids, tx.Rebind(`
-			SELECT id FROM webhook_events
-			WHERE (delivered_at IS NOT NULL OR failed_at IS NOT NULL) AND created < ?
-			LIMIT ?`), StoredTime(before), limit)
-		if err != nil || len(ids) == 0 {
-			deleted = 0
+		if err := tx.SelectContext(ctx, &ids, tx.Rebind(selectIDs), args...); err != nil || len(ids) == 0 {
 			return err
 		}
-		deleted, err = execIn(ctx, tx, `DELETE FROM webhook_events WHERE id IN (?)`, ids)
+		var err error
+		deleted, err = execIn(ctx, tx, `DELETE FROM `+table+` WHERE id IN (?)`, ids)
 		return err
 	})
 	return deleted, err

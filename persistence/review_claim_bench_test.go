@@ -153,3 +153,63 @@ func TestReview_ClaimReadsTheNextOpenItemFromAnIndex(t *testing.T) {
 		}
 	})
 }
+
+// TestReview_ClaimOrderAcrossOpenAndExpired: a claim takes the first item
+// in the claim order, whether it is open or its claim expired (the two are
+// read apart): priority, then SLA deadline, then position; a live claim is
+// never taken.
+func TestReview_ClaimOrderAcrossOpenAndExpired(t *testing.T) {
+	t.Parallel()
+	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
+		ctx := t.Context()
+		require.NoError(t, persistence.NewAccounts(db).CreateAccount(ctx, newAccount("a1", t0)))
+		rs := persistence.NewReview(db)
+		for i, prio := range []int{0, 1} {
+			require.NoError(t, rs.CreateReviewQueue(ctx, &domain.ReviewQueue{ID: fmt.Sprintf("q%d", i), AccountID: "a1", Name: fmt.Sprintf("q%d", i),
+				Priority: prio, RetentionDays: 30, Created: t0, Updated: t0}, 100))
+		}
+		now := t0.Add(time.Hour)
+		deadline := now.Add(time.Hour)
+		for _, it := range []struct {
+			id, queue, state string
+			position         int
+			claimUntil       time.Time
+			sla              *time.Time
+		}{
+			{"open-late", "q0", "open", 3, time.Time{}, nil},
+			{"expired-early", "q0", "claimed", 1, now.Add(-time.Minute), nil},
+			{"live-earliest", "q0", "claimed", 0, now.Add(time.Minute), nil},
+			{"open-with-deadline", "q0", "open", 5, time.Time{}, &deadline},
+			{"expired-high-priority", "q1", "claimed", 9, now.Add(-time.Second), nil},
+		} {
+			var claimUntil, sla any
+			if !it.claimUntil.IsZero() {
+				claimUntil = persistence.StoredTime(it.claimUntil)
+			}
+			if it.sla != nil {
+				sla = persistence.StoredTime(*it.sla)
+			}
+			_, err := db.ExecContext(ctx, db.Rebind(`INSERT INTO review_items (id, account_id, queue_id, queue_priority, job_id, job_result_id,
+				machine, state, sla_deadline, position, claim_token, claim_expires_at, created)
+				VALUES (?, 'a1', ?, ?, ?, ?, '[]', ?, ?, ?, ?, ?, ?)`),
+				it.id, it.queue, map[string]int{"q0": 0, "q1": 1}[it.queue], "job-"+it.id, "res-"+it.id, it.state, sla,
+				persistence.StoredTime(t0.Add(time.Duration(it.position)*time.Second)), "token-"+it.id, claimUntil, persistence.StoredTime(t0))
+			require.NoError(t, err)
+		}
+		claimAll := func(queue string) []string {
+			var got []string
+			for i := 0; ; i++ {
+				token := fmt.Sprintf("%s-%d", queue, i)
+				it, err := rs.ClaimReviewItem(ctx, "a1", queue, domain.ReviewClaim{Token: token, By: "r", Now: now, Expires: now.Add(10 * time.Minute)})
+				if err != nil {
+					requireCode(t, err, domain.NotFound)
+					return got
+				}
+				got = append(got, it.ID)
+				defer func() { require.NoError(t, rs.ReleaseReviewClaim(ctx, "a1", it.ID, token, now, false)) }()
+			}
+		}
+		require.Equal(t, []string{"open-with-deadline", "expired-early", "open-late"}, claimAll("q0"))
+		require.Equal(t, []string{"expired-high-priority", "open-with-deadline", "expired-early", "open-late"}, claimAll(""))
+	})
+}

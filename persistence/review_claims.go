@@ -86,8 +86,8 @@ func (c *claimCandidate) before(d *claimCandidate) bool {
 // ORDER BY spells out the columns of review_items_next_idx and
 // review_items_queue_next_idx so that the open items are read from an
 // index's head; within one queue the priority is the same for every item.
-func (s *Review) nextCandidate(ctx context.Context, tx *sqlx.Tx, accountID, queueID, cond string, args ...any) (*claimCandidate, error) {
-	q, args := claimCandidateSQL(s.db.Dialect, accountID, queueID, cond, args)
+func (s *Review) nextCandidate(ctx context.Context, tx *sqlx.Tx, accountID, queueID, cond string, condArgs ...any) (*claimCandidate, error) {
+	q, args := claimCandidateSQL(s.db.Dialect, accountID, queueID, cond, condArgs)
 	var c claimCandidate
 	if err := tx.GetContext(ctx, &c, tx.Rebind(q), args...); err != nil {
 		if errors.Is(err, sql.ErrNoRows) {

@@ -16,24 +16,22 @@ import (
 const reviewContentBatch = 1000
 
 // ExpireReviewContent implements domain.ReviewStore: first the content whose
-// time came (review_items_content_idx), then that of items whose job is
-// gone, found by walking the items that still hold content in id order
+// time came (review_items_due_content_idx), then that of items whose job
+// is gone, found by walking the items that still hold content in id order
 // (review_items_holding_content_idx) and looking their jobs up by id.
 func (s *Review) ExpireReviewContent(ctx context.Context, now time.Time) (int64, error) {
 	var total int64
 	for {
 		var ids []string
-		err := s.db.SelectContext(ctx, &ids, s.db.Rebind(`SELECT id FROM review_items
-			WHERE content_expires_at <= ? AND content IS NOT NULL LIMIT ?`), StoredTime(now), reviewContentBatch)
-		if err != nil {
+		if err := s.db.SelectContext(ctx, &ids, s.db.Rebind(dueContentSQL), StoredTime(now), reviewContentBatch); err != nil {
 			return total, TranslateError(err)
 		}
 		n, err := s.clearContent(ctx, ids)
 		total += n
-		if err != nil || len(ids) < reviewContentBatch {
-			if err != nil {
-				return total, err
-			}
+		if err != nil {
+			return total, err
+		}
+		if len(ids) < reviewContentBatch {
 			break
 		}
 	}
@@ -79,6 +77,9 @@ func (s *Review) ExpireReviewContent(ctx context.Context, now time.Time) (int64,
 		after = items[len(items)-1].ID
 	}
 }
+
+// dueContentSQL reads the items whose content is due at a time.
+const dueContentSQL = `SELECT id FROM review_items WHERE content_expires_at <= ? AND content IS NOT NULL LIMIT ?`
 
 // holdingContentSQL reads the next items after an id that still hold
 // content, with their jobs.

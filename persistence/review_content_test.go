@@ -64,12 +64,16 @@ func TestReview_ExpireReviewContent(t *testing.T) {
 	})
 }
 
-// The sweep's walk of the items that still hold content reads the partial
-// index of those items, not every item ever decided.
-func TestReview_HoldingContentReadByIndex(t *testing.T) {
+// The sweep's two reads of the items that still hold content use the
+// partial indexes of those items, not every item ever decided.
+func TestReview_ContentSweepReadsByIndex(t *testing.T) {
 	t.Parallel()
 	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
-		plan, err := persistence.NewReview(db).ExplainHoldingContent(t.Context())
+		rs := persistence.NewReview(db)
+		plan, err := rs.ExplainDueContent(t.Context(), t0)
+		require.NoError(t, err)
+		requireIndexedPlan(t, db, plan, "review_items_due_content_idx")
+		plan, err = rs.ExplainHoldingContent(t.Context())
 		require.NoError(t, err)
 		requireIndexedPlan(t, db, plan, "review_items_holding_content_idx")
 	})

@@ -26,6 +26,14 @@ func signalCSV(r io.Reader, k domain.HashKind, fn func(NewHash) error) error {
 	return err
 }
 
+// collectCSV runs ParseSignalCSV over r and returns what it yielded and
+// skipped.
+func collectCSV(r io.Reader, k domain.HashKind) ([]NewHash, int, error) {
+	var out []NewHash
+	skipped, err := ParseSignalCSV(r, k, func(h NewHash) error { out = append(out, h); return nil })
+	return out, skipped, err
+}
+
 // collect runs parse over in and returns what it yielded.
 func collect(parse parser, in string, k domain.HashKind) ([]NewHash, error) {
 	var out []NewHash
@@ -97,8 +105,7 @@ func TestParseSignalCSVDatasetExport(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			var got []NewHash
-			skipped, err := ParseSignalCSV(f, tc.kind, func(h NewHash) error { got = append(got, h); return nil })
+			got, skipped, err := collectCSV(f, tc.kind)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -133,8 +140,7 @@ func TestParseSignalCSV(t *testing.T) {
 		{"long line", "signal_type,signal_str\n" + strings.Repeat("x", MaxLineBytes+10), domain.HashPDQ, nil, 0, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var got []NewHash
-			skipped, err := ParseSignalCSV(strings.NewReader(tc.in), tc.kind, func(h NewHash) error { got = append(got, h); return nil })
+			got, skipped, err := collectCSV(strings.NewReader(tc.in), tc.kind)
 			if tc.badLine > 0 {
 				var le *LineError
 				if !errors.As(err, &le) || le.Line != tc.badLine {

@@ -111,16 +111,10 @@ func (s *Service) expireAccount(ctx context.Context, accountID string, before ti
 			break
 		}
 	}
-	for {
-		s.deps.Yield(ctx)
-		n, err := s.deps.Store.ExpirePrecheckMatches(ctx, accountID, before, s.cfg.BatchSize)
-		if err != nil {
-			return err
-		}
-		rep.RowsDeleted += n
-		if n < int64(s.cfg.BatchSize) {
-			break
-		}
+	if err := s.drain(ctx, rep, func(limit int) (int64, error) {
+		return s.deps.Store.ExpirePrecheckMatches(ctx, accountID, before, limit)
+	}); err != nil {
+		return err
 	}
 	for {
 		s.deps.Yield(ctx)
@@ -168,9 +162,17 @@ func (s *Service) deleteBlobs(ctx context.Context, b domain.ExpiredBatch) (int, 
 
 // expireWebhooks deletes finished webhook events created before before.
 func (s *Service) expireWebhooks(ctx context.Context, before time.Time, rep *Report) error {
+	return s.drain(ctx, rep, func(limit int) (int64, error) {
+		return s.deps.Store.ExpireWebhookEvents(ctx, before, limit)
+	})
+}
+
+// drain runs step, a deletion of up to a batch of rows, until it deletes
+// fewer than a batch, adding the rows to rep.
+func (s *Service) drain(ctx context.Context, rep *Report, step func(limit int) (int64, error)) error {
 	for {
 		s.deps.Yield(ctx)
-		n, err := s.deps.Store.ExpireWebhookEvents(ctx, before, s.cfg.BatchSize)
+		n, err := step(s.cfg.BatchSize)
 		if err != nil {
 			return err
 		}
