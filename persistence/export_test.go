@@ -76,6 +76,13 @@ func (s *Review) ExplainClaimOpenItem(ctx context.Context, accountID, queueID st
 	return explain(ctx, s.db, query, args)
 }
 
+// ExplainClaimNext returns the plan of PostgreSQL's one-statement claim.
+func (s *Review) ExplainClaimNext(ctx context.Context, accountID, queueID string) (string, error) {
+	now := time.Now()
+	query, args := claimNextSQL(accountID, queueID, now)
+	return explain(ctx, s.db, query, append(args, "token", "by", now, now))
+}
+
 // ExplainDueContent and ExplainHoldingContent return the plans of the
 // retention sweep's two reads of the review items that still hold content.
 func (s *Review) ExplainDueContent(ctx context.Context, now time.Time) (string, error) {

@@ -29,6 +29,15 @@ import (
 func (s *Review) ClaimReviewItem(ctx context.Context, accountID, queueID string, c domain.ReviewClaim) (*domain.ReviewItem, error) {
 	now, exp := StoredTime(c.Now), StoredTime(c.Expires)
 	var r reviewItemRow
+	if s.db.Dialect == Postgres {
+		q, args := claimNextSQL(accountID, queueID, now)
+		args = append(args, c.Token, c.By, exp, now)
+		err := s.db.GetContext(ctx, &r, s.db.Rebind(q), args...)
+		if err != nil {
+			return nil, describe(TranslateError(err), domain.NotFound, "no open review item")
+		}
+		return s.itemToDomain(ctx, &r, now)
+	}
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		open, err := s.nextCandidate(ctx, tx, accountID, queueID, `state = 'open'`)
 		if err != nil {
@@ -51,7 +60,7 @@ func (s *Review) ClaimReviewItem(ctx context.Context, accountID, queueID string,
 	if err != nil {
 		return nil, describe(TranslateError(err), domain.NotFound, "no open review item")
 	}
-	return s.itemToDomain(&r, now)
+	return s.itemToDomain(ctx, &r, now)
 }
 
 // claimCandidate is an item that a claim may take, with its place in the
@@ -115,6 +124,25 @@ func claimCandidateSQL(d Dialect, accountID, queueID, cond string, condArgs []an
 	return q, args
 }
 
+// claimNextSQL is the claim on PostgreSQL as one statement: both
+// candidates locked (SKIP LOCKED) in CTEs, the first of them in the claim
+// order updated. One round trip and no explicit transaction: under twenty
+// reviewers claiming at once, the BEGIN, two reads, UPDATE and COMMIT of
+// the transaction each waited their turn on the connection and the
+// server's CPU (bench/results/review.md). The arguments returned are the
+// candidates'; the statement then takes the claim's token, reviewer and
+// expiry, and now.
+func claimNextSQL(accountID, queueID string, now time.Time) (string, []any) {
+	open, openArgs := claimCandidateSQL(Postgres, accountID, queueID, `state = 'open'`, nil)
+	expired, expiredArgs := claimCandidateSQL(Postgres, accountID, queueID, `state = 'claimed' AND claim_expires_at <= ?`, []any{now})
+	q := `WITH o AS (` + open + `), e AS (` + expired + `)
+		UPDATE review_items SET state = 'claimed', claim_token = ?, claimed_by = ?, claim_expires_at = ?
+		WHERE id = (SELECT id FROM (SELECT * FROM o UNION ALL SELECT * FROM e) c
+			ORDER BY queue_priority DESC, sla_deadline IS NULL, sla_deadline, position, id LIMIT 1)
+		AND ` + reviewOpen + ` RETURNING ` + reviewItemColumns
+	return q, append(openArgs, expiredArgs...)
+}
+
 // heldItem checks, in tx, that token holds the item's claim at now.
 // Codes: NOT_FOUND, FAILED_PRECONDITION (decided), ABORTED (another or
 // an expired claim).
@@ -148,13 +176,27 @@ func (s *Review) RenewReviewClaim(ctx context.Context, accountID, id, token stri
 	if err != nil {
 		return nil, TranslateError(err)
 	}
-	return s.itemToDomain(r, now)
+	return s.itemToDomain(ctx, r, now)
 }
 
 // ReleaseReviewClaim implements domain.ReviewStore; skip moves the item
 // behind the queue's other open items.
 func (s *Review) ReleaseReviewClaim(ctx context.Context, accountID, id, token string, now time.Time, skip bool) error {
 	now = StoredTime(now)
+	if s.db.Dialect == Postgres && !skip && token != "" {
+		// A release under a live claim, as one statement; anything else
+		// (a stale token, a decided item) is told apart by the transaction
+		// below.
+		res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE review_items SET state = 'open', claim_token = '', claimed_by = '',
+			claim_expires_at = NULL WHERE id = ? AND account_id = ? AND state = 'claimed' AND claim_token = ? AND claim_expires_at > ?`),
+			id, accountID, token, now)
+		if err != nil {
+			return TranslateError(err)
+		}
+		if n, err := res.RowsAffected(); err == nil && n == 1 {
+			return nil
+		}
+	}
 	return TranslateError(s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		r, err := s.heldItem(ctx, tx, accountID, id, token, now)
 		if err != nil {
