@@ -83,11 +83,12 @@ type DB struct {
 	secrets *secretBox
 	// secretsKey is the server key secrets and content are sealed with.
 	secretsKey ed25519.PrivateKey
-	// content seals the retained content of review items; nil until
-	// EncryptSecretsWith.
+	// content seals review items' content; nil until EncryptSecretsWith.
 	content *contentBox
 	// review caches the review queues routing reads (review_routing.go).
 	review reviewRoutes
+	// reviewBlobs keeps review content that is not text (review_media.go).
+	reviewBlobs domain.BlobStore
 }
 
 // prepared returns the cached prepared statement of query (written with ?).

@@ -31,13 +31,18 @@ func uuidV7At(t time.Time) string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-// memBlobs is a BlobStore in memory.
+// memBlobs is a BlobStore in memory; beforePut, when set, runs before a
+// Put stores its bytes (a concurrent change of the database).
 type memBlobs struct {
-	mu    sync.Mutex
-	files map[string][]byte
+	mu        sync.Mutex
+	files     map[string][]byte
+	beforePut func()
 }
 
 func (m *memBlobs) Put(_ context.Context, key string, r io.Reader) (int64, error) {
+	if m.beforePut != nil {
+		m.beforePut()
+	}
 	b, err := io.ReadAll(r)
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -158,6 +158,22 @@ func guardedRow(ctx context.Context, tx *sqlx.Tx, query string, args ...any) err
 // Codes: NOT_FOUND.
 func (s *Review) DeleteReviewQueue(ctx context.Context, accountID, id string) error {
 	defer s.db.review.invalidate(accountID)
+	// The content first, in batches (its blobs with it): the items go in
+	// one statement below.
+	for {
+		var ids []string
+		err := s.db.SelectContext(ctx, &ids, s.db.Rebind(`SELECT id FROM review_items WHERE queue_id = ? AND account_id = ? AND content IS NOT NULL LIMIT ?`),
+			id, accountID, reviewContentBatch)
+		if err != nil {
+			return TranslateError(err)
+		}
+		if _, err := s.clearContent(ctx, ids); err != nil {
+			return err
+		}
+		if len(ids) < reviewContentBatch {
+			break
+		}
+	}
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		// Explicitly, not by the cascade: SQLite enforces foreign keys only
 		// when told to per connection.
@@ -187,18 +203,19 @@ type reviewItemRow struct {
 	ClaimExpiresAt *time.Time `db:"claim_expires_at"`
 	Decision       string     `db:"decision"`
 	Content        []byte     `db:"content"`
+	ContentBlob    *string    `db:"content_blob"`
 	ContentExpires *time.Time `db:"content_expires_at"`
 	Created        time.Time  `db:"created"`
 }
 
 const reviewItemColumns = `id, account_id, queue_id, job_id, job_result_id, machine, state, sla_deadline, position,
-	claim_token, claimed_by, claim_expires_at, decision, content, content_expires_at, created`
+	claim_token, claimed_by, claim_expires_at, decision, content, content_blob, content_expires_at, created`
 
 // reviewOpen is the condition of an open item at the bind argument now:
 // open, or claimed with its claim expired.
 const reviewOpen = `(state = 'open' OR (state = 'claimed' AND claim_expires_at <= ?))`
 
-func (s *Review) itemToDomain(r *reviewItemRow, now time.Time) (*domain.ReviewItem, error) {
+func (s *Review) itemToDomain(ctx context.Context, r *reviewItemRow, now time.Time) (*domain.ReviewItem, error) {
 	it := &domain.ReviewItem{ID: r.ID, AccountID: r.AccountID, QueueID: r.QueueID, JobID: r.JobID, JobResultID: r.JobResultID,
 		SLADeadline: utcPtr(r.SLADeadline), Created: r.Created.UTC(), ContentExpiresAt: utcPtr(r.ContentExpires)}
 	if err := json.Unmarshal([]byte(r.Machine), &it.Machine); err != nil {
@@ -216,21 +233,21 @@ func (s *Review) itemToDomain(r *reviewItemRow, now time.Time) (*domain.ReviewIt
 	default:
 		it.State = domain.ReviewOpen
 	}
-	if r.Content != nil {
-		c, err := s.db.reviewBox().openContent(r.AccountID, r.Content)
-		if err != nil {
-			return nil, err
-		}
-		it.Content = c
+	sealed, err := s.sealedContent(ctx, r)
+	if err != nil || sealed == nil {
+		return it, err
+	}
+	if it.Content, err = s.db.reviewBox().openContent(r.AccountID, sealed); err != nil {
+		return nil, err
 	}
 	return it, nil
 }
 
-func (s *Review) itemsToDomain(rows []reviewItemRow, now time.Time) ([]*domain.ReviewItem, error) {
+func (s *Review) itemsToDomain(ctx context.Context, rows []reviewItemRow, now time.Time) ([]*domain.ReviewItem, error) {
 	out := make([]*domain.ReviewItem, len(rows))
 	for i := range rows {
 		var err error
-		if out[i], err = s.itemToDomain(&rows[i], now); err != nil {
+		if out[i], err = s.itemToDomain(ctx, &rows[i], now); err != nil {
 			return nil, err
 		}
 	}
@@ -263,7 +280,7 @@ func (s *Review) ListReviewItems(ctx context.Context, accountID, queueID string,
 	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
 		return nil, TranslateError(err)
 	}
-	return s.itemsToDomain(rows, now)
+	return s.itemsToDomain(ctx, rows, now)
 }
 
 // GetReviewItem implements domain.ReviewStore. Codes: NOT_FOUND.
@@ -273,7 +290,7 @@ func (s *Review) GetReviewItem(ctx context.Context, accountID, id string, now ti
 	if err != nil {
 		return nil, describe(TranslateError(err), domain.NotFound, "review item %q not found", id)
 	}
-	return s.itemToDomain(&r, StoredTime(now))
+	return s.itemToDomain(ctx, &r, StoredTime(now))
 }
 
 // DecideReviewItem implements domain.ReviewStore: the decision, its audit
@@ -323,7 +340,7 @@ func (s *Review) DecideReviewItem(ctx context.Context, w *domain.ReviewDecisionW
 		return nil, TranslateError(err)
 	}
 	r.State, r.Decision, r.ContentExpires = "decided", string(body), &expires
-	return s.itemToDomain(r, d.Decided)
+	return s.itemToDomain(ctx, r, d.Decided)
 }
 
 // domainOutcomeFalse is what the machine said of a label the routed

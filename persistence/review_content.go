@@ -90,10 +90,31 @@ func (s *Review) clearContent(ctx context.Context, ids []string) (int64, error) 
 	if len(ids) == 0 {
 		return 0, nil
 	}
+	// The blobs go first: an item whose blob could not be deleted keeps
+	// its key, and the next sweep tries again. An item moved to the blob
+	// store after this read keeps its content until then too.
+	keys, err := s.deleteContentBlobs(ctx, ids)
+	if err != nil {
+		return 0, err
+	}
+	q := `UPDATE review_items SET content = NULL, content_blob = NULL
+		WHERE id IN (?) AND content IS NOT NULL AND (content_blob IS NULL OR content_blob = ''`
+	args := []any{ids}
+	if len(keys) > 0 {
+		q += ` OR content_blob IN (?)`
+		args = append(args, keys)
+	}
+	q, args, err = sqlx.In(q+`)`, args...)
+	if err != nil {
+		return 0, err
+	}
 	var n int64
-	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		var err error
-		n, err = execIn(ctx, tx, `UPDATE review_items SET content = NULL WHERE id IN (?) AND content IS NOT NULL`, ids)
+	err = s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, tx.Rebind(q), args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
 		return err
 	})
 	return n, TranslateError(err)

@@ -198,10 +198,12 @@ func (db *DB) insertReviewItem(ctx context.Context, tx *sqlx.Tx, job domain.Revi
 		return err
 	}
 	var content []byte
+	var blob any
 	if r.Index >= 0 && r.Index < len(input) {
 		if content, err = db.reviewBox().sealContent(job.AccountID, &input[r.Index]); err != nil {
 			return err
 		}
+		blob = db.reviewContentBlob(&input[r.Index])
 	}
 	created := StoredTime(r.Created)
 	var deadline *time.Time
@@ -210,9 +212,9 @@ func (db *DB) insertReviewItem(ctx context.Context, tx *sqlx.Tx, job domain.Revi
 		deadline = &d
 	}
 	_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO review_items (id, account_id, queue_id, queue_priority, job_id, job_result_id,
-		machine, state, sla_deadline, position, content, created) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?)
+		machine, state, sla_deadline, position, content, content_blob, created) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?)
 		ON CONFLICT (queue_id, job_result_id) DO NOTHING`),
-		domain.NewID(), job.AccountID, q.ID, q.Priority, job.ID, r.ID, string(machine), deadline, created, content, created)
+		domain.NewID(), job.AccountID, q.ID, q.Priority, job.ID, r.ID, string(machine), deadline, created, content, blob, created)
 	return err
 }
 

@@ -385,6 +385,7 @@ func (m *Main) startWorkers(ctx context.Context) {
 	}()
 	m.runBatchWorkers(ctx)
 	m.runRetention(ctx)
+	m.runReviewOffload(ctx)
 	m.workers.Add(1)
 	go func() {
 		defer m.workers.Done()

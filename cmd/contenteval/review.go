@@ -18,6 +18,7 @@ import (
 // openReview builds the human review service (docs/review.md), its
 // decision webhook payloads and its gauges.
 func (m *Main) openReview() {
+	m.DB.KeepReviewMediaIn(m.Blobs)
 	m.Review = review.NewService(review.Deps{
 		Store:    persistence.NewReview(m.DB),
 		Feedback: reviewFeedback{m.LabelEvaluation},
@@ -95,4 +96,33 @@ func (g *reviewGauges) Collect(ch chan<- prometheus.Metric) {
 		}
 		ch <- prometheus.MustNewConstMetric(reviewOldestDesc, prometheus.GaugeValue, age, q.AccountID, q.QueueID)
 	}
+}
+
+// reviewOffloadPoll is how often a worker looks for retained review content
+// to move to the blob store (persistence.Review.OffloadReviewContent): the
+// content is readable from its row until then.
+const reviewOffloadPoll = 5 * time.Second
+
+// runReviewOffload moves retained review content that is not text to the
+// blob store in the background (roles all and worker).
+func (m *Main) runReviewOffload(ctx context.Context) {
+	store := persistence.NewReview(m.DB)
+	m.workers.Add(1)
+	go func() {
+		defer m.workers.Done()
+		t := time.NewTicker(reviewOffloadPoll)
+		defer t.Stop()
+		for {
+			if n, err := store.OffloadReviewContent(ctx); err != nil && ctx.Err() == nil {
+				m.Log.Warn("review content not moved to the blob store; it stays in the database until the next try", "error", err.Error())
+			} else if n > 0 {
+				m.Log.Debug("review content moved to the blob store", "items", n)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
 }

@@ -45,6 +45,7 @@ func TestReviewQueuesEndToEnd(t *testing.T) {
 			{"retained content", e.retainedContent},
 			{"claim expiry", e.claimExpiry},
 			{"retention and deletion", e.retentionAndDeletion},
+			{"media in the blob store", e.mediaInTheBlobStore},
 		} {
 			if !t.Run(phase.name, phase.run) {
 				t.FailNow()
