@@ -51,6 +51,8 @@ type options struct {
 	step     time.Duration
 	queue    int
 	accounts int
+	review   int  // review queues made before the load
+	reviewIn bool // the first of them takes every job
 }
 
 func main() {
@@ -68,6 +70,8 @@ func main() {
 	flag.DurationVar(&o.step, "timeline-step", time.Second, "with -timeline: the width of each line (e.g. 100ms to find stalls)")
 	flag.IntVar(&o.queue, "queue", 0, "instead of the synchronous load: queue this many asynchronous jobs on a server without workers, then time one worker process draining them (queue.go)")
 	flag.IntVar(&o.accounts, "accounts", 4, "with -queue: how many accounts the jobs are spread over, round robin")
+	flag.IntVar(&o.review, "review-queues", 0, "review queues to make before the load, routing labels the jobs do not match (the price of routing's check)")
+	flag.BoolVar(&o.reviewIn, "review-match", false, "with -review-queues: the first queue takes every job (an item written per job)")
 	loaderProcs := flag.Int("loader-procs", 1, "GOMAXPROCS of the loader itself (the server keeps the machine's)")
 	flag.Parse()
 	if o.halfDur <= 0 {
@@ -212,6 +216,9 @@ func runBackend(ctx context.Context, o options, bin, dataDir, backend, dbURL str
 	hdr := http.Header{"Authorization": {"Bearer " + token}, "Content-Type": {"application/json"}}
 	policyID, err := bench.CreatePolicy(client, base, token)
 	if err != nil {
+		return r, err
+	}
+	if err := createReviewQueues(client, base, token, policyID, o.review, o.reviewIn); err != nil {
 		return r, err
 	}
 	text := strings.Repeat("the quick brown fox jumps over the lazy dog, then buys a forbidden phrase 7 ", 14)[:1024]
