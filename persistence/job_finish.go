@@ -50,19 +50,26 @@ func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*
 	counts := metricDeltas{}
 	counts.addOutcome(metricJob{AccountID: j.AccountID, Type: string(j.Type), Status: string(j.Status),
 		PolicyVersionID: j.PolicyVersionID, LabelVersionID: j.LabelVersionID, Created: j.Created}, results, hits)
-	// A result that enters a review queue is routed in the transaction
-	// (review_routing.go), so its job takes the general path; matching is
-	// decided here, in memory, so the others keep the grouped statement.
+	// A result that enters a review queue is routed in the write that
+	// records it (review_routing.go): on PostgreSQL its items are rows of
+	// the grouped statement, elsewhere the transaction inserts them.
+	// Matching is decided here, in memory, from the cached routes.
 	rj := domain.ReviewJob{ID: j.ID, AccountID: j.AccountID, PolicyID: j.PolicyID, LabelID: j.LabelID}
 	routed, err := s.db.review.matchesAny(ctx, s.db.DB, rj, results)
 	if err != nil {
 		return TranslateError(err)
 	}
-	if s.db.Dialect == Postgres && j.Webhook == nil && !routed {
-		// The jobs that follow the completion (shadow evaluations) are
-		// rows of the same prepared statement.
+	if s.db.Dialect == Postgres && j.Webhook == nil {
+		// The jobs that follow the completion (shadow evaluations) and the
+		// review items are rows of the same prepared statement.
 		job.rows = append(job.rows, then.rows...)
-		err = TranslateError(s.db.finishedJobs.write(ctx, finishedWrite{job: job, results: resultRows, hits: hitRows, counts: counts}))
+		w := finishedWrite{job: job, results: resultRows, hits: hitRows, counts: counts}
+		if routed {
+			if w.review, err = s.db.reviewItemsOf(ctx, rj, j.Input, results); err != nil {
+				return TranslateError(err)
+			}
+		}
+		err = TranslateError(s.db.finishedJobs.write(ctx, w))
 	} else {
 		insertThen, perr := s.thenInsert(ctx, then)
 		if perr != nil {

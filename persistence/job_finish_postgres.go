@@ -22,14 +22,30 @@ import (
 // are checked at the end of the statement, when every row exists. The last
 // two add the jobs' results and hits to their versions' metric counts per
 // day and per hour (metric_counts.go), in the same commit.
-var finishedJobsPostgres = fmt.Sprintf("WITH j AS (%s), r AS (%s), h AS (%s), c AS (%s) %s",
-	unnestInsert("jobs", jobInsertColumns, jobColumnTypes, 1),
-	unnestInsert("job_results", resultInsertColumns, resultColumnTypes, len(jobInsertColumns)+1),
-	unnestInsert("label_hits", hitInsertColumns, hitColumnTypes, len(jobInsertColumns)+len(resultInsertColumns)+1),
-	unnestInsert(dayCounts.name, dayCounts.columns(), metricCountTypes,
-		len(jobInsertColumns)+len(resultInsertColumns)+len(hitInsertColumns)+1)+dayCounts.upsert(),
-	unnestInsert(hourCounts.name, hourCounts.columns(), metricCountTypes,
-		len(jobInsertColumns)+len(resultInsertColumns)+len(hitInsertColumns)+len(metricCountTypes)+1)+hourCounts.upsert())
+var finishedJobsPostgres = finishedJobsSQL(false)
+
+// finishedJobsReviewPostgres is finishedJobsPostgres that also writes the
+// review items of the results that enter review queues (review_routing.go),
+// in the same statement: a group that holds no such result keeps the
+// statement without them.
+var finishedJobsReviewPostgres = finishedJobsSQL(true)
+
+func finishedJobsSQL(review bool) string {
+	n := len(jobInsertColumns) + len(resultInsertColumns) + len(hitInsertColumns) + 2*len(metricCountTypes)
+	items := ""
+	if review {
+		items = ", ri AS (" + unnestInsert("review_items", reviewItemInsertColumns, reviewItemColumnTypes, n+1) + reviewItemConflict + ")"
+	}
+	return fmt.Sprintf("WITH j AS (%s), r AS (%s), h AS (%s), c AS (%s)%s %s",
+		unnestInsert("jobs", jobInsertColumns, jobColumnTypes, 1),
+		unnestInsert("job_results", resultInsertColumns, resultColumnTypes, len(jobInsertColumns)+1),
+		unnestInsert("label_hits", hitInsertColumns, hitColumnTypes, len(jobInsertColumns)+len(resultInsertColumns)+1),
+		unnestInsert(dayCounts.name, dayCounts.columns(), metricCountTypes,
+			len(jobInsertColumns)+len(resultInsertColumns)+len(hitInsertColumns)+1)+dayCounts.upsert(),
+		items,
+		unnestInsert(hourCounts.name, hourCounts.columns(), metricCountTypes,
+			len(jobInsertColumns)+len(resultInsertColumns)+len(hitInsertColumns)+len(metricCountTypes)+1)+hourCounts.upsert())
+}
 
 // The PostgreSQL types of the columns, for finishedJobsPostgres.
 var (
@@ -54,6 +70,8 @@ func unnestInsert(table string, columns, types []string, first int) string {
 // finishedWrite is one finished job's rows, a write of DB.finishedJobs.
 type finishedWrite struct {
 	job, results, hits rowsInsert
+	// review is the job's review items (review_items rows), if any.
+	review rowsInsert
 	// counts is what the job adds to its versions' metric counts.
 	counts metricDeltas
 }
@@ -86,9 +104,9 @@ func newFinishedJobsGroup(db *DB) *groupCommit[finishedWrite] {
 // driver's, untranslated (the group commit tells server-side failures from
 // the others).
 func (db *DB) insertFinishedJobs(ctx context.Context, ws []finishedWrite) error {
-	job, results, hits, counts := ws[0].job, ws[0].results, ws[0].hits, ws[0].counts
+	job, results, hits, counts, review := ws[0].job, ws[0].results, ws[0].hits, ws[0].counts, ws[0].review
 	if len(ws) > 1 {
-		job.rows, results.rows, hits.rows = nil, nil, nil
+		job.rows, results.rows, hits.rows, review.rows = nil, nil, nil, nil
 		// One row per key: an INSERT ... ON CONFLICT may not update a row
 		// twice, and the group's jobs share their versions' days and hours.
 		counts = metricDeltas{}
@@ -96,6 +114,7 @@ func (db *DB) insertFinishedJobs(ctx context.Context, ws []finishedWrite) error 
 			job.rows = append(job.rows, w.job.rows...)
 			results.rows = append(results.rows, w.results.rows...)
 			hits.rows = append(hits.rows, w.hits.rows...)
+			review.rows = append(review.rows, w.review.rows...)
 			counts.merge(w.counts)
 		}
 	}
@@ -106,7 +125,13 @@ func (db *DB) insertFinishedJobs(ctx context.Context, ws []finishedWrite) error 
 	for _, t := range countTables {
 		args = append(args, counts.rows(t, shard).columnArrays(metricCountTypes, db.binaryParameters)...)
 	}
-	st, err := db.prepared(ctx, finishedJobsPostgres)
+	q := finishedJobsPostgres
+	if len(review.rows) > 0 {
+		review.columns = reviewItemInsertColumns
+		args = append(args, review.columnArrays(reviewItemColumnTypes, db.binaryParameters)...)
+		q = finishedJobsReviewPostgres
+	}
+	st, err := db.prepared(ctx, q)
 	if err != nil {
 		return err
 	}

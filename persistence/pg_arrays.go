@@ -34,11 +34,21 @@ func (in rowsInsert) columnArrays(types []string, binary bool) []any {
 		texts := make([]string, 0, len(in.rows))
 		vals := make([]any, len(in.rows))
 		for r, row := range in.rows {
+			// vals keeps every value, for a column that mixes NULLs in.
 			switch v := row[c].(type) {
 			case string:
 				texts = append(texts, v)
+				vals[r] = v
 			case time.Time:
-				texts = append(texts, v.UTC().Format(postgresArrayTime))
+				t := v.UTC().Format(postgresArrayTime)
+				texts = append(texts, t)
+				vals[r] = t
+			case *time.Time:
+				if v != nil {
+					t := v.UTC().Format(postgresArrayTime)
+					texts = append(texts, t)
+					vals[r] = t
+				}
 			default:
 				vals[r] = v
 			}

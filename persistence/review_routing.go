@@ -193,6 +193,57 @@ func jobInput(ctx context.Context, tx *sqlx.Tx, id string) ([]domain.ContentItem
 }
 
 func (db *DB) insertReviewItem(ctx context.Context, tx *sqlx.Tx, job domain.ReviewJob, q *domain.ReviewQueue, r *domain.JobResult, m []domain.ReviewMatch, input []domain.ContentItem) error {
+	var items rowsInsert
+	if err := db.addReviewItem(&items, job, q, r, m, input); err != nil {
+		return err
+	}
+	return db.execRows(ctx, tx, items, reviewItemConflict)
+}
+
+// reviewItemColumns and their PostgreSQL types are the columns a new
+// review item is written with.
+var (
+	reviewItemInsertColumns = []string{"id", "account_id", "queue_id", "queue_priority", "job_id", "job_result_id",
+		"machine", "state", "sla_deadline", "position", "content", "content_blob", "created"}
+	reviewItemColumnTypes = []string{"text", "text", "text", "integer", "text", "text",
+		"text", "text", "timestamptz", "timestamptz", "bytea", "text", "timestamptz"}
+)
+
+// reviewItemConflict keeps a result from entering a queue twice.
+const reviewItemConflict = ` ON CONFLICT (queue_id, job_result_id) DO NOTHING`
+
+// reviewItemRows returns the review items of the results of job that the
+// routes of queues take (once per queue and result), with the content of
+// their entries in input sealed: what routeOutcome writes, built in memory
+// for the grouped write of finished jobs (job_finish_postgres.go).
+func (db *DB) reviewItemRows(job domain.ReviewJob, queues []*domain.ReviewQueue, input []domain.ContentItem, results []*domain.JobResult) (rowsInsert, error) {
+	items := rowsInsert{table: "review_items", columns: reviewItemInsertColumns}
+	for _, r := range results {
+		for _, q := range queues {
+			if m := q.Matches(job, r.Report); m != nil {
+				if err := db.addReviewItem(&items, job, q, r, m, input); err != nil {
+					return items, err
+				}
+			}
+		}
+	}
+	return items, nil
+}
+
+// reviewItemsOf is reviewItemRows of the queues of job's account, from the
+// routes cache.
+func (db *DB) reviewItemsOf(ctx context.Context, job domain.ReviewJob, input []domain.ContentItem, results []*domain.JobResult) (rowsInsert, error) {
+	queues, err := db.review.queuesOf(ctx, db.DB, job.AccountID)
+	if err != nil {
+		return rowsInsert{}, err
+	}
+	return db.reviewItemRows(job, queues, input, results)
+}
+
+// addReviewItem appends the item of result r in queue q (its matches m) to
+// items.
+func (db *DB) addReviewItem(items *rowsInsert, job domain.ReviewJob, q *domain.ReviewQueue, r *domain.JobResult, m []domain.ReviewMatch, input []domain.ContentItem) error {
+	items.table, items.columns = "review_items", reviewItemInsertColumns
 	machine, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -211,11 +262,9 @@ func (db *DB) insertReviewItem(ctx context.Context, tx *sqlx.Tx, job domain.Revi
 		d := created.Add(time.Duration(q.SLAMinutes) * time.Minute)
 		deadline = &d
 	}
-	_, err = tx.ExecContext(ctx, tx.Rebind(`INSERT INTO review_items (id, account_id, queue_id, queue_priority, job_id, job_result_id,
-		machine, state, sla_deadline, position, content, content_blob, created) VALUES (?, ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?)
-		ON CONFLICT (queue_id, job_result_id) DO NOTHING`),
-		domain.NewID(), job.AccountID, q.ID, q.Priority, job.ID, r.ID, string(machine), deadline, created, content, blob, created)
-	return err
+	items.rows = append(items.rows, []any{domain.NewID(), job.AccountID, q.ID, q.Priority, job.ID, r.ID,
+		string(machine), "open", deadline, created, content, blob, created})
+	return nil
 }
 
 // contentBox seals review content: AES-256-GCM under a key derived from
