@@ -32,8 +32,9 @@ func (s *Review) ClaimReviewItem(ctx context.Context, accountID, queueID string,
 	if s.db.Dialect == Postgres {
 		q, args := claimNextSQL(accountID, queueID, now)
 		args = append(args, c.Token, c.By, exp, now)
-		err := s.db.GetContext(ctx, &r, s.db.Rebind(q), args...)
-		if err != nil {
+		// Prepared once per connection: planning the statement cost about
+		// as much as running it.
+		if err := s.db.getPrepared(ctx, &r, q, args...); err != nil {
 			return nil, describe(TranslateError(err), domain.NotFound, "no open review item")
 		}
 		return s.itemToDomain(ctx, &r, now)
@@ -179,6 +180,10 @@ func (s *Review) RenewReviewClaim(ctx context.Context, accountID, id, token stri
 	return s.itemToDomain(ctx, r, now)
 }
 
+// releaseLiveClaimSQL gives back an item under a live claim of a token.
+const releaseLiveClaimSQL = `UPDATE review_items SET state = 'open', claim_token = '', claimed_by = '',
+	claim_expires_at = NULL WHERE id = ? AND account_id = ? AND state = 'claimed' AND claim_token = ? AND claim_expires_at > ?`
+
 // ReleaseReviewClaim implements domain.ReviewStore; skip moves the item
 // behind the queue's other open items.
 func (s *Review) ReleaseReviewClaim(ctx context.Context, accountID, id, token string, now time.Time, skip bool) error {
@@ -187,9 +192,11 @@ func (s *Review) ReleaseReviewClaim(ctx context.Context, accountID, id, token st
 		// A release under a live claim, as one statement; anything else
 		// (a stale token, a decided item) is told apart by the transaction
 		// below.
-		res, err := s.db.ExecContext(ctx, s.db.Rebind(`UPDATE review_items SET state = 'open', claim_token = '', claimed_by = '',
-			claim_expires_at = NULL WHERE id = ? AND account_id = ? AND state = 'claimed' AND claim_token = ? AND claim_expires_at > ?`),
-			id, accountID, token, now)
+		st, err := s.db.prepared(ctx, releaseLiveClaimSQL)
+		if err != nil {
+			return TranslateError(err)
+		}
+		res, err := st.ExecContext(ctx, id, accountID, token, now)
 		if err != nil {
 			return TranslateError(err)
 		}
