@@ -53,9 +53,9 @@ func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*
 	// A result that enters a review queue is routed in the write that
 	// records it (review_routing.go): on PostgreSQL its items are rows of
 	// the grouped statement, elsewhere the transaction inserts them.
-	// Matching is decided here, in memory, from the cached routes.
+	// The items are made here, in memory, from the cached routes.
 	rj := domain.ReviewJob{ID: j.ID, AccountID: j.AccountID, PolicyID: j.PolicyID, LabelID: j.LabelID}
-	routed, err := s.db.review.matchesAny(ctx, s.db.DB, rj, results)
+	review, err := s.db.reviewItemsOf(ctx, rj, j.Input, results)
 	if err != nil {
 		return TranslateError(err)
 	}
@@ -63,13 +63,7 @@ func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*
 		// The jobs that follow the completion (shadow evaluations) and the
 		// review items are rows of the same prepared statement.
 		job.rows = append(job.rows, then.rows...)
-		w := finishedWrite{job: job, results: resultRows, hits: hitRows, counts: counts}
-		if routed {
-			if w.review, err = s.db.reviewItemsOf(ctx, rj, j.Input, results); err != nil {
-				return TranslateError(err)
-			}
-		}
-		err = TranslateError(s.db.finishedJobs.write(ctx, w))
+		err = TranslateError(s.db.finishedJobs.write(ctx, finishedWrite{job: job, results: resultRows, hits: hitRows, review: review, counts: counts}))
 	} else {
 		insertThen, perr := s.thenInsert(ctx, then)
 		if perr != nil {
@@ -86,10 +80,8 @@ func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*
 			if err := insertThen(tx); err != nil {
 				return err
 			}
-			if routed {
-				if err := s.db.routeOutcome(ctx, tx, rj, j.Input, results); err != nil {
-					return err
-				}
+			if err := s.db.execRows(ctx, tx, review, reviewItemConflict); err != nil {
+				return err
 			}
 			if j.Webhook == nil {
 				return nil // nothing owed; spares the outbox's read of the row

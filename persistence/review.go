@@ -160,19 +160,8 @@ func (s *Review) DeleteReviewQueue(ctx context.Context, accountID, id string) er
 	defer s.db.review.invalidate(accountID)
 	// The content first, in batches (its blobs with it): the items go in
 	// one statement below.
-	for {
-		var ids []string
-		err := s.db.SelectContext(ctx, &ids, s.db.Rebind(`SELECT id FROM review_items WHERE queue_id = ? AND account_id = ? AND content IS NOT NULL LIMIT ?`),
-			id, accountID, reviewContentBatch)
-		if err != nil {
-			return TranslateError(err)
-		}
-		if _, err := s.clearContent(ctx, ids); err != nil {
-			return err
-		}
-		if len(ids) < reviewContentBatch {
-			break
-		}
+	if _, err := s.clearSelected(ctx, `SELECT id FROM review_items WHERE queue_id = ? AND account_id = ? AND content IS NOT NULL LIMIT ?`, id, accountID); err != nil {
+		return err
 	}
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 		// Explicitly, not by the cascade: SQLite enforces foreign keys only

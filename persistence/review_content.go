@@ -20,20 +20,9 @@ const reviewContentBatch = 1000
 // is gone, found by walking the items that still hold content in id order
 // (review_items_holding_content_idx) and looking their jobs up by id.
 func (s *Review) ExpireReviewContent(ctx context.Context, now time.Time) (int64, error) {
-	var total int64
-	for {
-		var ids []string
-		if err := s.db.SelectContext(ctx, &ids, s.db.Rebind(dueContentSQL), StoredTime(now), reviewContentBatch); err != nil {
-			return total, TranslateError(err)
-		}
-		n, err := s.clearContent(ctx, ids)
-		total += n
-		if err != nil {
-			return total, err
-		}
-		if len(ids) < reviewContentBatch {
-			break
-		}
+	total, err := s.clearSelected(ctx, dueContentSQL, StoredTime(now))
+	if err != nil {
+		return total, err
 	}
 	for after := ""; ; {
 		var items []struct {
@@ -84,6 +73,25 @@ const dueContentSQL = `SELECT id FROM review_items WHERE content_expires_at <= ?
 // holdingContentSQL reads the next items after an id that still hold
 // content, with their jobs.
 const holdingContentSQL = `SELECT id, job_id FROM review_items WHERE content IS NOT NULL AND id > ? ORDER BY id LIMIT ?`
+
+// clearSelected clears the content of the items query selects (its
+// arguments args, then a LIMIT), a batch at a time, until a read selects
+// fewer than a batch; the items cleared.
+func (s *Review) clearSelected(ctx context.Context, query string, args ...any) (int64, error) {
+	args = append(args[:len(args):len(args)], reviewContentBatch)
+	var total int64
+	for {
+		var ids []string
+		if err := s.db.SelectContext(ctx, &ids, s.db.Rebind(query), args...); err != nil {
+			return total, TranslateError(err)
+		}
+		n, err := s.clearContent(ctx, ids)
+		total += n
+		if err != nil || len(ids) < reviewContentBatch {
+			return total, err
+		}
+	}
+}
 
 // clearContent deletes the content of the items ids; the items cleared.
 func (s *Review) clearContent(ctx context.Context, ids []string) (int64, error) {

@@ -104,30 +104,6 @@ func (c *reviewRoutes) queuesOf(ctx context.Context, q sqlx.QueryerContext, acco
 	return queues, nil
 }
 
-// matchesAny reports whether one of results enters one of the queues of
-// job's account; false without a read when no queue exists anywhere.
-func (c *reviewRoutes) matchesAny(ctx context.Context, q sqlx.QueryerContext, job domain.ReviewJob, results []*domain.JobResult) (bool, error) {
-	if len(results) == 0 {
-		return false, nil
-	}
-	any, err := c.anyQueues(ctx, q)
-	if err != nil || !any {
-		return false, err
-	}
-	queues, err := c.queuesOf(ctx, q, job.AccountID)
-	if err != nil {
-		return false, err
-	}
-	for _, r := range results {
-		for _, q := range queues {
-			if q.Matches(job, r.Report) != nil {
-				return true, nil
-			}
-		}
-	}
-	return false, nil
-}
-
 // routeOutcome inserts, in tx, one review item per queue of the job's
 // account per result one of the queue's routes matches (once per queue and
 // result). job.AccountID "" means it is read from the job's row, and so is
@@ -154,25 +130,31 @@ func (db *DB) routeOutcome(ctx context.Context, tx *sqlx.Tx, job domain.ReviewJo
 	if err != nil || len(queues) == 0 {
 		return err
 	}
-	inputRead := input != nil
+	if input == nil {
+		if !anyEnters(queues, job, results) {
+			return nil
+		}
+		if input, err = jobInput(ctx, tx, job.ID); err != nil {
+			return err
+		}
+	}
+	items, err := db.reviewItemRows(job, queues, input, results)
+	if err != nil {
+		return err
+	}
+	return db.execRows(ctx, tx, items, reviewItemConflict)
+}
+
+// anyEnters reports whether one of results enters one of queues.
+func anyEnters(queues []*domain.ReviewQueue, job domain.ReviewJob, results []*domain.JobResult) bool {
 	for _, r := range results {
 		for _, q := range queues {
-			m := q.Matches(job, r.Report)
-			if m == nil {
-				continue
-			}
-			if !inputRead {
-				if input, err = jobInput(ctx, tx, job.ID); err != nil {
-					return err
-				}
-				inputRead = true
-			}
-			if err := db.insertReviewItem(ctx, tx, job, q, r, m, input); err != nil {
-				return err
+			if q.Matches(job, r.Report) != nil {
+				return true
 			}
 		}
 	}
-	return nil
+	return false
 }
 
 // jobInput reads the content of a job's row.
@@ -192,15 +174,7 @@ func jobInput(ctx context.Context, tx *sqlx.Tx, id string) ([]domain.ContentItem
 	return in, err
 }
 
-func (db *DB) insertReviewItem(ctx context.Context, tx *sqlx.Tx, job domain.ReviewJob, q *domain.ReviewQueue, r *domain.JobResult, m []domain.ReviewMatch, input []domain.ContentItem) error {
-	var items rowsInsert
-	if err := db.addReviewItem(&items, job, q, r, m, input); err != nil {
-		return err
-	}
-	return db.execRows(ctx, tx, items, reviewItemConflict)
-}
-
-// reviewItemColumns and their PostgreSQL types are the columns a new
+// reviewItemInsertColumns and their PostgreSQL types are the columns a new
 // review item is written with.
 var (
 	reviewItemInsertColumns = []string{"id", "account_id", "queue_id", "queue_priority", "job_id", "job_result_id",
@@ -231,8 +205,14 @@ func (db *DB) reviewItemRows(job domain.ReviewJob, queues []*domain.ReviewQueue,
 }
 
 // reviewItemsOf is reviewItemRows of the queues of job's account, from the
-// routes cache.
+// routes cache; no rows, without a read, when no queue exists anywhere.
 func (db *DB) reviewItemsOf(ctx context.Context, job domain.ReviewJob, input []domain.ContentItem, results []*domain.JobResult) (rowsInsert, error) {
+	if len(results) == 0 {
+		return rowsInsert{}, nil
+	}
+	if any, err := db.review.anyQueues(ctx, db.DB); err != nil || !any {
+		return rowsInsert{}, err
+	}
 	queues, err := db.review.queuesOf(ctx, db.DB, job.AccountID)
 	if err != nil {
 		return rowsInsert{}, err
