@@ -210,3 +210,7 @@ func AddEvaluationCount(ctx context.Context, db *DB, tx *sqlx.Tx, accountID, ver
 func (s *Retention) SetDDLRetry(attempts int, backoff time.Duration) {
 	s.ddl.attempts, s.ddl.backoff, s.ddl.maxBackoff = attempts, backoff, backoff
 }
+
+// RunFinishedJobsOnce makes a grouped write of finished jobs that loses to a
+// concurrent transaction fail at once instead of running again.
+func (db *DB) RunFinishedJobsOnce() { db.finishedJobs.attempts = 1 }

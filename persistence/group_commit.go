@@ -1,6 +1,7 @@
 package persistence
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,6 +50,9 @@ type groupCommit[W any] struct {
 	spacing time.Duration
 	// sleep waits out the spacing: time.Sleep, or a test's.
 	sleep func(time.Duration)
+	// attempts bounds the runs of a statement that lost to a concurrent
+	// transaction (execRetrying); 0 means groupAttempts.
+	attempts int
 
 	mu        sync.Mutex
 	inFlight  int
@@ -164,7 +168,7 @@ func (g *groupCommit[W]) run(ctx context.Context, batch []*groupWrite[W]) []erro
 		ws[i] = b.w
 	}
 	errs := make([]error, len(batch))
-	err := g.safeExec(ctx, ws)
+	err := g.execRetrying(ctx, ws)
 	var pqErr *pq.Error
 	if err == nil || len(batch) == 1 || !errors.As(err, &pqErr) {
 		for i := range errs {
@@ -173,9 +177,34 @@ func (g *groupCommit[W]) run(ctx context.Context, batch []*groupWrite[W]) []erro
 		return errs
 	}
 	for i, w := range ws {
-		errs[i] = g.safeExec(ctx, []W{w})
+		errs[i] = g.execRetrying(ctx, []W{w})
 	}
 	return errs
+}
+
+// groupAttempts bounds how often a statement that lost to a concurrent
+// transaction (a deadlock or a serialization failure) is run.
+const groupAttempts = 3
+
+// execRetrying is safeExec run again while the server rolled the statement
+// back because of a concurrent transaction: that failure is nobody's
+// fault, nothing was written, and the next attempt is likely to pass.
+// Without the retry every caller of the group would get ABORTED, though
+// none of them asked for a transaction it could retry.
+func (g *groupCommit[W]) execRetrying(ctx context.Context, ws []W) error {
+	attempts := cmp.Or(g.attempts, groupAttempts)
+	err := g.safeExec(ctx, ws)
+	for attempt := 1; attempt < attempts && lostToConcurrency(err) && ctx.Err() == nil; attempt++ {
+		err = g.safeExec(ctx, ws)
+	}
+	return err
+}
+
+// lostToConcurrency reports whether err is PostgreSQL's
+// serialization_failure or deadlock_detected.
+func lostToConcurrency(err error) bool {
+	var pqErr *pq.Error
+	return errors.As(err, &pqErr) && (pqErr.Code == "40001" || pqErr.Code == "40P01")
 }
 
 // safeExec is exec with a panic turned into an error: the leader must

@@ -180,6 +180,29 @@ func TestGroupCommit_FailedGroup(t *testing.T) {
 	})
 }
 
+// A statement the server rolled back as a deadlock's victim runs again, a
+// few times, before its callers see the error.
+func TestGroupCommit_DeadlockIsRetried(t *testing.T) {
+	t.Parallel()
+	deadlock := &pq.Error{Code: "40P01", Message: "deadlock detected"}
+	var mu sync.Mutex
+	failures := map[string]int{"once": 1, "always": groupAttempts}
+	var calls []string
+	g := &groupCommit[string]{slots: 1, maxBatch: 8, timeout: time.Minute, exec: func(_ context.Context, batch []string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, batch[0])
+		if failures[batch[0]] > 0 {
+			failures[batch[0]]--
+			return deadlock
+		}
+		return nil
+	}}
+	require.NoError(t, g.write(t.Context(), "once"))
+	require.ErrorIs(t, g.write(t.Context(), "always"), deadlock)
+	require.Equal(t, []string{"once", "once", "always", "always", "always"}, calls)
+}
+
 // A write whose caller gives up while it is queued is never written; one
 // already taken into a group is written and reported whatever its context.
 func TestGroupCommit_CanceledWhileQueued(t *testing.T) {

@@ -19,8 +19,8 @@ import (
 // insert nothing). A fixed text is prepared once per connection, so
 // PostgreSQL neither parses nor plans it again. The INSERTs are
 // data-modifying CTEs: all of them run, and the foreign keys between them
-// are checked at the end of the statement, when every row exists. The last
-// two add the jobs' results and hits to their versions' metric counts per
+// are checked at the end of the statement, when every row exists. Two
+// of them add the jobs' results and hits to their versions' metric counts per
 // day and per hour (metric_counts.go), in the same commit.
 var finishedJobsPostgres = finishedJobsSQL(false)
 
@@ -36,15 +36,20 @@ func finishedJobsSQL(review bool) string {
 	if review {
 		items = ", ri AS (" + unnestInsert("review_items", reviewItemInsertColumns, reviewItemColumnTypes, n+1) + reviewItemConflict + ")"
 	}
+	// The primary statement runs before the data-modifying CTEs, so the day
+	// counts are it: their rows are locked before the hour counts', as
+	// every transaction adding to them does (metricDeltas.apply). In the
+	// other order a worker finishing a job of the same version at the same
+	// time deadlocks with this statement.
 	return fmt.Sprintf("WITH j AS (%s), r AS (%s), h AS (%s), c AS (%s)%s %s",
 		unnestInsert("jobs", jobInsertColumns, jobColumnTypes, 1),
 		unnestInsert("job_results", resultInsertColumns, resultColumnTypes, len(jobInsertColumns)+1),
 		unnestInsert("label_hits", hitInsertColumns, hitColumnTypes, len(jobInsertColumns)+len(resultInsertColumns)+1),
-		unnestInsert(dayCounts.name, dayCounts.columns(), metricCountTypes,
-			len(jobInsertColumns)+len(resultInsertColumns)+len(hitInsertColumns)+1)+dayCounts.upsert(),
-		items,
 		unnestInsert(hourCounts.name, hourCounts.columns(), metricCountTypes,
-			len(jobInsertColumns)+len(resultInsertColumns)+len(hitInsertColumns)+len(metricCountTypes)+1)+hourCounts.upsert())
+			len(jobInsertColumns)+len(resultInsertColumns)+len(hitInsertColumns)+len(metricCountTypes)+1)+hourCounts.upsert(),
+		items,
+		unnestInsert(dayCounts.name, dayCounts.columns(), metricCountTypes,
+			len(jobInsertColumns)+len(resultInsertColumns)+len(hitInsertColumns)+1)+dayCounts.upsert())
 }
 
 // The PostgreSQL types of the columns, for finishedJobsPostgres.
