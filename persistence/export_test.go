@@ -214,3 +214,13 @@ func (s *Retention) SetDDLRetry(attempts int, backoff time.Duration) {
 // RunFinishedJobsOnce makes a grouped write of finished jobs that loses to a
 // concurrent transaction fail at once instead of running again.
 func (db *DB) RunFinishedJobsOnce() { db.finishedJobs.attempts = 1 }
+
+// ReviewItemsOf is the routing step of a job's write alone: how many review
+// items the results of job make.
+func (db *DB) ReviewItemsOf(ctx context.Context, job domain.ReviewJob, input []domain.ContentItem, results []*domain.JobResult) (int, error) {
+	items, err := db.reviewItemsOf(ctx, job, input, results)
+	return len(items.rows), err
+}
+
+// PostgresPoolSize is how many connections a server opens to PostgreSQL.
+const PostgresPoolSize = postgresPoolSize

@@ -43,11 +43,7 @@ func BenchmarkCreateFinishedJobReview(b *testing.B) {
 				store := persistence.NewJobs(db)
 				rs := persistence.NewReview(db)
 				if mode != "no-queues" {
-					for i, label := range []string{"label-07", "label-08"} {
-						require.NoError(b, rs.CreateReviewQueue(ctx, &domain.ReviewQueue{ID: fmt.Sprintf("q%d", i), AccountID: "a1", Name: label,
-							Routes:        []domain.ReviewRoute{{PolicyID: "p", Label: label, MinScore: 0.5, MaxScore: 2, Outcomes: []string{"OUTCOME_TRUE"}}},
-							RetentionDays: 30, Created: t0, Updated: t0}, 100))
-					}
+					makeLabelQueues(b, rs)
 				}
 				rep := &rules.Report{Result: rules.OutcomeTrue}
 				for i := range 20 {
@@ -71,6 +67,49 @@ func BenchmarkCreateFinishedJobReview(b *testing.B) {
 				b.ReportMetric(float64(processCPU(b)-cpu)/float64(b.N), "cpu-ns/op")
 			})
 		}
+	}
+}
+
+// makeLabelQueues makes account a1's two queues of the routing benchmarks:
+// each routes policy p's TRUE sections of one label scored in [0.5, 2).
+func makeLabelQueues(b *testing.B, rs *persistence.Review) {
+	for i, label := range []string{"label-07", "label-08"} {
+		require.NoError(b, rs.CreateReviewQueue(b.Context(), &domain.ReviewQueue{ID: fmt.Sprintf("q%d", i), AccountID: "a1", Name: label,
+			Routes:        []domain.ReviewRoute{{PolicyID: "p", Label: label, MinScore: 0.5, MaxScore: 2, Outcomes: []string{"OUTCOME_TRUE"}}},
+			RetentionDays: 30, Created: t0, Updated: t0}, 100))
+	}
+}
+
+// BenchmarkRoutingNoMatch prices routing's step of a job's write alone, for
+// a result (a 20-section report) that enters none of the account's two
+// queues: what every job of an account with queues pays. The write itself
+// is BenchmarkCreateFinishedJobReview's.
+func BenchmarkRoutingNoMatch(b *testing.B) {
+	for _, mode := range []string{"no-queues", "two-queues"} {
+		b.Run(mode, func(b *testing.B) {
+			db := persistencetest.Open(b, persistencetest.SQLite)
+			ctx := b.Context()
+			require.NoError(b, persistence.NewAccounts(db).CreateAccount(ctx, newAccount("a1", t0)))
+			if mode == "two-queues" {
+				makeLabelQueues(b, persistence.NewReview(db))
+			}
+			rep := &rules.Report{Result: rules.OutcomeFalse}
+			for i := range 20 {
+				rep.Sections = append(rep.Sections, rules.SectionReport{Name: fmt.Sprintf("label-%02d", i), Result: rules.OutcomeFalse, Score: 0.1})
+			}
+			job := domain.ReviewJob{ID: "j", AccountID: "a1", PolicyID: "p"}
+			input := []domain.ContentItem{{Kind: domain.ContentText, Text: "hello"}}
+			results := []*domain.JobResult{{ID: "r", JobID: "j", Report: rep, Created: t0}}
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if n, err := db.ReviewItemsOf(ctx, job, input, results); err != nil || n != 0 {
+						b.Fatalf("routing made %d items: %v", n, err)
+					}
+				}
+			})
+		})
 	}
 }
 
