@@ -9,6 +9,7 @@ package persistence
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -59,18 +60,20 @@ func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*
 	if err != nil {
 		return TranslateError(err)
 	}
-	if s.db.Dialect == Postgres && j.Webhook == nil {
-		// The jobs that follow the completion (shadow evaluations) and the
-		// review items are rows of the same prepared statement.
-		job.rows = append(job.rows, then.rows...)
-		err = TranslateError(s.db.finishedJobs.write(ctx, finishedWrite{job: job, results: resultRows, hits: hitRows, review: review, counts: counts}))
-	} else {
-		insertThen, perr := s.thenInsert(ctx, then)
-		if perr != nil {
-			return TranslateError(perr)
+	write := func(review rowsInsert) error {
+		if s.db.Dialect == Postgres && j.Webhook == nil {
+			// The jobs that follow the completion (shadow evaluations) and
+			// the review items are rows of the same prepared statement.
+			w := finishedWrite{job: job, results: resultRows, hits: hitRows, review: review, counts: counts}
+			w.job.rows = append(slices.Clip(job.rows), then.rows...)
+			return TranslateError(s.db.finishedJobs.write(ctx, w))
+		}
+		insertThen, err := s.thenInsert(ctx, then)
+		if err != nil {
+			return TranslateError(err)
 		}
 		s.db.warmWrites(ctx)
-		err = s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		return s.db.InTx(ctx, func(tx *sqlx.Tx) error {
 			if err := s.db.execEach(ctx, tx, []rowsInsert{job, resultRows, hitRows}); err != nil {
 				return err
 			}
@@ -88,6 +91,19 @@ func (s *Jobs) CreateFinishedJob(ctx context.Context, j *domain.Job, results []*
 			}
 			return enqueueJobWebhook(ctx, tx, j.ID, j.Status, *j.Completed)
 		})
+	}
+	err = write(review)
+	if len(review.rows) > 0 && domain.ErrorCode(err) == domain.NotFound {
+		// A queue of the cached routes was deleted since they were read
+		// (by another replica, or by this process meanwhile): its items
+		// failed their foreign key, and the job with them. Deleting a
+		// queue must not fail live traffic, so the job is routed again
+		// from the database's queues and written once more.
+		s.db.review.invalidate(j.AccountID)
+		if review, err = s.db.reviewItemsOf(ctx, rj, j.Input, results); err != nil {
+			return TranslateError(err)
+		}
+		err = write(review)
 	}
 	err = describe(err, domain.AlreadyExists, "job %q already exists", j.ID)
 	return describe(err, domain.NotFound, "account %q not found", j.AccountID)

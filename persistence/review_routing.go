@@ -11,6 +11,7 @@ import (
 	"crypto/cipher"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 
@@ -139,10 +140,49 @@ func (db *DB) routeOutcome(ctx context.Context, tx *sqlx.Tx, job domain.ReviewJo
 		}
 	}
 	items, err := db.reviewItemRows(job, queues, input, results)
-	if err != nil {
+	if err != nil || len(items.rows) == 0 {
+		return err
+	}
+	if items, err = db.keepLiveQueues(ctx, tx, job.AccountID, items); err != nil {
 		return err
 	}
 	return db.execRows(ctx, tx, items, reviewItemConflict)
+}
+
+// keepLiveQueues drops from items those of queues deleted since the routes
+// were cached (by another replica, or meanwhile), whose insert would fail
+// its foreign key and the recording of the results with it. On PostgreSQL
+// the queues kept are share-locked until tx ends, so that a deletion waits
+// for the items instead of failing them; SQLite's writer lock already
+// holds every other writer off.
+func (db *DB) keepLiveQueues(ctx context.Context, tx *sqlx.Tx, accountID string, items rowsInsert) (rowsInsert, error) {
+	queueColumn := slices.Index(items.columns, "queue_id")
+	var ids []string
+	for _, row := range items.rows {
+		if id := row[queueColumn].(string); !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	lock := ""
+	if db.Dialect == Postgres {
+		lock = " FOR KEY SHARE"
+	}
+	var live []string
+	if err := selectIn(ctx, tx, &live, `SELECT id FROM review_queues WHERE id IN (?)`+lock, ids); err != nil {
+		return items, err
+	}
+	if len(live) == len(ids) {
+		return items, nil
+	}
+	db.review.invalidate(accountID)
+	kept := items.rows[:0:0]
+	for _, row := range items.rows {
+		if slices.Contains(live, row[queueColumn].(string)) {
+			kept = append(kept, row)
+		}
+	}
+	items.rows = kept
+	return items, nil
 }
 
 // anyEnters reports whether one of results enters one of queues.

@@ -84,3 +84,74 @@ func TestReview_ConcurrentRoutedJobs(t *testing.T) {
 		require.Equal(t, images, marked)
 	})
 }
+
+// TestReview_QueueDeletedUnderCachedRoutes: a queue deleted where this
+// process's cached routes cannot see it (another replica; here a bare
+// DELETE) fails no job: the job is routed again from the queues that exist
+// and written without the vanished queue's item.
+func TestReview_QueueDeletedUnderCachedRoutes(t *testing.T) {
+	t.Parallel()
+	persistencetest.Run(t, func(t *testing.T, db *persistence.DB) {
+		ctx := t.Context()
+		rs, _ := reviewMediaFixture(t, db) // queue q: label Threat
+		require.NoError(t, rs.CreateReviewQueue(ctx, &domain.ReviewQueue{ID: "kept", AccountID: "a1", Name: "kept",
+			Routes:        []domain.ReviewRoute{{PolicyID: "p", Label: "Threat", MinScore: 0.5, MaxScore: 2}},
+			RetentionDays: 30, Created: t0, Updated: t0}, 100))
+		store := persistence.NewJobs(db)
+		write := func(id string, webhook bool) error {
+			done := t0.Add(time.Second)
+			j := &domain.Job{ID: id, AccountID: "a1", Type: domain.JobTypeStandard, Status: domain.JobCompleted,
+				PolicyID: "p", PolicyVersionID: "v1", Created: t0, Updated: t0, Completed: &done,
+				Input: []domain.ContentItem{{Kind: domain.ContentText, Text: "words of " + id}}}
+			if webhook {
+				j.Webhook = &domain.Webhook{URL: "https://example.com/hook"}
+			}
+			rep := &rules.Report{Sections: []rules.SectionReport{{Name: "Threat", Result: rules.OutcomeTrue, Score: 1}}}
+			return store.CreateFinishedJob(ctx, j, []*domain.JobResult{{ID: id + "-r", JobID: id, Report: rep, Created: t0}}, nil)
+		}
+		require.NoError(t, write("before", false)) // and the routes are cached
+		_, err := db.ExecContext(ctx, db.Rebind(`DELETE FROM review_queues WHERE id = ?`), "q")
+		require.NoError(t, err)
+		// Both write paths: the grouped statement (PostgreSQL) and the transaction.
+		for _, tc := range []struct {
+			id      string
+			webhook bool
+		}{{"after", false}, {"after-webhook", true}} {
+			require.NoError(t, write(tc.id, tc.webhook), tc.id)
+			_, err = store.GetJob(ctx, "a1", tc.id)
+			require.NoError(t, err)
+			items, err := rs.ListReviewItems(ctx, "a1", "kept", "", t0, nil, 100)
+			require.NoError(t, err)
+			var jobs []string
+			for _, it := range items {
+				jobs = append(jobs, it.JobID)
+			}
+			require.Contains(t, jobs, tc.id, "the queue that exists still takes the job")
+		}
+
+		// A worker's finish, which routes inside its own transaction.
+		require.NoError(t, rs.CreateReviewQueue(ctx, &domain.ReviewQueue{ID: "gone", AccountID: "a1", Name: "gone",
+			Routes:        []domain.ReviewRoute{{PolicyID: "p", Label: "Threat", MinScore: 0.5, MaxScore: 2}},
+			RetentionDays: 30, Created: t0, Updated: t0}, 100))
+		require.NoError(t, write("caches-gone", false))
+		_, err = db.ExecContext(ctx, db.Rebind(`DELETE FROM review_queues WHERE id = ?`), "gone")
+		require.NoError(t, err)
+		j := &domain.Job{ID: "worked", AccountID: "a1", Type: domain.JobTypeStandard, Status: domain.JobPending,
+			PolicyID: "p", PolicyVersionID: "v1", Created: t0, Updated: t0,
+			Input: []domain.ContentItem{{Kind: domain.ContentText, Text: "worked words"}}}
+		require.NoError(t, store.CreateJob(ctx, j))
+		claimed, err := store.ClaimJobs(ctx, "w", t0, t0.Add(time.Hour), 10, 0)
+		require.NoError(t, err)
+		require.Len(t, claimed, 1)
+		rep := &rules.Report{Sections: []rules.SectionReport{{Name: "Threat", Result: rules.OutcomeTrue, Score: 1}}}
+		require.NoError(t, store.FinishJob(ctx, "worked", "w", domain.JobCompleted, t0,
+			nil, []*domain.JobResult{{ID: "worked-r", JobID: "worked", Report: rep, Created: t0}}, nil))
+		items, err := rs.ListReviewItems(ctx, "a1", "kept", "", t0, nil, 100)
+		require.NoError(t, err)
+		var jobs []string
+		for _, it := range items {
+			jobs = append(jobs, it.JobID)
+		}
+		require.Contains(t, jobs, "worked")
+	})
+}
