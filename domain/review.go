@@ -165,8 +165,9 @@ type ReviewStore interface {
 	UpdateReviewQueue(ctx context.Context, q *ReviewQueue) error
 	DeleteReviewQueue(ctx context.Context, accountID, id string) error
 	// ListReviewItems returns up to limit items of the queue in state (all
-	// when ""), oldest first, after the cursor.
-	ListReviewItems(ctx context.Context, accountID, queueID string, state ReviewItemState, now time.Time, after *ReviewItemCursor, limit int) ([]*ReviewItem, error)
+	// when ""), oldest first, after the cursor, and whether more follow;
+	// fewer when their retained content would pass maxBytes (at least one).
+	ListReviewItems(ctx context.Context, accountID, queueID string, state ReviewItemState, now time.Time, after *ReviewItemCursor, limit, maxBytes int) ([]*ReviewItem, bool, error)
 	GetReviewItem(ctx context.Context, accountID, id string, now time.Time) (*ReviewItem, error)
 	// ClaimReviewItem claims the next open item of the queue (of every
 	// queue of the account when queueID is ""). Codes: NOT_FOUND when none.

@@ -232,46 +232,6 @@ func (s *Review) itemToDomain(ctx context.Context, r *reviewItemRow, now time.Ti
 	return it, nil
 }
 
-func (s *Review) itemsToDomain(ctx context.Context, rows []reviewItemRow, now time.Time) ([]*domain.ReviewItem, error) {
-	out := make([]*domain.ReviewItem, len(rows))
-	for i := range rows {
-		var err error
-		if out[i], err = s.itemToDomain(ctx, &rows[i], now); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// ListReviewItems implements domain.ReviewStore.
-func (s *Review) ListReviewItems(ctx context.Context, accountID, queueID string, state domain.ReviewItemState, now time.Time, after *domain.ReviewItemCursor, limit int) ([]*domain.ReviewItem, error) {
-	now = StoredTime(now)
-	q := `SELECT ` + reviewItemColumns + ` FROM review_items WHERE queue_id = ? AND account_id = ?`
-	args := []any{queueID, accountID}
-	switch state {
-	case domain.ReviewOpen:
-		q += ` AND ` + reviewOpen
-		args = append(args, now)
-	case domain.ReviewClaimed:
-		q += ` AND state = 'claimed' AND claim_expires_at > ?`
-		args = append(args, now)
-	case domain.ReviewDecided:
-		q += ` AND state = 'decided'`
-	}
-	if after != nil {
-		c := StoredTime(after.Created)
-		q += ` AND (created > ? OR (created = ? AND id > ?))`
-		args = append(args, c, c, after.ID)
-	}
-	q += ` ORDER BY created, id LIMIT ?`
-	args = append(args, limit)
-	var rows []reviewItemRow
-	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(q), args...); err != nil {
-		return nil, TranslateError(err)
-	}
-	return s.itemsToDomain(ctx, rows, now)
-}
-
 // GetReviewItem implements domain.ReviewStore. Codes: NOT_FOUND.
 func (s *Review) GetReviewItem(ctx context.Context, accountID, id string, now time.Time) (*domain.ReviewItem, error) {
 	var r reviewItemRow

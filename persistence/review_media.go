@@ -100,8 +100,8 @@ func (s *Review) offloadOne(ctx context.Context, blobs domain.BlobStore, id stri
 	}
 	var n int64
 	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE review_items SET content = ?, content_blob = ?
-			WHERE id = ? AND content_blob = '' AND content IS NOT NULL`), []byte{}, key, id)
+		res, err := tx.ExecContext(ctx, tx.Rebind(`UPDATE review_items SET content = ?, content_blob = ?,
+			content_size = COALESCE(content_size, LENGTH(content)) WHERE id = ? AND content_blob = '' AND content IS NOT NULL`), []byte{}, key, id)
 		if err != nil {
 			return err
 		}

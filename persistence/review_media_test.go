@@ -57,7 +57,7 @@ func expireContent(t *testing.T, db *persistence.DB) {
 
 // itemOf returns the queue's item of a job.
 func itemOf(t *testing.T, rs *persistence.Review, jobID string) *domain.ReviewItem {
-	items, err := rs.ListReviewItems(t.Context(), "a1", "q", "", t0, nil, 100)
+	items, _, err := rs.ListReviewItems(t.Context(), "a1", "q", "", t0, nil, 100, 1<<30)
 	require.NoError(t, err)
 	for _, it := range items {
 		if it.JobID == jobID {

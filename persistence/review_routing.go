@@ -218,9 +218,9 @@ func jobInput(ctx context.Context, tx *sqlx.Tx, id string) ([]domain.ContentItem
 // review item is written with.
 var (
 	reviewItemInsertColumns = []string{"id", "account_id", "queue_id", "queue_priority", "job_id", "job_result_id",
-		"machine", "state", "sla_deadline", "position", "content", "content_blob", "created"}
+		"machine", "state", "sla_deadline", "position", "content", "content_blob", "content_size", "created"}
 	reviewItemColumnTypes = []string{"text", "text", "text", "integer", "text", "text",
-		"text", "text", "timestamptz", "timestamptz", "bytea", "text", "timestamptz"}
+		"text", "text", "timestamptz", "timestamptz", "bytea", "text", "bigint", "timestamptz"}
 )
 
 // reviewItemConflict keeps a result from entering a queue twice.
@@ -283,7 +283,7 @@ func (db *DB) addReviewItem(items *rowsInsert, job domain.ReviewJob, q *domain.R
 		deadline = &d
 	}
 	items.rows = append(items.rows, []any{domain.NewID(), job.AccountID, q.ID, q.Priority, job.ID, r.ID,
-		string(machine), "open", deadline, created, content, blob, created})
+		string(machine), "open", deadline, created, content, blob, int64(len(content)), created})
 	return nil
 }
 

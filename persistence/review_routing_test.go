@@ -52,7 +52,7 @@ func TestReview_ConcurrentRoutedJobs(t *testing.T) {
 		}
 		wg.Wait()
 		for queue, want := range map[string]int{"q": n, "sla": (n + 2) / 3} {
-			items, err := rs.ListReviewItems(ctx, "a1", queue, "", t0, nil, 100)
+			items, _, err := rs.ListReviewItems(ctx, "a1", queue, "", t0, nil, 100, 1<<30)
 			require.NoError(t, err)
 			require.Len(t, items, want, "queue %s", queue)
 			for _, it := range items {
@@ -120,7 +120,7 @@ func TestReview_QueueDeletedUnderCachedRoutes(t *testing.T) {
 			require.NoError(t, write(tc.id, tc.webhook), tc.id)
 			_, err = store.GetJob(ctx, "a1", tc.id)
 			require.NoError(t, err)
-			items, err := rs.ListReviewItems(ctx, "a1", "kept", "", t0, nil, 100)
+			items, _, err := rs.ListReviewItems(ctx, "a1", "kept", "", t0, nil, 100, 1<<30)
 			require.NoError(t, err)
 			var jobs []string
 			for _, it := range items {
@@ -146,7 +146,7 @@ func TestReview_QueueDeletedUnderCachedRoutes(t *testing.T) {
 		rep := &rules.Report{Sections: []rules.SectionReport{{Name: "Threat", Result: rules.OutcomeTrue, Score: 1}}}
 		require.NoError(t, store.FinishJob(ctx, "worked", "w", domain.JobCompleted, t0,
 			nil, []*domain.JobResult{{ID: "worked-r", JobID: "worked", Report: rep, Created: t0}}, nil))
-		items, err := rs.ListReviewItems(ctx, "a1", "kept", "", t0, nil, 100)
+		items, _, err := rs.ListReviewItems(ctx, "a1", "kept", "", t0, nil, 100, 1<<30)
 		require.NoError(t, err)
 		var jobs []string
 		for _, it := range items {

@@ -139,7 +139,7 @@ func TestReviewRoutingOnWrite(t *testing.T) {
 					PolicyID: "p", PolicyVersionID: "v1", Created: t0, Updated: t0, Completed: &done,
 					Input: []domain.ContentItem{{Kind: domain.ContentText, Text: "secret words"}}}
 				require.NoError(t, store.CreateFinishedJob(ctx, j, []*domain.JobResult{{ID: j.ID + "-r", JobID: j.ID, Report: rep, Created: t0}}, nil))
-				items, err := rs.ListReviewItems(ctx, "a1", "q", "", t0, nil, 100)
+				items, _, err := rs.ListReviewItems(ctx, "a1", "q", "", t0, nil, 100, 1<<30)
 				require.NoError(t, err)
 				n := 0
 				for _, it := range items {

@@ -205,6 +205,9 @@ type ItemPage struct {
 const (
 	DefaultItemPageSize = 50
 	MaxItemPageSize     = 500
+	// MaxItemPageBytes bounds the retained content a page of items holds:
+	// a page of 500 images could otherwise be 10 GiB.
+	MaxItemPageBytes = 16 << 20
 )
 
 // ListItems returns a page of a queue's items in state ("" for all),
@@ -222,8 +225,8 @@ func (s *Service) ListItems(ctx context.Context, accountID, queueID string, stat
 		return err
 	}
 	now := s.d.Clock.Now()
-	items, next, err := paging.Keyset(s.d.Tokens, q, check, func(after *domain.ReviewItemCursor, limit int) ([]*domain.ReviewItem, error) {
-		return s.d.Store.ListReviewItems(ctx, accountID, queueID, state, now, after, limit)
+	items, next, err := paging.KeysetBounded(s.d.Tokens, q, check, func(after *domain.ReviewItemCursor, limit int) ([]*domain.ReviewItem, bool, error) {
+		return s.d.Store.ListReviewItems(ctx, accountID, queueID, state, now, after, limit, MaxItemPageBytes)
 	}, func(it *domain.ReviewItem) domain.ReviewItemCursor {
 		return domain.ReviewItemCursor{Created: it.Created, ID: it.ID}
 	})

@@ -4416,7 +4416,9 @@ type ClientInterface interface {
 	//
 	// The queue's items, oldest first, in `state` (all when unset). An item whose claim
 	// expired is OPEN. `pageSize`: unset or 0 gives 50; above 500 is treated as 500.
-	// Admin and reviewer keys.
+	// Each item carries its retained content, so a page holds fewer items than
+	// `pageSize` when theirs would pass 16 MiB (never fewer than one); `nextPageToken`
+	// is then set. Admin and reviewer keys.
 	//
 	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
 	// `page_token` for `pageToken`.
@@ -6697,7 +6699,9 @@ func (c *Client) ClaimReviewItem(ctx context.Context, queueId QueueId, reqEditor
 //
 // The queue's items, oldest first, in `state` (all when unset). An item whose claim
 // expired is OPEN. `pageSize`: unset or 0 gives 50; above 500 is treated as 500.
-// Admin and reviewer keys.
+// Each item carries its retained content, so a page holds fewer items than
+// `pageSize` when theirs would pass 16 MiB (never fewer than one); `nextPageToken`
+// is then set. Admin and reviewer keys.
 //
 // Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
 // `page_token` for `pageToken`.
@@ -11940,7 +11944,9 @@ type ClientWithResponsesInterface interface {
 	//
 	// The queue's items, oldest first, in `state` (all when unset). An item whose claim
 	// expired is OPEN. `pageSize`: unset or 0 gives 50; above 500 is treated as 500.
-	// Admin and reviewer keys.
+	// Each item carries its retained content, so a page holds fewer items than
+	// `pageSize` when theirs would pass 16 MiB (never fewer than one); `nextPageToken`
+	// is then set. Admin and reviewer keys.
 	//
 	// Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
 	// `page_token` for `pageToken`.
@@ -18872,7 +18878,9 @@ func (c *ClientWithResponses) ClaimReviewItemWithResponse(ctx context.Context, q
 //
 // The queue's items, oldest first, in `state` (all when unset). An item whose claim
 // expired is OPEN. `pageSize`: unset or 0 gives 50; above 500 is treated as 500.
-// Admin and reviewer keys.
+// Each item carries its retained content, so a page holds fewer items than
+// `pageSize` when theirs would pass 16 MiB (never fewer than one); `nextPageToken`
+// is then set. Admin and reviewer keys.
 //
 // Also accepted (snake_case and camelCase aliases): `page_size` for `pageSize`,
 // `page_token` for `pageToken`.
