@@ -88,7 +88,7 @@ type DB struct {
 	// review caches the review queues routing reads (review_routing.go).
 	review reviewRoutes
 	// reviewBlobs keeps review content that is not text (review_media.go).
-	reviewBlobs domain.BlobStore
+	reviewBlobs atomic.Pointer[domain.BlobStore]
 }
 
 // prepared returns the cached prepared statement of query (written with ?).

@@ -34,8 +34,17 @@ const reviewOffloadBatch = 100
 const maxSealedReviewContent = 1 << 30
 
 // KeepReviewMediaIn makes the review content that is not text move to
-// blobs; without it, all of it stays in the rows.
-func (db *DB) KeepReviewMediaIn(blobs domain.BlobStore) { db.reviewBlobs = blobs }
+// blobs; without it, all of it stays in the rows. Atomic: a server opening
+// on a DB another one's workers use (two replicas in one test) sets it.
+func (db *DB) KeepReviewMediaIn(blobs domain.BlobStore) { db.reviewBlobs.Store(&blobs) }
+
+// reviewBlobStore is the store of KeepReviewMediaIn, nil for none.
+func (db *DB) reviewBlobStore() domain.BlobStore {
+	if p := db.reviewBlobs.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // reviewContentKey is the blob store key of an item's content: the item's
 // id, which the service makes (a UUID), never a client.
@@ -45,7 +54,7 @@ func reviewContentKey(itemID string) string { return "review-content/" + itemID 
 // empty string (to be moved) for content that is not text when a blob
 // store is set, NULL otherwise.
 func (db *DB) reviewContentBlob(c *domain.ContentItem) any {
-	if db.reviewBlobs == nil || c.Kind == domain.ContentText {
+	if db.reviewBlobStore() == nil || c.Kind == domain.ContentText {
 		return nil
 	}
 	return ""
@@ -57,7 +66,7 @@ func (db *DB) reviewContentBlob(c *domain.ContentItem) any {
 // was deleted (or moved by another replica) in the meantime keeps what it
 // has, and a blob nobody refers to is deleted again.
 func (s *Review) OffloadReviewContent(ctx context.Context) (int, error) {
-	blobs := s.db.reviewBlobs
+	blobs := s.db.reviewBlobStore()
 	if blobs == nil {
 		return 0, nil
 	}
@@ -128,10 +137,11 @@ func (s *Review) sealedContent(ctx context.Context, r *reviewItemRow) ([]byte, e
 	if r.ContentBlob == nil || *r.ContentBlob == "" || len(r.Content) > 0 {
 		return r.Content, nil
 	}
-	if s.db.reviewBlobs == nil {
+	blobs := s.db.reviewBlobStore()
+	if blobs == nil {
 		return nil, domain.Errorf(domain.Unavailable, "review item %q keeps its content in the blob store, and none is set", r.ID)
 	}
-	f, err := s.db.reviewBlobs.Open(ctx, *r.ContentBlob)
+	f, err := blobs.Open(ctx, *r.ContentBlob)
 	if domain.ErrorCode(err) == domain.NotFound {
 		return nil, nil
 	}
@@ -152,7 +162,8 @@ func (s *Review) sealedContent(ctx context.Context, r *reviewItemRow) ([]byte, e
 // deleteContentBlobs deletes the blobs of those of ids whose content was
 // moved; the keys deleted.
 func (s *Review) deleteContentBlobs(ctx context.Context, ids []string) ([]string, error) {
-	if s.db.reviewBlobs == nil {
+	blobs := s.db.reviewBlobStore()
+	if blobs == nil {
 		return nil, nil
 	}
 	q, args, err := sqlx.In(`SELECT content_blob FROM review_items WHERE id IN (?) AND content_blob <> ''`, ids)
@@ -164,7 +175,7 @@ func (s *Review) deleteContentBlobs(ctx context.Context, ids []string) ([]string
 		return nil, TranslateError(err)
 	}
 	for _, k := range keys {
-		if err := s.db.reviewBlobs.Delete(ctx, k); err != nil {
+		if err := blobs.Delete(ctx, k); err != nil {
 			return nil, fmt.Errorf("review content from the blob store: %w", err)
 		}
 	}
