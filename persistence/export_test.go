@@ -224,3 +224,7 @@ func (db *DB) ReviewItemsOf(ctx context.Context, job domain.ReviewJob, input []d
 
 // PostgresPoolSize is how many connections a server opens to PostgreSQL.
 const PostgresPoolSize = postgresPoolSize
+
+// MetricCountShards is how many rows a version's counts of a label and a
+// day or hour are spread over.
+const MetricCountShards = metricCountShards

@@ -9,6 +9,7 @@ import (
 	"github.com/contenteval/contenteval/domain"
 	"github.com/contenteval/contenteval/domain/rules"
 	"github.com/contenteval/contenteval/internal/testwait"
+	"github.com/contenteval/contenteval/persistence"
 	"github.com/contenteval/contenteval/persistence/persistencetest"
 )
 
@@ -36,7 +37,7 @@ func TestJobs_FinishedJobsLockCountsInTheTransactionsOrder(t *testing.T) {
 	var pid int
 	require.NoError(t, tx.GetContext(ctx, &pid, `SELECT pg_backend_pid()`))
 	lockCounts := func(table, bucket string, at time.Time) {
-		for shard := range 8 {
+		for shard := range persistence.MetricCountShards {
 			_, err := tx.ExecContext(ctx, `INSERT INTO `+table+` (account_id, version_id, `+bucket+`, label, shard,
 				evaluations, positives, annotations, true_positives, false_positives, true_negatives, false_negatives)
 				VALUES ($1, 'v1', $2, '', $3, 0, 0, 0, 0, 0, 0, 0)

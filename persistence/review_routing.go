@@ -128,40 +128,37 @@ func (db *DB) routeOutcome(ctx context.Context, tx *sqlx.Tx, job domain.ReviewJo
 		job.AccountID, job.PolicyID, job.LabelID = j.AccountID, j.PolicyID, j.LabelID
 	}
 	queues, err := db.review.queuesOf(ctx, tx, job.AccountID)
-	if err != nil || len(queues) == 0 {
+	if err != nil {
+		return err
+	}
+	if queues = enteredQueues(queues, job, results); len(queues) == 0 {
+		return nil
+	}
+	if queues, err = db.liveQueues(ctx, tx, job.AccountID, queues); err != nil || len(queues) == 0 {
 		return err
 	}
 	if input == nil {
-		if !anyEnters(queues, job, results) {
-			return nil
-		}
 		if input, err = jobInput(ctx, tx, job.ID); err != nil {
 			return err
 		}
 	}
 	items, err := db.reviewItemRows(job, queues, input, results)
-	if err != nil || len(items.rows) == 0 {
-		return err
-	}
-	if items, err = db.keepLiveQueues(ctx, tx, job.AccountID, items); err != nil {
+	if err != nil {
 		return err
 	}
 	return db.execRows(ctx, tx, items, reviewItemConflict)
 }
 
-// keepLiveQueues drops from items those of queues deleted since the routes
-// were cached (by another replica, or meanwhile), whose insert would fail
-// its foreign key and the recording of the results with it. On PostgreSQL
-// the queues kept are share-locked until tx ends, so that a deletion waits
-// for the items instead of failing them; SQLite's writer lock already
-// holds every other writer off.
-func (db *DB) keepLiveQueues(ctx context.Context, tx *sqlx.Tx, accountID string, items rowsInsert) (rowsInsert, error) {
-	queueColumn := slices.Index(items.columns, "queue_id")
-	var ids []string
-	for _, row := range items.rows {
-		if id := row[queueColumn].(string); !slices.Contains(ids, id) {
-			ids = append(ids, id)
-		}
+// liveQueues returns those of queues that still exist: a queue deleted
+// since the routes were cached (by another replica, or meanwhile) would
+// fail its items' foreign key, and the recording of the results with them.
+// On PostgreSQL the queues returned are share-locked until tx ends, so that
+// a deletion waits for the items instead of failing them; SQLite's writer
+// lock already holds every other writer off.
+func (db *DB) liveQueues(ctx context.Context, tx *sqlx.Tx, accountID string, queues []*domain.ReviewQueue) ([]*domain.ReviewQueue, error) {
+	ids := make([]string, len(queues))
+	for i, q := range queues {
+		ids[i] = q.ID
 	}
 	lock := ""
 	if db.Dialect == Postgres {
@@ -169,32 +166,27 @@ func (db *DB) keepLiveQueues(ctx context.Context, tx *sqlx.Tx, accountID string,
 	}
 	var live []string
 	if err := selectIn(ctx, tx, &live, `SELECT id FROM review_queues WHERE id IN (?)`+lock, ids); err != nil {
-		return items, err
+		return nil, err
 	}
 	if len(live) == len(ids) {
-		return items, nil
+		return queues, nil
 	}
 	db.review.invalidate(accountID)
-	kept := items.rows[:0:0]
-	for _, row := range items.rows {
-		if slices.Contains(live, row[queueColumn].(string)) {
-			kept = append(kept, row)
-		}
-	}
-	items.rows = kept
-	return items, nil
+	return slices.DeleteFunc(slices.Clone(queues), func(q *domain.ReviewQueue) bool { return !slices.Contains(live, q.ID) }), nil
 }
 
-// anyEnters reports whether one of results enters one of queues.
-func anyEnters(queues []*domain.ReviewQueue, job domain.ReviewJob, results []*domain.JobResult) bool {
-	for _, r := range results {
-		for _, q := range queues {
+// enteredQueues returns those of queues that one of results enters.
+func enteredQueues(queues []*domain.ReviewQueue, job domain.ReviewJob, results []*domain.JobResult) []*domain.ReviewQueue {
+	var out []*domain.ReviewQueue
+	for _, q := range queues {
+		for _, r := range results {
 			if q.Matches(job, r.Report) != nil {
-				return true
+				out = append(out, q)
+				break
 			}
 		}
 	}
-	return false
+	return out
 }
 
 // jobInput reads the content of a job's row.
