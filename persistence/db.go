@@ -47,8 +47,7 @@ type DB struct {
 	// writeSem serializes InTx on SQLite within this process; nil on
 	// PostgreSQL, where row locks do that job.
 	writeSem chan struct{}
-	// path is the SQLite database file; empty on PostgreSQL.
-	path string
+	path     string // the SQLite database file; empty on PostgreSQL
 	// binaryParameters: lib/pq sends []byte arguments in binary format
 	// (binary_parameters=yes, our default on PostgreSQL).
 	binaryParameters bool
@@ -89,6 +88,7 @@ type DB struct {
 	review reviewRoutes
 	// reviewBlobs keeps review content that is not text (review_media.go).
 	reviewBlobs atomic.Pointer[domain.BlobStore]
+	queueFloor  queueFloorState // the job queue's floor (job_queue_floor.go)
 }
 
 // prepared returns the cached prepared statement of query (written with ?).

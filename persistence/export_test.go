@@ -22,24 +22,26 @@ func (s *Jobs) ExplainQueue(ctx context.Context, owner, accountID string, now ti
 		return "", "", err
 	}
 	defer func() { _ = tx.Rollback() }()
-	if _, err := tx.ExecContext(ctx, queuePlanningSQL); err != nil {
+	var floor string
+	if err := tx.GetContext(ctx, &floor, queuePlanningFloorSQL); err != nil {
 		return "", "", err
 	}
+	b := floorBound{s.db.Dialect, floor}
 	explain := func(query string, args ...any) (string, error) {
 		var lines []string
-		err := sqlx.SelectContext(ctx, tx, &lines, tx.Rebind("EXPLAIN "+query), args...)
+		err := sqlx.SelectContext(ctx, tx, &lines, tx.Rebind("EXPLAIN "+queueSQL(s.db.Dialect, query)), args...)
 		plan := ""
 		for _, l := range lines {
 			plan += l + "\n"
 		}
 		return plan, err
 	}
-	if read, err = explain(queuedAccountsSQL, queuedAccountsArgs(owner, now, limit)...); err != nil {
+	if read, err = explain(queuedAccountsSQL, queuedAccountsArgs(b, owner, now, limit)...); err != nil {
 		return "", "", err
 	}
 	// The claim: the pick, and the update of one picked job (by an id of
 	// the account's queue, or any).
-	pick, err := explain(pickAccountSQL, accountID, now, limit)
+	pick, err := explain(pickAccountSQL, b.args(accountID, b.at(now), limit)...)
 	if err != nil {
 		return "", "", err
 	}
@@ -52,7 +54,8 @@ func (s *Jobs) ExplainQueue(ctx context.Context, owner, accountID string, now ti
 func (s *Jobs) ExplainQueueLoad(ctx context.Context, owner string, now time.Time) (string, error) {
 	now = StoredTime(now)
 	var lines []string
-	err := s.db.SelectContext(ctx, &lines, s.db.Rebind("EXPLAIN "+queueLoadSQL), now, now, owner, now)
+	b := floorBound{s.db.Dialect, s.db.queueFloor.last()}
+	err := s.db.SelectContext(ctx, &lines, s.db.Rebind("EXPLAIN "+queueSQL(s.db.Dialect, queueLoadSQL)), b.args(b.at(now), b.at(now), owner, b.at(now))...)
 	return strings.Join(lines, "\n"), err
 }
 
@@ -228,3 +231,12 @@ const PostgresPoolSize = postgresPoolSize
 // MetricCountShards is how many rows a version's counts of a label and a
 // day or hour are spread over.
 const MetricCountShards = metricCountShards
+
+// QueueFloor returns the job queue's floor ("" on SQLite).
+func QueueFloor(ctx context.Context, db *DB) (string, error) {
+	return readQueueFloor(ctx, db, db.Dialect)
+}
+
+// ForgetQueueFloor makes db's process forget the floor it last saw, as a
+// replica that never claimed has.
+func ForgetQueueFloor(db *DB) { db.queueFloor.seen("") }

@@ -192,16 +192,18 @@ func explainClaimAtDepth(ctx context.Context, db *DB, account string, n int, now
 			FROM (SELECT g, $2::timestamptz - g * interval '1 ms' AS t FROM generate_series(1, $3::int) g) s) s`, account, now, n); err != nil {
 		return cost, err
 	}
-	if _, err := tx.ExecContext(ctx, queuePlanningSQL); err != nil {
+	var floor string
+	if err := tx.GetContext(ctx, &floor, queuePlanningFloorSQL); err != nil {
 		return cost, err
 	}
+	b := floorBound{Postgres, floor}
 	for _, q := range []struct {
 		sql  string
 		args []any
 	}{
-		{queuedAccountsSQL, queuedAccountsArgs("w", now, 8)},
-		{pickAccountSQL, []any{account, now, 8}},
-		{claimOneSQL, []any{"w", now, now, now, "01900000-0000-7000-8000-000000000000", now}},
+		{queueSQL(Postgres, queuedAccountsSQL), queuedAccountsArgs(b, "w", now, 8)},
+		{queueSQL(Postgres, pickAccountSQL), b.args(account, b.at(now), 8)},
+		{queueSQL(Postgres, claimOneSQL), []any{"w", now, now, now, "01900000-0000-7000-8000-000000000000", now}},
 	} {
 		var out string
 		if err := tx.GetContext(ctx, &out, tx.Rebind("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+q.sql), q.args...); err != nil {

@@ -17,12 +17,13 @@ import (
 // queueLoadSQL counts each account's jobs under a live lease (through
 // jobs_running_idx: as many rows as there are busy workers) and adds the
 // accounts with claimable jobs (the loose scan of the claim's read). Its
-// arguments are now, now (the loose scan's), owner, now.
+// arguments are floorBound.at(now) twice (the loose scan's), owner and
+// floorBound.at(now).
 const queueLoadSQL = queuedAccountsCTE + `
 	SELECT account_id, SUM(running) AS running, SUM(mine) AS mine, MAX(queued) AS queued FROM (
 		SELECT account_id, COUNT(*) AS running,
 		       SUM(CASE WHEN lease_owner = ? THEN 1 ELSE 0 END) AS mine, 0 AS queued
-		FROM jobs WHERE status = 'running' AND lease_expires_at >= ?
+		FROM jobs WHERE {floor}status = 'running' AND lease_expires_at >= ?
 		GROUP BY account_id
 		UNION ALL
 		SELECT account_id, 0, 0, 1 FROM queued WHERE account_id IS NOT NULL
@@ -40,7 +41,9 @@ func (s *Jobs) QueueLoad(ctx context.Context, owner string, now time.Time) ([]do
 		Queued    int    `db:"queued"`
 	}
 	// The loose scan's arguments come first: the CTE precedes the SELECT.
-	if err := s.db.SelectContext(ctx, &rows, s.db.Rebind(queueLoadSQL), now, now, owner, now); err != nil {
+	b := floorBound{s.db.Dialect, s.db.queueFloor.last()}
+	q := s.db.Rebind(queueSQL(s.db.Dialect, queueLoadSQL))
+	if err := s.db.SelectContext(ctx, &rows, q, b.args(b.at(now), b.at(now), owner, b.at(now))...); err != nil {
 		return nil, TranslateError(err)
 	}
 	out := make([]domain.AccountLoad, len(rows))

@@ -163,7 +163,16 @@ func (s *Jobs) CreateJob(ctx context.Context, j *domain.Job) error {
 	} else if !j.Status.Terminal() {
 		j.TraceParent, j.TraceState = traces.Context(ctx)
 	}
-	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error { return insertJob(ctx, tx, j) })
+	if s.db.Dialect == Postgres && !j.Status.Terminal() {
+		s.db.queueFloor.gate.RLock()
+		defer s.db.queueFloor.gate.RUnlock()
+	}
+	err := s.db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if err := insertJob(ctx, tx, j); err != nil {
+			return err
+		}
+		return lowerQueueFloor(ctx, tx, s.db, j)
+	})
 	err = describe(err, domain.AlreadyExists, "job %q already exists", j.ID)
 	return describe(err, domain.NotFound, "account %q not found", j.AccountID)
 }
