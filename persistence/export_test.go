@@ -240,3 +240,7 @@ func QueueFloor(ctx context.Context, db *DB) (string, error) {
 // ForgetQueueFloor makes db's process forget the floor it last saw, as a
 // replica that never claimed has.
 func ForgetQueueFloor(db *DB) { db.queueFloor.seen("") }
+
+// AfterQueueFloorMin sets the function a raise of db's queue floor runs
+// between reading the lowest unfinished id and writing the floor.
+func AfterQueueFloorMin(db *DB, fn func()) { db.queueFloor.afterMin = fn }

@@ -68,6 +68,9 @@ type queueFloorState struct {
 	mu     sync.Mutex
 	raised time.Time // the now of the last attempt; zero before the first
 	floor  string
+	// afterMin, when set (by tests), runs in a raise between reading the
+	// lowest unfinished id and writing the floor, with the row locked.
+	afterMin func()
 }
 
 // seen records the floor a claim read.
@@ -190,6 +193,9 @@ func (s *Jobs) raiseQueueFloor(ctx context.Context, now time.Time) error {
 				ORDER BY account_id, expedited DESC, created, id
 			) q`, floor[0], top); err != nil {
 			return err
+		}
+		if s.db.queueFloor.afterMin != nil {
+			s.db.queueFloor.afterMin()
 		}
 		raised = top
 		if lowest.Valid {
