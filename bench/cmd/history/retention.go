@@ -41,6 +41,10 @@ func measureRetention(ctx context.Context, o options, full *env) error {
 	if err != nil || oldest == nil {
 		return fmt.Errorf("no day partition to drop: %v", err)
 	}
+	before, err := historySize(ctx, full.db)
+	if err != nil {
+		return err
+	}
 	var dropped struct {
 		took                 time.Duration
 		partitions, attempts int
@@ -64,8 +68,14 @@ func measureRetention(ctx context.Context, o options, full *env) error {
 	if dropped.err != nil {
 		return dropped.err
 	}
-	fmt.Printf("\nretention under load (%d clients of synchronous 1-item jobs, %s each): dropping %d day(s) from %s: %d partitions dropped in %d attempts, %.0f ms\n\n",
+	after, err := historySize(ctx, full.db)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nretention under load (%d clients of synchronous 1-item jobs, %s each): dropping %d day(s) from %s: %d partitions dropped in %d attempts, %.0f ms\n",
 		syncClients, load, o.retentionDropDays, oldest.Format(time.DateOnly), dropped.partitions, dropped.attempts, ms(dropped.took))
+	fmt.Printf("history tables (jobs and the tables of their rows, with indexes and TOAST): %.1f MiB before, %.1f MiB after (%.1f%%), of a %d-day history with %d day(s) dropped\n\n",
+		float64(before)/(1<<20), float64(after)/(1<<20), 100*float64(after)/float64(before), o.days, o.retentionDropDays)
 	fmt.Println("| synchronous jobs | jobs | p50 ms | p99 ms | max ms |\n|---|---|---|---|---|")
 	for _, r := range []struct {
 		name string
@@ -132,4 +142,18 @@ func postJob(client *http.Client, base, token string, body []byte) error {
 		err = fmt.Errorf("POST /v1/jobs: %d %s", resp.StatusCode, answer)
 	}
 	return err
+}
+
+// historySize is the size in bytes of the history tables' partitions in
+// the database's schema: tables, their indexes and TOAST
+// (pg_total_relation_size of each partition). The synchronous load writes
+// a few MiB into today's partitions meanwhile.
+func historySize(ctx context.Context, db *persistence.DB) (int64, error) {
+	var n int64
+	err := db.GetContext(ctx, &n, `SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0)::bigint
+		FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid JOIN pg_class p ON p.oid = i.inhparent
+		JOIN pg_namespace ns ON ns.oid = p.relnamespace
+		WHERE ns.nspname = current_schema() AND p.relname IN
+			('jobs', 'job_results', 'label_hits', 'feedback_annotations', 'shadow_evaluations', 'shadow_results')`)
+	return n, err
 }
