@@ -55,7 +55,7 @@ func (s *Jobs) ExplainQueueLoad(ctx context.Context, owner string, now time.Time
 	now = StoredTime(now)
 	var lines []string
 	b := floorBound{s.db.Dialect, s.db.queueFloor.last()}
-	err := s.db.SelectContext(ctx, &lines, s.db.Rebind("EXPLAIN "+queueSQL(s.db.Dialect, queueLoadSQL)), b.args(b.at(now), b.at(now), owner, b.at(now))...)
+	err := s.db.SelectContext(ctx, &lines, s.db.Rebind("EXPLAIN "+queueLoadStmt.on(s.db.Dialect)), b.args(b.at(now), b.at(now), owner, b.at(now))...)
 	return strings.Join(lines, "\n"), err
 }
 
@@ -232,9 +232,14 @@ const PostgresPoolSize = postgresPoolSize
 // day or hour are spread over.
 const MetricCountShards = metricCountShards
 
-// QueueFloor returns the job queue's floor ("" on SQLite).
+// QueueFloor returns the job queue's floor ("" on SQLite, which has none).
 func QueueFloor(ctx context.Context, db *DB) (string, error) {
-	return readQueueFloor(ctx, db, db.Dialect)
+	if db.Dialect != Postgres {
+		return "", nil
+	}
+	var floor string
+	err := db.GetContext(ctx, &floor, `SELECT floor FROM job_queue_floor WHERE id = 1`)
+	return floor, err
 }
 
 // ForgetQueueFloor makes db's process forget the floor it last saw, as a

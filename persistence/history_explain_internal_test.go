@@ -203,7 +203,7 @@ func explainClaimAtDepth(ctx context.Context, db *DB, account string, n int, now
 	}{
 		{queueSQL(Postgres, queuedAccountsSQL), queuedAccountsArgs(b, "w", now, 8)},
 		{queueSQL(Postgres, pickAccountSQL), b.args(account, b.at(now), 8)},
-		{queueSQL(Postgres, claimOneSQL), []any{"w", now, now, now, "01900000-0000-7000-8000-000000000000", now}},
+		{claimOneSQL, []any{"w", now, now, now, "01900000-0000-7000-8000-000000000000", now}},
 	} {
 		var out string
 		if err := tx.GetContext(ctx, &out, tx.Rebind("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+q.sql), q.args...); err != nil {

@@ -90,6 +90,12 @@ const queuedAccountsCTE = `
 		FROM queued q WHERE q.account_id IS NOT NULL
 	)`
 
+var (
+	queuedAccountsStmt = floored(queuedAccountsSQL)
+	pickAccountStmt    = floored(pickAccountSQL)
+	claimAccountStmt   = floored(claimAccountSQL)
+)
+
 func queuedAccountsArgs(b floorBound, owner string, now time.Time, limit int) []any {
 	return b.args(b.at(now), b.at(now), b.at(now), b.at(now), owner, b.at(now), b.at(now), b.at(now), limit)
 }
@@ -170,7 +176,7 @@ func (s *Jobs) ClaimJobs(ctx context.Context, owner string, now, leaseUntil time
 	// connection: preparing on the pool from inside one could wait forever
 	// for a connection the other claimers' transactions hold.
 	d := s.db.Dialect
-	read, err := s.db.prepared(ctx, queueSQL(d, queuedAccountsSQL))
+	read, err := s.db.prepared(ctx, queuedAccountsStmt.on(d))
 	if err != nil {
 		return nil, TranslateError(err)
 	}
@@ -179,11 +185,11 @@ func (s *Jobs) ClaimJobs(ctx context.Context, owner string, now, leaseUntil time
 		if err := s.raiseQueueFloor(ctx, now); err != nil {
 			return nil, TranslateError(err)
 		}
-		pick, err := s.db.prepared(ctx, queueSQL(d, pickAccountSQL))
+		pick, err := s.db.prepared(ctx, pickAccountStmt.on(d))
 		if err != nil {
 			return nil, TranslateError(err)
 		}
-		one, err := s.db.prepared(ctx, s.withTrace(queueSQL(d, claimOneSQL)))
+		one, err := s.db.prepared(ctx, s.withTrace(claimOneSQL))
 		if err != nil {
 			return nil, TranslateError(err)
 		}
@@ -231,7 +237,7 @@ func (s *Jobs) ClaimJobs(ctx context.Context, owner string, now, leaseUntil time
 		return toJobs(rows)
 	}
 	b := floorBound{d: d}
-	claimStmt, err := s.db.prepared(ctx, s.withTrace(fmt.Sprintf(queueSQL(d, claimAccountSQL), "")))
+	claimStmt, err := s.db.prepared(ctx, s.withTrace(fmt.Sprintf(claimAccountStmt.on(d), "")))
 	if err != nil {
 		return nil, TranslateError(err)
 	}

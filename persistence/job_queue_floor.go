@@ -40,7 +40,6 @@ package persistence
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -105,13 +104,28 @@ func (s *queueFloorState) due(now time.Time) bool {
 
 // queueSQL is a queue statement for d: on PostgreSQL each floor marker
 // ({floor}, or {floorJ} for the alias j) bounds the job id by a bound
-// argument that comes before the marked condition's own; on SQLite the
-// markers are removed (queueArgs leaves the floor out).
+// argument that comes before the marked condition's own (floorBound.at);
+// on SQLite the markers are removed.
 func queueSQL(d Dialect, q string) string {
 	if d == Postgres {
 		return strings.NewReplacer("{floorJ}", "j.id >= ? AND ", "{floor}", "id >= ? AND ").Replace(q)
 	}
 	return strings.NewReplacer("{floorJ}", "", "{floor}", "").Replace(q)
+}
+
+// flooredSQL is a queue statement as each dialect runs it, made once
+// rather than on every claim.
+type flooredSQL struct{ postgres, sqlite string }
+
+func floored(q string) flooredSQL {
+	return flooredSQL{postgres: queueSQL(Postgres, q), sqlite: queueSQL(SQLite, q)}
+}
+
+func (f flooredSQL) on(d Dialect) string {
+	if d == Postgres {
+		return f.postgres
+	}
+	return f.sqlite
 }
 
 // floorBound is how a marked condition's arguments are bound on a dialect.
@@ -141,20 +155,6 @@ func (b floorBound) args(parts ...any) []any {
 		}
 	}
 	return slices.Clip(out)
-}
-
-// readQueueFloor returns the floor ("" on SQLite, or when the row is
-// missing: no bound).
-func readQueueFloor(ctx context.Context, q sqlx.QueryerContext, d Dialect) (string, error) {
-	if d != Postgres {
-		return "", nil
-	}
-	var floor string
-	err := sqlx.GetContext(ctx, q, &floor, `SELECT floor FROM job_queue_floor WHERE id = 1`)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", nil
-	}
-	return floor, err
 }
 
 // raiseQueueFloor raises the floor, if a raise is due at now, to the

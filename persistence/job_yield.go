@@ -19,6 +19,8 @@ import (
 // accounts with claimable jobs (the loose scan of the claim's read). Its
 // arguments are floorBound.at(now) twice (the loose scan's), owner and
 // floorBound.at(now).
+var queueLoadStmt = floored(queueLoadSQL)
+
 const queueLoadSQL = queuedAccountsCTE + `
 	SELECT account_id, SUM(running) AS running, SUM(mine) AS mine, MAX(queued) AS queued FROM (
 		SELECT account_id, COUNT(*) AS running,
@@ -42,7 +44,7 @@ func (s *Jobs) QueueLoad(ctx context.Context, owner string, now time.Time) ([]do
 	}
 	// The loose scan's arguments come first: the CTE precedes the SELECT.
 	b := floorBound{s.db.Dialect, s.db.queueFloor.last()}
-	q := s.db.Rebind(queueSQL(s.db.Dialect, queueLoadSQL))
+	q := s.db.Rebind(queueLoadStmt.on(s.db.Dialect))
 	if err := s.db.SelectContext(ctx, &rows, q, b.args(b.at(now), b.at(now), owner, b.at(now))...); err != nil {
 		return nil, TranslateError(err)
 	}
